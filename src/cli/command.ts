@@ -1,0 +1,27 @@
+import type { ParseArgsConfig } from "node:util";
+
+/** What a command may touch of the outside world. Passed in so tests run the CLI in-process. */
+export interface CliIO {
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** Aborted on SIGINT/SIGTERM (the entry point wires the signals). */
+  readonly signal: AbortSignal;
+}
+
+export type OptionsConfig = NonNullable<ParseArgsConfig["options"]>;
+
+export interface ParsedArgs {
+  readonly values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  readonly positionals: string[];
+}
+
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  /** Usage text shown by `--help`, after the summary. */
+  readonly usage: string;
+  readonly options: OptionsConfig;
+  run(args: ParsedArgs, io: CliIO): Promise<number>;
+}

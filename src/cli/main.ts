@@ -1,0 +1,94 @@
+// The CLI: parses argv, dispatches to a command, turns expected errors into one-line messages and
+// exit codes. `main` takes argv and io as parameters so tests can run it in-process.
+import { parseArgs } from "node:util";
+import { ReelError, UsageError } from "../errors.js";
+import type { CliIO, Command } from "./command.js";
+import { COMMANDS } from "./commands.js";
+import { EXIT } from "./exit-codes.js";
+
+const HELP = `reel: turn YAML manifests into generated videos, resumably.
+
+Usage: reel <command> [options]
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(10)} ${c.summary}`).join("\n")}
+
+Run 'reel <command> --help' for the options of a command.
+`;
+
+export function processIO(signal: AbortSignal): CliIO {
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal };
+}
+
+/** Runs the CLI and returns the exit code. Wires SIGINT/SIGTERM unless `io` is given. */
+export async function main(argv: readonly string[], io?: CliIO): Promise<number> {
+  if (io) return dispatch(argv, io);
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (): void => {
+    interrupts++;
+    // A second Ctrl-C leaves at once; every state write is a committed transaction, so the
+    // state file is consistent whenever the process dies.
+    if (interrupts > 1) process.exit(EXIT.interrupted);
+    controller.abort(new ReelError("E_INTERRUPTED", "interrupted"));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    return await dispatch(argv, processIO(controller.signal));
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    io.stdout.write(HELP);
+    return name === undefined ? EXIT.invalidInput : EXIT.ok;
+  }
+  if (name === "--version") {
+    io.stdout.write("reel 0.1.0\n");
+    return EXIT.ok;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    io.stderr.write(`reel: unknown command '${name}'. Run 'reel --help' for the list.\n`);
+    return EXIT.invalidInput;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    io.stdout.write(`reel ${command.name}: ${command.summary}\n\n${command.usage}\n`);
+    return EXIT.ok;
+  }
+  try {
+    const parsed = parseArgs({
+      args: [...rest],
+      options: command.options,
+      allowPositionals: true,
+      strict: true,
+    });
+    return await command.run(parsed, io);
+  } catch (error) {
+    return reportError(error, command, io);
+  }
+}
+
+function reportError(error: unknown, command: Command, io: CliIO): number {
+  const err = error as { code?: string; message?: string };
+  if (typeof err?.code === "string" && err.code.startsWith("ERR_PARSE_ARGS")) {
+    io.stderr.write(`reel ${command.name}: ${err.message}\nRun 'reel ${command.name} --help' for usage.\n`);
+    return EXIT.invalidInput;
+  }
+  if (error instanceof UsageError) {
+    io.stderr.write(`reel ${command.name}: ${error.message}\n`);
+    return EXIT.invalidInput;
+  }
+  if (error instanceof ReelError) {
+    io.stderr.write(`reel ${command.name}: ${error.message}\n`);
+    return EXIT.someJobsFailed;
+  }
+  // A bug: keep the stack, it is what a maintainer needs.
+  io.stderr.write(`reel ${command.name}: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+  return EXIT.someJobsFailed;
+}

@@ -1,0 +1,283 @@
+// The typed client of the service: one function per endpoint of api-spec.md section 4, over one
+// keep-alive undici Agent, with the retry rules of retry-policy.ts. The key goes only into the
+// Authorization header of requests to `baseUrl`; nothing else ever sees it.
+import { openAsBlob } from "node:fs";
+import { basename } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Agent, type Dispatcher, FormData, request } from "undici";
+import { type Logger, silentLogger } from "../log/logger.js";
+import type {
+  Asset,
+  GeneratedAudio,
+  GenerationRequest,
+  GenerationTask,
+  Id,
+  SpeechRequest,
+} from "../service/api-types.js";
+import {
+  DecodeError,
+  decodeAsset,
+  decodeAudio,
+  decodeErrorBody,
+  decodeIdResponse,
+  decodeTask,
+  parseJson,
+} from "./decode.js";
+import {
+  AuthError,
+  type CallInfo,
+  CreditsError,
+  NetworkError,
+  NotFoundError,
+  OutcomeUnknownError,
+  ProtocolError,
+  RateLimitError,
+  RequestError,
+  ServerError,
+  ServiceError,
+  TimeoutError,
+  ValidationError,
+} from "./errors.js";
+import {
+  backoffDelay,
+  type CallKind,
+  DEFAULT_RETRY,
+  decideRetry,
+  parseRetryAfter,
+  type RetryOptions,
+} from "./retry-policy.js";
+
+export interface Timeouts {
+  /** TCP (and TLS) connect. @defaultValue 10_000 */
+  readonly connectMs: number;
+  /** From sending the request to the response headers. @defaultValue 60_000 */
+  readonly headersMs: number;
+  /** Longest silence while reading a response body. @defaultValue 60_000 */
+  readonly bodyMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 10_000, headersMs: 60_000, bodyMs: 60_000 };
+
+export interface ClientOptions {
+  /** e.g. "https://api.example.com" (no trailing /v1). */
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  /** @defaultValue a logger that writes nothing */
+  readonly logger?: Logger;
+  readonly retry?: Partial<RetryOptions>;
+  readonly timeouts?: Partial<Timeouts>;
+  /** Keep-alive connections per origin. @defaultValue 16 */
+  readonly connections?: number;
+  /** Inject a transport (tests, proxies). When given, `timeouts` and `connections` are ignored. */
+  readonly dispatcher?: Dispatcher;
+  /** Random source of the backoff jitter. @defaultValue Math.random */
+  readonly random?: () => number;
+}
+
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+}
+
+export interface ServiceClient {
+  readonly baseUrl: string;
+  /** Uploads a file, streamed from disk (never read whole into memory). */
+  uploadAsset(path: string, options?: CallOptions): Promise<{ id: Id }>;
+  getAsset(id: Id, options?: CallOptions): Promise<Asset>;
+  deleteAsset(id: Id, options?: CallOptions): Promise<{ id: Id }>;
+  /** Costed: never retried once it may have taken effect (throws OutcomeUnknownError). */
+  createSpeech(body: SpeechRequest, options?: CallOptions): Promise<GeneratedAudio>;
+  /** Costed: never retried once it may have taken effect (throws OutcomeUnknownError). */
+  submitGeneration(body: GenerationRequest, options?: CallOptions): Promise<{ id: Id }>;
+  getGeneration(id: Id, options?: CallOptions): Promise<GenerationTask>;
+  close(): Promise<void>;
+}
+
+interface Call<T> {
+  readonly kind: CallKind;
+  readonly method: "GET" | "POST" | "DELETE";
+  readonly path: string;
+  /** Made anew for every attempt: a streamed body can be read once only. */
+  readonly body?: () => Promise<{ body: string | FormData; contentType?: string }>;
+  readonly decode: (json: unknown) => T;
+}
+
+/** Codes of errors raised before a single byte of the request could leave. */
+const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH"]);
+
+export function makeClient(options: ClientOptions): ServiceClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const log = options.logger ?? silentLogger;
+  const retry: RetryOptions = { ...DEFAULT_RETRY, ...options.retry };
+  const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const random = options.random ?? Math.random;
+  const ownDispatcher = options.dispatcher
+    ? undefined
+    : new Agent({
+        connect: { timeout: timeouts.connectMs },
+        headersTimeout: timeouts.headersMs,
+        bodyTimeout: timeouts.bodyMs,
+        connections: options.connections ?? 16,
+        // Shorter than common server idle timeouts, so we rarely write to a socket the server is
+        // closing: on a costed POST that race would make the outcome unknown.
+        keepAliveTimeout: 4_000,
+      });
+  const dispatcher: Dispatcher = options.dispatcher ?? ownDispatcher!;
+  const authorization = `Bearer ${options.apiKey}`;
+
+  async function once<T>(call: Call<T>, endpoint: string, signal: AbortSignal | undefined): Promise<T> {
+    const prepared = call.body ? await call.body() : undefined;
+    const headers: Record<string, string> = { authorization, accept: "application/json" };
+    if (prepared?.contentType) headers["content-type"] = prepared.contentType;
+    let status: number;
+    let text: string;
+    let retryAfter: string | undefined;
+    try {
+      const response = await request(`${baseUrl}${call.path}`, {
+        method: call.method,
+        headers,
+        body: prepared?.body ?? null,
+        dispatcher,
+        signal,
+      });
+      status = response.statusCode;
+      const header = response.headers["retry-after"];
+      retryAfter = Array.isArray(header) ? header[0] : header;
+      text = await response.body.text();
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw transportError({ endpoint }, error);
+    }
+    if (status >= 200 && status < 300) {
+      try {
+        return call.decode(parseJson(text));
+      } catch (error) {
+        if (error instanceof DecodeError) throw new ProtocolError({ endpoint, status }, error.message);
+        throw error;
+      }
+    }
+    throw statusError(endpoint, status, text, retryAfter);
+  }
+
+  async function perform<T>(call: Call<T>, signal: AbortSignal | undefined): Promise<T> {
+    const endpoint = `${call.method} ${call.path.replace(/\/\d+$/, "/{id}")}`;
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      let failure: ServiceError;
+      try {
+        const result = await once(call, endpoint, signal);
+        log.debug({ endpoint, attempt, ms: Date.now() - started }, "call ok");
+        return result;
+      } catch (error) {
+        if (!(error instanceof ServiceError)) throw error;
+        failure = error;
+      }
+      // A 2xx we could not read: for a costed call the effect happened and we lost its id.
+      if (failure instanceof ProtocolError && call.kind === "costed") throw new OutcomeUnknownError(failure);
+      const decision = decideRetry(failure, call.kind);
+      if (decision.action === "fail") throw decision.error;
+      // A very long Retry-After is not slept through: the caller parks the work instead.
+      if (decision.floorMs > retry.maxRetryAfterMs) throw failure;
+      const delay = backoffDelay(attempt - 1, decision.floorMs, retry, random);
+      if (attempt >= retry.maxAttempts || Date.now() - started + delay > retry.maxElapsedMs) throw failure;
+      log.warn({ endpoint, attempt, delayMs: delay, code: failure.code, status: failure.status }, "retrying");
+      await sleep(delay, undefined, { signal });
+    }
+  }
+
+  return {
+    baseUrl,
+    uploadAsset: (path, o) =>
+      perform(
+        {
+          kind: "upload",
+          method: "POST",
+          path: "/v1/assets",
+          body: async () => {
+            // A file-backed Blob: undici streams it part by part, the file is never held in memory.
+            const form = new FormData();
+            form.set("file", await openAsBlob(path), basename(path));
+            return { body: form };
+          },
+          decode: decodeIdResponse,
+        },
+        o?.signal,
+      ),
+    getAsset: (id, o) =>
+      perform(
+        { kind: "read", method: "GET", path: `/v1/assets/${idPath(id)}`, decode: decodeAsset },
+        o?.signal,
+      ),
+    deleteAsset: (id, o) =>
+      perform(
+        { kind: "read", method: "DELETE", path: `/v1/assets/${idPath(id)}`, decode: decodeIdResponse },
+        o?.signal,
+      ),
+    createSpeech: (body, o) =>
+      perform(
+        { kind: "costed", method: "POST", path: "/v1/audios", body: jsonBody(body), decode: decodeAudio },
+        o?.signal,
+      ),
+    submitGeneration: (body, o) =>
+      perform(
+        {
+          kind: "costed",
+          method: "POST",
+          path: "/v1/generations",
+          body: jsonBody(body),
+          decode: decodeIdResponse,
+        },
+        o?.signal,
+      ),
+    getGeneration: (id, o) =>
+      perform(
+        { kind: "read", method: "GET", path: `/v1/generations/${idPath(id)}`, decode: decodeTask },
+        o?.signal,
+      ),
+    close: async () => {
+      await ownDispatcher?.close();
+    },
+  };
+}
+
+function idPath(id: Id): string {
+  if (!/^\d+$/.test(id)) throw new TypeError(`not an id: ${JSON.stringify(id)}`);
+  return id;
+}
+
+function jsonBody(value: unknown): () => Promise<{ body: string; contentType: string }> {
+  // Ids are decimal strings in reel; the spec accepts numeric strings for asset ids, and
+  // voiceId is written as a bare integer so that no precision is lost either way.
+  const text = JSON.stringify(value, (key, v) =>
+    key === "voiceId" && typeof v === "string" ? `#int:${v}` : v,
+  );
+  const body = text.replace(/"#int:(\d+)"/g, "$1");
+  return async () => ({ body, contentType: "application/json" });
+}
+
+function transportError(info: CallInfo, error: unknown): ServiceError {
+  const code = (error as { code?: string }).code ?? "";
+  if (code === "UND_ERR_CONNECT_TIMEOUT") return new TimeoutError(info, false, error);
+  if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT")
+    return new TimeoutError(info, true, error);
+  return new NetworkError(info, !NOT_SENT_CODES.has(code), error);
+}
+
+function statusError(
+  endpoint: string,
+  status: number,
+  text: string,
+  retryAfter: string | undefined,
+): ServiceError {
+  const { message, issues } = decodeErrorBody(text);
+  const info: CallInfo =
+    message === undefined ? { endpoint, status } : { endpoint, status, serviceMessage: message };
+  if (status === 401 || status === 403) return new AuthError(info);
+  if (status === 402 || (status >= 400 && status < 500 && /credit|balance/i.test(message ?? ""))) {
+    return new CreditsError(info);
+  }
+  if (status === 422) return new ValidationError(info, issues);
+  if (status === 429) return new RateLimitError(info, parseRetryAfter(retryAfter));
+  if (status === 404) return new NotFoundError(info);
+  if (status >= 500) return new ServerError(info, parseRetryAfter(retryAfter));
+  return new RequestError(info);
+}

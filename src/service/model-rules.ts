@@ -1,0 +1,91 @@
+// The per-model rules of api-spec.md section 4.1, defined once. The manifest schema is generated
+// from this table and the sandbox enforces it, so the validator and the emulator cannot drift.
+import type { AspectRatio, Model, Resolution } from "./api-types.js";
+
+export type Need = "required" | "optional";
+
+export interface ModelRules {
+  readonly family: "actor" | "avatar";
+  readonly resolutions: readonly Resolution[];
+  readonly aspectRatios: readonly AspectRatio[];
+  /** Either an explicit list of allowed chunk durations, or an upper bound (seconds, integer >= 1). */
+  readonly durations: { readonly oneOf: readonly number[] } | { readonly max: number };
+  /** A text condition in every chunk. */
+  readonly text: Need;
+  /** An audio condition in every chunk. */
+  readonly audio: Need;
+  /** A source image. */
+  readonly source: Need;
+}
+
+const ACTOR_DURATIONS = { oneOf: [5, 10] } as const;
+
+export const MODEL_RULES: Readonly<Record<Model, ModelRules>> = {
+  "actor-1": {
+    family: "actor",
+    resolutions: ["720p", "1080p"],
+    aspectRatios: ["16:9", "9:16"],
+    durations: ACTOR_DURATIONS,
+    text: "required",
+    audio: "optional",
+    source: "optional",
+  },
+  "actor-2": {
+    family: "actor",
+    resolutions: ["720p", "1080p"],
+    aspectRatios: ["16:9", "9:16"],
+    durations: ACTOR_DURATIONS,
+    text: "required",
+    audio: "optional",
+    source: "optional",
+  },
+  "actor-4": {
+    family: "actor",
+    resolutions: ["540p"],
+    aspectRatios: ["16:9", "9:16"],
+    durations: ACTOR_DURATIONS,
+    text: "required",
+    audio: "optional",
+    source: "optional",
+  },
+  "avatar-h1": {
+    family: "avatar",
+    resolutions: ["540p", "720p"],
+    aspectRatios: ["16:9", "9:16", "1:1"],
+    durations: { max: 60 },
+    text: "optional",
+    audio: "required",
+    source: "required",
+  },
+  "avatar-h1-pro": {
+    family: "avatar",
+    resolutions: ["540p", "720p"],
+    aspectRatios: ["16:9", "9:16", "1:1"],
+    durations: { max: 60 },
+    text: "optional",
+    audio: "required",
+    source: "required",
+  },
+};
+
+/**
+ * What the emulator assumes when a request leaves a field out. The real defaults are "not shown"
+ * in the spec, which is why reel's manifests always name the model explicitly.
+ */
+export const SANDBOX_DEFAULTS = { model: "actor-2", aspectRatio: "16:9" } as const satisfies {
+  model: Model;
+  aspectRatio: AspectRatio;
+};
+
+export function describeDurations(rules: ModelRules): string {
+  return "oneOf" in rules.durations
+    ? `${rules.durations.oneOf.join(" or ")} seconds`
+    : `1 to ${rules.durations.max} seconds`;
+}
+
+export function isDurationAllowed(rules: ModelRules, duration: number): boolean {
+  if (!Number.isInteger(duration) || duration < 1) return false;
+  return "oneOf" in rules.durations
+    ? rules.durations.oneOf.includes(duration)
+    : duration <= rules.durations.max;
+}
