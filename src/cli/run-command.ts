@@ -1,0 +1,172 @@
+// `reel run PATH...`: validate every manifest (nothing is sent if one is invalid), then drive every
+// job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
+import { mkdirSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { pino } from "pino";
+import { makeCachedHasher } from "../engine/hash-file.js";
+import { makeLineProgress, makeTtyProgress } from "../engine/progress.js";
+import { type RunSummary, runBatch } from "../engine/run-batch.js";
+import { UsageError } from "../errors.js";
+import { makeLogger } from "../log/logger.js";
+import { formatProblems, loadManifests, makeJobFilter } from "../manifest/index.js";
+import { resultOf } from "../report/results.js";
+import { StateStore } from "../state/store.js";
+import type { CliIO, Command, ParsedArgs } from "./command.js";
+import { EXIT } from "./exit-codes.js";
+import {
+  connectService,
+  positiveInteger,
+  readServiceSettings,
+  SERVICE_OPTIONS,
+  SERVICE_USAGE,
+} from "./service-options.js";
+
+const USAGE = `Usage: reel run PATH... [options]
+
+PATH: manifest files or folders of *.yaml / *.yml.
+
+Options:
+  --only GLOB            run only jobs whose manifest/id matches (repeatable), e.g. 'spring/*'
+  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
+  --max-attempts N       attempts per job in all, for --retry-failed (default 3)
+  --resubmit-uncertain   resubmit jobs whose submission outcome is unknown (may pay twice)
+  --allow-read DIR       let manifests read files under DIR too (repeatable)
+${SERVICE_USAGE}
+
+Exit codes: 0 all succeeded, 1 some job failed or is uncertain, 2 invalid input (nothing sent),
+3 stopped by the service (rejected key, no credits; a rerun resumes), 130 interrupted.`;
+
+export const runCommand: Command = {
+  name: "run",
+  summary: "process every job to a final state, resuming from the state file",
+  usage: USAGE,
+  options: {
+    ...SERVICE_OPTIONS,
+    only: { type: "string", multiple: true },
+    "retry-failed": { type: "boolean" },
+    "max-attempts": { type: "string" },
+    "resubmit-uncertain": { type: "boolean" },
+    "allow-read": { type: "string", multiple: true },
+  },
+  run: runRun,
+};
+
+function strings(values: ParsedArgs["values"], name: string): string[] {
+  const v = values[name];
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+}
+
+async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
+  const settings = readServiceSettings(args, io, true);
+  if (args.positionals.length === 0) throw new UsageError("give at least one manifest file or folder");
+  const maxAttemptsRaw = args.values["max-attempts"];
+  const maxAttempts =
+    typeof maxAttemptsRaw === "string" ? positiveInteger("--max-attempts", maxAttemptsRaw) : 3;
+  const stateDir = dirname(settings.statePath);
+  mkdirSync(join(stateDir, "logs"), { recursive: true });
+  const logFile = join(stateDir, "logs", `run-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
+  const secrets = settings.apiKey ? [settings.apiKey] : [];
+  const logger = makeLogger({
+    level: "debug",
+    secrets,
+    destination: pino.destination({ dest: logFile, sync: false }),
+  });
+
+  const service = await connectService(settings, logger);
+  let store: StateStore | undefined;
+  try {
+    store = StateStore.open(settings.statePath, { baseUrl: service.baseUrl });
+    const hasher = makeCachedHasher(store);
+    const loaded = await loadManifests(args.positionals, {
+      cwd: io.cwd,
+      allowRead: strings(args.values, "allow-read"),
+      hashFile: hasher,
+    });
+    if (loaded.problems.length > 0) {
+      io.stderr.write(
+        `${formatProblems(loaded.problems, { color: io.stderr.isTTY === true, codeFrame: io.stderr.isTTY === true })}\n`,
+      );
+      io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
+      return EXIT.invalidInput;
+    }
+    const only = strings(args.values, "only");
+    const filter = makeJobFilter(only);
+    const jobs = loaded.manifests.flatMap((m) => m.jobs).filter((job) => filter(job.key));
+    if (only.length > 0 && jobs.length === 0) {
+      throw new UsageError(`--only ${only.join(", ")} matches no job (jobs are named manifest/id)`);
+    }
+    const progress = io.stderr.isTTY ? makeTtyProgress(io.stderr) : makeLineProgress(io.stderr);
+    const summary = await runBatch({
+      jobs,
+      client: service.client,
+      store,
+      outDir: settings.outDir,
+      cacheDir: join(stateDir, "cache"),
+      concurrency: settings.concurrency,
+      retryFailed: args.values["retry-failed"] === true,
+      resubmitUncertain: args.values["resubmit-uncertain"] === true,
+      maxAttempts,
+      httpOrigins: service.httpOrigins,
+      logger,
+      progress,
+      signal: io.signal,
+    });
+    printSummary(summary, settings.outDir, settings.json, io, logFile, hasher.stats);
+    return exitCodeOf(summary);
+  } finally {
+    store?.close();
+    await service.close();
+    logger.flush();
+  }
+}
+
+export function exitCodeOf(summary: RunSummary): number {
+  if (summary.outcome === "fatal") return EXIT.fatalService;
+  if (summary.outcome === "interrupted") return EXIT.interrupted;
+  const allDone = summary.rows.every((row) => row.state === "Success" && row.file !== null);
+  return allDone ? EXIT.ok : EXIT.someJobsFailed;
+}
+
+function printSummary(
+  summary: RunSummary,
+  outDir: string,
+  json: boolean,
+  io: CliIO,
+  logFile: string,
+  hashing: { hashed: number; cached: number },
+): void {
+  const results = summary.rows.map(resultOf);
+  const counts: Record<string, number> = {};
+  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  if (json) {
+    io.stdout.write(
+      `${JSON.stringify({ outcome: summary.outcome, error: summary.fatal?.message ?? null, counts, outDir, results })}\n`,
+    );
+    return;
+  }
+  const out = relative(io.cwd, outDir) || ".";
+  const lines = [
+    `reel run: ${summary.outcome}. ${Object.entries(counts)
+      .map(([s, n]) => `${n} ${s}`)
+      .join(", ")}`,
+  ];
+  for (const r of results.filter((r) => r.error !== null || (r.status === "Success" && r.file === null))) {
+    lines.push(`  ${r.manifest}/${r.id}: ${r.status}: ${r.error ?? "not downloaded yet"}`);
+  }
+  if (summary.fatal) lines.push(summary.fatal.message);
+  if (summary.outcome === "interrupted") {
+    lines.push(
+      "Interrupted: tasks already submitted keep running on the service; rerun the same command to resume.",
+    );
+  }
+  if (results.some((r) => r.status === "uncertain")) {
+    lines.push(
+      "Uncertain jobs may have been submitted already; rerun with --resubmit-uncertain to submit them again.",
+    );
+  }
+  lines.push(
+    `Videos: ${out}/<manifest>/<id>.mp4 · results: ${out}/results.jsonl · log: ${relative(io.cwd, logFile)}`,
+  );
+  lines.push(`Files hashed: ${hashing.hashed} (cached: ${hashing.cached})`);
+  io.stderr.write(`${lines.join("\n")}\n`);
+}

@@ -1,0 +1,131 @@
+// The options every command that talks to the service takes (PRODUCT.md, "Options"), read from flags
+// and the environment once, checked before any work, and turned into a client.
+import { resolve } from "node:path";
+import { makeClient, type ServiceClient } from "../client/index.js";
+import { UsageError } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
+
+export const SERVICE_OPTIONS: OptionsConfig = {
+  "base-url": { type: "string" },
+  state: { type: "string" },
+  out: { type: "string" },
+  concurrency: { type: "string" },
+  sandbox: { type: "boolean" },
+  json: { type: "boolean" },
+};
+
+export const SERVICE_USAGE = `Service options:
+  --base-url URL       the service's address (env REEL_BASE_URL); required unless --sandbox
+  --sandbox            run against the built-in emulator of the service, in-process
+  --state FILE         state file (env REEL_STATE; default .reel/state.db)
+  --out DIR            output folder (env REEL_OUT; default out)
+  --concurrency N      generations in flight at once (env REEL_CONCURRENCY; default 4)
+  --json               machine-readable output on stdout
+The API key is read from the environment variable REEL_API_KEY, never from a flag.`;
+
+export interface ServiceSettings {
+  readonly sandbox: boolean;
+  readonly baseUrl: string | undefined;
+  readonly apiKey: string | undefined;
+  readonly statePath: string;
+  readonly outDir: string;
+  readonly concurrency: number;
+  readonly json: boolean;
+}
+
+function str(values: ParsedArgs["values"], name: string): string | undefined {
+  const v = values[name];
+  return typeof v === "string" ? v : undefined;
+}
+
+export function positiveInteger(name: string, raw: string): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < 1) {
+    throw new UsageError(`expected ${name} to be a whole number from 1 up, got '${raw}'`);
+  }
+  return value;
+}
+
+/** Reads and checks the service options. `needService` is false for commands that only read state. */
+export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: boolean): ServiceSettings {
+  const sandbox = args.values.sandbox === true;
+  const baseUrl = str(args.values, "base-url") ?? io.env.REEL_BASE_URL;
+  const apiKey = io.env.REEL_API_KEY;
+  if (sandbox && str(args.values, "base-url")) {
+    throw new UsageError("--sandbox and --base-url exclude each other: the sandbox has its own address");
+  }
+  if (needService && !sandbox) {
+    if (!baseUrl) {
+      throw new UsageError(
+        "no service address: give --base-url URL or set REEL_BASE_URL (or use --sandbox to try reel against the built-in emulator)",
+      );
+    }
+    let url: URL;
+    try {
+      url = new URL(baseUrl);
+    } catch {
+      throw new UsageError(`--base-url '${baseUrl}' is not a URL (expected e.g. https://api.example.com)`);
+    }
+    if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopback(url.hostname))) {
+      throw new UsageError(
+        `--base-url must be https (plain http only on 127.0.0.1/localhost), got '${baseUrl}'`,
+      );
+    }
+    if (!apiKey) throw new UsageError("no API key: set the environment variable REEL_API_KEY (never a flag)");
+  }
+  const concurrencyRaw = str(args.values, "concurrency") ?? io.env.REEL_CONCURRENCY;
+  return {
+    sandbox,
+    baseUrl: sandbox ? undefined : baseUrl?.replace(/\/+$/, ""),
+    apiKey: sandbox ? undefined : apiKey,
+    statePath: resolve(io.cwd, str(args.values, "state") ?? io.env.REEL_STATE ?? ".reel/state.db"),
+    outDir: resolve(io.cwd, str(args.values, "out") ?? io.env.REEL_OUT ?? "out"),
+    concurrency: concurrencyRaw === undefined ? 4 : positiveInteger("--concurrency", concurrencyRaw),
+    json: args.values.json === true,
+  };
+}
+
+export function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d+){3}$/.test(hostname);
+}
+
+export interface ConnectedService {
+  readonly client: ServiceClient;
+  /** The address the state rows are scoped by. */
+  readonly baseUrl: string;
+  /** Origins whose files may be fetched over plain http. */
+  readonly httpOrigins: readonly string[];
+  readonly apiKey: string;
+  close(): Promise<void>;
+}
+
+/** A client for the configured service, starting the in-process sandbox for --sandbox. */
+export async function connectService(settings: ServiceSettings, logger: Logger): Promise<ConnectedService> {
+  if (settings.sandbox) {
+    const { startSandbox } = await import("../sandbox/index.js");
+    const sandbox = await startSandbox({});
+    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, logger });
+    return {
+      client,
+      baseUrl: sandbox.baseUrl,
+      httpOrigins: [new URL(sandbox.baseUrl).origin],
+      apiKey: sandbox.apiKey,
+      close: async () => {
+        await client.close();
+        await sandbox.close();
+      },
+    };
+  }
+  const baseUrl = settings.baseUrl!;
+  const client = makeClient({ baseUrl, apiKey: settings.apiKey!, logger });
+  const origin = new URL(baseUrl);
+  return {
+    client,
+    baseUrl,
+    // A local service (a standalone `reel sandbox`) serves its files over http too.
+    httpOrigins: isLoopback(origin.hostname) ? [origin.origin] : [],
+    apiKey: settings.apiKey!,
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,92 @@
+// `reel status [PATH...]`: jobs per manifest and state, read from the state file alone (no call to
+// the service). With PATHs, only the manifests found there.
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { UsageError } from "../errors.js";
+import { loadManifests } from "../manifest/index.js";
+import { resultOf } from "../report/results.js";
+import { StateStore } from "../state/store.js";
+import type { CliIO, Command, ParsedArgs } from "./command.js";
+import { EXIT } from "./exit-codes.js";
+
+export const statusCommand: Command = {
+  name: "status",
+  summary: "jobs per manifest and state, from the state file",
+  usage: `Usage: reel status [PATH...] [--state FILE] [--base-url URL] [--json]
+
+PATH: manifest files or folders, to show only their jobs.
+  --state FILE     state file (env REEL_STATE; default .reel/state.db)
+  --base-url URL   only the jobs run against this service (default: every service in the file)
+  --json           machine-readable output on stdout`,
+  options: {
+    state: { type: "string" },
+    "base-url": { type: "string" },
+    json: { type: "boolean" },
+    "allow-read": { type: "string", multiple: true },
+  },
+  run: runStatus,
+};
+
+async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
+  const statePath = resolve(
+    io.cwd,
+    (args.values.state as string | undefined) ?? io.env.REEL_STATE ?? ".reel/state.db",
+  );
+  const json = args.values.json === true;
+  let names: Set<string> | undefined;
+  if (args.positionals.length > 0) {
+    const loaded = await loadManifests(args.positionals, {
+      cwd: io.cwd,
+      allowRead: (args.values["allow-read"] as string[] | undefined) ?? [],
+    });
+    // Names come from the manifests that parse; a broken one still has a name (its file name).
+    names = new Set(loaded.manifests.map((m) => m.name));
+    if (loaded.manifests.length === 0 && loaded.problems.length > 0) {
+      throw new UsageError(
+        `no readable manifest in ${args.positionals.join(" ")}; run 'reel validate' to see why`,
+      );
+    }
+  }
+  if (!existsSync(statePath)) {
+    if (json) io.stdout.write(`${JSON.stringify({ state: statePath, manifests: {}, jobs: [] })}\n`);
+    else io.stdout.write(`No state file at ${statePath}: nothing has run yet.\n`);
+    return EXIT.ok;
+  }
+  const baseUrl = args.values["base-url"] as string | undefined;
+  const store = StateStore.open(
+    statePath,
+    baseUrl === undefined ? { readonly: true } : { readonly: true, baseUrl },
+  );
+  let rows: ReturnType<StateStore["listLatestJobs"]>;
+  try {
+    rows = store.listLatestJobs().filter((row) => !names || names.has(row.manifest));
+  } finally {
+    store.close();
+  }
+  const perManifest: Record<string, Record<string, number>> = {};
+  const jobs = rows.map((row) => ({ ...resultOf(row), service: row.base_url }));
+  for (const job of jobs) {
+    const counts = (perManifest[job.manifest] ??= {});
+    counts[job.status] = (counts[job.status] ?? 0) + 1;
+  }
+  if (json) {
+    io.stdout.write(`${JSON.stringify({ state: statePath, manifests: perManifest, jobs })}\n`);
+    return EXIT.ok;
+  }
+  if (jobs.length === 0) {
+    io.stdout.write("No jobs recorded.\n");
+    return EXIT.ok;
+  }
+  const lines: string[] = [];
+  for (const [manifest, counts] of Object.entries(perManifest)) {
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    const parts = Object.entries(counts)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([status, n]) => `${n} ${status}`);
+    lines.push(`${manifest.padEnd(24)} ${String(total).padStart(5)} jobs: ${parts.join(", ")}`);
+  }
+  for (const job of jobs.filter((j) => j.error !== null))
+    lines.push(`  ${job.manifest}/${job.id}: ${job.status}: ${job.error}`);
+  io.stdout.write(`${lines.join("\n")}\n`);
+  return EXIT.ok;
+}

@@ -1,0 +1,168 @@
+// Turns the asset references of job specs into service asset ids: each distinct file content is
+// uploaded once per service (across names, manifests and runs, keyed by sha256 in the state file),
+// each remote source fetched once, each (voice, text) made into speech once. Concurrent requests for
+// the same content share one in-flight promise.
+import { createHash, randomBytes } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdir, rename, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type PQueue from "p-queue";
+import { request } from "undici";
+import { OutcomeUnknownError, type ServiceClient } from "../client/index.js";
+import { ReelError } from "../errors.js";
+import type { AssetRef, SpeechRef } from "../manifest/index.js";
+import type { Id } from "../service/api-types.js";
+import type { StateStore } from "../state/store.js";
+
+export class SpeechUncertainError extends ReelError {
+  constructor(voiceId: string, text: string) {
+    super(
+      "E_SPEECH_UNCERTAIN",
+      `speech for voice ${voiceId} ("${text.slice(0, 40)}") may have been created already, but no answer was recorded; rerun with --resubmit-uncertain to create it again`,
+    );
+  }
+}
+
+export interface AssetResolverOptions {
+  readonly client: ServiceClient;
+  readonly store: StateStore;
+  /** Bounds concurrent uploads and speech calls. */
+  readonly queue: PQueue;
+  /** Where remote sources are kept once fetched. */
+  readonly cacheDir: string;
+  readonly resubmitUncertain: boolean;
+  readonly signal: AbortSignal;
+  /** @defaultValue 512 MiB */
+  readonly maxRemoteBytes?: number;
+  readonly onUpload?: (sha256: string) => void;
+  readonly onSpeech?: (voiceId: string) => void;
+}
+
+export interface AssetResolver {
+  resolve(ref: AssetRef | SpeechRef): Promise<Id>;
+  /** Forget an asset id the service lost, so the next resolve uploads again. */
+  forget(assetId: Id): void;
+}
+
+export function makeAssetResolver(options: AssetResolverOptions): AssetResolver {
+  const { client, store, queue, signal } = options;
+  const inFlight = new Map<string, Promise<Id>>();
+
+  function once(key: string, work: () => Promise<Id>): Promise<Id> {
+    let promise = inFlight.get(key);
+    if (!promise) {
+      promise = work().finally(() => inFlight.delete(key));
+      inFlight.set(key, promise);
+    }
+    return promise;
+  }
+
+  async function uploadFile(path: string, sha256: string): Promise<Id> {
+    return once(`sha:${sha256}`, async () => {
+      const known = store.findAsset(sha256);
+      if (known) return known;
+      const result = await queue.add(() => client.uploadAsset(path, { signal }), { signal });
+      const size = (await stat(path)).size;
+      store.recordAsset(sha256, result.id, size);
+      options.onUpload?.(sha256);
+      return result.id;
+    });
+  }
+
+  async function fetchRemote(url: string): Promise<{ path: string; sha256: string }> {
+    const cached = store.findRemote(url);
+    if (cached) {
+      try {
+        if ((await stat(cached.path)).size === cached.size) return cached;
+      } catch {
+        // cache file gone: fetch again
+      }
+    }
+    await mkdir(options.cacheDir, { recursive: true });
+    const temp = join(options.cacheDir, `.fetch-${randomBytes(6).toString("hex")}`);
+    const limit = options.maxRemoteBytes ?? 512 * 1024 ** 2;
+    const hash = createHash("sha256");
+    let size = 0;
+    try {
+      // undici's request follows no redirects: a source must be served where the manifest says.
+      const response = await request(url, { method: "GET", signal });
+      if (response.statusCode !== 200) {
+        await response.body.dump();
+        throw new ReelError("E_REMOTE_SOURCE", `could not fetch ${url}: HTTP ${response.statusCode}`);
+      }
+      const meter = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          size += chunk.length;
+          if (size > limit)
+            return done(new ReelError("E_REMOTE_SOURCE", `${url} is larger than ${limit} bytes`));
+          hash.update(chunk);
+          done(null, chunk);
+        },
+      });
+      await pipeline(response.body, meter, createWriteStream(temp, { flags: "wx" }));
+    } catch (error) {
+      await unlink(temp).catch(() => {});
+      if (error instanceof ReelError || signal.aborted) throw error;
+      throw new ReelError("E_REMOTE_SOURCE", `could not fetch ${url}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const sha256 = hash.digest("hex");
+    const path = join(options.cacheDir, sha256);
+    await rename(temp, path);
+    store.recordRemote(url, sha256, path, size);
+    return { path, sha256 };
+  }
+
+  async function makeSpeech(ref: SpeechRef): Promise<Id> {
+    return once(`speech:${ref.voiceId}:${ref.text}`, async () => {
+      const row = store.findSpeech(ref.voiceId, ref.text);
+      if (row?.state === "done" && row.asset_id) return row.asset_id;
+      if ((row?.state === "uncertain" || row?.state === "creating") && !options.resubmitUncertain) {
+        throw new SpeechUncertainError(ref.voiceId, ref.text);
+      }
+      return queue.add(
+        async () => {
+          store.markSpeechCreating(ref.voiceId, ref.text);
+          try {
+            const audio = await client.createSpeech({ voiceId: ref.voiceId, text: ref.text });
+            store.markSpeechDone(ref.voiceId, ref.text, audio.id, audio.duration);
+            options.onSpeech?.(ref.voiceId);
+            return audio.id;
+          } catch (error) {
+            if (error instanceof OutcomeUnknownError)
+              store.markSpeechUncertain(ref.voiceId, ref.text, error.message);
+            else if (!signal.aborted) store.clearSpeech(ref.voiceId, ref.text);
+            throw error;
+          }
+        },
+        { signal },
+      );
+    });
+  }
+
+  return {
+    async resolve(ref) {
+      switch (ref.kind) {
+        case "asset":
+          return ref.id;
+        case "file":
+          return uploadFile(ref.path, ref.sha256);
+        case "url": {
+          const fetched = await once(`url:${ref.url}`, async () => {
+            const remote = await fetchRemote(ref.url);
+            return uploadFile(remote.path, remote.sha256);
+          });
+          return fetched;
+        }
+        case "speech":
+          return makeSpeech(ref);
+      }
+    },
+    forget(assetId) {
+      store.forgetAssetId(assetId);
+    },
+  };
+}

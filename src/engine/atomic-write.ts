@@ -1,0 +1,39 @@
+// Output files appear whole or not at all: written to an exclusive temp file beside the target, then
+// renamed over it. `wx` refuses to open through anything planted at the temp name (a symlink
+// included), and rename replaces a directory entry without following a symlink at the target.
+import { randomBytes } from "node:crypto";
+import { lstat, mkdir, open, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { ReelError } from "../errors.js";
+
+export function tempPathFor(target: string): string {
+  return join(dirname(target), `.${basename(target)}.${randomBytes(6).toString("hex")}.part`);
+}
+
+/** Creates `dir` (and parents) and refuses a symlink planted in its place. */
+export async function ensureRealDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const info = await lstat(dir);
+  if (!info.isDirectory()) {
+    throw new ReelError(
+      "E_OUTPUT_PATH",
+      `${dir} is ${info.isSymbolicLink() ? "a symbolic link" : "not a folder"}; reel writes only into real folders under the output folder. Remove it and rerun.`,
+    );
+  }
+}
+
+export async function writeFileAtomic(target: string, data: string | Uint8Array): Promise<void> {
+  await ensureRealDir(dirname(target));
+  const temp = tempPathFor(target);
+  const handle = await open(temp, "wx", 0o644);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+  await rename(temp, target);
+}

@@ -1,0 +1,98 @@
+// What the user sees while a run goes: on a TTY, one status line redrawn in place (counts per stage and
+// an ETA); anywhere else, one plain line per event, so logs and CI output stay readable.
+
+export type Stage = "uploaded" | "speech" | "submitted" | "running" | "done" | "failed" | "uncertain";
+
+export interface ProgressEvent {
+  readonly stage: Stage | "note";
+  readonly key?: string;
+  readonly detail?: string;
+}
+
+export interface ProgressSink {
+  start(totalJobs: number, alreadyDone: number): void;
+  event(event: ProgressEvent): void;
+  stop(): void;
+}
+
+export const silentProgress: ProgressSink = { start() {}, event() {}, stop() {} };
+
+type Writable = { write(text: string): unknown };
+
+export function makeLineProgress(stream: Writable, now: () => number = Date.now): ProgressSink {
+  const started = now();
+  return {
+    start(total, done) {
+      stream.write(`reel: ${total} jobs, ${done} already done\n`);
+    },
+    event(e) {
+      const seconds = ((now() - started) / 1000).toFixed(1).padStart(6);
+      stream.write(`[${seconds}s] ${e.stage.padEnd(9)} ${e.key ?? ""}${e.detail ? ` ${e.detail}` : ""}\n`);
+    },
+    stop() {},
+  };
+}
+
+export function makeTtyProgress(stream: Writable, now: () => number = Date.now): ProgressSink {
+  const counts: Record<Stage, number> = {
+    uploaded: 0,
+    speech: 0,
+    submitted: 0,
+    running: 0,
+    done: 0,
+    failed: 0,
+    uncertain: 0,
+  };
+  let total = 0;
+  let doneAtStart = 0;
+  let started = now();
+  let timer: NodeJS.Timeout | undefined;
+  const notes: string[] = [];
+
+  function eta(): string {
+    const doneNow = counts.done + counts.failed + counts.uncertain;
+    const left = total - doneAtStart - doneNow;
+    if (doneNow === 0 || left <= 0) return "";
+    const perJob = (now() - started) / doneNow;
+    const seconds = Math.round((perJob * left) / 1000);
+    return ` · ETA ${seconds >= 60 ? `${Math.floor(seconds / 60)}m${seconds % 60}s` : `${seconds}s`}`;
+  }
+
+  function draw(): void {
+    const finished = doneAtStart + counts.done;
+    const line =
+      `${finished}/${total} done · ${counts.submitted} submitted · ${counts.running} running · ` +
+      `${counts.failed} failed · ${counts.uncertain} uncertain · ${counts.uploaded} uploads · ${counts.speech} speech${eta()}`;
+    stream.write(`\r\x1b[2K${line}`);
+  }
+
+  return {
+    start(t, d) {
+      total = t;
+      doneAtStart = d;
+      started = now();
+      timer = setInterval(draw, 200);
+      timer.unref();
+      draw();
+    },
+    event(e) {
+      if (e.stage === "note") {
+        notes.push(`${e.key ?? ""} ${e.detail ?? ""}`.trim());
+        stream.write(`\r\x1b[2K${notes.at(-1)}\n`);
+      } else {
+        counts[e.stage]++;
+        if (e.stage === "done" || e.stage === "failed" || e.stage === "uncertain") {
+          if (counts.running > 0) counts.running--;
+        }
+        if (e.stage === "failed" || e.stage === "uncertain") {
+          stream.write(`\r\x1b[2K${e.stage}: ${e.key ?? ""} ${e.detail ?? ""}\n`);
+        }
+      }
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      draw();
+      stream.write("\n");
+    },
+  };
+}

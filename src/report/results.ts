@@ -1,0 +1,60 @@
+// The machine-readable record of a run (PRODUCT.md, "Output layout"): one JSON file per job beside
+// its video, and OUT/results.jsonl with one line per job, rewritten whole (atomically) each time.
+import { join } from "node:path";
+import { writeFileAtomic } from "../engine/atomic-write.js";
+import type { JobRow } from "../state/store.js";
+
+export interface JobResult {
+  readonly manifest: string;
+  readonly id: string;
+  /** Success, Fail, Canceled, uncertain, or a non-final state (pending, submitting, PreProcessing, ...). */
+  readonly status: string;
+  readonly taskId: string | null;
+  /** Relative to OUT, or null. */
+  readonly file: string | null;
+  readonly error: string | null;
+  readonly attempts: number;
+  readonly model: string;
+  readonly seconds: number;
+  readonly specHash: string;
+  readonly createdAt: string;
+  readonly submittedAt: string | null;
+  readonly finishedAt: string | null;
+  readonly downloadedAt: string | null;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function resultOf(row: JobRow): JobResult {
+  const status = row.state === "submitted" ? (row.task_status ?? "PreProcessing") : row.state;
+  return {
+    manifest: row.manifest,
+    id: row.video_id,
+    status,
+    taskId: row.task_id,
+    file: row.file,
+    error: row.error,
+    attempts: row.attempts,
+    model: row.model,
+    seconds: row.seconds,
+    specHash: row.spec_hash,
+    createdAt: iso(row.created_at)!,
+    submittedAt: iso(row.submitted_at),
+    finishedAt: iso(row.finished_at),
+    downloadedAt: iso(row.downloaded_at),
+  };
+}
+
+/** `OUT/<manifest>/<id>.json`: the job's record, with the spec that was sent. */
+export async function writeJobRecord(outDir: string, row: JobRow): Promise<void> {
+  const record = { ...resultOf(row), spec: JSON.parse(row.spec_json) as unknown };
+  await writeFileAtomic(
+    join(outDir, row.manifest, `${row.video_id}.json`),
+    `${JSON.stringify(record, null, 2)}\n`,
+  );
+}
+
+export async function writeResults(outDir: string, rows: readonly JobRow[]): Promise<void> {
+  const text = rows.map((row) => JSON.stringify(resultOf(row))).join("\n");
+  await writeFileAtomic(join(outDir, "results.jsonl"), rows.length ? `${text}\n` : "");
+}

@@ -1,0 +1,93 @@
+// Numbered migrations of the state file, each applied in its own transaction. Never edit a migration
+// that has shipped: add the next number. `PRAGMA user_version` records how far a file has come.
+
+export const MIGRATIONS: readonly string[] = [
+  // 1: the first schema.
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+
+  -- Asset ids of one service mean nothing on another: every service row is scoped by base URL.
+  CREATE TABLE services (
+    id INTEGER PRIMARY KEY,
+    base_url TEXT NOT NULL UNIQUE
+  ) STRICT;
+
+  -- One row per job version: identity is (manifest, video id); editing the spec makes a new row.
+  -- state: pending | submitting (intent written, no answer yet) | submitted (task id known)
+  --        | Success | Fail | Canceled | uncertain
+  CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY,
+    service_id INTEGER NOT NULL REFERENCES services(id),
+    job_key TEXT NOT NULL,
+    manifest TEXT NOT NULL,
+    video_id TEXT NOT NULL,
+    spec_hash TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    seconds INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    state TEXT NOT NULL,
+    -- local: failed before anything was sent (retried freely); rejected: 422; task: the task ended Fail
+    fail_kind TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    task_id TEXT,
+    task_status TEXT,
+    result_url TEXT,
+    file TEXT,
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    submitted_at INTEGER,
+    running_at INTEGER,
+    finished_at INTEGER,
+    downloaded_at INTEGER,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (service_id, job_key, spec_hash)
+  ) STRICT;
+  CREATE INDEX jobs_by_state ON jobs (service_id, state);
+
+  CREATE TABLE assets (
+    service_id INTEGER NOT NULL REFERENCES services(id),
+    sha256 TEXT NOT NULL,
+    asset_id TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    uploaded_at INTEGER NOT NULL,
+    PRIMARY KEY (service_id, sha256)
+  ) STRICT;
+
+  -- Speech is a costed call: the intent row is written before the call, the asset id after.
+  CREATE TABLE speech (
+    service_id INTEGER NOT NULL REFERENCES services(id),
+    voice_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    state TEXT NOT NULL, -- creating | done | uncertain
+    asset_id TEXT,
+    duration REAL,
+    error TEXT,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (service_id, voice_id, text)
+  ) STRICT;
+
+  -- Content hashes of local files, so unchanged files are not read again.
+  CREATE TABLE file_hashes (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns TEXT NOT NULL,
+    sha256 TEXT NOT NULL
+  ) STRICT;
+
+  -- Remote sources, fetched once into the local cache.
+  CREATE TABLE remote_files (
+    url TEXT PRIMARY KEY,
+    sha256 TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    job_id INTEGER,
+    kind TEXT NOT NULL,
+    detail TEXT
+  ) STRICT;
+  `,
+];

@@ -1,0 +1,556 @@
+// The state file: one SQLite database that records every step a run takes, so that a run stopped at
+// any moment (even by kill -9) resumes without paying twice and without losing a result.
+//
+// Rules this module keeps:
+// - Every write is one short IMMEDIATE transaction with no await inside (better-sqlite3 is
+//   synchronous), committed before the caller acts on it.
+// - journal_mode=WAL with synchronous=NORMAL: a process crash never loses a commit. Only the two
+//   writes that guard money (the intent before a costed call and the answer after it) switch to
+//   synchronous=FULL, so they also survive a power cut; FULL everywhere would cost ~0.5 ms of fsync
+//   per write, multiplied by every poll result of thousands of jobs.
+// - The API key is never written here.
+import { closeSync, existsSync, mkdirSync, openSync, readSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import { ReelError } from "../errors.js";
+import { acquireLock, type StateLock } from "./lock.js";
+import { MIGRATIONS } from "./migrations.js";
+
+export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
+export type FailKind = "local" | "rejected" | "task";
+
+export interface JobRow {
+  readonly id: number;
+  readonly job_key: string;
+  readonly manifest: string;
+  readonly video_id: string;
+  readonly spec_hash: string;
+  readonly spec_json: string;
+  readonly seconds: number;
+  readonly model: string;
+  readonly state: JobState;
+  readonly fail_kind: FailKind | null;
+  readonly attempts: number;
+  readonly task_id: string | null;
+  readonly task_status: string | null;
+  readonly result_url: string | null;
+  readonly file: string | null;
+  readonly error: string | null;
+  readonly created_at: number;
+  readonly submitted_at: number | null;
+  readonly running_at: number | null;
+  readonly finished_at: number | null;
+  readonly downloaded_at: number | null;
+  readonly updated_at: number;
+}
+
+export interface NewJob {
+  readonly key: string;
+  readonly manifest: string;
+  readonly videoId: string;
+  readonly specHash: string;
+  readonly specJson: string;
+  readonly seconds: number;
+  readonly model: string;
+}
+
+export interface SpeechRow {
+  readonly state: "creating" | "done" | "uncertain";
+  readonly asset_id: string | null;
+  readonly duration: number | null;
+  readonly error: string | null;
+}
+
+export class StateFileError extends ReelError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("E_STATE_FILE", message, options);
+  }
+}
+
+const APP_ID = "reel-state";
+
+export interface OpenStateOptions {
+  /**
+   * Service the rows belong to: asset and task ids are only meaningful on their own service.
+   * Read-only users may leave it out to read every service's jobs (`listLatestJobs`).
+   */
+  readonly baseUrl?: string;
+  /** Read-only use (plan, status): no lock, no migration, no service row created. */
+  readonly readonly?: boolean;
+  readonly now?: () => number;
+}
+
+export class StateStore {
+  private readonly serviceId: number;
+
+  private constructor(
+    private readonly db: Database.Database,
+    serviceId: number | undefined,
+    private readonly lock: StateLock | undefined,
+    private readonly now: () => number,
+    readonly path: string,
+  ) {
+    this.serviceId = serviceId ?? -1;
+  }
+
+  static open(path: string, options: OpenStateOptions): StateStore {
+    const readonly = options.readonly ?? false;
+    if (readonly && !existsSync(path)) {
+      throw new StateFileError(`no state file at ${path}`);
+    }
+    if (!readonly) mkdirSync(dirname(path), { recursive: true });
+    checkHeader(path);
+    const lock = readonly ? undefined : acquireLock(path);
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(path, { readonly, fileMustExist: readonly });
+      db.pragma("busy_timeout = 5000");
+      const check = db.pragma("quick_check", { simple: true });
+      if (check !== "ok") {
+        throw new StateFileError(
+          `the state file ${path} is damaged (${String(check)}). It is the record of the credits spent, so reel does not recreate it: keep a copy, then move it away to start afresh (jobs already submitted would then be submitted again).`,
+        );
+      }
+      if (!readonly) {
+        db.pragma("journal_mode = WAL");
+        db.pragma("synchronous = NORMAL");
+        migrate(db, path);
+      } else {
+        checkOwned(db, path);
+      }
+      db.pragma("foreign_keys = ON");
+      if (!readonly && options.baseUrl === undefined) throw new TypeError("baseUrl is required to write");
+      const serviceId =
+        options.baseUrl === undefined
+          ? undefined
+          : readonly
+            ? (findService(db, options.baseUrl) ?? 0) // 0 matches no row: that service has none
+            : ensureService(db, options.baseUrl);
+      return new StateStore(db, serviceId, lock, options.now ?? Date.now, path);
+    } catch (error) {
+      db?.close();
+      lock?.release();
+      if (error instanceof ReelError) throw error;
+      const code = (error as { code?: string }).code;
+      if (code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT") {
+        throw new StateFileError(`${path} is not a reel state file or is damaged (${code}).`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+    this.lock?.release();
+  }
+
+  /** Runs `fn` in an IMMEDIATE transaction. `durable` also forces the commit to disk (see top). */
+  private write<T>(fn: () => T, durable = false): T {
+    if (durable) this.db.pragma("synchronous = FULL");
+    try {
+      return this.db.transaction(fn).immediate();
+    } finally {
+      if (durable) this.db.pragma("synchronous = NORMAL");
+    }
+  }
+
+  private event(jobId: number | null, kind: string, detail?: string): void {
+    this.db
+      .prepare("INSERT INTO events (at, job_id, kind, detail) VALUES (?, ?, ?, ?)")
+      .run(this.now(), jobId, kind, detail ?? null);
+  }
+
+  // ---- jobs ----
+
+  /** The row of this job version, created as `pending` if new. */
+  upsertJob(job: NewJob): JobRow {
+    return this.write(() => {
+      const now = this.now();
+      this.db
+        .prepare(
+          `INSERT INTO jobs (service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
+           ON CONFLICT (service_id, job_key, spec_hash) DO NOTHING`,
+        )
+        .run(
+          this.serviceId,
+          job.key,
+          job.manifest,
+          job.videoId,
+          job.specHash,
+          job.specJson,
+          job.seconds,
+          job.model,
+          now,
+          now,
+        );
+      return this.findJob(job.key, job.specHash)!;
+    });
+  }
+
+  findJob(key: string, specHash: string): JobRow | undefined {
+    return this.db
+      .prepare("SELECT * FROM jobs WHERE service_id = ? AND job_key = ? AND spec_hash = ?")
+      .get(this.serviceId, key, specHash) as JobRow | undefined;
+  }
+
+  getJob(id: number): JobRow {
+    return this.db.prepare("SELECT * FROM jobs WHERE id = ?").get(id) as JobRow;
+  }
+
+  /** Every job version of this service, newest last. */
+  listJobs(): JobRow[] {
+    return this.db
+      .prepare("SELECT * FROM jobs WHERE service_id = ? ORDER BY id")
+      .all(this.serviceId) as JobRow[];
+  }
+
+  /** The newest version of every job, of every service (or of this store's service when it has one). */
+  listLatestJobs(): (JobRow & { base_url: string })[] {
+    const version = this.db.pragma("user_version", { simple: true }) as number;
+    if (version === 0) return [];
+    return this.db
+      .prepare(
+        `SELECT jobs.*, services.base_url FROM jobs JOIN services ON services.id = jobs.service_id
+         WHERE jobs.id IN (SELECT max(id) FROM jobs WHERE (? < 0 OR service_id = ?) GROUP BY service_id, job_key)
+         ORDER BY jobs.manifest, jobs.video_id`,
+      )
+      .all(this.serviceId, this.serviceId) as (JobRow & { base_url: string })[];
+  }
+
+  /** Jobs that have a task on the service that has not ended: they must be followed, never resubmitted. */
+  listInFlight(): JobRow[] {
+    return this.db
+      .prepare("SELECT * FROM jobs WHERE service_id = ? AND state = 'submitted' ORDER BY id")
+      .all(this.serviceId) as JobRow[];
+  }
+
+  /**
+   * A submission whose intent was written but whose answer was not (the process died in between):
+   * it may have reached the service. Called once at start.
+   */
+  markInterruptedSubmissionsUncertain(): number {
+    return this.write(() => {
+      const rows = this.db
+        .prepare("SELECT id FROM jobs WHERE service_id = ? AND state = 'submitting'")
+        .all(this.serviceId) as { id: number }[];
+      for (const { id } of rows) {
+        this.setJob(id, {
+          state: "uncertain",
+          error: "the run stopped while this job was being submitted; the service may have received it",
+        });
+        this.event(id, "uncertain", "interrupted submission");
+      }
+      return rows.length;
+    });
+  }
+
+  private setJob(id: number, fields: Record<string, string | number | null>): void {
+    const names = Object.keys(fields);
+    const sets = names.map((n) => `${n} = @${n}`).join(", ");
+    this.db
+      .prepare(`UPDATE jobs SET ${sets}, updated_at = @updated_at WHERE id = @id`)
+      .run({ ...fields, updated_at: this.now(), id });
+  }
+
+  /** Write-ahead intent of a costed submission: durable before the request leaves. */
+  markSubmitting(id: number): JobRow {
+    return this.write(() => {
+      this.db
+        .prepare(
+          "UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, updated_at = ? WHERE id = ?",
+        )
+        .run(this.now(), id);
+      this.event(id, "submitting");
+      return this.getJob(id);
+    }, true);
+  }
+
+  markSubmitted(id: number, taskId: string): void {
+    this.write(() => {
+      const now = this.now();
+      this.setJob(id, {
+        state: "submitted",
+        task_id: taskId,
+        task_status: "PreProcessing",
+        submitted_at: now,
+      });
+      this.event(id, "submitted", taskId);
+    }, true);
+  }
+
+  markUncertain(id: number, error: string): void {
+    this.write(() => {
+      this.setJob(id, { state: "uncertain", error });
+      this.event(id, "uncertain", error);
+    }, true);
+  }
+
+  markFailed(id: number, kind: FailKind, error: string): void {
+    this.write(() => {
+      this.setJob(id, { state: "Fail", fail_kind: kind, error, finished_at: this.now() });
+      this.event(id, "fail", `${kind}: ${error}`);
+    });
+  }
+
+  /** Back to `pending` for a new attempt (retry of a failure or of an uncertain submission). */
+  markPending(id: number, why: string): void {
+    this.write(() => {
+      this.setJob(id, { state: "pending", fail_kind: null, error: null });
+      this.event(id, "pending", why);
+    });
+  }
+
+  /** A status seen by polling. Final statuses move the job to that state. */
+  recordTaskStatus(
+    id: number,
+    status: string,
+    resultUrl: string | undefined,
+    reason: string | undefined,
+  ): void {
+    this.write(() => {
+      const now = this.now();
+      const fields: Record<string, string | number | null> = { task_status: status };
+      if (status === "Running") fields.running_at = now;
+      if (resultUrl !== undefined) fields.result_url = resultUrl;
+      if (status === "Success" || status === "Fail" || status === "Canceled") {
+        fields.state = status;
+        fields.finished_at = now;
+        if (status === "Fail") {
+          fields.fail_kind = "task";
+          fields.error = reason ?? "the service reported Fail without a reason";
+        }
+        if (status === "Canceled") fields.error = reason ?? "the task was canceled on the service";
+      }
+      this.setJob(id, fields);
+      this.event(id, "status", status);
+    });
+  }
+
+  /** A fresh result URL (the old one expired). */
+  recordResultUrl(id: number, url: string): void {
+    this.write(() => this.setJob(id, { result_url: url }));
+  }
+
+  markDownloaded(id: number, file: string): void {
+    this.write(() => {
+      this.setJob(id, { file, downloaded_at: this.now(), error: null });
+      this.event(id, "downloaded", file);
+    });
+  }
+
+  /** The file of a Success was lost (deleted by the user): download it again from its task. */
+  forgetDownload(id: number): void {
+    this.write(() => this.setJob(id, { file: null, downloaded_at: null }));
+  }
+
+  recordJobError(id: number, error: string): void {
+    this.write(() => this.setJob(id, { error }));
+  }
+
+  // ---- assets ----
+
+  findAsset(sha256: string): string | undefined {
+    const row = this.db
+      .prepare("SELECT asset_id FROM assets WHERE service_id = ? AND sha256 = ?")
+      .get(this.serviceId, sha256) as { asset_id: string } | undefined;
+    return row?.asset_id;
+  }
+
+  recordAsset(sha256: string, assetId: string, size: number): void {
+    this.write(() =>
+      this.db
+        .prepare(
+          `INSERT INTO assets (service_id, sha256, asset_id, size, uploaded_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (service_id, sha256) DO UPDATE SET asset_id = excluded.asset_id, uploaded_at = excluded.uploaded_at`,
+        )
+        .run(this.serviceId, sha256, assetId, size, this.now()),
+    );
+  }
+
+  /** The service lost this asset (deleted): the next use uploads it again. */
+  forgetAssetId(assetId: string): void {
+    this.write(() => {
+      this.db
+        .prepare("DELETE FROM assets WHERE service_id = ? AND asset_id = ?")
+        .run(this.serviceId, assetId);
+      this.db
+        .prepare("DELETE FROM speech WHERE service_id = ? AND asset_id = ?")
+        .run(this.serviceId, assetId);
+    });
+  }
+
+  // ---- speech ----
+
+  findSpeech(voiceId: string, text: string): SpeechRow | undefined {
+    return this.db
+      .prepare(
+        "SELECT state, asset_id, duration, error FROM speech WHERE service_id = ? AND voice_id = ? AND text = ?",
+      )
+      .get(this.serviceId, voiceId, text) as SpeechRow | undefined;
+  }
+
+  markSpeechCreating(voiceId: string, text: string): void {
+    this.write(() => {
+      this.db
+        .prepare(
+          `INSERT INTO speech (service_id, voice_id, text, state, updated_at) VALUES (?, ?, ?, 'creating', ?)
+           ON CONFLICT (service_id, voice_id, text) DO UPDATE SET state = 'creating', asset_id = NULL, error = NULL, updated_at = excluded.updated_at`,
+        )
+        .run(this.serviceId, voiceId, text, this.now());
+    }, true);
+  }
+
+  markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): void {
+    this.write(() => {
+      this.db
+        .prepare(
+          "UPDATE speech SET state = 'done', asset_id = ?, duration = ?, error = NULL, updated_at = ? WHERE service_id = ? AND voice_id = ? AND text = ?",
+        )
+        .run(assetId, duration, this.now(), this.serviceId, voiceId, text);
+    }, true);
+  }
+
+  markSpeechUncertain(voiceId: string, text: string, error: string): void {
+    this.write(() => {
+      this.db
+        .prepare(
+          "UPDATE speech SET state = 'uncertain', error = ?, updated_at = ? WHERE service_id = ? AND voice_id = ? AND text = ?",
+        )
+        .run(error, this.now(), this.serviceId, voiceId, text);
+    }, true);
+  }
+
+  /** A speech call that failed for certain (refused): nothing was made, forget the intent. */
+  clearSpeech(voiceId: string, text: string): void {
+    this.write(() => {
+      this.db
+        .prepare("DELETE FROM speech WHERE service_id = ? AND voice_id = ? AND text = ?")
+        .run(this.serviceId, voiceId, text);
+    });
+  }
+
+  /** Speech intents without an answer from a run that died: they may have been made. */
+  markInterruptedSpeechUncertain(): number {
+    return this.write(
+      () =>
+        this.db
+          .prepare(
+            "UPDATE speech SET state = 'uncertain', error = 'the run stopped while this speech was being created' WHERE service_id = ? AND state = 'creating'",
+          )
+          .run(this.serviceId).changes,
+    );
+  }
+
+  // ---- local caches (not scoped by service) ----
+
+  findFileHash(path: string, size: number, mtimeNs: string): string | undefined {
+    const row = this.db
+      .prepare("SELECT sha256 FROM file_hashes WHERE path = ? AND size = ? AND mtime_ns = ?")
+      .get(path, size, mtimeNs) as { sha256: string } | undefined;
+    return row?.sha256;
+  }
+
+  recordFileHash(path: string, size: number, mtimeNs: string, sha256: string): void {
+    this.write(() =>
+      this.db
+        .prepare(
+          `INSERT INTO file_hashes (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)
+           ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256`,
+        )
+        .run(path, size, mtimeNs, sha256),
+    );
+  }
+
+  findRemote(url: string): { sha256: string; path: string; size: number } | undefined {
+    return this.db.prepare("SELECT sha256, path, size FROM remote_files WHERE url = ?").get(url) as
+      | { sha256: string; path: string; size: number }
+      | undefined;
+  }
+
+  recordRemote(url: string, sha256: string, path: string, size: number): void {
+    this.write(() =>
+      this.db
+        .prepare(
+          `INSERT INTO remote_files (url, sha256, path, size) VALUES (?, ?, ?, ?)
+           ON CONFLICT (url) DO UPDATE SET sha256 = excluded.sha256, path = excluded.path, size = excluded.size`,
+        )
+        .run(url, sha256, path, size),
+    );
+  }
+}
+
+/** Refuses, before SQLite touches it, a file that is not a SQLite database at all. */
+function checkHeader(path: string): void {
+  if (!existsSync(path)) return;
+  const head = Buffer.alloc(16);
+  let length = 0;
+  try {
+    const fd = openSync(path, "r");
+    try {
+      length = readSync(fd, head, 0, 16, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    throw new StateFileError(`cannot read the state file ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if (length > 0 && head.toString("latin1", 0, length) !== "SQLite format 3\0") {
+    throw new StateFileError(
+      `${path} is not a reel state file (not a SQLite database). Point --state at another file, or move this one away.`,
+    );
+  }
+}
+
+function checkOwned(db: Database.Database, path: string): void {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version === 0) return;
+  const app = db.prepare("SELECT value FROM meta WHERE key = 'app'").get() as { value: string } | undefined;
+  if (app?.value !== APP_ID) {
+    throw new StateFileError(`${path} is a SQLite database of another program, not a reel state file.`);
+  }
+  if (version > MIGRATIONS.length) {
+    throw new StateFileError(
+      `${path} was written by a newer reel (schema ${version}, this one knows ${MIGRATIONS.length}). Upgrade reel.`,
+    );
+  }
+}
+
+function migrate(db: Database.Database, path: string): void {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version === 0) {
+    const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as {
+      n: number;
+    };
+    if (tables.n > 0) {
+      throw new StateFileError(`${path} is a SQLite database of another program, not a reel state file.`);
+    }
+  } else {
+    checkOwned(db, path);
+  }
+  for (let i = version; i < MIGRATIONS.length; i++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[i]!);
+      if (i === 0) db.prepare("INSERT INTO meta (key, value) VALUES ('app', ?)").run(APP_ID);
+      db.pragma(`user_version = ${i + 1}`);
+    }).immediate();
+  }
+}
+
+function ensureService(db: Database.Database, baseUrl: string): number {
+  db.prepare("INSERT INTO services (base_url) VALUES (?) ON CONFLICT (base_url) DO NOTHING").run(baseUrl);
+  return findService(db, baseUrl)!;
+}
+
+function findService(db: Database.Database, baseUrl: string): number | undefined {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version === 0) return undefined;
+  const row = db.prepare("SELECT id FROM services WHERE base_url = ?").get(baseUrl) as
+    | { id: number }
+    | undefined;
+  return row?.id;
+}

@@ -1,0 +1,278 @@
+// `reel run` end to end against the sandbox over real HTTP, with a real state file and output folder:
+// what users are promised (each video once, each credit intended, nothing lost).
+import { readdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
+import { runCli, writeTree } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const sandboxes: Sandbox[] = [];
+afterEach(async () => {
+  await Promise.all(sandboxes.splice(0).map((s) => s.close()));
+});
+
+async function sandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const s = await startSandbox({ timeScale: 0.01, preProcessingMs: 5, slots: 8, ...options });
+  sandboxes.push(s);
+  return s;
+}
+
+const ALPHA = `version: 1
+name: alpha
+defaults:
+  aspectRatio: "16:9"
+videos:
+  - id: a1
+    model: actor-1
+    resolution: 720p
+    source: ./media/face.png
+    chunks:
+      - duration: 5
+        text: "a presenter waves"
+  - id: a2
+    model: actor-2
+    resolution: 1080p
+    chunks:
+      - duration: 10
+        text: "a chef tastes the soup"
+        audio: ./media/voice.wav
+  - id: a4
+    model: actor-4
+    resolution: 540p
+    chunks:
+      - duration: 5
+        text: "a cat on a sofa"
+  - id: h1
+    model: avatar-h1
+    resolution: 540p
+    aspectRatio: "1:1"
+    source: ./media/face-copy.png
+    chunks:
+      - duration: 4
+        speech: { voice: 17, text: "Welcome to the spring collection." }
+  - id: h1p
+    model: avatar-h1-pro
+    resolution: 720p
+    source: ./media/face.png
+    chunks:
+      - duration: 3
+        text: "smiles"
+        audio: ./media/voice.wav
+`;
+
+const BETA = `version: 1
+name: beta
+videos:
+  - id: again
+    model: avatar-h1
+    resolution: 540p
+    source: ./media/face.png
+    chunks:
+      - duration: 2
+        speech: { voice: 17, text: "Welcome to the spring collection." }
+`;
+
+async function workspace(): Promise<string> {
+  const dir = await tempDir();
+  await writeTree(dir, {
+    "manifests/alpha.yaml": ALPHA,
+    "manifests/beta.yaml": BETA,
+    "manifests/media/face.png": { fixture: "tiny.png" },
+    "manifests/media/face-copy.png": { fixture: "tiny.png" },
+    "manifests/media/voice.wav": { fixture: "tiny.wav" },
+  });
+  return dir;
+}
+
+/** `count` text-only actor-2 videos of 5 or 10 seconds, in a manifest named `many`. */
+function manyManifest(count: number): string {
+  const videos = Array.from(
+    { length: count },
+    (_, i) => `  - id: v${i}\n    chunks:\n      - duration: ${i % 2 ? 5 : 10}\n        text: "take ${i}"\n`,
+  ).join("");
+  return `version: 1\nname: many\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos}`;
+}
+
+function env(s: Sandbox, extra: Record<string, string> = {}): Record<string, string> {
+  return { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey, ...extra };
+}
+
+async function readResults(dir: string): Promise<Record<string, unknown>[]> {
+  const text = await readFile(join(dir, "out", "results.jsonl"), "utf8");
+  return text
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+const WRITES = ["POST /v1/generations", "POST /v1/assets", "POST /v1/audios"] as const;
+function writeCalls(s: Sandbox): number {
+  return WRITES.reduce((sum, w) => {
+    const [method, route] = w.split(" ") as [string, string];
+    return sum + s.counters.requestCount(method, route);
+  }, 0);
+}
+
+describe("reel run", () => {
+  it("runs every model once, uploads each content once, makes speech once; a second run sends nothing", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const first = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
+    expect(first.stderr).toContain("completed");
+    expect(first.code).toBe(0);
+
+    expect(s.counters.generationsCreated).toBe(6);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+    // face.png and face-copy.png have one content; voice.wav another: two uploads in all.
+    expect(s.counters.uploadsByHash.size).toBe(2);
+    expect(s.counters.duplicateUploads()).toBe(0);
+    expect(s.counters.requestCount("POST", "/v1/assets")).toBe(2);
+    expect(s.counters.requestCount("POST", "/v1/audios")).toBe(1);
+
+    const results = await readResults(dir);
+    expect(results).toHaveLength(6);
+    for (const r of results) {
+      expect(r.status).toBe("Success");
+      expect(r.error).toBeNull();
+      const video = await readFile(join(dir, "out", String(r.file)));
+      expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+      const record = JSON.parse(await readFile(join(dir, "out", `${r.manifest}/${r.id}.json`), "utf8"));
+      expect(record.taskId).toBe(r.taskId);
+    }
+    expect((await readdir(join(dir, "out", "alpha"))).filter((f) => f.endsWith(".part"))).toEqual([]);
+
+    const writesBefore = writeCalls(s);
+    const second = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
+    expect(second.code).toBe(0);
+    expect(writeCalls(s)).toBe(writesBefore);
+    expect(s.counters.generationsCreated).toBe(6);
+  });
+
+  it("downloads a deleted video again from its task, without a new generation", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    await rm(join(dir, "out", "beta", "again.mp4"));
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(1);
+    const video = await readFile(join(dir, "out", "beta", "again.mp4"));
+    expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+  });
+
+  it("completes everything under 429, 503, dropped connections, latency and truncated downloads, with no duplicate", async () => {
+    const s = await sandbox({
+      faults: {
+        seed: 42,
+        rate429: 0.1,
+        rate503: 0.1,
+        rateDrop: 0.05,
+        retryAfterSeconds: 0.05,
+        latencyMs: [0, 20],
+        rateTruncateDownload: 0.3,
+        routes: ["POST /v1/generations", "GET /v1/generations/:id", "POST /v1/assets", "GET /files/:token"],
+      },
+    });
+    const dir = await workspace();
+    await writeTree(dir, { "manifests/many.yaml": manyManifest(20) });
+    // A dropped submission has an unknown outcome: those jobs are uncertain, never resubmitted blindly.
+    const { code } = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
+    const results = await readResults(dir);
+    for (const r of results) expect(["Success", "uncertain"]).toContain(r.status);
+    // The faults really happened, and most jobs still made it through them.
+    for (const kind of ["429", "503", "truncated-download"] as const) {
+      expect(s.counters.faultCount(kind), kind).toBeGreaterThan(0);
+    }
+    const uncertain = results.filter((r) => r.status === "uncertain").length;
+    expect(uncertain).toBeLessThanOrEqual(
+      s.counters.faultCount("drop-before-effect") + s.counters.faultCount("drop-after-effect"),
+    );
+    expect(s.counters.duplicateGenerations()).toBe(0);
+    expect(s.counters.duplicateUploads()).toBe(0);
+    if (results.every((r) => r.status === "Success")) expect(code).toBe(0);
+    else expect(code).toBe(1);
+    for (const r of results.filter((r) => r.status === "Success")) {
+      const video = await readFile(join(dir, "out", String(r.file)));
+      expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+    }
+  });
+
+  it("marks a submission answered by an ambiguous 500 uncertain (exit 1); --resubmit-uncertain completes it", async () => {
+    const s = await sandbox({ faults: { rate500AfterEffect: 1, routes: ["POST /v1/generations"] } });
+    const dir = await workspace();
+    const first = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
+    expect(first.code).toBe(1);
+    expect(first.stderr).toMatch(/uncertain/);
+    expect((await readResults(dir))[0]?.status).toBe("uncertain");
+    expect(s.counters.generationsCreated).toBe(1);
+
+    // A plain rerun does not resubmit it.
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(1);
+    expect(s.counters.generationsCreated).toBe(1);
+
+    s.setFaults({});
+    const third = await runCli(["run", "manifests/beta.yaml", "--resubmit-uncertain"], {
+      cwd: dir,
+      env: env(s),
+    });
+    expect(third.code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2);
+    expect((await readResults(dir))[0]?.status).toBe("Success");
+  });
+
+  it("stops at once with exit 3 on a rejected key, and the key appears nowhere", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const wrong = "sk-this-key-is-wrong-0123456789abcdef";
+    const result = await runCli(["run", "manifests"], { cwd: dir, env: env(s, { REEL_API_KEY: wrong }) });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/rejected the API key/);
+    expect(s.counters.generationsCreated).toBe(0);
+    const everything = [result.stdout, result.stderr];
+    for (const folder of [".reel", ".reel/logs", "out"]) {
+      for (const name of await readdir(join(dir, folder)).catch(() => [] as string[])) {
+        everything.push(await readFile(join(dir, folder, name), "latin1").catch(() => ""));
+      }
+    }
+    for (const text of everything) expect(text).not.toContain(wrong);
+  });
+
+  it("stops with exit 3 when credits run out; after a top-up the rerun completes with no duplicate", async () => {
+    const s = await sandbox({ credits: 12 });
+    const dir = await workspace();
+    const first = await runCli(["run", "manifests", "--concurrency", "1"], { cwd: dir, env: env(s) });
+    expect(first.code).toBe(3);
+    expect(first.stderr).toMatch(/credits/);
+    const paid = s.counters.generationsCreated;
+    expect(paid).toBeGreaterThan(0);
+    expect(paid).toBeLessThan(6);
+
+    s.setCredits(undefined);
+    const second = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
+    expect(second.code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(6);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+  });
+
+  it("keeps at most --concurrency generations unfinished at once", async () => {
+    const s = await sandbox({ slots: 8 });
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manyManifest(12) });
+    const result = await runCli(["run", "m.yaml", "--concurrency", "3"], { cwd: dir, env: env(s) });
+    expect(result.code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(12);
+    expect(s.counters.peakUnfinished).toBe(3);
+  });
+
+  it("refuses invalid manifests with exit 2 and sends nothing", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    await writeTree(dir, {
+      "bad.yaml": `version: 1\nvideos:\n  - id: x\n    model: actor-2\n    resolution: 540p\n    chunks:\n      - duration: 5\n        text: hi\n`,
+    });
+    const result = await runCli(["run", "bad.yaml"], { cwd: dir, env: env(s) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/bad\.yaml:5:\d+/);
+    expect(s.counters.requests.size).toBe(0);
+  });
+});

@@ -1,0 +1,100 @@
+// The state file as a user relies on it: scoped per service, refusing foreign or damaged files with a
+// clear message instead of recreating them, and locked to one process at a time.
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { StateLockedError } from "../../src/state/lock.js";
+import { StateFileError, StateStore } from "../../src/state/store.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const JOB = {
+  key: "m/a",
+  manifest: "m",
+  videoId: "a",
+  specHash: "h1",
+  specJson: "{}",
+  seconds: 5,
+  model: "actor-2",
+};
+
+describe("state store", () => {
+  it("keeps asset ids and jobs per service address", async () => {
+    const path = join(await tempDir(), "state.db");
+    const a = StateStore.open(path, { baseUrl: "https://a.example" });
+    a.recordAsset("sha-1", "101", 10);
+    a.upsertJob(JOB);
+    a.close();
+    const b = StateStore.open(path, { baseUrl: "https://b.example" });
+    expect(b.findAsset("sha-1")).toBeUndefined();
+    expect(b.findJob("m/a", "h1")).toBeUndefined();
+    b.close();
+    const again = StateStore.open(path, { baseUrl: "https://a.example" });
+    expect(again.findAsset("sha-1")).toBe("101");
+    expect(again.findJob("m/a", "h1")?.state).toBe("pending");
+    again.close();
+  });
+
+  it("turns a submission without a recorded answer into an uncertain job at the next start", async () => {
+    const path = join(await tempDir(), "state.db");
+    const store = StateStore.open(path, { baseUrl: "https://a.example" });
+    const row = store.upsertJob(JOB);
+    store.markSubmitting(row.id);
+    store.close();
+    const next = StateStore.open(path, { baseUrl: "https://a.example" });
+    expect(next.markInterruptedSubmissionsUncertain()).toBe(1);
+    const after = next.getJob(row.id);
+    expect(after.state).toBe("uncertain");
+    expect(after.attempts).toBe(1);
+    next.close();
+  });
+
+  it("refuses a file that is not a SQLite database, and leaves it untouched", async () => {
+    const path = join(await tempDir(), "state.db");
+    writeFileSync(path, "hello, I am a text file\n");
+    expect(() => StateStore.open(path, { baseUrl: "x" })).toThrow(StateFileError);
+    expect(() => StateStore.open(path, { baseUrl: "x" })).toThrow(/not a reel state file/);
+  });
+
+  it("refuses another program's SQLite database", async () => {
+    const path = join(await tempDir(), "other.db");
+    const db = new Database(path);
+    db.exec("CREATE TABLE customers (id INTEGER PRIMARY KEY)");
+    db.close();
+    expect(() => StateStore.open(path, { baseUrl: "x" })).toThrow(/another program/);
+  });
+
+  it("refuses a damaged state file instead of recreating it", async () => {
+    const path = join(await tempDir(), "state.db");
+    const store = StateStore.open(path, { baseUrl: "x" });
+    for (let i = 0; i < 200; i++) store.recordFileHash(`/f/${i}`, i, String(i), "ab".repeat(32));
+    store.close();
+    // Overwrite the b-tree header of every page but the first with garbage (the file header stays valid).
+    const db = readFileSync(path);
+    for (let page = 4096; page < db.length; page += 4096) db.fill(0x5a, page, page + 16);
+    writeFileSync(path, db);
+    expect(() => StateStore.open(path, { baseUrl: "x" })).toThrow(/damaged/);
+  });
+
+  it("lets one process at a time use a state file, and takes over the lock of a killed one", async () => {
+    const path = join(await tempDir(), "state.db");
+    // A child process holds the state open, as a running `reel run` would (dist/ is built by npm test).
+    const storeModule = new URL("../../dist/state/store.js", import.meta.url).href;
+    const script = `const { StateStore } = await import(${JSON.stringify(storeModule)});
+      StateStore.open(${JSON.stringify(path)}, { baseUrl: "x" }); console.log("ready"); setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (d: Buffer) => d.toString().includes("ready") && resolve());
+      child.on("exit", (code) => reject(new Error(`child exited ${code}`)));
+    });
+    expect(() => StateStore.open(path, { baseUrl: "x" })).toThrow(StateLockedError);
+    expect(() => StateStore.open(path, { baseUrl: "x" })).toThrow(/another reel process/);
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.on("exit", resolve));
+    const store = StateStore.open(path, { baseUrl: "x" });
+    store.close();
+  });
+});
