@@ -107,6 +107,8 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       resubmitUncertain: args.values["resubmit-uncertain"] === true,
       maxAttempts,
       httpOrigins: service.httpOrigins,
+      pollTiming: service.polling.timing,
+      pollsPerSecond: service.polling.perSecond,
       logger,
       progress,
       signal: io.signal,

@@ -2,6 +2,7 @@
 // and the environment once, checked before any work, and turned into a client.
 import { resolve } from "node:path";
 import { makeClient, type ServiceClient } from "../client/index.js";
+import type { PollTiming } from "../engine/poll-schedule.js";
 import { UsageError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
@@ -97,8 +98,17 @@ export interface ConnectedService {
   /** Origins whose files may be fetched over plain http. */
   readonly httpOrigins: readonly string[];
   readonly apiKey: string;
+  /**
+   * How eagerly to poll. A service on this machine (the sandbox) runs tasks in compressed time and
+   * costs nothing to ask, so it is polled tightly; a remote one takes minutes per task and is
+   * polled at most once a second per task and 10 times a second in all.
+   */
+  readonly polling: { readonly timing: PollTiming; readonly perSecond: number };
   close(): Promise<void>;
 }
+
+const LOCAL_POLLING = { timing: { minMs: 20, maxMs: 2_000 }, perSecond: 500 } as const;
+const REMOTE_POLLING = { timing: { minMs: 1_000, maxMs: 30_000 }, perSecond: 10 } as const;
 
 /** A client for the configured service, starting the in-process sandbox for --sandbox. */
 export async function connectService(settings: ServiceSettings, logger: Logger): Promise<ConnectedService> {
@@ -111,6 +121,7 @@ export async function connectService(settings: ServiceSettings, logger: Logger):
       baseUrl: sandbox.baseUrl,
       httpOrigins: [new URL(sandbox.baseUrl).origin],
       apiKey: sandbox.apiKey,
+      polling: LOCAL_POLLING,
       close: async () => {
         await client.close();
         await sandbox.close();
@@ -126,6 +137,7 @@ export async function connectService(settings: ServiceSettings, logger: Logger):
     // A local service (a standalone `reel sandbox`) serves its files over http too.
     httpOrigins: isLoopback(origin.hostname) ? [origin.origin] : [],
     apiKey: settings.apiKey!,
+    polling: isLoopback(origin.hostname) ? LOCAL_POLLING : REMOTE_POLLING,
     close: () => client.close(),
   };
 }

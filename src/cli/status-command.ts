@@ -66,7 +66,8 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   const perManifest: Record<string, Record<string, number>> = {};
   const jobs = rows.map((row) => ({ ...resultOf(row), service: row.base_url }));
   for (const job of jobs) {
-    const counts = (perManifest[job.manifest] ??= {});
+    const counts = perManifest[job.manifest] ?? {};
+    perManifest[job.manifest] = counts;
     counts[job.status] = (counts[job.status] ?? 0) + 1;
   }
   if (json) {

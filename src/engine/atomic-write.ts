@@ -2,7 +2,7 @@
 // renamed over it. `wx` refuses to open through anything planted at the temp name (a symlink
 // included), and rename replaces a directory entry without following a symlink at the target.
 import { randomBytes } from "node:crypto";
-import { lstat, mkdir, open, rename, unlink } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { ReelError } from "../errors.js";
 
@@ -36,4 +36,17 @@ export async function writeFileAtomic(target: string, data: string | Uint8Array)
   }
   await handle.close();
   await rename(temp, target);
+}
+
+/** Removes the temp files a killed run left in `dir` (only ours: `.<name>.<hex>.part`). */
+export async function removeStaleTempFiles(dir: string): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  const stale = names.filter((n) => /^\..+\.[0-9a-f]{12}\.part$/.test(n));
+  await Promise.all(stale.map((n) => unlink(join(dir, n)).catch(() => {})));
+  return stale.length;
 }

@@ -48,8 +48,9 @@ export function nextPollDelay(context: PollContext, timing: PollTiming = DEFAULT
   }
   const expected = context.expectedRunMs;
   if (expected === undefined) return clamp(growth);
-  // Poll 4% of the expected run time apart once it is due; until then, sleep until it is due.
-  const step = clamp(expected * 0.04);
-  const untilDue = expected - context.runningForMs;
+  // Sleep until shortly before it is due (the estimate carries the lag of our own polls), then poll
+  // 2% of the expected run time apart: a finished task waits at most that long to be noticed.
+  const step = clamp(expected * 0.02);
+  const untilDue = expected * 0.95 - context.runningForMs;
   return untilDue > step ? clamp(untilDue) : step;
 }

@@ -21,6 +21,7 @@ import { writeJobRecord, writeResults } from "../report/results.js";
 import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
 import type { JobRow, StateStore } from "../state/store.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
+import { removeStaleTempFiles } from "./atomic-write.js";
 import { DownloadError, downloadVideo, isCompleteVideo } from "./download.js";
 import { DEFAULT_POLL_TIMING, nextPollDelay, type PollTiming, RunRateEstimator } from "./poll-schedule.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
@@ -100,6 +101,10 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     });
   }
   store.markInterruptedSpeechUncertain();
+  // This run holds the state lock, so temp files in its output folders are leftovers of a killed run.
+  const manifestNames = [...new Set(options.jobs.map((job) => job.manifest))];
+  await Promise.all(manifestNames.map((name) => removeStaleTempFiles(join(outDir, name))));
+  await removeStaleTempFiles(outDir);
 
   const slots = new PQueue({ concurrency: options.concurrency ?? 4 });
   const transfers = new PQueue({ concurrency: options.uploadConcurrency ?? 4 });
@@ -159,7 +164,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
       return;
     }
     if (row.state === "submitted") {
-      await slots.add(() => follow(row.id), { signal: stop.signal });
+      await slots.add(() => follow(row.id), { signal: stop.signal, priority: Number.MAX_SAFE_INTEGER });
       await afterFinal(row.id);
       return;
     }
@@ -231,7 +236,8 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
         }
         await follow(rowId);
       },
-      { signal: stop.signal },
+      // Longest first: the slots then end the batch together instead of waiting on one long straggler.
+      { signal: stop.signal, priority: job.seconds },
     );
   }
 

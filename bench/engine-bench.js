@@ -1,0 +1,238 @@
+// Engine benchmarks of issue 4. Prints figures; asserts nothing (CI machines are noisy).
+//   node bench/engine-bench.js [makespan|overhead|hashing|resume]...   (after `npm run build`)
+import { execFileSync, spawn } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { makeClient } from "../dist/client/index.js";
+import { makeCachedHasher } from "../dist/engine/hash-file.js";
+import { runBatch } from "../dist/engine/run-batch.js";
+import { loadManifests } from "../dist/manifest/index.js";
+import { startSandbox } from "../dist/sandbox/index.js";
+import { StateStore } from "../dist/state/store.js";
+
+const REPO = fileURLToPath(new URL("../", import.meta.url));
+const BIN = join(REPO, "bin", "reel.js");
+
+function manifestOf(name, count, durationsOf) {
+  const videos = [];
+  for (let i = 0; i < count; i++) {
+    const chunks = durationsOf(i)
+      .map((d, c) => `      - duration: ${d}\n        text: "take ${i} part ${c}"\n`)
+      .join("");
+    videos.push(`  - id: v${i}\n    chunks:\n${chunks}`);
+  }
+  return `version: 1\nname: ${name}\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos.join("")}`;
+}
+
+async function load(dir, file) {
+  const { manifests, problems } = await loadManifests([file], { cwd: dir });
+  if (problems.length) throw new Error(JSON.stringify(problems.slice(0, 3)));
+  return manifests.flatMap((m) => m.jobs);
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.floor(sorted.length / 2)] : Number.NaN;
+}
+
+/** Starts `reel sandbox` in a child process, so its CPU is not counted as reel's. */
+async function childSandbox(args) {
+  const child = spawn(process.execPath, [BIN, "sandbox", "--port", "0", ...args], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  let out = "";
+  await new Promise((resolve, reject) => {
+    child.stdout.on("data", (d) => {
+      out += d;
+      if (out.includes("REEL_API_KEY=")) resolve();
+    });
+    child.on("exit", () => reject(new Error("sandbox exited")));
+  });
+  const baseUrl = /REEL_BASE_URL=(\S+)/.exec(out)[1];
+  const apiKey = /REEL_API_KEY=(\S+)/.exec(out)[1];
+  return { baseUrl, apiKey, close: () => child.kill("SIGTERM") };
+}
+
+async function makespan() {
+  const TIME_SCALE = 0.1;
+  const sandbox = await startSandbox({ slots: 8, timeScale: TIME_SCALE, preProcessingMs: 0 });
+  const dir = mkdtempSync(join(tmpdir(), "reel-bench-"));
+  try {
+    // 200 jobs of 5 to 30 seconds of video (one to three chunks of 5 or 10 s).
+    const durations = (i) => Array.from({ length: 1 + (i % 3) }, (_, c) => ((i + c) % 2 ? 5 : 10));
+    writeFileSync(join(dir, "m.yaml"), manifestOf("makespan", 200, durations));
+    const jobs = await load(dir, "m.yaml");
+    const runMs = jobs.map((j) => j.seconds * TIME_SCALE * 1000);
+    const ideal = Math.max(runMs.reduce((a, b) => a + b, 0) / 8, Math.max(...runMs));
+    const store = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
+    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
+    const started = Date.now();
+    const summary = await runBatch({
+      jobs,
+      client,
+      store,
+      outDir: join(dir, "out"),
+      cacheDir: join(dir, "cache"),
+      concurrency: 8,
+      httpOrigins: [new URL(sandbox.baseUrl).origin],
+      pollTiming: { minMs: 20, maxMs: 2_000 },
+      pollsPerSecond: 500,
+    });
+    const wall = Date.now() - started;
+    const ok = summary.rows.filter((r) => r.state === "Success" && r.file).length;
+    const polls = [...sandbox.counters.pollsByTask.values()];
+    const delays = [...sandbox.counters.tasks.values()]
+      .filter((t) => t.finishedAt !== undefined && t.firstDownloadAt !== undefined)
+      .map((t) => t.firstDownloadAt - t.finishedAt);
+    store.close();
+    await client.close();
+    return [
+      ["makespan: jobs done", `${ok}/200`],
+      [
+        "makespan: wall / ideal",
+        `${(wall / 1000).toFixed(2)} s / ${(ideal / 1000).toFixed(2)} s = ${(wall / ideal).toFixed(3)}`,
+      ],
+      ["makespan: status polls per task", (polls.reduce((a, b) => a + b, 0) / polls.length).toFixed(2)],
+      ["makespan: median finish -> download start", `${median(delays)} ms`],
+    ];
+  } finally {
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function overhead() {
+  const N = 10_000;
+  const sandbox = await childSandbox(["--slots", "1000", "--time-scale", "0"]);
+  const dir = mkdtempSync(join(tmpdir(), "reel-bench-"));
+  try {
+    writeFileSync(
+      join(dir, "m.yaml"),
+      manifestOf("overhead", N, () => [5]),
+    );
+    const cpu0 = process.cpuUsage();
+    const started = Date.now();
+    const jobs = await load(dir, "m.yaml");
+    const store = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
+    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
+    const summary = await runBatch({
+      jobs,
+      client,
+      store,
+      outDir: join(dir, "out"),
+      cacheDir: join(dir, "cache"),
+      concurrency: 64,
+      downloadConcurrency: 16,
+      httpOrigins: [new URL(sandbox.baseUrl).origin],
+      pollTiming: { minMs: 1, maxMs: 100 },
+      pollsPerSecond: 100_000,
+    });
+    const cpu = process.cpuUsage(cpu0);
+    const wall = Date.now() - started;
+    const ok = summary.rows.filter((r) => r.state === "Success" && r.file).length;
+    store.close();
+    await client.close();
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    // Keep this state for the resume bench.
+    return {
+      dir,
+      rows: [
+        ["overhead: jobs done", `${ok}/${N} in ${(wall / 1000).toFixed(1)} s`],
+        ["overhead: reel CPU per job (load, state, HTTP, download)", `${(cpuMs / N).toFixed(3)} ms`],
+        ["overhead: peak RSS", `${Math.round(process.resourceUsage().maxRSS / 1024)} MB`],
+      ],
+      sandbox,
+    };
+  } catch (error) {
+    sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function resume(fromOverhead) {
+  const { dir, sandbox } = fromOverhead;
+  try {
+    // One new video added to the 10,000 done ones: how long until reel submits it?
+    const text = manifestOf("overhead", 10_001, () => [5]);
+    writeFileSync(join(dir, "m.yaml"), text);
+    const started = Date.now();
+    const child = spawn(process.execPath, [BIN, "run", "m.yaml", "--state", "state.db"], {
+      cwd: dir,
+      env: { ...process.env, REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let firstSubmitMs;
+    let err = "";
+    child.stderr.on("data", (d) => {
+      err += d;
+      if (firstSubmitMs === undefined && /submitted\s+overhead\/v10000/.test(err))
+        firstSubmitMs = Date.now() - started;
+    });
+    const code = await new Promise((resolve) => child.on("exit", resolve));
+    return [
+      [
+        "resume: 10,000-job state, start -> first submission (process start included)",
+        `${firstSubmitMs} ms (exit ${code})`,
+      ],
+      ["resume: whole rerun", `${Date.now() - started} ms`],
+    ];
+  } finally {
+    sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function hashing() {
+  const dir = mkdtempSync(join(tmpdir(), "reel-bench-"));
+  try {
+    const files = [];
+    for (let i = 0; i < 4; i++) {
+      const path = join(dir, `f${i}.bin`);
+      const fd = openSync(path, "w");
+      // Real bytes, not a sparse file: the disk and page cache are part of the cost.
+      const block = Buffer.alloc(1 << 20, i + 1);
+      for (let m = 0; m < 256; m++) writeSync(fd, block);
+      closeSync(fd);
+      files.push(path);
+    }
+    let t = Date.now();
+    execFileSync("sha256sum", files);
+    const coreutils = Date.now() - t;
+    const store = StateStore.open(join(dir, "state.db"), { baseUrl: "bench" });
+    const hasher = makeCachedHasher(store);
+    t = Date.now();
+    for (const f of files) await hasher(f);
+    const first = Date.now() - t;
+    const again = makeCachedHasher(store);
+    t = Date.now();
+    for (const f of files) await again(f);
+    const second = Date.now() - t;
+    store.close();
+    return [
+      ["hashing 1 GiB: sha256sum", `${coreutils} ms`],
+      ["hashing 1 GiB: reel, first run", `${first} ms (ratio ${(first / coreutils).toFixed(2)})`],
+      [
+        "hashing 1 GiB: reel, second run (unchanged files)",
+        `${second} ms, files rehashed: ${again.stats.hashed}`,
+      ],
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const wanted = process.argv.slice(2);
+const want = (name) => wanted.length === 0 || wanted.includes(name);
+const rows = [];
+if (want("makespan")) rows.push(...(await makespan()));
+if (want("overhead") || want("resume")) {
+  const o = await overhead();
+  rows.push(...o.rows);
+  rows.push(...(await resume(o)));
+}
+if (want("hashing")) rows.push(...(await hashing()));
+const width = Math.max(...rows.map((r) => r[0].length));
+for (const [name, value] of rows) console.log(`${name.padEnd(width)}  ${value}`);

@@ -1,0 +1,115 @@
+// `reel plan PATH...`: what a run would do, with no call to the service: jobs by state, uploads new
+// vs already made, speech to generate, seconds of video per model. Human text, or `--json`.
+import path from "node:path";
+import { UsageError } from "../errors.js";
+import { makeJobFilter, makePlan, type Plan, type PlanStateView } from "../manifest/index.js";
+import type { CliIO, Command, ParsedArgs } from "./command.js";
+import { EXIT } from "./exit-codes.js";
+import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
+
+const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--allow-read DIR]... [--json]
+
+PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to the service.
+
+Options:
+  --only GLOB        plan only jobs whose manifest/id matches (repeatable): 'spring/*', 'intro',
+                     'spring/scene-?'; '*' and '?' stay within a name, '**' matches across
+  --state FILE       state file to compare with (env REEL_STATE; default .reel/state.db)
+  --allow-read DIR   let manifests read files under DIR too (repeatable)
+  --json             print the plan as JSON on stdout
+
+Exit codes: 0, 2 invalid manifests.`;
+
+const LIST_LIMIT = 20;
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function keyList(label: string, keys: readonly string[]): string[] {
+  if (keys.length === 0) return [];
+  const shown = keys.slice(0, LIST_LIMIT).map((k) => `  ${k}`);
+  if (keys.length > LIST_LIMIT) shown.push(`  ... and ${keys.length - LIST_LIMIT} more (--json lists all)`);
+  return [`${label}:`, ...shown];
+}
+
+export function formatPlan(plan: Plan, summaryLine: string): string {
+  const j = plan.jobs;
+  const uploadBytes = plan.uploads.new.reduce((sum, u) => sum + u.size, 0);
+  const lines = [
+    summaryLine,
+    "",
+    `jobs       ${j.new.length} new, ${j.done.length} done, ${j.inFlight.length} in flight, ${j.failed.length} failed, ${j.uncertain.length} uncertain`,
+    `uploads    ${plan.uploads.new.length} to upload (${formatBytes(uploadBytes)}), ${plan.uploads.cached.length} already uploaded`,
+    `downloads  ${plan.downloads.length} https file(s) to fetch, then upload`,
+    `speech     ${plan.speech.new.length} to generate, ${plan.speech.cached.length} already made`,
+    "",
+    "seconds of video per model",
+    `  ${"model".padEnd(15)}${"videos".padStart(8)}${"seconds".padStart(10)}${"new".padStart(8)}`,
+  ];
+  for (const m of plan.models) {
+    lines.push(
+      `  ${m.model.padEnd(15)}${String(m.videos).padStart(8)}${String(m.seconds).padStart(10)}${String(m.newSeconds).padStart(8)}`,
+    );
+  }
+  const newSeconds = plan.models.reduce((sum, m) => sum + m.newSeconds, 0);
+  lines.push(
+    `  ${"total".padEnd(15)}${String(plan.videos).padStart(8)}${String(plan.seconds).padStart(10)}${String(newSeconds).padStart(8)}`,
+  );
+  const lists = [
+    ...keyList("in flight", j.inFlight),
+    ...keyList("failed (run --retry-failed to resubmit)", j.failed),
+    ...keyList("uncertain (run --resubmit-uncertain to resubmit)", j.uncertain),
+  ];
+  if (lists.length > 0) lines.push("", ...lists);
+  return `${lines.join("\n")}\n`;
+}
+
+export const planCommand: Command = {
+  name: "plan",
+  summary: "show what a run would do, without calling the service",
+  usage: USAGE,
+  options: {
+    only: { type: "string", multiple: true },
+    state: { type: "string" },
+    "allow-read": { type: "string", multiple: true },
+    json: { type: "boolean" },
+  },
+  async run(args: ParsedArgs, io: CliIO): Promise<number> {
+    const loaded = await loadFromArgs(args, io, "plan");
+    if (loaded.problems.length > 0) {
+      if (args.values.json === true)
+        io.stdout.write(`${JSON.stringify({ ok: false, problems: loaded.problems })}\n`);
+      else writeProblems(loaded.problems, io, "plan");
+      return EXIT.invalidInput;
+    }
+    const only = stringList(args.values, "only");
+    const filter = makeJobFilter(only);
+    const manifests = loaded.manifests
+      .map((m) => ({ ...m, jobs: m.jobs.filter((job) => filter(job.key)) }))
+      .filter((m) => m.jobs.length > 0 || only.length === 0);
+    if (only.length > 0 && manifests.length === 0) {
+      throw new UsageError(`--only ${only.join(", ")} matches no job (jobs are named manifest/id)`);
+    }
+
+    const stateArg = args.values.state;
+    const statePath = path.resolve(
+      io.cwd,
+      typeof stateArg === "string" ? stateArg : (io.env.REEL_STATE ?? ".reel/state.db"),
+    );
+    // TODO(lead): open `statePath` read-only when it exists and pass its PlanStateView here; until
+    // then every job plans as new and every upload and speech as to be made.
+    const view: PlanStateView | undefined = undefined;
+    const plan = makePlan(manifests, view);
+
+    const summary = summarize({ manifests, problems: [] });
+    if (args.values.json === true) {
+      io.stdout.write(`${JSON.stringify({ ok: true, state: statePath, summary, plan })}\n`);
+    } else {
+      io.stdout.write(formatPlan(plan, `${summaryText(summary)}: ok`));
+    }
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,77 @@
+// `reel sandbox`: the emulator as a standalone server, so a user can point any client (curl, a
+// second shell running `reel run`) at it. The two stdout lines are a contract of PRODUCT.md:
+// scripts `eval` them, so nothing else may ever be printed to stdout.
+import { UsageError } from "../errors.js";
+import { makeLogger } from "../log/logger.js";
+import { makeApiKey, startSandbox } from "../sandbox/index.js";
+import type { CliIO, Command, ParsedArgs } from "./command.js";
+import { EXIT } from "./exit-codes.js";
+
+function numberOption(args: ParsedArgs, name: string): number | undefined {
+  const raw = args.values[name];
+  if (raw === undefined) return undefined;
+  const value = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(value)) throw new UsageError(`--${name} expects a number, got '${String(raw)}'`);
+  return value;
+}
+
+function stringOption(args: ParsedArgs, name: string): string | undefined {
+  const raw = args.values[name];
+  return typeof raw === "string" ? raw : undefined;
+}
+
+function waitForAbort(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+}
+
+export const sandboxCommand: Command = {
+  name: "sandbox",
+  summary: "serve the built-in emulator of the service on 127.0.0.1 until stopped",
+  usage: `Usage: reel sandbox [--port N] [--key KEY] [--slots N] [--time-scale X] [--credits N] [--big-ids]
+
+Prints REEL_BASE_URL=... and REEL_API_KEY=... on stdout once it listens, then serves
+until SIGINT/SIGTERM. Requests are logged to stderr.
+
+Options:
+  --port N         TCP port; 0 picks a free one (default 0)
+  --key KEY        the API key to accept (default: a random sk-sandbox-... key)
+  --slots N        tasks Running at once; others wait in Pending (default 4)
+  --time-scale X   seconds of Running per second of video (default 0.02)
+  --credits N      credit balance, one per second of video (default unlimited)
+  --big-ids        hand out ids above 2^53 to test clients for lost digits`,
+  options: {
+    port: { type: "string" },
+    key: { type: "string" },
+    slots: { type: "string" },
+    "time-scale": { type: "string" },
+    credits: { type: "string" },
+    "big-ids": { type: "boolean" },
+  },
+  async run(args: ParsedArgs, io: CliIO): Promise<number> {
+    if (args.positionals.length > 0) throw new UsageError(`unexpected argument '${args.positionals[0]}'`);
+    const apiKey = stringOption(args, "key") ?? makeApiKey();
+    // Made here rather than by the sandbox so the logger knows the key to scrub from its lines.
+    const logger = makeLogger({ level: "debug", secrets: [apiKey], destination: io.stderr });
+    const port = numberOption(args, "port");
+    const slots = numberOption(args, "slots");
+    const timeScale = numberOption(args, "time-scale");
+    const credits = numberOption(args, "credits");
+    const sandbox = await startSandbox({
+      ...(port !== undefined ? { port } : {}),
+      apiKey,
+      ...(slots !== undefined ? { slots } : {}),
+      ...(timeScale !== undefined ? { timeScale } : {}),
+      ...(credits !== undefined ? { credits } : {}),
+      bigIds: args.values["big-ids"] === true,
+      logger,
+    });
+    try {
+      io.stdout.write(`REEL_BASE_URL=${sandbox.baseUrl}\nREEL_API_KEY=${sandbox.apiKey}\n`);
+      await waitForAbort(io.signal);
+    } finally {
+      await sandbox.close();
+    }
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,85 @@
+// `reel validate PATH...`: parse and check manifests; every problem as `file:line:col: message`.
+// Problems go to stderr (with a code frame on a TTY), the verdict to stdout; `--json` prints
+// `{ok, problems, summary}` on stdout instead.
+import { UsageError } from "../errors.js";
+import { formatProblems, type LoadResult, loadManifests, type Problem } from "../manifest/index.js";
+import type { CliIO, Command, ParsedArgs } from "./command.js";
+import { EXIT } from "./exit-codes.js";
+
+const USAGE = `Usage: reel validate PATH... [--allow-read DIR]... [--json]
+
+PATH: manifest files, or folders searched for *.yaml / *.yml.
+
+Options:
+  --allow-read DIR   let manifests read files under DIR too (repeatable); by default they may only
+                     read files under the current folder
+  --json             print {ok, problems, summary} on stdout
+
+Exit codes: 0 valid, 2 invalid.`;
+
+export function stringList(values: ParsedArgs["values"], name: string): string[] {
+  const v = values[name];
+  if (typeof v === "string") return [v];
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+}
+
+export interface LoadSummary {
+  manifests: number;
+  videos: number;
+  seconds: number;
+}
+
+export function summarize(loaded: LoadResult): LoadSummary {
+  const jobs = loaded.manifests.flatMap((m) => m.jobs);
+  return {
+    manifests: loaded.manifests.length,
+    videos: jobs.length,
+    seconds: jobs.reduce((sum, j) => sum + j.seconds, 0),
+  };
+}
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** "3 manifests, 42 videos, 310 s of video" */
+export function summaryText(summary: LoadSummary): string {
+  return `${plural(summary.manifests, "manifest")}, ${plural(summary.videos, "video")}, ${summary.seconds} s of video`;
+}
+
+/** Loads manifests for a command that takes PATH... and --allow-read. */
+export function loadFromArgs(args: ParsedArgs, io: CliIO, command: string): Promise<LoadResult> {
+  if (args.positionals.length === 0)
+    throw new UsageError(`give at least one manifest file or folder: reel ${command} PATH...`);
+  return loadManifests(args.positionals, { cwd: io.cwd, allowRead: stringList(args.values, "allow-read") });
+}
+
+/** Writes problems to stderr, with colour and code frames on a TTY (NO_COLOR turns colour off). */
+export function writeProblems(problems: readonly Problem[], io: CliIO, command: string): void {
+  const tty = io.stderr.isTTY === true;
+  const color = tty && io.env.NO_COLOR === undefined;
+  const files = new Set(problems.map((p) => p.file)).size;
+  io.stderr.write(`${formatProblems(problems, { color, codeFrame: tty })}\n`);
+  io.stderr.write(`reel ${command}: ${plural(problems.length, "problem")} in ${plural(files, "file")}\n`);
+}
+
+export const validateCommand: Command = {
+  name: "validate",
+  summary: "check manifests; print every problem as file:line:col: message",
+  usage: USAGE,
+  options: {
+    "allow-read": { type: "string", multiple: true },
+    json: { type: "boolean" },
+  },
+  async run(args: ParsedArgs, io: CliIO): Promise<number> {
+    const loaded = await loadFromArgs(args, io, "validate");
+    const ok = loaded.problems.length === 0;
+    const summary = summarize(loaded);
+    if (args.values.json === true) {
+      io.stdout.write(`${JSON.stringify({ ok, problems: loaded.problems, summary })}\n`);
+    } else if (ok) {
+      io.stdout.write(`${summaryText(summary)}: ok\n`);
+    } else {
+      writeProblems(loaded.problems, io, "validate");
+    }
+    return ok ? EXIT.ok : EXIT.invalidInput;
+  },
+};

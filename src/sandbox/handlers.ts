@@ -1,0 +1,189 @@
+// One function per endpoint of api-spec.md section 4. Each computes a Reply and never writes to
+// the socket itself, so the server can still swap a success for an injected 500 or a dropped
+// connection after the effect has happened.
+
+import { rename } from "node:fs/promises";
+import type { IncomingMessage } from "node:http";
+import { join } from "node:path";
+import type { Id } from "../service/api-types.js";
+import { readId, type Violation } from "../service/check-request.js";
+import type { AssetStore } from "./assets.js";
+import type { SandboxCounters } from "./counters.js";
+import type { CreditLedger } from "./credits.js";
+import type { Generations, TaskRecord } from "./generations.js";
+import {
+  canonicalJson,
+  detailReply,
+  jsonId,
+  jsonReply,
+  type Reply,
+  readJsonBody,
+  validationReply,
+} from "./json-io.js";
+import type { ApiRoute } from "./routes.js";
+import { writeSpeech } from "./speech.js";
+import { receiveUpload } from "./upload.js";
+import { planGeneration } from "./validate-generation.js";
+
+/** Longest speech text accepted. The spec shows no limit; this keeps a WAV under ~30 MB. */
+export const MAX_SPEECH_CHARS = 5000;
+
+export interface HandlerDeps {
+  readonly counters: SandboxCounters;
+  readonly credits: CreditLedger;
+  readonly generations: Generations;
+  readonly assets: AssetStore;
+  readonly nextId: () => Id;
+  /** Where accepted uploads and speech live. */
+  readonly assetDir: string;
+  /** Where uploads stream to before they are judged. */
+  readonly tmpDir: string;
+}
+
+type Handler = (req: IncomingMessage, param: string, deps: HandlerDeps) => Promise<Reply>;
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** A path id as FastAPI parses an `int` path parameter: any int64 is valid, the rest is 422. */
+function parsePathId(param: string): { readonly id: Id } | { readonly reply: Reply } {
+  if (/^[+-]?\d{1,20}$/.test(param)) {
+    const value = BigInt(param);
+    if (value >= INT64_MIN && value <= INT64_MAX) return { id: value.toString() };
+  }
+  return {
+    reply: validationReply("path", [
+      {
+        loc: ["id"],
+        msg: "Input should be a valid integer, unable to parse string as an integer",
+        type: "int_parsing",
+      },
+    ]),
+  };
+}
+
+function taskBody(task: TaskRecord): Record<string, unknown> {
+  return {
+    id: jsonId(task.id),
+    status: task.status,
+    createTime: task.createTime,
+    ...(task.resultVideoURL !== undefined ? { resultVideoURL: task.resultVideoURL } : {}),
+    ...(task.resultVideoId !== undefined ? { resultVideoId: jsonId(task.resultVideoId) } : {}),
+    ...(task.failReason !== undefined ? { failReason: task.failReason } : {}),
+  };
+}
+
+const createGeneration: Handler = async (req, _param, deps) => {
+  const body = await readJsonBody(req);
+  if (!body.ok) return body.reply;
+  const planned = planGeneration(body.value);
+  if (!planned.ok) return validationReply("body", planned.violations);
+  const cost = planned.plan.seconds;
+  const refusal = deps.credits.charge(cost, `this generation (${cost} s of video)`);
+  if (refusal !== undefined) return detailReply(402, refusal);
+  const task = deps.generations.create(planned.plan, canonicalJson(body.value), cost);
+  return jsonReply(200, { id: jsonId(task.id) });
+};
+
+const getGeneration: Handler = async (_req, param, deps) => {
+  const parsed = parsePathId(param);
+  if ("reply" in parsed) return parsed.reply;
+  deps.counters.countPoll(parsed.id);
+  const task = deps.generations.get(parsed.id);
+  if (!task) return detailReply(404, `Generation ${parsed.id} not found`);
+  return jsonReply(200, taskBody(task));
+};
+
+function checkSpeech(body: unknown): { voiceId: Id; text: string } | Violation[] {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return [{ loc: [], msg: "the request body must be a JSON object", type: "dict_type" }];
+  }
+  const { voiceId, text } = body as Record<string, unknown>;
+  const violations: Violation[] = [];
+  const id = readId(voiceId);
+  if (voiceId === undefined || voiceId === null) {
+    violations.push({ loc: ["voiceId"], msg: "voiceId is required: a voice id", type: "missing" });
+  } else if (id === undefined) {
+    violations.push({ loc: ["voiceId"], msg: "voiceId must be a positive integer", type: "int_type" });
+  }
+  if (text === undefined || text === null) {
+    violations.push({ loc: ["text"], msg: "text is required: the words to speak", type: "missing" });
+  } else if (typeof text !== "string") {
+    violations.push({ loc: ["text"], msg: "text must be a string", type: "string_type" });
+  } else if (text.trim() === "") {
+    violations.push({ loc: ["text"], msg: "text must not be empty", type: "string_too_short" });
+  } else if (text.length > MAX_SPEECH_CHARS) {
+    violations.push({
+      loc: ["text"],
+      msg: `text must be at most ${MAX_SPEECH_CHARS} characters`,
+      type: "string_too_long",
+    });
+  }
+  if (violations.length > 0 || id === undefined || typeof text !== "string") return violations;
+  return { voiceId: id, text };
+}
+
+const createSpeech: Handler = async (req, _param, deps) => {
+  const body = await readJsonBody(req);
+  if (!body.ok) return body.reply;
+  const checked = checkSpeech(body.value);
+  if (Array.isArray(checked)) return validationReply("body", checked);
+  const refusal = deps.credits.refuseWhenExhausted("speech");
+  if (refusal !== undefined) return detailReply(402, refusal);
+  const id = deps.nextId();
+  const path = join(deps.assetDir, `${id}.wav`);
+  const speech = await writeSpeech(path, checked.voiceId, checked.text);
+  const asset = deps.assets.add({
+    id,
+    format: "wav",
+    path,
+    size: speech.size,
+    etag: `speech-${id}`,
+    ownsFile: true,
+  });
+  deps.counters.countSpeech(checked.voiceId, checked.text);
+  return jsonReply(200, { id: jsonId(id), duration: speech.seconds, url: asset.url });
+};
+
+const uploadAsset: Handler = async (req, _param, deps) => {
+  const outcome = await receiveUpload(req, deps.tmpDir);
+  if (!outcome.ok) return outcome.reply;
+  const { file } = outcome;
+  const id = deps.nextId();
+  const path = join(deps.assetDir, `${id}.${file.format}`);
+  await rename(file.path, path);
+  deps.assets.add({
+    id,
+    format: file.format,
+    path,
+    size: file.size,
+    etag: file.sha256.slice(0, 32),
+    ownsFile: true,
+  });
+  deps.counters.countUpload(file.sha256);
+  return jsonReply(200, { id: jsonId(id) });
+};
+
+const getAsset: Handler = async (_req, param, deps) => {
+  const parsed = parsePathId(param);
+  if ("reply" in parsed) return parsed.reply;
+  const asset = deps.assets.get(parsed.id);
+  if (!asset) return detailReply(404, `Asset ${parsed.id} not found`);
+  return jsonReply(200, { id: jsonId(asset.id), url: asset.url });
+};
+
+const deleteAsset: Handler = async (_req, param, deps) => {
+  const parsed = parsePathId(param);
+  if ("reply" in parsed) return parsed.reply;
+  if (!(await deps.assets.delete(parsed.id))) return detailReply(404, `Asset ${parsed.id} not found`);
+  return jsonReply(200, { id: jsonId(parsed.id) });
+};
+
+export const HANDLERS: Readonly<Record<ApiRoute, Handler>> = {
+  "POST /v1/generations": createGeneration,
+  "GET /v1/generations/:id": getGeneration,
+  "POST /v1/audios": createSpeech,
+  "POST /v1/assets": uploadAsset,
+  "GET /v1/assets/:id": getAsset,
+  "DELETE /v1/assets/:id": deleteAsset,
+};

@@ -1,0 +1,180 @@
+// The knobs of the emulator in one place, each with its default, and the one function that checks
+// them: a bad value fails at start with the option's name rather than as odd behaviour later.
+import { randomBytes } from "node:crypto";
+import { UsageError } from "../errors.js";
+import type { Logger } from "../log/logger.js";
+import { silentLogger } from "../log/logger.js";
+
+/** Failures to inject. Rates are probabilities per request, from 0 to 1. */
+export interface SandboxFaults {
+  /** Seed of the PRNG that decides every fault: the same seed and request order give the same faults. @defaultValue 1 */
+  readonly seed?: number;
+  /** 429 Too Many Requests with Retry-After, before any effect. @defaultValue 0 */
+  readonly rate429?: number;
+  /** 503 Service Unavailable with Retry-After, before any effect. @defaultValue 0 */
+  readonly rate503?: number;
+  /** Value of the Retry-After header of 429 and 503, in seconds; may be fractional or 0. @defaultValue 1 */
+  readonly retryAfterSeconds?: number;
+  /** The request takes effect (task, speech, upload, deletion created/done), then 500 is returned. @defaultValue 0 */
+  readonly rate500AfterEffect?: number;
+  /** The socket is destroyed without a response; before or after the effect, half and half. @defaultValue 0 */
+  readonly rateDrop?: number;
+  /** Added latency per request in milliseconds: a fixed number or a uniform `[min, max]`. @defaultValue 0 */
+  readonly latencyMs?: number | readonly [number, number];
+  /** A file download sends its full Content-Length, then about half the bytes, then closes. @defaultValue 0 */
+  readonly rateTruncateDownload?: number;
+  /**
+   * Routes the faults apply to, as `"METHOD /template"`: `"POST /v1/generations"`,
+   * `"GET /v1/generations/:id"`, `"POST /v1/audios"`, `"POST /v1/assets"`, `"GET /v1/assets/:id"`,
+   * `"DELETE /v1/assets/:id"`, `"GET /files/:token"`. @defaultValue every route
+   */
+  readonly routes?: readonly string[];
+}
+
+export interface SandboxOptions {
+  /** TCP port; 0 picks a free one. @defaultValue 0 */
+  readonly port?: number;
+  /** Interface to listen on. @defaultValue "127.0.0.1" */
+  readonly host?: string;
+  /** The one key accepted as `Authorization: Bearer <key>`. @defaultValue a random `sk-sandbox-<32 hex>` */
+  readonly apiKey?: string;
+  /** Where uploads and speech are stored; kept on close when given. @defaultValue a fresh temp dir, removed on close */
+  readonly dataDir?: string;
+  /** Tasks Running at once on the "server"; the others wait in Pending. @defaultValue 4 */
+  readonly slots?: number;
+  /** Wall-clock seconds of Running per second of video. @defaultValue 0.02 (a 10 s video runs 200 ms) */
+  readonly timeScale?: number;
+  /** Time a task spends in PreProcessing, in milliseconds. @defaultValue 20 */
+  readonly preProcessingMs?: number;
+  /** Credit balance; a generation costs its seconds of video. @defaultValue undefined (unlimited) */
+  readonly credits?: number;
+  /** Hand out ids above 2^53, from 1800000000000000001, to catch clients that lose digits. @defaultValue false */
+  readonly bigIds?: boolean;
+  /** Failures to inject. @defaultValue none */
+  readonly faults?: SandboxFaults;
+  /** Receives one debug line per request; never the key. @defaultValue a silent logger */
+  readonly logger?: Logger;
+}
+
+export interface ResolvedOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly apiKey: string | undefined;
+  readonly dataDir: string | undefined;
+  readonly slots: number;
+  readonly timeScale: number;
+  readonly preProcessingMs: number;
+  readonly credits: number | undefined;
+  readonly bigIds: boolean;
+  readonly faults: SandboxFaults;
+  readonly logger: Logger;
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return `\`[${value.join(", ")}]\` (array)`;
+  return `\`${String(value)}\` (${typeof value})`;
+}
+
+function expect(ok: boolean, name: string, wanted: string, value: unknown): void {
+  if (!ok) throw new UsageError(`Expected \`${name}\` to be ${wanted}, got ${describe(value)}`);
+}
+
+const isNonNegative = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
+const isRate = (v: unknown): boolean => v === undefined || (isNonNegative(v) && v <= 1);
+
+/** A fresh random key in the shape of the service's keys, so it is recognisable in a shell. */
+export function makeApiKey(): string {
+  return `sk-sandbox-${randomBytes(16).toString("hex")}`;
+}
+
+/** The key itself never appears in the message: it may be a real one pasted by mistake. */
+export function checkApiKey(key: string): void {
+  expect(
+    key.length > 0 && /^[\x21-\x7e]+$/.test(key),
+    "apiKey",
+    "a non-empty string of visible ASCII",
+    "(hidden)",
+  );
+}
+
+export function checkCredits(credits: number | undefined): void {
+  expect(
+    credits === undefined || isNonNegative(credits),
+    "credits",
+    "a number from 0 and up or undefined",
+    credits,
+  );
+}
+
+export function checkFaults(faults: SandboxFaults): void {
+  for (const name of [
+    "rate429",
+    "rate503",
+    "rate500AfterEffect",
+    "rateDrop",
+    "rateTruncateDownload",
+  ] as const) {
+    expect(isRate(faults[name]), `faults.${name}`, "a number from 0 to 1", faults[name]);
+  }
+  const total =
+    (faults.rate429 ?? 0) + (faults.rate503 ?? 0) + (faults.rate500AfterEffect ?? 0) + (faults.rateDrop ?? 0);
+  expect(total <= 1, "faults.rate429 + rate503 + rate500AfterEffect + rateDrop", "at most 1", total);
+  expect(
+    faults.seed === undefined || Number.isInteger(faults.seed),
+    "faults.seed",
+    "an integer",
+    faults.seed,
+  );
+  expect(
+    faults.retryAfterSeconds === undefined || isNonNegative(faults.retryAfterSeconds),
+    "faults.retryAfterSeconds",
+    "a number from 0 and up",
+    faults.retryAfterSeconds,
+  );
+  const latency = faults.latencyMs;
+  if (Array.isArray(latency)) {
+    const [min, max] = latency as readonly unknown[];
+    expect(
+      latency.length === 2 && isNonNegative(min) && isNonNegative(max) && min <= max,
+      "faults.latencyMs",
+      "a number from 0 and up or a [min, max] pair",
+      latency,
+    );
+  } else {
+    expect(
+      latency === undefined || isNonNegative(latency),
+      "faults.latencyMs",
+      "a number from 0 and up",
+      latency,
+    );
+  }
+}
+
+/** Defaults applied, every value checked. */
+export function resolveOptions(options: SandboxOptions): ResolvedOptions {
+  const port = options.port ?? 0;
+  expect(Number.isInteger(port) && port >= 0 && port <= 65535, "port", "an integer from 0 to 65535", port);
+  const slots = options.slots ?? 4;
+  expect(Number.isInteger(slots) && slots >= 1, "slots", "an integer from 1 and up", slots);
+  const timeScale = options.timeScale ?? 0.02;
+  expect(isNonNegative(timeScale), "timeScale", "a number from 0 and up", timeScale);
+  const preProcessingMs = options.preProcessingMs ?? 20;
+  expect(isNonNegative(preProcessingMs), "preProcessingMs", "a number from 0 and up", preProcessingMs);
+  if (options.apiKey !== undefined) checkApiKey(options.apiKey);
+  checkCredits(options.credits);
+  const faults = options.faults ?? {};
+  checkFaults(faults);
+  return {
+    port,
+    host: options.host ?? "127.0.0.1",
+    apiKey: options.apiKey,
+    dataDir: options.dataDir,
+    slots,
+    timeScale,
+    preProcessingMs,
+    credits: options.credits,
+    bigIds: options.bigIds ?? false,
+    faults,
+    logger: options.logger ?? silentLogger,
+  };
+}

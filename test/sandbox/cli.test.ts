@@ -1,0 +1,121 @@
+// `reel sandbox`: in-process through main(), and once as the real binary, which is what users and
+// scripts run: exactly two lines on stdout, then serve until SIGTERM, then exit 0.
+import { execFile, spawn } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, test } from "vitest";
+import type { CliIO } from "../../src/cli/command.js";
+import { main } from "../../src/cli/main.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const LINES = /^REEL_BASE_URL=(http:\/\/127\.0\.0\.1:\d+)\nREEL_API_KEY=(\S+)\n$/;
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** bin/reel.js runs dist/: build it when src/ is newer (tsc's exit code covers other folders' work in progress). */
+async function ensureBuilt(): Promise<void> {
+  const built = join(ROOT, "dist/cli/main.js");
+  if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(join(ROOT, "src"))) return;
+  await promisify(execFile)(
+    process.execPath,
+    [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"],
+    {
+      cwd: ROOT,
+    },
+  ).catch(() => undefined);
+  expect(existsSync(join(ROOT, "dist/cli/sandbox-command.js"))).toBe(true);
+}
+
+function capture(): { stream: PassThrough; text: () => string } {
+  const stream = new PassThrough();
+  let text = "";
+  stream.on("data", (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  return { stream, text: () => text };
+}
+
+describe("reel sandbox", () => {
+  test("in-process: prints the two lines, serves, stops on abort", async () => {
+    const stdout = capture();
+    const stderr = capture();
+    const controller = new AbortController();
+    const io: CliIO = {
+      stdout: stdout.stream,
+      stderr: stderr.stream,
+      env: {},
+      cwd: ROOT,
+      signal: controller.signal,
+    };
+    const running = main(["sandbox", "--port", "0", "--key", "sk-test-key"], io);
+    while (!stdout.text().includes("REEL_API_KEY=")) await new Promise((resolve) => setTimeout(resolve, 5));
+    const [, baseUrl] = LINES.exec(stdout.text()) ?? [];
+    expect(stdout.text()).toMatch(LINES);
+    const res = await fetch(`${baseUrl}/v1/generations/77`, {
+      headers: { authorization: "Bearer sk-test-key" },
+    });
+    expect(res.status).toBe(404);
+    controller.abort();
+    expect(await running).toBe(0);
+    expect(stderr.text()).not.toContain("sk-test-key");
+  });
+
+  test("bad flags exit 2 before listening", async () => {
+    const stdout = capture();
+    const stderr = capture();
+    const io: CliIO = {
+      stdout: stdout.stream,
+      stderr: stderr.stream,
+      env: {},
+      cwd: ROOT,
+      signal: new AbortController().signal,
+    };
+    expect(await main(["sandbox", "--port", "http"], io)).toBe(2);
+    expect(await main(["sandbox", "--slots", "0"], io)).toBe(2);
+    expect(stdout.text()).toBe("");
+    expect(stderr.text()).toMatch(/slots/);
+  });
+
+  test("the binary prints exactly two lines and exits 0 on SIGTERM", { timeout: 30_000 }, async () => {
+    await ensureBuilt();
+    const child = spawn(process.execPath, [join(ROOT, "bin/reel.js"), "sandbox", "--port", "0"], {
+      cwd: ROOT,
+    });
+    let out = "";
+    let err = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          if (out.split("\n").length >= 3) resolve();
+        });
+        void exited.then((code) => reject(new Error(`exited ${code} early: ${err}`)));
+      });
+      const [, baseUrl, key] = LINES.exec(out) ?? [];
+      expect(out, err).toMatch(LINES);
+      expect(key).toMatch(/^sk-sandbox-[0-9a-f]{32}$/);
+      const res = await fetch(`${baseUrl}/v1/assets/1`, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(404);
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(out).toMatch(LINES);
+      expect(err).not.toContain(key ?? "");
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  });
+});
