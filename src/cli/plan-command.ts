@@ -1,10 +1,15 @@
 // `reel plan PATH...`: what a run would do, with no call to the service: jobs by state, uploads new
 // vs already made, speech to generate, seconds of video per model. Human text, or `--json`.
+
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { UsageError } from "../errors.js";
-import { makeJobFilter, makePlan, type Plan, type PlanStateView } from "../manifest/index.js";
+import { makeJobFilter, makePlan, type Plan } from "../manifest/index.js";
+import { makePlanStateView } from "../state/plan-view.js";
+import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
+import { SANDBOX_SERVICE_ID } from "./service-options.js";
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--allow-read DIR]... [--json]
@@ -15,6 +20,9 @@ Options:
   --only GLOB        plan only jobs whose manifest/id matches (repeatable): 'spring/*', 'intro',
                      'spring/scene-?'; '*' and '?' stay within a name, '**' matches across
   --state FILE       state file to compare with (env REEL_STATE; default .reel/state.db)
+  --base-url URL     compare with what was done on this service (env REEL_BASE_URL;
+                     default: the service the state file used last)
+  --sandbox          compare with what was done on the built-in sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
   --json             print the plan as JSON on stdout
 
@@ -74,6 +82,8 @@ export const planCommand: Command = {
   options: {
     only: { type: "string", multiple: true },
     state: { type: "string" },
+    "base-url": { type: "string" },
+    sandbox: { type: "boolean" },
     "allow-read": { type: "string", multiple: true },
     json: { type: "boolean" },
   },
@@ -99,10 +109,13 @@ export const planCommand: Command = {
       io.cwd,
       typeof stateArg === "string" ? stateArg : (io.env.REEL_STATE ?? ".reel/state.db"),
     );
-    // TODO(lead): open `statePath` read-only when it exists and pass its PlanStateView here; until
-    // then every job plans as new and every upload and speech as to be made.
-    const view: PlanStateView | undefined = undefined;
-    const plan = makePlan(manifests, view);
+    const store = openStateForPlan(statePath, args, io);
+    let plan: Plan;
+    try {
+      plan = makePlan(manifests, store ? makePlanStateView(store) : undefined);
+    } finally {
+      store?.close();
+    }
 
     const summary = summarize({ manifests, problems: [] });
     if (args.values.json === true) {
@@ -113,3 +126,22 @@ export const planCommand: Command = {
     return EXIT.ok;
   },
 };
+
+/**
+ * The state of the service this plan is for, read-only: the one of --base-url / REEL_BASE_URL, the
+ * sandbox's with --sandbox, or else the one the state file used last.
+ */
+function openStateForPlan(statePath: string, args: ParsedArgs, io: CliIO): StateStore | undefined {
+  if (!existsSync(statePath)) return undefined;
+  const flag = args.values["base-url"];
+  const baseUrl =
+    args.values.sandbox === true
+      ? SANDBOX_SERVICE_ID
+      : typeof flag === "string"
+        ? flag.replace(/\/+$/, "")
+        : io.env.REEL_BASE_URL?.replace(/\/+$/, "");
+  return StateStore.open(statePath, {
+    readonly: true,
+    baseUrl: baseUrl ?? StateStore.lastService(statePath),
+  });
+}

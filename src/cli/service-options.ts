@@ -87,6 +87,13 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
   };
 }
 
+/**
+ * The service identity that state rows of `--sandbox` runs are scoped by. The in-process sandbox
+ * keeps its data beside the state file, so its ids stay valid from one run to the next even though
+ * it listens on a new port each time.
+ */
+export const SANDBOX_SERVICE_ID = "sandbox:local";
+
 export function isLoopback(hostname: string): boolean {
   return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d+){3}$/.test(hostname);
 }

@@ -63,7 +63,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     return once(`sha:${sha256}`, async () => {
       const known = store.findAsset(sha256);
       if (known) return known;
-      const result = await queue.add(() => client.uploadAsset(path, { signal }), { signal });
+      const result = await queue.add(() => client.uploadAsset(path, { signal }));
       const size = (await stat(path)).size;
       store.recordAsset(sha256, result.id, size);
       options.onUpload?.(sha256);
@@ -123,23 +123,21 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
       if ((row?.state === "uncertain" || row?.state === "creating") && !options.resubmitUncertain) {
         throw new SpeechUncertainError(ref.voiceId, ref.text);
       }
-      return queue.add(
-        async () => {
-          store.markSpeechCreating(ref.voiceId, ref.text);
-          try {
-            const audio = await client.createSpeech({ voiceId: ref.voiceId, text: ref.text });
-            store.markSpeechDone(ref.voiceId, ref.text, audio.id, audio.duration);
-            options.onSpeech?.(ref.voiceId);
-            return audio.id;
-          } catch (error) {
-            if (error instanceof OutcomeUnknownError)
-              store.markSpeechUncertain(ref.voiceId, ref.text, error.message);
-            else if (!signal.aborted) store.clearSpeech(ref.voiceId, ref.text);
-            throw error;
-          }
-        },
-        { signal },
-      );
+      return queue.add(async () => {
+        if (signal.aborted) throw signal.reason;
+        store.markSpeechCreating(ref.voiceId, ref.text);
+        try {
+          const audio = await client.createSpeech({ voiceId: ref.voiceId, text: ref.text });
+          store.markSpeechDone(ref.voiceId, ref.text, audio.id, audio.duration);
+          options.onSpeech?.(ref.voiceId);
+          return audio.id;
+        } catch (error) {
+          if (error instanceof OutcomeUnknownError)
+            store.markSpeechUncertain(ref.voiceId, ref.text, error.message);
+          else if (!signal.aborted) store.clearSpeech(ref.voiceId, ref.text);
+          throw error;
+        }
+      });
     });
   }
 

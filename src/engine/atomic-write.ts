@@ -22,13 +22,21 @@ export async function ensureRealDir(dir: string): Promise<void> {
   }
 }
 
-export async function writeFileAtomic(target: string, data: string | Uint8Array): Promise<void> {
-  await ensureRealDir(dirname(target));
+/**
+ * Writes `target` whole or not at all. Its folder must exist (see ensureRealDir). `sync` flushes the
+ * data to disk before the rename, so a power cut cannot leave an empty file under the final name;
+ * files that are rewritten from the state file anyway can skip it.
+ */
+export async function writeFileAtomic(
+  target: string,
+  data: string | Uint8Array,
+  options: { readonly sync?: boolean } = {},
+): Promise<void> {
   const temp = tempPathFor(target);
   const handle = await open(temp, "wx", 0o644);
   try {
     await handle.writeFile(data);
-    await handle.sync();
+    if (options.sync ?? true) await handle.sync();
   } catch (error) {
     await handle.close();
     await unlink(temp).catch(() => {});

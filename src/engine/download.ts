@@ -4,11 +4,10 @@
 // redirects only to https (or an origin the caller trusts, the sandbox), resumes a broken transfer
 // with a Range request when the server allows it.
 import { open, rename, stat, unlink } from "node:fs/promises";
-import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, request } from "undici";
 import { ReelError } from "../errors.js";
-import { ensureRealDir, tempPathFor } from "./atomic-write.js";
+import { tempPathFor } from "./atomic-write.js";
 
 /**
  * - "expired": the URL no longer serves the file: ask the service for a fresh one.
@@ -37,7 +36,7 @@ export interface DownloadOptions {
   readonly maxBytes?: number;
   /** Origins that may be fetched over plain http (the sandbox's own). */
   readonly httpOrigins?: readonly string[];
-  /** Tries in all. @defaultValue 5 */
+  /** Tries in all (a download costs nothing, so be persistent). @defaultValue 10 */
   readonly attempts?: number;
   readonly dispatcher?: Dispatcher;
   readonly signal?: AbortSignal;
@@ -55,11 +54,10 @@ function isMp4Start(bytes: Uint8Array): boolean {
   return bytes.length >= 8 && Buffer.from(bytes.subarray(4, 8)).toString("latin1") === "ftyp";
 }
 
-/** Downloads `url` to `dest`. Returns the size in bytes. */
+/** Downloads `url` to `dest`, whose folder must exist (see ensureRealDir). Returns the size in bytes. */
 export async function downloadVideo(options: DownloadOptions): Promise<number> {
   const maxBytes = options.maxBytes ?? 2 * 1024 ** 3;
-  const attempts = options.attempts ?? 5;
-  await ensureRealDir(dirname(options.dest));
+  const attempts = options.attempts ?? 10;
   const temp = tempPathFor(options.dest);
   const handle = await open(temp, "wx", 0o644);
   let written = 0;

@@ -21,7 +21,7 @@ import { writeJobRecord, writeResults } from "../report/results.js";
 import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
 import type { JobRow, StateStore } from "../state/store.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
-import { removeStaleTempFiles } from "./atomic-write.js";
+import { ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
 import { DownloadError, downloadVideo, isCompleteVideo } from "./download.js";
 import { DEFAULT_POLL_TIMING, nextPollDelay, type PollTiming, RunRateEstimator } from "./poll-schedule.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
@@ -87,6 +87,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   options.signal?.addEventListener("abort", onUserAbort, { once: true });
   // Submissions get a grace period after `stop`, so an answer on its way is still recorded.
   const submitAbort = new AbortController();
+  setMaxListeners(0, submitAbort.signal);
   stop.signal.addEventListener(
     "abort",
     () => setTimeout(() => submitAbort.abort(stop.signal.reason), SUBMIT_GRACE_MS).unref(),
@@ -101,10 +102,12 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     });
   }
   store.markInterruptedSpeechUncertain();
-  // This run holds the state lock, so temp files in its output folders are leftovers of a killed run.
+  // Output folders are made (and checked not to be planted symlinks) once per run. This run holds
+  // the state lock, so temp files in them are leftovers of a killed run.
   const manifestNames = [...new Set(options.jobs.map((job) => job.manifest))];
-  await Promise.all(manifestNames.map((name) => removeStaleTempFiles(join(outDir, name))));
-  await removeStaleTempFiles(outDir);
+  await ensureRealDir(outDir);
+  await Promise.all(manifestNames.map((name) => ensureRealDir(join(outDir, name))));
+  await Promise.all([outDir, ...manifestNames.map((name) => join(outDir, name))].map(removeStaleTempFiles));
 
   const slots = new PQueue({ concurrency: options.concurrency ?? 4 });
   const transfers = new PQueue({ concurrency: options.uploadConcurrency ?? 4 });
@@ -132,9 +135,8 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     return true;
   }
 
-  const entries = options.jobs.map((job) => ({
-    job,
-    row: store.upsertJob({
+  const jobRows = store.upsertJobs(
+    options.jobs.map((job) => ({
       key: job.key,
       manifest: job.manifest,
       videoId: job.id,
@@ -142,8 +144,9 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
       specJson: JSON.stringify(job.spec),
       seconds: job.seconds,
       model: job.model,
-    }),
-  }));
+    })),
+  );
+  const entries = options.jobs.map((job, i) => ({ job, row: jobRows[i]! }));
   const done = await Promise.all(
     entries.map(
       ({ row }) => row.state === "Success" && row.file !== null && isCompleteVideo(join(outDir, row.file)),
@@ -164,7 +167,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
       return;
     }
     if (row.state === "submitted") {
-      await slots.add(() => follow(row.id), { signal: stop.signal, priority: Number.MAX_SAFE_INTEGER });
+      await slots.add(() => follow(row.id), { priority: Number.MAX_SAFE_INTEGER });
       await afterFinal(row.id);
       return;
     }
@@ -237,7 +240,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
         await follow(rowId);
       },
       // Longest first: the slots then end the batch together instead of waiting on one long straggler.
-      { signal: stop.signal, priority: job.seconds },
+      { priority: job.seconds },
     );
   }
 
@@ -279,9 +282,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
       );
       try {
         await sleep(delay, undefined, { signal: stop.signal });
-        const task = await polls.add(() => client.getGeneration(taskId, { signal: stop.signal }), {
-          signal: stop.signal,
-        });
+        const task = await polls.add(() => client.getGeneration(taskId, { signal: stop.signal }));
         if (task.status === status) {
           pollsInStatus++;
         } else {
@@ -332,40 +333,38 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   }
 
   async function download(rowId: number): Promise<void> {
-    await downloads.add(
-      async () => {
-        let row = store.getJob(rowId);
-        const file = `${row.manifest}/${row.video_id}.mp4`;
-        try {
-          let url = row.result_url ?? (await refreshUrl(row));
-          for (let refreshed = 0; ; refreshed++) {
-            try {
-              await downloadVideo({
-                url,
-                dest: join(outDir, file),
-                signal: stop.signal,
-                httpOrigins: options.httpOrigins ?? [],
-              });
-              break;
-            } catch (error) {
-              // An expired address: ask the service for the task again, never resubmit.
-              if (!(error instanceof DownloadError) || !error.expired || refreshed >= 2) throw error;
-              url = await refreshUrl(row);
-            }
+    await downloads.add(async () => {
+      if (stop.signal.aborted) return;
+      let row = store.getJob(rowId);
+      const file = `${row.manifest}/${row.video_id}.mp4`;
+      try {
+        let url = row.result_url ?? (await refreshUrl(row));
+        for (let refreshed = 0; ; refreshed++) {
+          try {
+            await downloadVideo({
+              url,
+              dest: join(outDir, file),
+              signal: stop.signal,
+              httpOrigins: options.httpOrigins ?? [],
+            });
+            break;
+          } catch (error) {
+            // An expired address: ask the service for the task again, never resubmit.
+            if (!(error instanceof DownloadError) || !error.expired || refreshed >= 2) throw error;
+            url = await refreshUrl(row);
           }
-          store.markDownloaded(rowId, file);
-          row = store.getJob(rowId);
-          await writeJobRecord(outDir, row);
-          progress.event({ stage: "done", key: row.job_key, detail: file });
-        } catch (error) {
-          if (stop.signal.aborted || haltOnFatal(error)) return;
-          const message = `download failed: ${(error as Error).message}`;
-          store.recordJobError(rowId, message);
-          progress.event({ stage: "failed", key: row.job_key, detail: message });
         }
-      },
-      { signal: stop.signal },
-    );
+        store.markDownloaded(rowId, file);
+        row = store.getJob(rowId);
+        await writeJobRecord(outDir, row);
+        progress.event({ stage: "done", key: row.job_key, detail: file });
+      } catch (error) {
+        if (stop.signal.aborted || haltOnFatal(error)) return;
+        const message = `download failed: ${(error as Error).message}`;
+        store.recordJobError(rowId, message);
+        progress.event({ stage: "failed", key: row.job_key, detail: message });
+      }
+    });
   }
 
   async function refreshUrl(row: JobRow): Promise<string> {

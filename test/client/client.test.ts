@@ -211,7 +211,10 @@ describe("retries", () => {
   });
 
   it("retries a GET after 503 and a dropped connection", async () => {
-    const { client, sandbox } = await setup({}, { retry: { maxAttempts: 10, baseDelayMs: 1, maxDelayMs: 5 } });
+    const { client, sandbox } = await setup(
+      {},
+      { retry: { maxAttempts: 10, baseDelayMs: 1, maxDelayMs: 5 } },
+    );
     const { id } = await client.submitGeneration(actorRequest());
     sandbox.setFaults({
       seed: 7,

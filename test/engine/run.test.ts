@@ -142,6 +142,17 @@ describe("reel run", () => {
     }
     expect((await readdir(join(dir, "out", "alpha"))).filter((f) => f.endsWith(".part"))).toEqual([]);
 
+    // plan now reads the state: everything done, every upload and speech cached, no call made.
+    const requestsBefore = [...s.counters.requests.values()].reduce((a, b) => a + b, 0);
+    const plan = await runCli(["plan", "manifests", "--json"], { cwd: dir, env: env(s) });
+    expect(plan.code).toBe(0);
+    const planned = JSON.parse(plan.stdout).plan;
+    expect(planned.jobs.done).toHaveLength(6);
+    expect(planned.jobs.new).toHaveLength(0);
+    expect(planned.uploads.new).toHaveLength(0);
+    expect(planned.speech.new).toHaveLength(0);
+    expect([...s.counters.requests.values()].reduce((a, b) => a + b, 0)).toBe(requestsBefore);
+
     const writesBefore = writeCalls(s);
     const second = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
     expect(second.code).toBe(0);
@@ -160,7 +171,9 @@ describe("reel run", () => {
     expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
   });
 
-  it("completes everything under 429, 503, dropped connections, latency and truncated downloads, with no duplicate", async () => {
+  it("completes everything under 429, 503, dropped connections, latency and truncated downloads, with no duplicate", {
+    timeout: 90_000,
+  }, async () => {
     const s = await sandbox({
       faults: {
         seed: 42,
@@ -192,6 +205,7 @@ describe("reel run", () => {
     if (results.every((r) => r.status === "Success")) expect(code).toBe(0);
     else expect(code).toBe(1);
     for (const r of results.filter((r) => r.status === "Success")) {
+      expect(r.file, String(r.error)).not.toBeNull();
       const video = await readFile(join(dir, "out", String(r.file)));
       expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
     }

@@ -1,0 +1,90 @@
+// Validating and planning a manifest of 10,000 videos: wall time and peak memory (issue 3 aims for
+// under 2 s and under 200 MB). Run after a build: `npx tsc -p tsconfig.build.json && node bench/manifest-bench.js`.
+// The measured work runs in a child process so that its peak RSS is its own.
+import { spawnSync } from "node:child_process";
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const VIDEOS = 10_000;
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+
+/** One video of each kind in turn: all five models, shared media files, speech, defaults. */
+function videoYaml(i) {
+  const id = `video-${String(i).padStart(5, "0")}`;
+  switch (i % 5) {
+    case 0:
+      return `  - id: ${id}\n    chunks:\n      - duration: 5\n        text: "Scene ${i}: a barista waves hello."\n`;
+    case 1:
+      return `  - id: ${id}\n    model: actor-1\n    source: ./media/host.jpg\n    chunks:\n      - duration: 10\n        text: "Take ${i}"\n        audio: ./media/intro.mp3\n      - duration: 5\n        text: "and smiles"\n`;
+    case 2:
+      return `  - id: ${id}\n    model: actor-4\n    resolution: 540p\n    chunks:\n      - duration: 5\n        text: "Petals ${i}"\n        speech: { voice: ${i % 7}7, text: "Line number ${i}." }\n`;
+    case 3:
+      return `  - id: ${id}\n    model: avatar-h1\n    resolution: 540p\n    aspectRatio: "1:1"\n    source: ./media/face.png\n    chunks:\n      - duration: ${(i % 60) + 1}\n        audio: ./media/greeting.wav\n`;
+    default:
+      return `  - id: ${id}\n    model: avatar-h1-pro\n    resolution: 720p\n    source: { asset: ${1000 + i} }\n    chunks:\n      - duration: 30\n        text: "nods"\n        speech: { voice: 17, text: "Welcome, guest ${i}." }\n`;
+  }
+}
+
+async function child(dir) {
+  const { loadManifests, makePlan } = await import("../dist/manifest/index.js");
+  const t0 = performance.now();
+  const loaded = await loadManifests(["big.yaml"], { cwd: dir });
+  const t1 = performance.now();
+  const plan = makePlan(loaded.manifests);
+  const t2 = performance.now();
+  if (loaded.problems.length > 0)
+    throw new Error(`unexpected problems: ${JSON.stringify(loaded.problems.slice(0, 3))}`);
+  process.stdout.write(
+    JSON.stringify({
+      loadMs: t1 - t0,
+      planMs: t2 - t1,
+      videos: plan.videos,
+      seconds: plan.seconds,
+      uploads: plan.uploads.new.length,
+      speech: plan.speech.new.length,
+      peakRssMb: process.resourceUsage().maxRSS / 1024,
+    }),
+  );
+}
+
+async function main() {
+  const dir = await mkdtemp(path.join(tmpdir(), "reel-manifest-bench-"));
+  try {
+    await mkdir(path.join(dir, "media"));
+    const media = path.join(REPO, "manifests", "media");
+    for (const name of await readdir(media))
+      await copyFile(path.join(media, name), path.join(dir, "media", name));
+    const head =
+      'version: 1\nname: bench\ndefaults:\n  model: actor-2\n  resolution: 720p\n  aspectRatio: "16:9"\nvideos:\n';
+    const body = Array.from({ length: VIDEOS }, (_, i) => videoYaml(i)).join("");
+    await writeFile(path.join(dir, "big.yaml"), head + body);
+    const bytes = Buffer.byteLength(head + body);
+
+    const started = performance.now();
+    const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", dir], {
+      encoding: "utf8",
+    });
+    const wallMs = performance.now() - started;
+    if (run.status !== 0) throw new Error(`bench child failed:\n${run.stderr}`);
+    const r = JSON.parse(run.stdout);
+
+    const rows = [
+      ["manifest", `${VIDEOS} videos, ${(bytes / 1024 / 1024).toFixed(1)} MB of YAML`],
+      ["plan", `${r.videos} jobs, ${r.seconds} s of video, ${r.uploads} uploads, ${r.speech} speech`],
+      ["loadManifests", `${r.loadMs.toFixed(0)} ms`],
+      ["makePlan", `${r.planMs.toFixed(0)} ms`],
+      ["load + plan", `${(r.loadMs + r.planMs).toFixed(0)} ms (aim < 2000 ms)`],
+      ["child process wall", `${wallMs.toFixed(0)} ms (with Node start-up and imports)`],
+      ["peak RSS", `${r.peakRssMb.toFixed(0)} MB (aim < 200 MB)`],
+    ];
+    console.log("manifest bench: validate + plan a manifest of 10,000 videos");
+    for (const [k, v] of rows) console.log(`  ${k.padEnd(20)} ${v}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === "--child") await child(process.argv[3]);
+else await main();

@@ -1,0 +1,250 @@
+// Checks a schema can't express, on the media a manifest names: local files exist, are readable,
+// stay inside the allowed folders (also after following symlinks), and are of the kind expected by
+// their content; remote sources are https URLs. Results are cached per path for the whole load, so
+// 10,000 videos sharing three files cost three look-ups and three hashes.
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { open, realpath, stat } from "node:fs/promises";
+import path from "node:path";
+import {
+  MEDIA_KIND,
+  type MediaFormat,
+  type MediaKind,
+  SNIFF_BYTES,
+  sniffFormat,
+} from "../service/media-format.js";
+import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
+import type { AssetRef } from "./types.js";
+
+/** What a field expects: a source is an image, an audio is audio. */
+export type MediaUse = "image" | "audio";
+
+const USE_WORDS: Record<MediaUse, string> = {
+  image: "an image (JPEG, PNG, GIF, WebP)",
+  audio: "an audio file (MP3, WAV, OGG)",
+};
+
+const FORMAT_WORDS: Record<MediaFormat, string> = {
+  jpeg: "a JPEG image",
+  png: "a PNG image",
+  gif: "a GIF image",
+  webp: "a WebP image",
+  mp4: "an MP4 video",
+  mp3: "an MP3 audio file",
+  wav: "a WAV audio file",
+  ogg: "an OGG audio file",
+};
+
+export type MediaCheck = { ok: true; ref: AssetRef } | { ok: false; message: string; code: ProblemCode };
+
+/** sha256 hex of a file, streamed. */
+export function hashFileStreaming(absPath: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const hash = createHash("sha256");
+    createReadStream(absPath)
+      .on("error", reject)
+      .on("data", (chunk) => hash.update(chunk))
+      .on("end", () => resolve(hash.digest("hex")));
+  });
+}
+
+export function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+type Resolved =
+  | { ok: true; real: string; size: number; format: MediaFormat | undefined }
+  | { ok: false; message: string; code: ProblemCode };
+
+export interface FileCheckerOptions {
+  /** The folder reel was started in. */
+  readonly cwd: string;
+  /** Folders files may be read from (cwd included), as given (absolute). */
+  readonly allowed: readonly string[];
+  readonly hashFile: (absPath: string) => Promise<string>;
+}
+
+/** Runs at most `max` tasks at once (file handles are finite: 10,000 distinct files must not open at once). */
+function makeLimiter(max: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await task();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}
+
+/** One per load: holds the caches. */
+export class FileChecker {
+  private readonly limit = makeLimiter(16);
+  private readonly resolved = new Map<string, Promise<Resolved>>();
+  private readonly hashes = new Map<string, Promise<string>>();
+  private allowedReal: Promise<string[]> | undefined;
+
+  constructor(private readonly options: FileCheckerOptions) {}
+
+  /**
+   * Checks one media string of a manifest (a path relative to `manifestDir`, or an https URL)
+   * used as `field` ("source", "audio"). `written` is the text as the user wrote it, for messages.
+   */
+  async check(written: string, manifestDir: string, field: string, use: MediaUse): Promise<MediaCheck> {
+    if (/^[A-Za-z][A-Za-z0-9+.-]+:/.test(written)) return checkUrl(written, field);
+    if (written.includes("\0")) {
+      return {
+        ok: false,
+        message: `${field} path contains a NUL character`,
+        code: PROBLEM_CODES.invalidValue,
+      };
+    }
+    const abs = path.resolve(manifestDir, written);
+    let entry = this.resolved.get(abs);
+    if (!entry) {
+      entry = this.limit(() => this.resolve(abs, written));
+      this.resolved.set(abs, entry);
+    }
+    const found = await entry;
+    if (!found.ok) return { ok: false, message: `${field} ${found.message}`, code: found.code };
+    if (found.format === undefined) {
+      return {
+        ok: false,
+        message: `${field} must be ${USE_WORDS[use]}; ${written} is ${found.size === 0 ? "empty" : "not a file of an accepted format"}`,
+        code: PROBLEM_CODES.mediaFormat,
+      };
+    }
+    const kind: MediaKind = MEDIA_KIND[found.format];
+    if (kind !== use) {
+      return {
+        ok: false,
+        message: `${field} must be ${USE_WORDS[use]}; ${written} is ${FORMAT_WORDS[found.format]}`,
+        code: PROBLEM_CODES.mediaKind,
+      };
+    }
+    let hash = this.hashes.get(found.real);
+    if (!hash) {
+      const real = found.real;
+      hash = this.limit(() => this.options.hashFile(real));
+      this.hashes.set(found.real, hash);
+    }
+    try {
+      return {
+        ok: true,
+        ref: { kind: "file", path: found.real, sha256: await hash, size: found.size, format: found.format },
+      };
+    } catch (error) {
+      return {
+        ok: false,
+        message: `${field} ${written} could not be read: ${reason(error)}`,
+        code: PROBLEM_CODES.fileUnreadable,
+      };
+    }
+  }
+
+  private allowedRealDirs(): Promise<string[]> {
+    this.allowedReal ??= Promise.all(
+      this.options.allowed.map((dir) => realpath(dir).catch(() => path.resolve(this.options.cwd, dir))),
+    );
+    return this.allowedReal;
+  }
+
+  private async resolve(abs: string, written: string): Promise<Resolved> {
+    const allowed = this.options.allowed.map((dir) => path.resolve(this.options.cwd, dir));
+    // Checked on the path as written first, so a manifest cannot even probe which files exist
+    // outside the allowed folders.
+    if (!allowed.some((dir) => isInside(abs, dir))) {
+      return {
+        ok: false,
+        message: `${written} is outside the folder reel was started in (${this.options.cwd}); allow it with --allow-read DIR`,
+        code: PROBLEM_CODES.pathOutside,
+      };
+    }
+    let real: string;
+    try {
+      real = await realpath(abs);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") {
+        return { ok: false, message: `${written} does not exist`, code: PROBLEM_CODES.fileMissing };
+      }
+      return {
+        ok: false,
+        message: `${written} could not be read: ${reason(error)}`,
+        code: PROBLEM_CODES.fileUnreadable,
+      };
+    }
+    const allowedReal = await this.allowedRealDirs();
+    if (!allowedReal.some((dir) => isInside(real, dir))) {
+      return {
+        ok: false,
+        message: `${written} is a link to ${real}, outside the folder reel was started in (${this.options.cwd}); allow it with --allow-read DIR`,
+        code: PROBLEM_CODES.pathOutside,
+      };
+    }
+    try {
+      const info = await stat(real);
+      if (!info.isFile()) {
+        const what = info.isDirectory() ? "a folder" : "not a regular file";
+        return {
+          ok: false,
+          message: `${written} is ${what}, not a media file`,
+          code: PROBLEM_CODES.fileUnreadable,
+        };
+      }
+      const handle = await open(real, "r");
+      try {
+        const head = new Uint8Array(SNIFF_BYTES);
+        const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
+        return { ok: true, real, size: info.size, format: sniffFormat(head.subarray(0, bytesRead)) };
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      return {
+        ok: false,
+        message: `${written} could not be read: ${reason(error)}`,
+        code: PROBLEM_CODES.fileUnreadable,
+      };
+    }
+  }
+}
+
+function checkUrl(written: string, field: string): MediaCheck {
+  let url: URL;
+  try {
+    url = new URL(written);
+  } catch {
+    return {
+      ok: false,
+      message: `${field} ${JSON.stringify(written)} is not a valid URL`,
+      code: PROBLEM_CODES.badUrl,
+    };
+  }
+  if (url.protocol !== "https:") {
+    return {
+      ok: false,
+      message: `${field} must be a local path or an https URL; ${JSON.stringify(written)} is not https`,
+      code: PROBLEM_CODES.badUrl,
+    };
+  }
+  if (url.hostname === "") {
+    return {
+      ok: false,
+      message: `${field} ${JSON.stringify(written)} has no host`,
+      code: PROBLEM_CODES.badUrl,
+    };
+  }
+  return { ok: true, ref: { kind: "url", url: url.href } };
+}
+
+function reason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  if (code === "EISDIR") return "it is a folder";
+  return (error as Error).message ?? String(error);
+}

@@ -1,0 +1,59 @@
+// Problems -> text: one `file:line:col: message` line each (the form editors and terminals turn into
+// links), optionally with a short code frame under it. The CLI decides colour and frames (TTY only).
+import type { Problem } from "./problem.js";
+
+/**
+ * The text of the file each problem was found in, kept by the loader so that a code frame can be
+ * drawn without reading the file again (and without a cwd). Invisible in JSON output.
+ */
+const PROBLEM_SOURCES = new WeakMap<Problem, string>();
+
+export function rememberSource(problem: Problem, text: string): void {
+  PROBLEM_SOURCES.set(problem, text);
+}
+
+export interface FormatOptions {
+  readonly color: boolean;
+  readonly codeFrame: boolean;
+  /** File text by `problem.file`, for code frames; by default the text the loader kept. */
+  readonly sources?: ReadonlyMap<string, string>;
+}
+
+const style = (on: boolean, open: number, close: number) => (text: string) =>
+  on ? `\u001b[${open}m${text}\u001b[${close}m` : text;
+
+/** `file:line:col` as printed; a problem about a whole file (line 0) prints as `file`. */
+export function problemLocation(problem: Problem): string {
+  return problem.line > 0 ? `${problem.file}:${problem.line}:${problem.col}` : problem.file;
+}
+
+function codeFrame(text: string, line: number, col: number, color: boolean): string[] {
+  const lines = text.split(/\r?\n/);
+  const first = Math.max(1, line - 1);
+  const last = Math.min(lines.length, line + 1);
+  const width = String(last).length;
+  const dim = style(color, 2, 22);
+  const red = style(color, 31, 39);
+  const out: string[] = [];
+  for (let n = first; n <= last; n++) {
+    const content = (lines[n - 1] ?? "").replace(/\t/g, " ");
+    const shown = content.length > 100 ? `${content.slice(0, 100)}…` : content;
+    out.push(`${n === line ? red(">") : " "} ${dim(`${String(n).padStart(width)} |`)} ${shown}`);
+    if (n === line)
+      out.push(`  ${dim(`${" ".repeat(width)} |`)} ${" ".repeat(Math.max(0, col - 1))}${red("^")}`);
+  }
+  return out;
+}
+
+/** Every problem as `file:line:col: message`, one per line (no trailing newline). */
+export function formatProblems(problems: readonly Problem[], options: FormatOptions): string {
+  const bold = style(options.color, 1, 22);
+  const out: string[] = [];
+  for (const problem of problems) {
+    out.push(`${bold(problemLocation(problem))}: ${problem.message}`);
+    if (!options.codeFrame || problem.line <= 0) continue;
+    const text = options.sources?.get(problem.file) ?? PROBLEM_SOURCES.get(problem);
+    if (text !== undefined) out.push(...codeFrame(text, problem.line, problem.col, options.color), "");
+  }
+  return out.join("\n");
+}

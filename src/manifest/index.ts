@@ -1,0 +1,36 @@
+// The manifest part of reel: load (parse -> validate -> normalize) and plan. Everything other
+// parts use is exported here.
+export { FileChecker, hashFileStreaming, isInside } from "./check-files.js";
+export { type FormatOptions, formatProblems, problemLocation } from "./format-problems.js";
+export { globToRegExp, makeJobFilter } from "./job-filter.js";
+export { DEFAULT_MAX_FILE_BYTES, displayPath, loadManifests } from "./load.js";
+export {
+  type JobStatus,
+  makePlan,
+  type Plan,
+  type PlanModelLine,
+  type PlanSpeech,
+  type PlanStateView,
+  type PlanUpload,
+} from "./plan.js";
+export { PROBLEM_CODES, type Problem, type ProblemCode } from "./problem.js";
+export { toGenerationRequest } from "./request.js";
+export {
+  buildManifestSchema,
+  type ChunkInput,
+  type DefaultsInput,
+  type ManifestInput,
+  manifestSchemaText,
+  type VideoInput,
+} from "./schema.js";
+export { canonicalJson, computeSpecHash, refIdentity } from "./spec-hash.js";
+export type {
+  AssetRef,
+  Job,
+  JobChunk,
+  JobSpec,
+  LoadOptions,
+  LoadResult,
+  NormalizedManifest,
+  SpeechRef,
+} from "./types.js";

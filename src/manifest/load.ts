@@ -1,0 +1,328 @@
+// Loading manifests: files and folders -> parse -> validate -> checks a schema can't express ->
+// normalize. Problems are returned as data, every problem of every file at once; a file with
+// problems yields no manifest, the others still load.
+import { readdir, readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import { readId } from "../service/check-request.js";
+import { FileChecker, hashFileStreaming, type MediaUse } from "./check-files.js";
+import { rememberSource } from "./format-problems.js";
+import { locate, type PathSegment } from "./locate.js";
+import { show } from "./messages.js";
+import { normalizeManifest, type RefKey } from "./normalize.js";
+import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
+import { compareProblems, PROBLEM_CODES, type Problem } from "./problem.js";
+import { MEDIA_STRING_PATTERN, SAFE_NAME_MAX, SAFE_NAME_PATTERN } from "./schema.js";
+import type { AssetRef, LoadOptions, LoadResult, NormalizedManifest, SpeechRef } from "./types.js";
+import { validateManifestValue } from "./validate.js";
+
+export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
+
+const SAFE_NAME = new RegExp(SAFE_NAME_PATTERN);
+const MEDIA_STRING = new RegExp(MEDIA_STRING_PATTERN, "u");
+
+/** How a file is named in problems: relative to cwd when inside it, absolute otherwise. */
+export function displayPath(cwd: string, abs: string): string {
+  const rel = path.relative(cwd, abs);
+  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : abs;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isManifestName(name: string): boolean {
+  return /\.ya?ml$/i.test(name);
+}
+
+async function collectFolder(dir: string, out: string[]): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const names = entries
+    .filter((e) => !e.name.startsWith("."))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of names) {
+    const full = path.join(dir, entry.name);
+    // Symlinked folders are not followed: a link back up the tree would never end.
+    if (entry.isDirectory()) await collectFolder(full, out);
+    else if ((entry.isFile() || entry.isSymbolicLink()) && isManifestName(entry.name)) out.push(full);
+  }
+}
+
+/** The manifest files named by `paths` (files as given, folders searched for *.yaml / *.yml), in order. */
+async function expandPaths(paths: readonly string[], cwd: string, problems: Problem[]): Promise<string[]> {
+  const files: string[] = [];
+  const seen = new Set<string>();
+  for (const given of paths) {
+    const abs = path.resolve(cwd, given);
+    let found: string[];
+    try {
+      const info = await stat(abs);
+      found = [];
+      if (info.isDirectory()) await collectFolder(abs, found);
+      else found.push(abs);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      problems.push({
+        file: given,
+        line: 0,
+        col: 0,
+        message: code === "ENOENT" ? "no such file or folder" : `cannot read: ${(error as Error).message}`,
+        code: code === "ENOENT" ? PROBLEM_CODES.notFound : PROBLEM_CODES.readFailed,
+      });
+      continue;
+    }
+    for (const file of found) {
+      if (!seen.has(file)) {
+        seen.add(file);
+        files.push(file);
+      }
+    }
+  }
+  return files;
+}
+
+/** A source, audio or speech of a manifest, found defensively in the parsed value. */
+interface RefSite {
+  key: RefKey;
+  path: PathSegment[];
+  field: "source" | "audio" | "speech";
+  value: unknown;
+}
+
+function collectRefSites(raw: unknown): RefSite[] {
+  const sites: RefSite[] = [];
+  if (!isRecord(raw)) return sites;
+  const add = (p: PathSegment[], field: RefSite["field"], value: unknown) => {
+    if (value !== undefined) sites.push({ key: [...p, field].join("/"), path: [...p, field], field, value });
+  };
+  if (isRecord(raw.defaults)) add(["defaults"], "source", raw.defaults.source);
+  if (!Array.isArray(raw.videos)) return sites;
+  raw.videos.forEach((video: unknown, i) => {
+    if (!isRecord(video)) return;
+    add(["videos", i], "source", video.source);
+    if (!Array.isArray(video.chunks)) return;
+    video.chunks.forEach((chunk: unknown, j) => {
+      if (!isRecord(chunk)) return;
+      add(["videos", i, "chunks", j], "audio", chunk.audio);
+      add(["videos", i, "chunks", j], "speech", chunk.speech);
+    });
+  });
+  return sites;
+}
+
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** Digits the schema accepts but the service cannot: ids are int64. */
+function isOversizedId(value: unknown): boolean {
+  return typeof value === "string" && /^\d+$/.test(value) && BigInt(value) > INT64_MAX;
+}
+
+interface FileOutcome {
+  manifest?: NormalizedManifest;
+  text?: string;
+  problems: Problem[];
+  /** The manifest's name and, lazily, where it is written (1:1 when it comes from the file name). */
+  name?: { name: string; position: () => { line: number; col: number } };
+}
+
+async function loadFile(abs: string, options: LoadOptions, checker: FileChecker): Promise<FileOutcome> {
+  const file = displayPath(options.cwd, abs);
+  const problems: Problem[] = [];
+  const fail = (p: Omit<Problem, "file">): FileOutcome => ({ problems: [{ file, ...p }] });
+
+  const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  let text: string;
+  try {
+    const info = await stat(abs);
+    if (info.size > maxBytes) {
+      return fail({
+        line: 1,
+        col: 1,
+        message: `the file is ${info.size} bytes; a manifest may have at most ${maxBytes} bytes`,
+        code: PROBLEM_CODES.tooLarge,
+      });
+    }
+    text = await readFile(abs, "utf8");
+  } catch (error) {
+    return fail({
+      line: 0,
+      col: 0,
+      message: `cannot read: ${(error as Error).message}`,
+      code: PROBLEM_CODES.readFailed,
+    });
+  }
+
+  // 1. Parse.
+  const parsedResult = parseYaml(text);
+  if (!parsedResult.ok) return { problems: parsedResult.problems.map((p) => ({ file, ...p })), text };
+  const parsed: ParsedYaml = parsedResult.parsed;
+  const raw = parsed.value;
+  const at = (p: readonly PathSegment[], target: "value" | "key" = "value") => locate(parsed, p, target);
+
+  // 2. Validate against the schema.
+  const validated = validateManifestValue(raw);
+  if (!validated.ok) {
+    for (const issue of validated.issues) {
+      problems.push({ file, ...at(issue.path, issue.target), message: issue.message, code: issue.code });
+    }
+  }
+
+  // 3. What the schema can't say. Run even when the schema found problems, so that one run
+  // reports everything; each check reads the raw value defensively.
+  const record = isRecord(raw) ? raw : {};
+  const videos = Array.isArray(record.videos) ? record.videos : [];
+  // Positions are looked up only for duplicates: a lookup may build the full YAML document.
+  const ids = new Map<string, { id: string; index: number }>();
+  videos.forEach((video: unknown, i) => {
+    const id = isRecord(video) ? video.id : undefined;
+    if (typeof id !== "string") return;
+    const first = ids.get(id.toLowerCase());
+    if (!first) {
+      ids.set(id.toLowerCase(), { id, index: i });
+      return;
+    }
+    const firstLine = at(["videos", first.index, "id"]).line;
+    problems.push({
+      file,
+      ...at(["videos", i, "id"]),
+      message:
+        first.id === id
+          ? `video id "${id}" is already used at line ${firstLine}; ids must be unique in a manifest`
+          : `video id "${id}" differs from "${first.id}" (line ${firstLine}) only in case; their output files would collide on some file systems`,
+      code: PROBLEM_CODES.duplicateId,
+    });
+  });
+
+  let name: FileOutcome["name"];
+  if (typeof record.name === "string") {
+    name = { name: record.name, position: () => at(["name"]) };
+  } else if (record.name === undefined) {
+    const derived = path.basename(abs).replace(/\.[^.]*$/, "");
+    if (SAFE_NAME.test(derived) && derived.length <= SAFE_NAME_MAX) {
+      name = { name: derived, position: () => ({ line: 1, col: 1 }) };
+    } else {
+      problems.push({
+        file,
+        line: 1,
+        col: 1,
+        message: `this manifest has no name and its file name ${show(derived)} can't be one (letters, digits, '.', '_', '-'); add name: to the manifest`,
+        code: PROBLEM_CODES.unsafeName,
+      });
+    }
+  }
+
+  const refs = new Map<RefKey, AssetRef | SpeechRef>();
+  const dir = path.dirname(abs);
+  await Promise.all(
+    collectRefSites(raw).map(async (site) => {
+      const problem = (p: readonly PathSegment[], message: string, code: Problem["code"]) =>
+        problems.push({ file, ...at(p), message, code });
+      if (site.field === "speech") {
+        if (!isRecord(site.value)) return;
+        const voiceId = readId(site.value.voice);
+        const speechText = site.value.text;
+        if (isOversizedId(site.value.voice)) {
+          problem(
+            [...site.path, "voice"],
+            `voice ${show(site.value.voice)} is larger than any id (${INT64_MAX})`,
+            PROBLEM_CODES.invalidValue,
+          );
+        }
+        if (voiceId !== undefined && typeof speechText === "string") {
+          refs.set(site.key, { kind: "speech", voiceId, text: speechText });
+        }
+        return;
+      }
+      if (isRecord(site.value)) {
+        const id = readId(site.value.asset);
+        if (id !== undefined) refs.set(site.key, { kind: "asset", id });
+        else if (isOversizedId(site.value.asset)) {
+          problem(
+            [...site.path, "asset"],
+            `asset ${show(site.value.asset)} is larger than any id (${INT64_MAX})`,
+            PROBLEM_CODES.invalidValue,
+          );
+        }
+        return;
+      }
+      // Strings the schema refuses (empty, http://) have their problem already.
+      if (typeof site.value !== "string" || site.value === "" || !MEDIA_STRING.test(site.value)) return;
+      const use: MediaUse = site.field === "source" ? "image" : "audio";
+      const checked = await checker.check(site.value, dir, site.field, use);
+      if (checked.ok) refs.set(site.key, checked.ref);
+      else problem(site.path, checked.message, checked.code);
+    }),
+  );
+
+  if (problems.length > 0 || !validated.ok || !name) return { problems, name, text };
+
+  // 4. Normalize.
+  const manifest = normalizeManifest(validated.manifest, {
+    name: name.name,
+    file,
+    refs,
+    positionOfVideo: (i) => {
+      const video = validated.manifest.videos[i];
+      return (video && parsed.positionOfObject(video)) ?? at(["videos", i]);
+    },
+  });
+  return { manifest, problems, name, text };
+}
+
+/**
+ * Loads manifests from files and folders (folders: every `*.yaml` / `*.yml` below, sorted, hidden
+ * entries skipped). Returns the valid manifests and every problem found, sorted by file and position.
+ */
+export async function loadManifests(paths: string[], options: LoadOptions): Promise<LoadResult> {
+  const cwd = path.resolve(options.cwd);
+  const opts: LoadOptions = { ...options, cwd };
+  const problems: Problem[] = [];
+
+  const allowed = [cwd];
+  for (const dir of options.allowRead ?? []) {
+    const abs = path.resolve(cwd, dir);
+    try {
+      if (!(await stat(abs)).isDirectory()) throw new Error("not a folder");
+      allowed.push(abs);
+    } catch {
+      problems.push({
+        file: dir,
+        line: 0,
+        col: 0,
+        message: "--allow-read needs an existing folder",
+        code: PROBLEM_CODES.notFound,
+      });
+    }
+  }
+
+  const files = await expandPaths(paths, cwd, problems);
+  const checker = new FileChecker({ cwd, allowed, hashFile: options.hashFile ?? hashFileStreaming });
+  const outcomes: FileOutcome[] = [];
+  for (const file of files) outcomes.push(await loadFile(file, opts, checker));
+
+  // Manifest names name output folders: unique across the run, whatever the case.
+  const names = new Map<string, string>();
+  const manifests: NormalizedManifest[] = [];
+  outcomes.forEach((outcome, i) => {
+    const file = displayPath(cwd, files[i]!);
+    const fileProblems = [...outcome.problems];
+    if (outcome.name) {
+      const key = outcome.name.name.toLowerCase();
+      const first = names.get(key);
+      if (first === undefined) names.set(key, file);
+      else {
+        fileProblems.push({
+          file,
+          ...outcome.name.position(),
+          message: `manifest name "${outcome.name.name}" is already used by ${first}; names must be unique in a run (they name the output folders)`,
+          code: PROBLEM_CODES.duplicateName,
+        });
+      }
+    }
+    fileProblems.sort(compareProblems);
+    if (outcome.text !== undefined) for (const p of fileProblems) rememberSource(p, outcome.text);
+    problems.push(...fileProblems);
+    if (outcome.manifest && fileProblems.length === 0) manifests.push(outcome.manifest);
+  });
+
+  return { manifests, problems };
+}

@@ -1,0 +1,88 @@
+// Step 3 of loading: a valid manifest "as written" -> resolved jobs. Defaults are merged field by
+// field (a video's own value wins), every asset is replaced by its resolved reference, and each
+// job gets its spec hash.
+import type { Model } from "../service/api-types.js";
+import type { Position } from "./locate.js";
+import type { ChunkInput, ManifestInput, VideoInput } from "./schema.js";
+import { computeSpecHash } from "./spec-hash.js";
+import type { AssetRef, Job, JobChunk, JobSpec, NormalizedManifest, SpeechRef } from "./types.js";
+
+/** Where a reference sits in the manifest, as a "/"-joined path: "videos/3/chunks/0/audio". */
+export type RefKey = string;
+
+export interface NormalizeContext {
+  readonly name: string;
+  readonly file: string;
+  /** Every source, audio and speech of the manifest, resolved (load.ts checks them first). */
+  readonly refs: ReadonlyMap<RefKey, AssetRef | SpeechRef>;
+  /** Position of a video entry in the file. */
+  readonly positionOfVideo: (index: number) => Position;
+}
+
+function mustRef(refs: NormalizeContext["refs"], key: RefKey): AssetRef | SpeechRef {
+  const ref = refs.get(key);
+  if (!ref) throw new Error(`internal: unresolved reference ${key}`);
+  return ref;
+}
+
+function assetRef(refs: NormalizeContext["refs"], key: RefKey): AssetRef {
+  const ref = mustRef(refs, key);
+  if (ref.kind === "speech") throw new Error(`internal: speech where an asset is expected at ${key}`);
+  return ref;
+}
+
+function normalizeChunk(chunk: ChunkInput, at: RefKey, refs: NormalizeContext["refs"]): JobChunk {
+  const out: JobChunk = { duration: chunk.duration };
+  if (chunk.text !== undefined) out.text = chunk.text;
+  if (chunk.audio !== undefined) out.audio = mustRef(refs, `${at}/audio`);
+  else if (chunk.speech !== undefined) out.audio = mustRef(refs, `${at}/speech`);
+  if (chunk.enablePromptEnhancement !== undefined)
+    out.enablePromptEnhancement = chunk.enablePromptEnhancement;
+  return out;
+}
+
+function normalizeVideo(input: ManifestInput, video: VideoInput, index: number, ctx: NormalizeContext): Job {
+  const defaults = input.defaults ?? {};
+  const at = `videos/${index}`;
+  // The schema guarantees a model here or in defaults.
+  const model = (video.model ?? defaults.model) as Model;
+  const resolution = video.resolution ?? defaults.resolution;
+  const aspectRatio = video.aspectRatio ?? defaults.aspectRatio;
+  const seed = video.seed ?? defaults.seed;
+  const sourceKey =
+    video.source !== undefined
+      ? `${at}/source`
+      : defaults.source !== undefined
+        ? "defaults/source"
+        : undefined;
+
+  const spec: JobSpec = {
+    model,
+    ...(resolution !== undefined ? { resolution } : {}),
+    ...(aspectRatio !== undefined ? { aspectRatio } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(sourceKey !== undefined ? { source: assetRef(ctx.refs, sourceKey) } : {}),
+    chunks: video.chunks.map((c, j) => normalizeChunk(c, `${at}/chunks/${j}`, ctx.refs)),
+  };
+
+  const position = ctx.positionOfVideo(index);
+  return {
+    manifest: ctx.name,
+    id: video.id,
+    key: `${ctx.name}/${video.id}`,
+    specHash: computeSpecHash(spec),
+    spec,
+    seconds: spec.chunks.reduce((sum, c) => sum + c.duration, 0),
+    model,
+    line: position.line,
+    col: position.col,
+  };
+}
+
+export function normalizeManifest(input: ManifestInput, ctx: NormalizeContext): NormalizedManifest {
+  return {
+    name: ctx.name,
+    file: ctx.file,
+    jobs: input.videos.map((v, i) => normalizeVideo(input, v, i, ctx)),
+  };
+}

@@ -1,0 +1,44 @@
+// A problem in a manifest, as data: the loader returns them, the CLI decides how to print them.
+
+/**
+ * One mistake, at `file:line:col` (1-based). `file` is relative to the folder reel was started in
+ * (absolute when outside it). `line` and `col` are 0 when the problem is about the file as a
+ * whole (a path on the command line that does not exist).
+ */
+export interface Problem {
+  file: string;
+  line: number;
+  col: number;
+  message: string;
+  code: ProblemCode;
+}
+
+/** Stable codes: scripts and tests branch on these, never on message text. */
+export const PROBLEM_CODES = {
+  notFound: "E_NOT_FOUND",
+  readFailed: "E_READ",
+  tooLarge: "E_FILE_TOO_LARGE",
+  yamlSyntax: "E_YAML_SYNTAX",
+  duplicateKey: "E_DUPLICATE_KEY",
+  unknownTag: "E_UNKNOWN_TAG",
+  aliasLimit: "E_ALIAS_LIMIT",
+  unknownField: "E_UNKNOWN_FIELD",
+  missingField: "E_MISSING_FIELD",
+  invalidValue: "E_INVALID_VALUE",
+  modelRule: "E_MODEL_RULE",
+  duplicateId: "E_DUPLICATE_ID",
+  duplicateName: "E_DUPLICATE_NAME",
+  unsafeName: "E_UNSAFE_NAME",
+  pathOutside: "E_PATH_OUTSIDE",
+  fileMissing: "E_FILE_MISSING",
+  fileUnreadable: "E_FILE_UNREADABLE",
+  mediaKind: "E_MEDIA_KIND",
+  mediaFormat: "E_MEDIA_FORMAT",
+  badUrl: "E_BAD_URL",
+} as const;
+
+export type ProblemCode = (typeof PROBLEM_CODES)[keyof typeof PROBLEM_CODES];
+
+export function compareProblems(a: Problem, b: Problem): number {
+  return a.line - b.line || a.col - b.col || (a.message < b.message ? -1 : a.message > b.message ? 1 : 0);
+}

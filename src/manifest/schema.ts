@@ -1,0 +1,425 @@
+// The manifest's JSON Schema (draft 2020-12), built from MODEL_RULES, and the "as written" types
+// inferred from it. schemas/manifest.schema.json is this object written out by `npm run gen:schema`;
+// a test fails when the committed file differs, so editors and `reel validate` always agree.
+import { ASPECT_RATIOS, MODELS, type Model, RESOLUTIONS } from "../service/api-types.js";
+import { MODEL_RULES } from "../service/model-rules.js";
+import {
+  array,
+  boolean,
+  conditional,
+  Definitions,
+  type Infer,
+  integer,
+  integerOr,
+  type JsonSchema,
+  literal,
+  object,
+  oneOfValues,
+  refine,
+  string,
+  stringOr,
+} from "./schema-builder.js";
+
+export const SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
+
+/** Names and ids become file and folder names under OUT: letters, digits, '.', '_', '-', no leading '.'. */
+export const SAFE_NAME_PATTERN = "^[A-Za-z0-9_-][A-Za-z0-9._-]*$";
+export const SAFE_NAME_MAX = 100;
+/** A string with a URL scheme (two letters or more, so `C:` stays a path) must be https. */
+export const MEDIA_STRING_PATTERN = "^(?:https://|(?![A-Za-z][A-Za-z0-9+.-]+:))";
+/** Asset and voice ids: int64 written as an integer or a string of digits (the loader checks the range). */
+export const ID_STRING_PATTERN = "^(?!0+$)[0-9]+$";
+/** Text sent as a condition: the service refuses empty or blank text. */
+export const NON_BLANK_PATTERN = "\\S";
+export const SEED_MAX = Number.MAX_SAFE_INTEGER;
+
+/** Name of the `$defs` entry that holds the rules of one model. Messages recognise rule errors by it. */
+export const modelRulesDef = (model: Model): string => `model-${model}`;
+
+function buildTypes() {
+  const defs = new Definitions();
+
+  const safeName = (doc: { title: string; description: string; examples: string[] }) =>
+    string(doc, { minLength: 1, maxLength: SAFE_NAME_MAX, pattern: SAFE_NAME_PATTERN });
+
+  const assetId = defs.define(
+    "asset-id",
+    integerOr(
+      {
+        title: "Asset id",
+        description: "The id of an asset already uploaded to the service: an integer, or a string of digits.",
+        examples: [123, "1800000000000000001"],
+      },
+      integer(
+        { title: "Asset id", description: "A positive integer.", examples: [123] },
+        { minimum: 1, maximum: SEED_MAX },
+      ),
+      string(
+        {
+          title: "Asset id",
+          description: "A positive int64 written as a string of digits.",
+          examples: ["123"],
+        },
+        { pattern: ID_STRING_PATTERN },
+      ),
+    ),
+  );
+
+  const voiceId = integerOr(
+    {
+      title: "Voice id",
+      description: "The id of the voice that speaks the text: an integer, or a string of digits.",
+      examples: [17],
+    },
+    integer(
+      { title: "Voice id", description: "A positive integer.", examples: [17] },
+      { minimum: 1, maximum: SEED_MAX },
+    ),
+    string(
+      { title: "Voice id", description: "A positive int64 written as a string of digits.", examples: ["17"] },
+      { pattern: ID_STRING_PATTERN },
+    ),
+  );
+
+  const assetObject = object(
+    {
+      title: "Uploaded asset",
+      description: "An asset already on the service, by id; reel uploads nothing for it.",
+      examples: [{ asset: 123 }],
+    },
+    { asset: assetId },
+    ["asset"],
+  );
+
+  const mediaString = (what: string, examples: string[]) =>
+    string(
+      {
+        title: `${what} path or URL`,
+        description: `A local ${what.toLowerCase()} file (relative to the manifest's folder) or an https URL. Files are recognised by their content, not their name.`,
+        examples,
+      },
+      { minLength: 1, pattern: MEDIA_STRING_PATTERN },
+    );
+
+  const source = defs.define(
+    "source",
+    stringOr(
+      {
+        title: "Source image",
+        description:
+          "The image the video starts from: a local file (JPEG, PNG, GIF, WebP) relative to the manifest, an https URL, or {asset: ID}. Required by the avatar models.",
+        examples: ["./media/face.png", "https://example.com/face.jpg", { asset: 123 }],
+      },
+      mediaString("Image", ["./media/face.png", "https://example.com/face.jpg"]),
+      assetObject,
+    ),
+  );
+
+  const audio = defs.define(
+    "audio",
+    stringOr(
+      {
+        title: "Audio",
+        description:
+          "The chunk's audio: a local file (MP3, WAV, OGG) relative to the manifest, an https URL, or {asset: ID}. Excludes speech.",
+        examples: ["./media/intro.mp3", "https://example.com/intro.wav", { asset: 456 }],
+      },
+      mediaString("Audio", ["./media/intro.mp3", "https://example.com/intro.wav"]),
+      assetObject,
+    ),
+  );
+
+  const speech = object(
+    {
+      title: "Speech",
+      description:
+        "Audio that reel generates from a voice and a text (POST /v1/audios) and uses as the chunk's audio. The same voice and text are generated once. Excludes audio.",
+      examples: [{ voice: 17, text: "Welcome to the spring collection." }],
+    },
+    {
+      voice: voiceId,
+      text: string(
+        { title: "Speech text", description: "The words the voice speaks.", examples: ["Welcome!"] },
+        { pattern: NON_BLANK_PATTERN },
+      ),
+    },
+    ["voice", "text"],
+  );
+
+  const chunk = defs.define(
+    "chunk",
+    object(
+      {
+        title: "Chunk",
+        description:
+          "A stretch of the video: a duration and at least one of text, audio, speech (audio and speech exclude each other).",
+        examples: [{ duration: 5, text: "smiles, warm and calm" }],
+      },
+      {
+        duration: integer(
+          {
+            title: "Duration",
+            description: "Seconds of video for this chunk. actor models: 5 or 10; avatar models: 1 to 60.",
+            examples: [5, 10],
+          },
+          { minimum: 1 },
+        ),
+        text: string(
+          {
+            title: "Text",
+            description:
+              "The text condition: what happens and how. Required by the actor models; shapes emotion and action for the avatar models.",
+            examples: ["smiles, warm and calm"],
+          },
+          { pattern: NON_BLANK_PATTERN },
+        ),
+        audio,
+        speech,
+        enablePromptEnhancement: boolean({
+          title: "Prompt enhancement",
+          description: "Lets the service rewrite the text prompt. Left out of the request when not given.",
+          examples: [true],
+        }),
+      },
+      ["duration"],
+      {
+        anyOf: [{ required: ["text"] }, { required: ["audio"] }, { required: ["speech"] }],
+        not: { required: ["audio", "speech"] },
+      },
+    ),
+  );
+
+  const model = oneOfValues(MODELS, {
+    title: "Model",
+    description:
+      "The generation model. actor-1, actor-2, actor-4: text-driven performance; avatar-h1, avatar-h1-pro: animate a source image to audio. Required here or in defaults.",
+    examples: ["actor-2", "avatar-h1"],
+  });
+  const resolution = oneOfValues(RESOLUTIONS, {
+    title: "Resolution",
+    description:
+      "Output resolution. actor-1/actor-2: 720p or 1080p; actor-4: 540p; avatar models: 540p or 720p. Left out of the request when not given.",
+    examples: ["720p"],
+  });
+  const aspectRatio = oneOfValues(ASPECT_RATIOS, {
+    title: "Aspect ratio",
+    description:
+      "Width:height. actor models: 16:9 or 9:16; avatar models also 1:1. Quote it in YAML. Left out of the request when not given.",
+    examples: ["16:9", "9:16"],
+  });
+  const seed = integer(
+    {
+      title: "Seed",
+      description: "Random seed, for repeatable results. Left out of the request when not given.",
+      examples: [7],
+    },
+    { minimum: 0, maximum: SEED_MAX },
+  );
+
+  // The rules of api-spec.md 4.1, one definition per model, applied to a video (and to defaults)
+  // whose model is that model. Chunk rules only match videos: defaults have no chunks.
+  for (const m of MODELS) {
+    const rules = MODEL_RULES[m];
+    const chunkRules: Record<string, unknown> = {
+      properties: {
+        duration:
+          "oneOf" in rules.durations ? { enum: rules.durations.oneOf } : { maximum: rules.durations.max },
+      },
+    };
+    if (rules.text === "required") chunkRules.required = ["text"];
+    if (rules.audio === "required") chunkRules.anyOf = [{ required: ["audio"] }, { required: ["speech"] }];
+    defs.defineRaw(modelRulesDef(m), {
+      description: `What ${m} accepts (api-spec.md 4.1). A source image is ${rules.source}.`,
+      properties: {
+        resolution: { enum: rules.resolutions },
+        aspectRatio: { enum: rules.aspectRatios },
+        chunks: { items: chunkRules },
+      },
+    });
+  }
+  const whenModel = (m: Model): JsonSchema => ({ required: ["model"], properties: { model: { const: m } } });
+  const perModel: JsonSchema[] = MODELS.map((m) =>
+    conditional(whenModel(m), { $ref: `#/$defs/${modelRulesDef(m)}` }),
+  );
+
+  const videoFields = { model, resolution, aspectRatio, seed, source };
+
+  const video = defs.define(
+    "video",
+    refine(
+      object(
+        {
+          title: "Video",
+          description: "One video to generate: a job, identified by the manifest's name and this id.",
+          examples: [{ id: "intro", model: "actor-2", chunks: [{ duration: 5, text: "waves hello" }] }],
+        },
+        {
+          id: safeName({
+            title: "Video id",
+            description:
+              "Unique in the manifest; names the output file OUT/<manifest>/<id>.mp4. Letters, digits, '.', '_', '-', not starting with '.'.",
+            examples: ["intro", "scene-2"],
+          }),
+          ...videoFields,
+          chunks: array(
+            chunk,
+            {
+              title: "Chunks",
+              description: "The stretches of the video, in order; at least one.",
+              examples: [[{ duration: 5, text: "waves hello" }]],
+            },
+            { minItems: 1 },
+          ),
+        },
+        ["id", "chunks"],
+      ),
+      { allOf: perModel },
+    ),
+  );
+
+  const defaults = refine(
+    object(
+      {
+        title: "Defaults",
+        description: "Values every video of this manifest takes unless it sets its own.",
+        examples: [{ model: "actor-2", resolution: "720p", aspectRatio: "16:9" }],
+      },
+      videoFields,
+      [],
+    ),
+    { allOf: perModel },
+  );
+
+  const manifest = object(
+    {
+      title: "reel manifest",
+      description:
+        "A batch of videos for reel, format version 1: defaults and a list of videos, each a list of chunks.",
+      examples: [
+        { version: 1, videos: [{ id: "intro", model: "actor-2", chunks: [{ duration: 5, text: "hi" }] }] },
+      ],
+    },
+    {
+      version: literal(1, {
+        title: "Format version",
+        description: "The manifest format version: 1.",
+        examples: [1],
+      }),
+      name: safeName({
+        title: "Manifest name",
+        description:
+          "Names the output folder OUT/<name>/ and, with each video id, each job. Unique across a run. Default: the file name without extension.",
+        examples: ["spring-campaign"],
+      }),
+      defaults,
+      videos: array(
+        video,
+        {
+          title: "Videos",
+          description: "The videos of this manifest; at least one.",
+          examples: [[{ id: "intro", model: "actor-2", chunks: [{ duration: 5, text: "hi" }] }]],
+        },
+        { minItems: 1 },
+      ),
+    },
+    ["version", "videos"],
+  );
+
+  return { manifest, defaults, video, chunk, defs: defs.defs, whenModel };
+}
+
+const types = buildTypes();
+
+/** A manifest as written in YAML (after schema validation). */
+export type ManifestInput = Infer<typeof types.manifest>;
+export type DefaultsInput = NonNullable<ManifestInput["defaults"]>;
+export type VideoInput = Infer<typeof types.video>;
+export type ChunkInput = Infer<typeof types.chunk>;
+export type MediaInput = NonNullable<ChunkInput["audio"]>;
+export type SpeechInput = NonNullable<ChunkInput["speech"]>;
+
+/**
+ * Rules that involve both a video and the manifest's defaults, which a schema can only state at
+ * the top level: a video takes its model, resolution, aspect ratio and source from defaults when
+ * it has none of its own.
+ */
+function crossRules(whenModel: (m: Model) => JsonSchema): JsonSchema[] {
+  const defaultsHave = (field: string, value?: JsonSchema): JsonSchema => ({
+    required: ["defaults"],
+    properties: { defaults: { required: [field], ...(value ? { properties: { [field]: value } } : {}) } },
+  });
+  const eachVideo = (schema: JsonSchema): JsonSchema => ({ properties: { videos: { items: schema } } });
+  const noModel: JsonSchema = { not: { required: ["model"] } };
+
+  const rules: JsonSchema[] = [
+    // Every video needs a model, its own or the default.
+    conditional(defaultsHave("model"), undefined, eachVideo({ required: ["model"] })),
+  ];
+  for (const m of MODELS) {
+    const r = MODEL_RULES[m];
+    const rulesOfM = { $ref: `#/$defs/${modelRulesDef(m)}` };
+    // Videos without a model of their own follow the rules of the default model.
+    rules.push(conditional(defaultsHave("model", { const: m }), eachVideo(conditional(noModel, rulesOfM))));
+    // A default resolution or aspect ratio that model m does not take: a video of model m must set its own.
+    const badResolutions = RESOLUTIONS.filter((x) => !r.resolutions.includes(x));
+    if (badResolutions.length > 0) {
+      rules.push(
+        conditional(
+          defaultsHave("resolution", { enum: badResolutions }),
+          eachVideo(conditional(whenModel(m), { required: ["resolution"] })),
+        ),
+      );
+    }
+    const badRatios = ASPECT_RATIOS.filter((x) => !r.aspectRatios.includes(x));
+    if (badRatios.length > 0) {
+      rules.push(
+        conditional(
+          defaultsHave("aspectRatio", { enum: badRatios }),
+          eachVideo(conditional(whenModel(m), { required: ["aspectRatio"] })),
+        ),
+      );
+    }
+    if (r.source === "required") {
+      rules.push(
+        conditional(
+          { not: defaultsHave("source") },
+          eachVideo(conditional(whenModel(m), { required: ["source"] })),
+        ),
+        conditional(
+          { ...defaultsHave("model", { const: m }), not: defaultsHave("source") },
+          eachVideo(conditional(noModel, { required: ["source"] })),
+        ),
+      );
+    }
+  }
+  return rules;
+}
+
+/** The whole published schema. Key order is fixed, so the written file is stable. */
+export function buildManifestSchema(): JsonSchema {
+  return {
+    $schema: SCHEMA_DIALECT,
+    ...types.manifest.json,
+    allOf: crossRules(types.whenModel),
+    $defs: types.defs,
+  };
+}
+
+/** The schema file's exact text, as committed in schemas/manifest.schema.json. */
+export function manifestSchemaText(): string {
+  return `${JSON.stringify(buildManifestSchema(), null, 2)}\n`;
+}
+
+function propertyNames(json: JsonSchema): readonly string[] {
+  return Object.keys((json.properties ?? {}) as Record<string, unknown>);
+}
+
+/** The fields each kind of mapping takes, for "did you mean" and for listing them. */
+export const KNOWN_FIELDS = {
+  manifest: propertyNames(types.manifest.json),
+  defaults: propertyNames(types.defaults.json),
+  video: propertyNames(types.defs.video ?? {}),
+  chunk: propertyNames(types.defs.chunk ?? {}),
+  speech: ["voice", "text"],
+  asset: ["asset"],
+} as const satisfies Record<string, readonly string[]>;

@@ -1,0 +1,85 @@
+// The "resolved" side of a manifest: what the rest of reel (plan, engine, state) works with.
+// The "as written" side is inferred from the schema (schema.ts: ManifestInput).
+import type { AspectRatio, Id, Model, Resolution } from "../service/api-types.js";
+import type { MediaFormat } from "../service/media-format.js";
+import type { Problem } from "./problem.js";
+
+/** An asset the request refers to: a local file (by content), a remote file, or one already uploaded. */
+export type AssetRef =
+  | {
+      kind: "file";
+      /** Absolute path, symlinks resolved. */
+      path: string;
+      /** sha256 of the content, hex. */
+      sha256: string;
+      size: number;
+      /** Recognised from the content, not the name. */
+      format: MediaFormat;
+    }
+  | { kind: "url"; url: string }
+  | { kind: "asset"; id: Id };
+
+/** Audio that reel generates with POST /v1/audios before the generation. */
+export interface SpeechRef {
+  kind: "speech";
+  voiceId: Id;
+  text: string;
+}
+
+export interface JobChunk {
+  duration: number;
+  text?: string;
+  audio?: AssetRef | SpeechRef;
+  enablePromptEnhancement?: boolean;
+}
+
+/** Exactly the request that will be sent, with assets as references instead of ids. */
+export interface JobSpec {
+  model: Model;
+  resolution?: Resolution;
+  aspectRatio?: AspectRatio;
+  seed?: number;
+  source?: AssetRef;
+  chunks: JobChunk[];
+}
+
+/** One video of one manifest. */
+export interface Job {
+  /** The manifest's name. */
+  manifest: string;
+  id: string;
+  /** `manifest/id`: the job's identity across runs. */
+  key: string;
+  /** sha256 of the canonical spec (see spec-hash.ts): changes whenever what is sent changes. */
+  specHash: string;
+  spec: JobSpec;
+  /** Seconds of video: the sum of the chunk durations. */
+  seconds: number;
+  model: Model;
+  /** Where the video is written in its manifest. */
+  line: number;
+  col: number;
+}
+
+export interface NormalizedManifest {
+  name: string;
+  /** The file, relative to the folder reel was started in (absolute when outside it). */
+  file: string;
+  jobs: Job[];
+}
+
+export interface LoadOptions {
+  /** The folder reel was started in: relative paths on the command line and in messages start here. */
+  readonly cwd: string;
+  /** More folders manifests may read files from (`--allow-read DIR`), relative to cwd or absolute. */
+  readonly allowRead?: readonly string[];
+  /** sha256 hex of a file's content. @defaultValue streams the file through node:crypto */
+  readonly hashFile?: (absPath: string) => Promise<string>;
+  /** Largest manifest file read, in bytes. @defaultValue 16 MiB */
+  readonly maxFileBytes?: number;
+}
+
+export interface LoadResult {
+  manifests: NormalizedManifest[];
+  problems: Problem[];
+}

@@ -1,0 +1,89 @@
+// kill -9 at random moments, then rerun: no generation submitted twice, no upload made twice, every
+// job that is not `uncertain` ends with its whole video, and no partial .mp4 is ever left behind.
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { mulberry32, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { spawnReel, writeTree } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+let sandbox: Sandbox | undefined;
+afterEach(async () => {
+  await sandbox?.close();
+});
+
+const JOBS = 40;
+
+function manifest(): string {
+  const videos = Array.from({ length: JOBS }, (_, i) => {
+    const media = i % 4 === 0 ? `    source: ./media/face-${i % 3}.png\n` : "";
+    return `  - id: v${i}\n${media}    chunks:\n      - duration: ${i % 3 === 0 ? 10 : 5}\n        text: "take ${i}"\n`;
+  }).join("");
+  return `version: 1\nname: crash\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos}`;
+}
+
+async function runUntil(args: string[], cwd: string, env: Record<string, string>, killAfterMs?: number) {
+  const child = spawnReel(args, { cwd, env });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  child.stdout.resume();
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  if (killAfterMs !== undefined) {
+    const timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+    const code = await exited;
+    clearTimeout(timer);
+    return { code, stderr };
+  }
+  return { code: await exited, stderr };
+}
+
+it("resumes after 20 kill -9 at random moments with no duplicate and no partial video", async () => {
+  sandbox = await startSandbox({ slots: 8, timeScale: 0.03, preProcessingMs: 20 });
+  const dir = await tempDir();
+  await writeTree(dir, {
+    "m.yaml": manifest(),
+    "media/face-0.png": { fixture: "tiny.png" },
+    "media/face-1.png": { fixture: "tiny.gif" },
+    "media/face-2.png": { fixture: "tiny.jpg" },
+  });
+  const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };
+  const args = ["run", "m.yaml", "--concurrency", "8"];
+  const random = mulberry32(2026);
+  let killed = 0;
+  for (let i = 0; i < 20; i++) {
+    // Node takes ~150 ms to start: kill anywhere from start-up to well into the run.
+    const { code } = await runUntil(args, dir, env, 100 + Math.floor(random() * 700));
+    if (code === null) killed++;
+  }
+  expect(killed).toBeGreaterThanOrEqual(15);
+
+  const final = await runUntil(args, dir, env);
+  expect([0, 1]).toContain(final.code);
+
+  expect(sandbox.counters.duplicateGenerations()).toBe(0);
+  expect(sandbox.counters.duplicateUploads()).toBe(0);
+
+  const results = (await readFile(join(dir, "out", "results.jsonl"), "utf8"))
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { status: string; file: string | null; id: string });
+  expect(results).toHaveLength(JOBS);
+  const uncertain = results.filter((r) => r.status === "uncertain");
+  // Uncertain only where a kill fell between writing the intent and recording the answer.
+  expect(uncertain.length).toBeLessThanOrEqual(killed);
+  for (const r of results.filter((r) => r.status !== "uncertain")) {
+    expect(r.status).toBe("Success");
+    const video = await readFile(join(dir, "out", r.file!));
+    expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+  }
+  expect(final.code).toBe(uncertain.length === 0 ? 0 : 1);
+  // Every .mp4 in the folder is a finished video; temp files of killed runs were cleaned up.
+  const files = await readdir(join(dir, "out", "crash"));
+  expect(files.filter((f) => f.endsWith(".part"))).toEqual([]);
+  for (const f of files.filter((f) => f.endsWith(".mp4"))) {
+    const video = await readFile(join(dir, "out", "crash", f));
+    expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+  }
+}, 120_000);

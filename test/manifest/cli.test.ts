@@ -1,0 +1,162 @@
+import { PassThrough } from "node:stream";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CliIO } from "../../src/cli/command.js";
+import { main } from "../../src/cli/main.js";
+import { makeWorkspace, REPO, type Workspace } from "./helpers.js";
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function reel(cwd: string, ...argv: string[]): Promise<Run> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (d) => {
+    out += String(d);
+  });
+  stderr.on("data", (d) => {
+    err += String(d);
+  });
+  const io: CliIO = { stdout, stderr, env: {}, cwd, signal: new AbortController().signal };
+  const code = await main(argv, io);
+  return { code, stdout: out, stderr: err };
+}
+
+const GOOD =
+  "version: 1\nvideos:\n  - id: a\n    model: actor-2\n    chunks:\n      - duration: 10\n        text: hi\n";
+const BAD =
+  "version: 1\nvideos:\n  - id: a\n    model: actor-2\n    resolution: 540p\n    chunks:\n      - duration: 10\n        text: hi\n";
+
+let ws: Workspace;
+beforeEach(async () => {
+  ws = await makeWorkspace();
+});
+afterEach(async () => {
+  await ws.cleanup();
+});
+
+describe("reel validate", () => {
+  it("exits 0 with a summary line on valid manifests", async () => {
+    const run = await reel(REPO, "validate", "manifests");
+    expect(run).toEqual({ code: 0, stdout: "3 manifests, 11 videos, 147 s of video: ok\n", stderr: "" });
+  });
+
+  it("exits 2 and prints every problem as file:line:col: message", async () => {
+    await ws.write("good.yaml", GOOD);
+    await ws.write("bad.yaml", BAD);
+    await ws.write("ugly.yaml", "version: 1\nvideos: {}\n");
+    const run = await reel(ws.dir, "validate", ".");
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(
+      [
+        "bad.yaml:5:17: actor-2 takes resolution 720p or 1080p, not 540p",
+        "ugly.yaml:2:9: videos must be a list of videos, not a mapping",
+        "reel validate: 2 problems in 2 files",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("--json prints {ok, problems, summary} on stdout", async () => {
+    await ws.write("bad.yaml", BAD);
+    const run = await reel(ws.dir, "validate", "--json", "bad.yaml");
+    expect(run.code).toBe(2);
+    expect(JSON.parse(run.stdout)).toEqual({
+      ok: false,
+      problems: [
+        {
+          file: "bad.yaml",
+          line: 5,
+          col: 17,
+          code: "E_MODEL_RULE",
+          message: "actor-2 takes resolution 720p or 1080p, not 540p",
+        },
+      ],
+      summary: { manifests: 0, videos: 0, seconds: 0 },
+    });
+    const ok = await reel(REPO, "validate", "--json", "manifests/actor.yaml");
+    expect(JSON.parse(ok.stdout)).toEqual({
+      ok: true,
+      problems: [],
+      summary: { manifests: 1, videos: 4, seconds: 35 },
+    });
+  });
+
+  it("--allow-read lets a manifest read outside the folder", async () => {
+    await ws.write(
+      "m.yaml",
+      `version: 1\nvideos:\n  - id: a\n    model: avatar-h1\n    source: ${ws.outside}/secret.png\n    chunks:\n      - duration: 5\n        audio: ./media/intro.mp3\n`,
+    );
+    expect((await reel(ws.dir, "validate", "m.yaml")).code).toBe(2);
+    expect((await reel(ws.dir, "validate", "--allow-read", ws.outside, "m.yaml")).code).toBe(0);
+  });
+
+  it("exits 2 on usage errors", async () => {
+    expect((await reel(ws.dir, "validate")).code).toBe(2);
+    expect((await reel(ws.dir, "validate", "--bogus", "x")).code).toBe(2);
+    const missing = await reel(ws.dir, "validate", "nope.yaml");
+    expect(missing).toMatchObject({
+      code: 2,
+      stderr: "nope.yaml: no such file or folder\nreel validate: 1 problem in 1 file\n",
+    });
+  });
+});
+
+describe("reel plan", () => {
+  it("prints jobs, uploads, speech and seconds per model", async () => {
+    const run = await reel(REPO, "plan", "manifests/mixed.yaml");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      [
+        "1 manifest, 5 videos, 72 s of video: ok",
+        "",
+        "jobs       5 new, 0 done, 0 in flight, 0 failed, 0 uncertain",
+        "uploads    4 to upload (12.1 KB), 0 already uploaded",
+        "downloads  0 https file(s) to fetch, then upload",
+        "speech     2 to generate, 0 already made",
+        "",
+        "seconds of video per model",
+        "  model            videos   seconds     new",
+        "  actor-1               1         5       5",
+        "  actor-2               1        15      15",
+        "  actor-4               1         5       5",
+        "  avatar-h1             1        32      32",
+        "  avatar-h1-pro         1        15      15",
+        "  total                 5        72      72",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("--only selects jobs by manifest/id; --json prints the plan", async () => {
+    const run = await reel(
+      REPO,
+      "plan",
+      "--json",
+      "--only",
+      "spring-campaign/intro",
+      "--only",
+      "runway",
+      "manifests",
+    );
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout);
+    expect(out.ok).toBe(true);
+    expect(out.plan.jobs.new).toEqual(["spring-campaign/intro", "spring-campaign/runway"]);
+    expect(out.summary).toEqual({ manifests: 1, videos: 2, seconds: 47 });
+    expect((await reel(REPO, "plan", "--only", "nothing/*", "manifests")).code).toBe(2);
+  });
+
+  it("exits 2 on invalid manifests, without a plan", async () => {
+    await ws.write("bad.yaml", BAD);
+    const run = await reel(ws.dir, "plan", "bad.yaml");
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain("bad.yaml:5:17: actor-2 takes resolution 720p or 1080p, not 540p");
+  });
+});

@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // Tests run real servers, real child processes and real files: generous limits, as CI machines
+    // are slower and noisier than a laptop. Timing is measured by the benchmarks, not asserted here.
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});
