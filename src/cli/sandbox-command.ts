@@ -1,6 +1,7 @@
 // `reel sandbox`: the emulator as a standalone server, so a user can point any client (curl, a
 // second shell running `reel run`) at it. The two stdout lines are a contract of PRODUCT.md:
 // scripts `eval` them, so nothing else may ever be printed to stdout.
+import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
 import { makeLogger } from "../log/logger.js";
 import { makeApiKey, startSandbox } from "../sandbox/index.js";
@@ -29,6 +30,7 @@ export const sandboxCommand: Command = {
   name: "sandbox",
   summary: "serve the built-in emulator of the service on 127.0.0.1 until stopped",
   usage: `Usage: reel sandbox [--port N] [--key KEY] [--slots N] [--time-scale X] [--credits N] [--big-ids]
+                    [--data-dir DIR]
 
 Prints REEL_BASE_URL=... and REEL_API_KEY=... on stdout once it listens, then serves
 until SIGINT/SIGTERM. Requests are logged to stderr.
@@ -38,8 +40,12 @@ Options:
   --key KEY        the API key to accept (default: a random sk-sandbox-... key)
   --slots N        tasks Running at once; others wait in Pending (default 4)
   --time-scale X   seconds of Running per second of video (default 0.02)
-  --credits N      credit balance, one per second of video (default unlimited)
-  --big-ids        hand out ids above 2^53 to test clients for lost digits`,
+  --credits N      credit balance, one per second of video (default unlimited);
+                   with --data-dir, only for a new DIR: later starts keep its balance
+  --big-ids        hand out ids above 2^53 to test clients for lost digits
+  --data-dir DIR   keep assets, tasks, ids and credits in DIR, so that a sandbox started
+                   again on DIR (any port, even after kill -9) knows every id it handed out
+                   and finishes the tasks it had (default: nothing kept after exit)`,
   options: {
     port: { type: "string" },
     key: { type: "string" },
@@ -47,6 +53,7 @@ Options:
     "time-scale": { type: "string" },
     credits: { type: "string" },
     "big-ids": { type: "boolean" },
+    "data-dir": { type: "string" },
   },
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument '${args.positionals[0]}'`);
@@ -57,6 +64,8 @@ Options:
     const slots = numberOption(args, "slots");
     const timeScale = numberOption(args, "time-scale");
     const credits = numberOption(args, "credits");
+    const dataDir = stringOption(args, "data-dir");
+    if (dataDir !== undefined && dataDir.trim() === "") throw new UsageError("--data-dir expects a folder");
     const sandbox = await startSandbox({
       ...(port !== undefined ? { port } : {}),
       apiKey,
@@ -64,6 +73,7 @@ Options:
       ...(timeScale !== undefined ? { timeScale } : {}),
       ...(credits !== undefined ? { credits } : {}),
       bigIds: args.values["big-ids"] === true,
+      ...(dataDir !== undefined ? { dataDir: resolve(io.cwd, dataDir), persist: true } : {}),
       logger,
     });
     try {

@@ -1,6 +1,6 @@
 // The options every command that talks to the service takes (PRODUCT.md, "Options"), read from flags
 // and the environment once, checked before any work, and turned into a client.
-import { resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { makeClient, type ServiceClient } from "../client/index.js";
 import type { PollTiming } from "../engine/poll-schedule.js";
 import { UsageError } from "../errors.js";
@@ -100,7 +100,7 @@ export function isLoopback(hostname: string): boolean {
 
 export interface ConnectedService {
   readonly client: ServiceClient;
-  /** The address the state rows are scoped by. */
+  /** The service identity the state rows are scoped by (the base URL, or SANDBOX_SERVICE_ID). */
   readonly baseUrl: string;
   /** Origins whose files may be fetched over plain http. */
   readonly httpOrigins: readonly string[];
@@ -121,11 +121,16 @@ const REMOTE_POLLING = { timing: { minMs: 1_000, maxMs: 30_000 }, perSecond: 10 
 export async function connectService(settings: ServiceSettings, logger: Logger): Promise<ConnectedService> {
   if (settings.sandbox) {
     const { startSandbox } = await import("../sandbox/index.js");
-    const sandbox = await startSandbox({});
+    // The sandbox keeps its assets and tasks beside the state file, so a rerun (after a Ctrl-C or a
+    // kill -9) finds the tasks and assets the state file recorded, as it would on the real service.
+    const sandbox = await startSandbox({
+      dataDir: join(dirname(settings.statePath), "sandbox"),
+      persist: true,
+    });
     const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, logger });
     return {
       client,
-      baseUrl: sandbox.baseUrl,
+      baseUrl: SANDBOX_SERVICE_ID,
       httpOrigins: [new URL(sandbox.baseUrl).origin],
       apiKey: sandbox.apiKey,
       polling: LOCAL_POLLING,

@@ -1,11 +1,21 @@
 // The emulator's asset table and the file addresses it hands out. Files are served under an
 // unguessable token, without auth, the way a CDN serves signed URLs; a deleted asset keeps its
 // record (so a later generation can fail with "was deleted") but loses its file and address.
+// Addresses are built from the base URL when asked, never stored whole: a persistent sandbox
+// restarted on another port must hand out addresses that work on the new port.
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
+import { basename, join } from "node:path";
 import type { Id } from "../service/api-types.js";
 import type { MediaFormat, MediaKind } from "../service/media-format.js";
 import { MEDIA_KIND } from "../service/media-format.js";
+import type { ResultVideo } from "./generations.js";
+import {
+  type AssetOrigin,
+  NO_PERSISTENCE,
+  type SandboxPersistence,
+  type StoredAsset,
+} from "./persistence.js";
 
 export const CONTENT_TYPE: Readonly<Record<MediaFormat, string>> = {
   jpeg: "image/jpeg",
@@ -44,55 +54,116 @@ export interface AssetRecord {
   readonly id: Id;
   readonly kind: MediaKind;
   readonly format: MediaFormat;
-  readonly url: string;
   readonly token: string;
-  /** False for result videos, which all share the committed fixture file. */
-  readonly ownsFile: boolean;
+  /** Result videos all share the committed fixture file, which is never removed. */
+  readonly origin: AssetOrigin;
   readonly file: ServedFile;
   deleted: boolean;
 }
 
 export interface NewAsset {
   readonly id: Id;
+  readonly origin: AssetOrigin;
   readonly format: MediaFormat;
+  /** For uploads and speech, a file in the data dir's `assets/` folder. */
   readonly path: string;
   readonly size: number;
   readonly etag: string;
-  readonly ownsFile: boolean;
+  readonly sha256?: string;
   readonly taskId?: Id;
+}
+
+/** Where restored records find their files. */
+export interface AssetFiles {
+  readonly assetDir: string;
+  readonly resultVideo: ResultVideo;
+}
+
+function servedFile(format: MediaFormat, path: string, size: number, etag: string, taskId?: Id): ServedFile {
+  return { path, size, format, etag: `"${etag}"`, ...(taskId !== undefined ? { taskId } : {}) };
 }
 
 export class AssetStore {
   private readonly records = new Map<Id, AssetRecord>();
   private readonly files = new Map<string, ServedFile>();
   private readonly baseUrl: () => string;
+  private readonly persistence: SandboxPersistence;
 
-  constructor(baseUrl: () => string) {
+  constructor(baseUrl: () => string, persistence: SandboxPersistence = NO_PERSISTENCE) {
     this.baseUrl = baseUrl;
+    this.persistence = persistence;
   }
 
   add(asset: NewAsset): AssetRecord {
     const token = `${randomBytes(16).toString("hex")}.${EXTENSION[asset.format]}`;
-    const file: ServedFile = {
-      path: asset.path,
-      size: asset.size,
-      format: asset.format,
-      etag: `"${asset.etag}"`,
-      ...(asset.taskId !== undefined ? { taskId: asset.taskId } : {}),
-    };
-    const record: AssetRecord = {
+    this.persistence.saveAsset({
       id: asset.id,
-      kind: MEDIA_KIND[asset.format],
+      origin: asset.origin,
       format: asset.format,
-      url: `${this.baseUrl()}/files/${token}`,
+      fileName: asset.origin === "result" ? undefined : basename(asset.path),
+      size: asset.size,
+      etag: asset.etag,
+      sha256: asset.sha256,
       token,
-      ownsFile: asset.ownsFile,
-      file,
+      taskId: asset.taskId,
       deleted: false,
+    });
+    const file = servedFile(asset.format, asset.path, asset.size, asset.etag, asset.taskId);
+    return this.remember(asset.id, asset.origin, token, file, false);
+  }
+
+  /** Takes back the records a persistent sandbox stored before it stopped. */
+  restore(stored: readonly StoredAsset[], where: AssetFiles): void {
+    const { assetDir, resultVideo } = where;
+    for (const asset of stored) {
+      const file =
+        asset.fileName === undefined
+          ? // The fixture as this build has it, which may have moved since (src/ vs dist/).
+            servedFile(asset.format, resultVideo.path, resultVideo.size, resultVideo.etag, asset.taskId)
+          : servedFile(asset.format, join(assetDir, asset.fileName), asset.size, asset.etag, asset.taskId);
+      this.remember(asset.id, asset.origin, asset.token, file, asset.deleted);
+    }
+  }
+
+  private remember(
+    id: Id,
+    origin: AssetOrigin,
+    token: string,
+    file: ServedFile,
+    deleted: boolean,
+  ): AssetRecord {
+    const record: AssetRecord = {
+      id,
+      kind: MEDIA_KIND[file.format],
+      format: file.format,
+      token,
+      origin,
+      file,
+      deleted,
     };
-    this.records.set(asset.id, record);
-    this.files.set(token, file);
+    this.records.set(id, record);
+    if (!deleted) this.files.set(token, file);
     return record;
+  }
+
+  /** The address of a record's file on the server as it listens now. */
+  url(record: AssetRecord): string {
+    return `${this.baseUrl()}/files/${record.token}`;
+  }
+
+  /** The address of asset `id`, deleted or not (a deleted one no longer serves anything). */
+  urlOf(id: Id): string | undefined {
+    const record = this.records.get(id);
+    return record && this.url(record);
+  }
+
+  /** Names of the files in `assets/` that live records serve. */
+  liveFileNames(): ReadonlySet<string> {
+    const names = new Set<string>();
+    for (const record of this.records.values()) {
+      if (!record.deleted && record.origin !== "result") names.add(basename(record.file.path));
+    }
+    return names;
   }
 
   /** Live assets only. */
@@ -105,9 +176,10 @@ export class AssetStore {
   async delete(id: Id): Promise<boolean> {
     const record = this.get(id);
     if (!record) return false;
+    this.persistence.markAssetDeleted(id);
     record.deleted = true;
     this.files.delete(record.token);
-    if (record.ownsFile) await rm(record.file.path, { force: true });
+    if (record.origin !== "result") await rm(record.file.path, { force: true });
     return true;
   }
 

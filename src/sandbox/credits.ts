@@ -5,10 +5,15 @@
 
 export class CreditLedger {
   private current: number | undefined;
+  private readonly save: (balance: number | undefined) => void;
 
-  /** `undefined` is an unlimited balance. */
-  constructor(balance: number | undefined) {
+  /**
+   * `undefined` is an unlimited balance. `save` receives every new balance before it takes effect,
+   * so a persistent sandbox never shows a balance it would forget.
+   */
+  constructor(balance: number | undefined, save: (balance: number | undefined) => void = () => {}) {
     this.current = balance;
+    this.save = save;
   }
 
   balance(): number | undefined {
@@ -16,6 +21,7 @@ export class CreditLedger {
   }
 
   set(balance: number | undefined): void {
+    this.save(balance);
     this.current = balance;
   }
 
@@ -25,7 +31,7 @@ export class CreditLedger {
     if (this.current < cost) {
       return `Insufficient credits: ${what} costs ${cost} credits and the balance is ${this.current}`;
     }
-    this.current -= cost;
+    this.set(this.current - cost);
     return undefined;
   }
 
@@ -36,6 +42,6 @@ export class CreditLedger {
   }
 
   refund(cost: number): void {
-    if (this.current !== undefined) this.current += cost;
+    if (this.current !== undefined) this.set(this.current + cost);
   }
 }

@@ -5,26 +5,22 @@
 // Choices where the spec is silent: referenced assets are checked once, when PreProcessing ends
 // (a deletion after that does not affect the task); a failed task gets its credits back; nothing
 // ever moves a task to Canceled, since the API has no cancel call.
+//
+// Every task carries its timeline (when PreProcessing ends, when Running ends), so a persistent
+// sandbox restarted later replays the time it was down: what would have finished, finished then,
+// in the order it would have, and the slots it freed went to the next waiting tasks at that moment.
 
 import type { Logger } from "../log/logger.js";
 import type { Id, TaskStatus } from "../service/api-types.js";
 import { FINAL_STATUSES } from "../service/api-types.js";
 import type { AssetStore } from "./assets.js";
 import type { SandboxCounters } from "./counters.js";
+import type { SandboxPersistence, StoredTask } from "./persistence.js";
 import type { Timers } from "./timers.js";
 import type { GenerationPlan } from "./validate-generation.js";
 
-export interface TaskRecord {
-  readonly id: Id;
-  status: TaskStatus;
-  readonly createTime: string;
-  readonly plan: GenerationPlan;
-  /** Credits charged at submission. */
-  readonly cost: number;
-  failReason?: string;
-  resultVideoURL?: string;
-  resultVideoId?: Id;
-}
+/** A task as the sandbox holds it: replaced whole on every change, never edited in place. */
+export type TaskRecord = StoredTask;
 
 /** The committed MP4 every successful task returns. */
 export interface ResultVideo {
@@ -44,14 +40,22 @@ export interface GenerationDeps {
   readonly resultVideo: ResultVideo;
   /** Gives back the credits of a task that failed. */
   readonly refund: (credits: number) => void;
+  readonly persistence: SandboxPersistence;
   readonly logger: Logger;
+}
+
+/** Orders ids as the int64 numbers they are ("999" before "1000"). */
+function compareIds(a: Id, b: Id): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 export class Generations {
   private readonly tasks = new Map<Id, TaskRecord>();
   /** Pending tasks in arrival order: slots are handed out first come, first served. */
-  private readonly pending: TaskRecord[] = [];
-  private running = 0;
+  private pending: Id[] = [];
+  private readonly running = new Set<Id>();
+  /** True while restore() replays the past: its transitions must not start timers of their own. */
+  private replaying = false;
   private readonly deps: GenerationDeps;
 
   constructor(deps: GenerationDeps) {
@@ -59,17 +63,27 @@ export class Generations {
   }
 
   create(plan: GenerationPlan, canonicalBody: string, cost: number): TaskRecord {
+    const { deps } = this;
     const now = Date.now();
     const task: TaskRecord = {
-      id: this.deps.nextId(),
-      status: "PreProcessing",
-      createTime: new Date(now).toISOString(),
+      id: deps.nextId(),
+      canonicalBody,
       plan,
       cost,
+      status: "PreProcessing",
+      createdAt: now,
+      preProcessingEndsAt: now + deps.preProcessingMs,
+      queuedAt: undefined,
+      startedAt: undefined,
+      runningEndsAt: undefined,
+      finishedAt: undefined,
+      failReason: undefined,
+      resultVideoId: undefined,
     };
+    deps.persistence.saveTask(task);
     this.tasks.set(task.id, task);
-    this.deps.counters.countGeneration(task.id, canonicalBody, now);
-    this.deps.timers.schedule(this.deps.preProcessingMs, () => this.finishPreProcessing(task));
+    deps.counters.countGeneration(task.id, canonicalBody, now);
+    this.after(deps.preProcessingMs, () => this.finishPreProcessing(task.id, Date.now()));
     return task;
   }
 
@@ -77,54 +91,136 @@ export class Generations {
     return this.tasks.get(id);
   }
 
-  private move(task: TaskRecord, status: TaskStatus): void {
-    task.status = status;
-    this.deps.counters.countStatus(task.id, status, Date.now(), FINAL_STATUSES.has(status));
+  /**
+   * Takes back the tasks a persistent sandbox stored, then brings them to `now` as if the sandbox
+   * had never stopped: the down time is replayed event by event in time order, with this start's
+   * slots and run times for tasks that start during it. Assets must be restored first, since
+   * PreProcessing checks them.
+   */
+  restore(stored: readonly TaskRecord[], now: number): void {
+    for (const task of stored) this.tasks.set(task.id, task);
+    const byTime = (time: (t: TaskRecord) => number) => (a: TaskRecord, b: TaskRecord) =>
+      time(a) - time(b) || compareIds(a.id, b.id);
+    this.pending = stored
+      .filter((t) => t.status === "Pending")
+      .sort(byTime((t) => t.queuedAt ?? t.createdAt))
+      .map((t) => t.id);
+    for (const task of stored) if (task.status === "Running") this.running.add(task.id);
+    const preProcessing = stored
+      .filter((t) => t.status === "PreProcessing")
+      .sort(byTime((t) => t.preProcessingEndsAt));
+
+    this.replaying = true;
+    try {
+      this.deps.persistence.atomically(() => {
+        let nextPre = 0;
+        for (;;) {
+          const pre = preProcessing[nextPre];
+          const run = this.firstToFinish();
+          const preAt = pre?.preProcessingEndsAt ?? Number.POSITIVE_INFINITY;
+          const runAt = run?.runningEndsAt ?? Number.POSITIVE_INFINITY;
+          if (Math.min(preAt, runAt) > now) break;
+          // A finish first: the slot it frees is then there for whatever the other event queues.
+          if (run && runAt <= preAt) this.succeed(run.id, runAt);
+          else if (pre) {
+            nextPre++;
+            this.finishPreProcessing(pre.id, preAt);
+          }
+        }
+        // Only when this start has more slots than the last: waiting tasks take them now.
+        this.startWaiting(now);
+      });
+    } finally {
+      this.replaying = false;
+    }
+
+    for (const task of this.tasks.values()) {
+      if (task.status === "PreProcessing") {
+        this.after(task.preProcessingEndsAt - now, () => this.finishPreProcessing(task.id, Date.now()));
+      } else if (task.status === "Running") {
+        this.after((task.runningEndsAt ?? now) - now, () => this.succeed(task.id, Date.now()));
+      }
+    }
+  }
+
+  /** The Running task that ends first (ties by id), for the replay. */
+  private firstToFinish(): TaskRecord | undefined {
+    let first: TaskRecord | undefined;
+    for (const id of this.running) {
+      const task = this.tasks.get(id);
+      if (!task) continue;
+      const ends = task.runningEndsAt ?? 0;
+      const firstEnds = first?.runningEndsAt ?? 0;
+      if (!first || ends < firstEnds || (ends === firstEnds && compareIds(task.id, first.id) < 0))
+        first = task;
+    }
+    return first;
+  }
+
+  private after(ms: number, fn: () => void): void {
+    if (!this.replaying) this.deps.timers.schedule(Math.max(0, ms), fn);
+  }
+
+  /** Stores the changed task, then shows it: a status is never visible before it is stored. */
+  private move(task: TaskRecord, status: TaskStatus, at: number, change: Partial<TaskRecord>): TaskRecord {
+    const next: TaskRecord = { ...task, ...change, status };
+    this.deps.persistence.saveTask(next);
+    this.tasks.set(next.id, next);
+    this.deps.counters.countStatus(task.id, status, at, FINAL_STATUSES.has(status));
     this.deps.logger.debug({ taskId: task.id, status }, "sandbox task status");
+    return next;
   }
 
-  private finishPreProcessing(task: TaskRecord): void {
+  private finishPreProcessing(id: Id, at: number): void {
+    const task = this.tasks.get(id);
+    if (task?.status !== "PreProcessing") return;
     const { plan } = task;
+    const { assets } = this.deps;
     const problem =
-      (plan.sourceAssetId === undefined
-        ? undefined
-        : this.deps.assets.problemWith(plan.sourceAssetId, "image")) ??
-      plan.audioAssetIds.map((id) => this.deps.assets.problemWith(id, "audio")).find((p) => p !== undefined);
-    if (problem !== undefined) {
-      task.failReason = problem;
-      this.deps.refund(task.cost);
-      this.move(task, "Fail");
-      return;
-    }
-    this.move(task, "Pending");
-    this.pending.push(task);
-    this.startWaiting();
-  }
-
-  private startWaiting(): void {
-    while (this.running < this.deps.slots) {
-      const task = this.pending.shift();
-      if (!task) return;
-      this.running++;
-      this.move(task, "Running");
-      this.deps.timers.schedule(task.plan.seconds * this.deps.timeScale * 1000, () => this.succeed(task));
-    }
-  }
-
-  private succeed(task: TaskRecord): void {
-    const video = this.deps.assets.add({
-      id: this.deps.nextId(),
-      format: "mp4",
-      path: this.deps.resultVideo.path,
-      size: this.deps.resultVideo.size,
-      etag: this.deps.resultVideo.etag,
-      ownsFile: false,
-      taskId: task.id,
+      (plan.sourceAssetId === undefined ? undefined : assets.problemWith(plan.sourceAssetId, "image")) ??
+      plan.audioAssetIds.map((audio) => assets.problemWith(audio, "audio")).find((p) => p !== undefined);
+    this.deps.persistence.atomically(() => {
+      if (problem !== undefined) {
+        this.deps.refund(task.cost);
+        this.move(task, "Fail", at, { failReason: problem, finishedAt: at });
+        return;
+      }
+      this.move(task, "Pending", at, { queuedAt: at });
+      this.pending.push(id);
+      this.startWaiting(at);
     });
-    task.resultVideoId = video.id;
-    task.resultVideoURL = video.url;
-    this.running--;
-    this.move(task, "Success");
-    this.startWaiting();
+  }
+
+  private startWaiting(at: number): void {
+    while (this.running.size < this.deps.slots) {
+      const id = this.pending.shift();
+      if (id === undefined) return;
+      const task = this.tasks.get(id);
+      if (!task) continue;
+      const runMs = task.plan.seconds * this.deps.timeScale * 1000;
+      this.move(task, "Running", at, { startedAt: at, runningEndsAt: at + runMs });
+      this.running.add(id);
+      this.after(runMs, () => this.succeed(id, Date.now()));
+    }
+  }
+
+  private succeed(id: Id, at: number): void {
+    const task = this.tasks.get(id);
+    if (task?.status !== "Running") return;
+    const { deps } = this;
+    deps.persistence.atomically(() => {
+      const video = deps.assets.add({
+        id: deps.nextId(),
+        origin: "result",
+        format: "mp4",
+        path: deps.resultVideo.path,
+        size: deps.resultVideo.size,
+        etag: deps.resultVideo.etag,
+        taskId: id,
+      });
+      this.move(task, "Success", at, { resultVideoId: video.id, finishedAt: at });
+      this.running.delete(id);
+      this.startWaiting(at);
+    });
   }
 }

@@ -20,6 +20,7 @@ import {
   readJsonBody,
   validationReply,
 } from "./json-io.js";
+import type { SandboxPersistence } from "./persistence.js";
 import type { ApiRoute } from "./routes.js";
 import { writeSpeech } from "./speech.js";
 import { receiveUpload } from "./upload.js";
@@ -34,6 +35,7 @@ export interface HandlerDeps {
   readonly generations: Generations;
   readonly assets: AssetStore;
   readonly nextId: () => Id;
+  readonly persistence: SandboxPersistence;
   /** Where accepted uploads and speech live. */
   readonly assetDir: string;
   /** Where uploads stream to before they are judged. */
@@ -62,12 +64,13 @@ function parsePathId(param: string): { readonly id: Id } | { readonly reply: Rep
   };
 }
 
-function taskBody(task: TaskRecord): Record<string, unknown> {
+function taskBody(task: TaskRecord, assets: AssetStore): Record<string, unknown> {
+  const resultVideoURL = task.resultVideoId === undefined ? undefined : assets.urlOf(task.resultVideoId);
   return {
     id: jsonId(task.id),
     status: task.status,
-    createTime: task.createTime,
-    ...(task.resultVideoURL !== undefined ? { resultVideoURL: task.resultVideoURL } : {}),
+    createTime: new Date(task.createdAt).toISOString(),
+    ...(resultVideoURL !== undefined ? { resultVideoURL } : {}),
     ...(task.resultVideoId !== undefined ? { resultVideoId: jsonId(task.resultVideoId) } : {}),
     ...(task.failReason !== undefined ? { failReason: task.failReason } : {}),
   };
@@ -79,10 +82,13 @@ const createGeneration: Handler = async (req, _param, deps) => {
   const planned = planGeneration(body.value);
   if (!planned.ok) return validationReply("body", planned.violations);
   const cost = planned.plan.seconds;
-  const refusal = deps.credits.charge(cost, `this generation (${cost} s of video)`);
-  if (refusal !== undefined) return detailReply(402, refusal);
-  const task = deps.generations.create(planned.plan, canonicalJson(body.value), cost);
-  return jsonReply(200, { id: jsonId(task.id) });
+  // One transaction for the charge and the task: a kill -9 between them must not keep the credits.
+  const outcome = deps.persistence.atomically((): TaskRecord | string => {
+    const refusal = deps.credits.charge(cost, `this generation (${cost} s of video)`);
+    return refusal ?? deps.generations.create(planned.plan, canonicalJson(body.value), cost);
+  });
+  if (typeof outcome === "string") return detailReply(402, outcome);
+  return jsonReply(200, { id: jsonId(outcome.id) });
 };
 
 const getGeneration: Handler = async (_req, param, deps) => {
@@ -91,7 +97,7 @@ const getGeneration: Handler = async (_req, param, deps) => {
   deps.counters.countPoll(parsed.id);
   const task = deps.generations.get(parsed.id);
   if (!task) return detailReply(404, `Generation ${parsed.id} not found`);
-  return jsonReply(200, taskBody(task));
+  return jsonReply(200, taskBody(task, deps.assets));
 };
 
 function checkSpeech(body: unknown): { voiceId: Id; text: string } | Violation[] {
@@ -135,14 +141,14 @@ const createSpeech: Handler = async (req, _param, deps) => {
   const speech = await writeSpeech(path, checked.voiceId, checked.text);
   const asset = deps.assets.add({
     id,
+    origin: "speech",
     format: "wav",
     path,
     size: speech.size,
     etag: `speech-${id}`,
-    ownsFile: true,
   });
   deps.counters.countSpeech(checked.voiceId, checked.text);
-  return jsonReply(200, { id: jsonId(id), duration: speech.seconds, url: asset.url });
+  return jsonReply(200, { id: jsonId(id), duration: speech.seconds, url: deps.assets.url(asset) });
 };
 
 const uploadAsset: Handler = async (req, _param, deps) => {
@@ -154,11 +160,12 @@ const uploadAsset: Handler = async (req, _param, deps) => {
   await rename(file.path, path);
   deps.assets.add({
     id,
+    origin: "upload",
     format: file.format,
     path,
     size: file.size,
     etag: file.sha256.slice(0, 32),
-    ownsFile: true,
+    sha256: file.sha256,
   });
   deps.counters.countUpload(file.sha256);
   return jsonReply(200, { id: jsonId(id) });
@@ -169,7 +176,7 @@ const getAsset: Handler = async (_req, param, deps) => {
   if ("reply" in parsed) return parsed.reply;
   const asset = deps.assets.get(parsed.id);
   if (!asset) return detailReply(404, `Asset ${parsed.id} not found`);
-  return jsonReply(200, { id: jsonId(asset.id), url: asset.url });
+  return jsonReply(200, { id: jsonId(asset.id), url: deps.assets.url(asset) });
 };
 
 const deleteAsset: Handler = async (_req, param, deps) => {

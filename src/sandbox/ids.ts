@@ -7,11 +7,21 @@ import type { Id } from "../service/api-types.js";
 export const BIG_FIRST_ID = 1800000000000000001n;
 const SMALL_FIRST_ID = 1001n;
 
-export function makeIdSequence(bigIds: boolean): () => Id {
-  let next = bigIds ? BIG_FIRST_ID : SMALL_FIRST_ID;
+export function firstId(bigIds: boolean): bigint {
+  return bigIds ? BIG_FIRST_ID : SMALL_FIRST_ID;
+}
+
+/**
+ * Hands out `first`, `first + 1`, ... `save` receives the next id to hand out before an id leaves
+ * the sequence, so a persistent sandbox never hands out the same id twice, even across a kill -9
+ * between taking an id and storing the record that uses it.
+ */
+export function makeIdSequence(first: bigint, save: (next: bigint) => void = () => {}): () => Id {
+  let next = first;
   return () => {
     const id = next;
-    next += 1n;
+    save(id + 1n);
+    next = id + 1n;
     return id.toString();
   };
 }

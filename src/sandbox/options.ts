@@ -38,17 +38,37 @@ export interface SandboxOptions {
   readonly host?: string;
   /** The one key accepted as `Authorization: Bearer <key>`. @defaultValue a random `sk-sandbox-<32 hex>` */
   readonly apiKey?: string;
-  /** Where uploads and speech are stored; kept on close when given. @defaultValue a fresh temp dir, removed on close */
+  /**
+   * Where uploads and speech are stored (and, with `persist`, everything else); kept on close when
+   * given. Required when `persist` is true. @defaultValue a fresh temp dir, removed on close
+   */
   readonly dataDir?: string;
+  /**
+   * Keep assets, speech, result videos, tasks, the id sequence and the credit balance in `dataDir`
+   * (a SQLite file, `sandbox.db`), so that a sandbox started again on the same `dataDir`, on any
+   * port, continues where this one stopped, even after kill -9: old ids keep working, no id is
+   * handed out twice, and tasks move on by wall-clock time as if the sandbox had never stopped.
+   * Counters are not kept: each start begins them empty. Only one sandbox at a time may use a
+   * persistent `dataDir`. @defaultValue false (everything lives in memory and ends with the process)
+   */
+  readonly persist?: boolean;
   /** Tasks Running at once on the "server"; the others wait in Pending. @defaultValue 4 */
   readonly slots?: number;
   /** Wall-clock seconds of Running per second of video. @defaultValue 0.02 (a 10 s video runs 200 ms) */
   readonly timeScale?: number;
   /** Time a task spends in PreProcessing, in milliseconds. @defaultValue 20 */
   readonly preProcessingMs?: number;
-  /** Credit balance; a generation costs its seconds of video. @defaultValue undefined (unlimited) */
+  /**
+   * Credit balance; a generation costs its seconds of video. With `persist`, it applies only when
+   * the data dir is new: afterwards the stored balance carries over and this value is ignored (use
+   * `setCredits` to change it). @defaultValue undefined (unlimited)
+   */
   readonly credits?: number;
-  /** Hand out ids above 2^53, from 1800000000000000001, to catch clients that lose digits. @defaultValue false */
+  /**
+   * Hand out ids above 2^53, from 1800000000000000001, to catch clients that lose digits. With
+   * `persist`, the stored sequence continues; turning this on for an existing data dir jumps
+   * ahead to the big range, turning it off never goes back. @defaultValue false
+   */
   readonly bigIds?: boolean;
   /** Failures to inject. @defaultValue none */
   readonly faults?: SandboxFaults;
@@ -61,6 +81,7 @@ export interface ResolvedOptions {
   readonly host: string;
   readonly apiKey: string | undefined;
   readonly dataDir: string | undefined;
+  readonly persist: boolean;
   readonly slots: number;
   readonly timeScale: number;
   readonly preProcessingMs: number;
@@ -164,11 +185,22 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
   checkCredits(options.credits);
   const faults = options.faults ?? {};
   checkFaults(faults);
+  const persist = options.persist ?? false;
+  expect(typeof persist === "boolean", "persist", "a boolean", persist);
+  if (persist) {
+    expect(
+      typeof options.dataDir === "string" && options.dataDir !== "",
+      "dataDir",
+      "a directory path when `persist` is true (where the sandbox keeps its state)",
+      options.dataDir,
+    );
+  }
   return {
     port,
     host: options.host ?? "127.0.0.1",
     apiKey: options.apiKey,
     dataDir: options.dataDir,
+    persist,
     slots,
     timeScale,
     preProcessingMs,

@@ -6,6 +6,10 @@
 // 429, 503 and "drop before effect" happen before the handler runs; "500 after effect" and "drop
 // after effect" after it (500 replaces only a 2xx: a refused request had no effect to hide). File
 // downloads take latency and truncation only: a CDN does not rate-limit here.
+//
+// With `persist`, the state of the previous sandbox on the same data dir is loaded before the
+// server listens, and every change is committed before the response that shows it (see
+// persistence.ts); the SQLite module is imported only then, so the default sandbox pays nothing.
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -21,7 +25,7 @@ import { FaultPlan } from "./faults.js";
 import { serveFile } from "./files.js";
 import { Generations } from "./generations.js";
 import { HANDLERS, type HandlerDeps } from "./handlers.js";
-import { makeIdSequence } from "./ids.js";
+import { firstId, makeIdSequence } from "./ids.js";
 import { detailReply, type Reply } from "./json-io.js";
 import {
   checkApiKey,
@@ -33,8 +37,10 @@ import {
   type SandboxFaults,
   type SandboxOptions,
 } from "./options.js";
+import { NO_PERSISTENCE, type PersistedState, type SandboxPersistence } from "./persistence.js";
 import { loadResultVideo } from "./result-video.js";
 import { matchRoute, type RouteMatch } from "./routes.js";
+import { removeStrayFiles } from "./stray-files.js";
 import { Timers } from "./timers.js";
 
 export interface Sandbox {
@@ -43,16 +49,19 @@ export interface Sandbox {
   /** The key accepted now (changes with setApiKey). */
   readonly apiKey: string;
   readonly counters: SandboxCounters;
-  /** Where assets are stored. */
+  /** Where assets are stored, and with `persist` the rest of the state. */
   readonly dataDir: string;
   /** Replaces the accepted key at once; requests with the old key get 401 from then on. */
   setApiKey(key: string): void;
-  /** `undefined` makes the balance unlimited. */
+  /** `undefined` makes the balance unlimited. With `persist`, the next sandbox on the data dir starts from it. */
   setCredits(credits: number | undefined): void;
   credits(): number | undefined;
   /** Replaces the fault settings and restarts the PRNG from their seed; `undefined` removes all faults. */
   setFaults(faults: SandboxFaults | undefined): void;
-  /** Stops listening, ends every connection and timer, removes the data dir it created. Idempotent. */
+  /**
+   * Stops listening, ends every connection and timer, releases a persistent data dir, removes the
+   * data dir it created. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -90,14 +99,31 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   await mkdir(tmpDir, { recursive: true });
   const resultVideo = await loadResultVideo();
 
+  let persistence: SandboxPersistence = NO_PERSISTENCE;
+  let persisted: PersistedState | undefined;
+  if (opts.persist) {
+    const { DATABASE_FILE, openPersistence } = await import("./sqlite-persistence.js");
+    ({ persistence, state: persisted } = openPersistence(join(dataDir, DATABASE_FILE), {
+      nextId: firstId(opts.bigIds),
+      credits: opts.credits,
+    }));
+  }
+
   let apiKey = opts.apiKey ?? makeApiKey();
   let faults = new FaultPlan(opts.faults);
   let baseUrl = "";
   const counters = new SandboxCounters();
   const timers = new Timers((error) => logger.error({ err: error }, "sandbox timer failed"));
-  const credits = new CreditLedger(opts.credits);
-  const nextId = makeIdSequence(opts.bigIds);
-  const assets = new AssetStore(() => baseUrl);
+  const credits = new CreditLedger(persisted ? persisted.credits : opts.credits, (balance) =>
+    persistence.saveCredits(balance),
+  );
+  // A stored sequence only moves forward: `bigIds` on an old data dir jumps to the big range, and
+  // leaving it off later never goes back to ids already handed out.
+  const first = firstId(opts.bigIds);
+  const nextId = makeIdSequence(persisted && persisted.nextId > first ? persisted.nextId : first, (next) =>
+    persistence.saveNextId(next),
+  );
+  const assets = new AssetStore(() => baseUrl, persistence);
   const generations = new Generations({
     slots: opts.slots,
     timeScale: opts.timeScale,
@@ -108,9 +134,21 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     nextId,
     resultVideo,
     refund: (cost) => credits.refund(cost),
+    persistence,
     logger,
   });
-  const deps: HandlerDeps = { counters, credits, generations, assets, nextId, assetDir, tmpDir };
+  const deps: HandlerDeps = { counters, credits, generations, assets, nextId, persistence, assetDir, tmpDir };
+  if (persisted) {
+    try {
+      assets.restore(persisted.assets, { assetDir, resultVideo });
+      generations.restore(persisted.tasks, Date.now());
+      await removeStrayFiles(assetDir, tmpDir, assets.liveFileNames());
+    } catch (error) {
+      timers.clearAll();
+      persistence.close();
+      throw error;
+    }
+  }
 
   async function serveApi(
     req: IncomingMessage,
@@ -230,6 +268,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       resolve();
     });
   }).catch(async (error: unknown) => {
+    timers.clearAll();
+    persistence.close();
     if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
     throw error;
   });
@@ -245,6 +285,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      persistence.close();
       if (ownsDataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 3 });
     })();
     return closing;

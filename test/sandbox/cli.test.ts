@@ -1,40 +1,14 @@
 // `reel sandbox`: in-process through main(), and once as the real binary, which is what users and
 // scripts run: exactly two lines on stdout, then serve until SIGTERM, then exit 0.
-import { execFile, spawn } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { describe, expect, test } from "vitest";
 import type { CliIO } from "../../src/cli/command.js";
 import { main } from "../../src/cli/main.js";
+import { ensureBuilt, ROOT } from "./build.js";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const LINES = /^REEL_BASE_URL=(http:\/\/127\.0\.0\.1:\d+)\nREEL_API_KEY=(\S+)\n$/;
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** bin/reel.js runs dist/: build it when src/ is newer (tsc's exit code covers other folders' work in progress). */
-async function ensureBuilt(): Promise<void> {
-  const built = join(ROOT, "dist/cli/main.js");
-  if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(join(ROOT, "src"))) return;
-  await promisify(execFile)(
-    process.execPath,
-    [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"],
-    {
-      cwd: ROOT,
-    },
-  ).catch(() => undefined);
-  expect(existsSync(join(ROOT, "dist/cli/sandbox-command.js"))).toBe(true);
-}
 
 function capture(): { stream: PassThrough; text: () => string } {
   const stream = new PassThrough();

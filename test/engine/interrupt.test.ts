@@ -1,0 +1,72 @@
+// Ctrl-C and --sandbox resume, with the real binary in a child process.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { spawnReel, writeTree } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+let sandbox: Sandbox | undefined;
+afterEach(async () => {
+  await sandbox?.close();
+  sandbox = undefined;
+});
+
+function manifest(count: number): string {
+  const videos = Array.from(
+    { length: count },
+    (_, i) => `  - id: v${i}\n    chunks:\n      - duration: 10\n        text: "take ${i}"\n`,
+  ).join("");
+  return `version: 1\nname: slow\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos}`;
+}
+
+function run(args: string[], cwd: string, env: Record<string, string>) {
+  const child = spawnReel(args, { cwd, env });
+  let stderr = "";
+  let stdout = "";
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, exit, output: () => ({ stdout, stderr }) };
+}
+
+it("exits 130 within two seconds of Ctrl-C, and the rerun finishes without a duplicate", async () => {
+  sandbox = await startSandbox({ slots: 4, timeScale: 0.1, preProcessingMs: 10 });
+  const dir = await tempDir();
+  await writeTree(dir, { "m.yaml": manifest(12) });
+  const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };
+  const first = run(["run", "m.yaml"], dir, env);
+  // Wait until some tasks are running, then interrupt.
+  while (sandbox.counters.generationsCreated < 3) await new Promise((r) => setTimeout(r, 20));
+  const interruptedAt = Date.now();
+  first.child.kill("SIGINT");
+  expect(await first.exit).toBe(130);
+  expect(Date.now() - interruptedAt).toBeLessThan(2_000);
+  expect(first.output().stderr).toMatch(/Interrupted/);
+  const createdBefore = sandbox.counters.generationsCreated;
+  expect(createdBefore).toBeLessThan(12);
+
+  const second = run(["run", "m.yaml"], dir, env);
+  expect(await second.exit).toBe(0);
+  expect(sandbox.counters.generationsCreated).toBe(12);
+  expect(sandbox.counters.duplicateGenerations()).toBe(0);
+});
+
+it("--sandbox keeps the emulator's data beside the state file: a rerun resumes and sends nothing new", async () => {
+  const dir = await tempDir();
+  await writeTree(dir, { "m.yaml": manifest(3) });
+  const first = run(["run", "--sandbox", "m.yaml", "--json"], dir, {});
+  expect(await first.exit).toBe(0);
+  const firstResults = JSON.parse(first.output().stdout).results as { taskId: string }[];
+  const second = run(["run", "--sandbox", "m.yaml", "--json"], dir, {});
+  expect(await second.exit).toBe(0);
+  expect(second.output().stderr).toContain("3 jobs, 3 already done");
+  const secondResults = JSON.parse(second.output().stdout).results as { taskId: string }[];
+  expect(secondResults.map((r) => r.taskId)).toEqual(firstResults.map((r) => r.taskId));
+  const video = await readFile(join(dir, "out", "slow", "v0.mp4"));
+  expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+});
