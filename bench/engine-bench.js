@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeClient } from "../dist/client/index.js";
 import { makeCachedHasher } from "../dist/engine/hash-file.js";
-import { runBatch } from "../dist/engine/run-batch.js";
+import { runBatch } from "../dist/engine/engine.js";
 import { loadManifests } from "../dist/manifest/index.js";
 import { startSandbox } from "../dist/sandbox/index.js";
 import { StateStore } from "../dist/state/store.js";

@@ -5,7 +5,7 @@ import { dirname, join, relative } from "node:path";
 import { pino } from "pino";
 import { makeCachedHasher } from "../engine/hash-file.js";
 import { makeLineProgress, makeTtyProgress } from "../engine/progress.js";
-import { type RunSummary, runBatch } from "../engine/run-batch.js";
+import { type RunSummary, runBatch } from "../engine/engine.js";
 import { UsageError } from "../errors.js";
 import { makeLogger } from "../log/logger.js";
 import { formatProblems, loadManifests, makeJobFilter } from "../manifest/index.js";

@@ -78,7 +78,7 @@ export function object<P extends Record<string, Schema<unknown>>, R extends keyo
 /** JSON Schema's `if` / `then` / `else`, in that key order. */
 export function conditional(when: JsonSchema, then?: JsonSchema, otherwise?: JsonSchema): JsonSchema {
   const out: Record<string, unknown> = { if: when };
-  // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword here, not a thenable.
+  // `then` is a JSON Schema keyword here, not a thenable.
   if (then !== undefined) out.then = then;
   if (otherwise !== undefined) out.else = otherwise;
   return out;

@@ -1,7 +1,7 @@
 // The machine-readable record of a run (PRODUCT.md, "Output layout"): one JSON file per job beside
 // its video, and OUT/results.jsonl with one line per job, rewritten whole (atomically) each time.
 import { join } from "node:path";
-import { ensureRealDir, writeFileAtomic } from "../engine/atomic-write.js";
+import { writeFileAtomic } from "../engine/atomic-write.js";
 import type { JobRow } from "../state/store.js";
 
 export interface JobResult {

@@ -15,12 +15,7 @@ export interface TaskTimes {
 
 /** Names of `faults` keys, one per kind of injected failure. */
 export type FaultKind =
-  | "429"
-  | "503"
-  | "500-after-effect"
-  | "drop-before-effect"
-  | "drop-after-effect"
-  | "truncated-download";
+  "429" | "503" | "500-after-effect" | "drop-before-effect" | "drop-after-effect" | "truncated-download";
 
 function bump<K>(map: Map<K, number>, key: K): void {
   map.set(key, (map.get(key) ?? 0) + 1);

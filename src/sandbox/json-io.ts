@@ -42,8 +42,7 @@ export function validationReply(where: string, violations: readonly Violation[])
 export const MAX_JSON_BYTES = 1024 * 1024;
 
 export type BodyResult =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly reply: Reply };
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reply: Reply };
 
 export async function readJsonBody(req: IncomingMessage): Promise<BodyResult> {
   const parts: Buffer[] = [];

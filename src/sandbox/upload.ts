@@ -27,8 +27,7 @@ export interface ReceivedFile {
 }
 
 export type UploadOutcome =
-  | { readonly ok: true; readonly file: ReceivedFile }
-  | { readonly ok: false; readonly reply: Reply };
+  { readonly ok: true; readonly file: ReceivedFile } | { readonly ok: false; readonly reply: Reply };
 
 function refuse(msg: string, type: string, loc: (string | number)[] = ["file"]): UploadOutcome {
   return { ok: false, reply: validationReply("body", [{ loc, msg, type }]) };

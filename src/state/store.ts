@@ -506,8 +506,7 @@ export class StateStore {
 
   findRemote(url: string): { sha256: string; path: string; size: number } | undefined {
     return this.sql("SELECT sha256, path, size FROM remote_files WHERE url = ?").get(url) as
-      | { sha256: string; path: string; size: number }
-      | undefined;
+      { sha256: string; path: string; size: number } | undefined;
   }
 
   recordRemote(url: string, sha256: string, path: string, size: number): void {
@@ -588,7 +587,6 @@ function findService(db: Database.Database, baseUrl: string): number | undefined
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version === 0) return undefined;
   const row = db.prepare("SELECT id FROM services WHERE base_url = ?").get(baseUrl) as
-    | { id: number }
-    | undefined;
+    { id: number } | undefined;
   return row?.id;
 }

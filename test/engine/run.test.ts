@@ -171,45 +171,49 @@ describe("reel run", () => {
     expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
   });
 
-  it("completes everything under 429, 503, dropped connections, latency and truncated downloads, with no duplicate", {
-    timeout: 90_000,
-  }, async () => {
-    const s = await sandbox({
-      faults: {
-        seed: 42,
-        rate429: 0.1,
-        rate503: 0.1,
-        rateDrop: 0.05,
-        retryAfterSeconds: 0.05,
-        latencyMs: [0, 20],
-        rateTruncateDownload: 0.3,
-        routes: ["POST /v1/generations", "GET /v1/generations/:id", "POST /v1/assets", "GET /files/:token"],
-      },
-    });
-    const dir = await workspace();
-    await writeTree(dir, { "manifests/many.yaml": manyManifest(20) });
-    // A dropped submission has an unknown outcome: those jobs are uncertain, never resubmitted blindly.
-    const { code } = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
-    const results = await readResults(dir);
-    for (const r of results) expect(["Success", "uncertain"]).toContain(r.status);
-    // The faults really happened, and most jobs still made it through them.
-    for (const kind of ["429", "503", "truncated-download"] as const) {
-      expect(s.counters.faultCount(kind), kind).toBeGreaterThan(0);
-    }
-    const uncertain = results.filter((r) => r.status === "uncertain").length;
-    expect(uncertain).toBeLessThanOrEqual(
-      s.counters.faultCount("drop-before-effect") + s.counters.faultCount("drop-after-effect"),
-    );
-    expect(s.counters.duplicateGenerations()).toBe(0);
-    expect(s.counters.duplicateUploads()).toBe(0);
-    if (results.every((r) => r.status === "Success")) expect(code).toBe(0);
-    else expect(code).toBe(1);
-    for (const r of results.filter((r) => r.status === "Success")) {
-      expect(r.file, String(r.error)).not.toBeNull();
-      const video = await readFile(join(dir, "out", String(r.file)));
-      expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
-    }
-  });
+  it(
+    "completes everything under 429, 503, dropped connections, latency and truncated downloads, with no duplicate",
+    {
+      timeout: 90_000,
+    },
+    async () => {
+      const s = await sandbox({
+        faults: {
+          seed: 42,
+          rate429: 0.1,
+          rate503: 0.1,
+          rateDrop: 0.05,
+          retryAfterSeconds: 0.05,
+          latencyMs: [0, 20],
+          rateTruncateDownload: 0.3,
+          routes: ["POST /v1/generations", "GET /v1/generations/:id", "POST /v1/assets", "GET /files/:token"],
+        },
+      });
+      const dir = await workspace();
+      await writeTree(dir, { "manifests/many.yaml": manyManifest(20) });
+      // A dropped submission has an unknown outcome: those jobs are uncertain, never resubmitted blindly.
+      const { code } = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
+      const results = await readResults(dir);
+      for (const r of results) expect(["Success", "uncertain"]).toContain(r.status);
+      // The faults really happened, and most jobs still made it through them.
+      for (const kind of ["429", "503", "truncated-download"] as const) {
+        expect(s.counters.faultCount(kind), kind).toBeGreaterThan(0);
+      }
+      const uncertain = results.filter((r) => r.status === "uncertain").length;
+      expect(uncertain).toBeLessThanOrEqual(
+        s.counters.faultCount("drop-before-effect") + s.counters.faultCount("drop-after-effect"),
+      );
+      expect(s.counters.duplicateGenerations()).toBe(0);
+      expect(s.counters.duplicateUploads()).toBe(0);
+      if (results.every((r) => r.status === "Success")) expect(code).toBe(0);
+      else expect(code).toBe(1);
+      for (const r of results.filter((r) => r.status === "Success")) {
+        expect(r.file, String(r.error)).not.toBeNull();
+        const video = await readFile(join(dir, "out", String(r.file)));
+        expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+      }
+    },
+  );
 
   it("marks a submission answered by an ambiguous 500 uncertain (exit 1); --resubmit-uncertain completes it", async () => {
     const s = await sandbox({ faults: { rate500AfterEffect: 1, routes: ["POST /v1/generations"] } });

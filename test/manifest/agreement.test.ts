@@ -245,54 +245,62 @@ async function load(manifest: Record<string, unknown>) {
 }
 
 describe("agreement between manifest validation and the service", () => {
-  it("valid manifests pass validation, checkGenerationRequest and the sandbox", async () => {
-    await fc.assert(
-      fc.asyncProperty(validManifest, async ({ manifest, videos, defaults }) => {
-        const concrete = { ...manifest, videos: materialize(videos) };
-        const { manifests, problems } = await load(concrete);
-        expect(problems).toEqual([]);
-        const jobs = manifests[0]!.jobs;
-        expect(jobs).toHaveLength(videos.length);
-        for (const [i, job] of jobs.entries()) {
-          const video = videos[i]!;
-          const body: GenerationRequest = toGenerationRequest(job.spec, (ref) => {
-            if (ref.kind === "asset") return ref.id;
-            if (ref.kind === "file")
-              return ref.format === "png" || ref.format === "jpeg" ? uploaded.image : uploaded.audio;
-            return uploaded.audio;
-          });
-          // What reel sends is what the manifest says, defaults included.
-          expect(body.model).toBe(video.model ?? defaults?.model);
-          expect(body.resolution).toBe(video.resolution ?? defaults?.resolution);
-          expect(body.aspectRatio).toBe(video.aspectRatio ?? defaults?.aspectRatio);
-          expect(body.chunks.map((c) => c.duration)).toEqual(video.chunks.map((c) => c.duration));
-          expect(checkGenerationRequest(JSON.parse(JSON.stringify(body)))).toEqual([]);
-          expect(await submit(body)).toBe(200);
-        }
-      }),
-      { numRuns: 40 },
-    );
-  });
+  it(
+    "valid manifests pass validation, checkGenerationRequest and the sandbox",
+    { timeout: 90_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(validManifest, async ({ manifest, videos, defaults }) => {
+          const concrete = { ...manifest, videos: materialize(videos) };
+          const { manifests, problems } = await load(concrete);
+          expect(problems).toEqual([]);
+          const jobs = manifests[0]!.jobs;
+          expect(jobs).toHaveLength(videos.length);
+          for (const [i, job] of jobs.entries()) {
+            const video = videos[i]!;
+            const body: GenerationRequest = toGenerationRequest(job.spec, (ref) => {
+              if (ref.kind === "asset") return ref.id;
+              if (ref.kind === "file")
+                return ref.format === "png" || ref.format === "jpeg" ? uploaded.image : uploaded.audio;
+              return uploaded.audio;
+            });
+            // What reel sends is what the manifest says, defaults included.
+            expect(body.model).toBe(video.model ?? defaults?.model);
+            expect(body.resolution).toBe(video.resolution ?? defaults?.resolution);
+            expect(body.aspectRatio).toBe(video.aspectRatio ?? defaults?.aspectRatio);
+            expect(body.chunks.map((c) => c.duration)).toEqual(video.chunks.map((c) => c.duration));
+            expect(checkGenerationRequest(JSON.parse(JSON.stringify(body)))).toEqual([]);
+            expect(await submit(body)).toBe(200);
+          }
+        }),
+        { numRuns: 40 },
+      );
+    },
+  );
 
-  it("manifests breaking one per-model rule are refused by validation, checkGenerationRequest and the sandbox", async () => {
-    const seen = new Set<string>();
-    await fc.assert(
-      fc.asyncProperty(invalidVideo, async ({ name, video }) => {
-        seen.add(name);
-        const [concrete] = materialize([video]);
-        const { manifests, problems } = await load({ version: 1, videos: [concrete] });
-        expect(manifests, name).toEqual([]);
-        expect(problems.length, name).toBeGreaterThan(0);
-        expect(
-          problems.every((p) => p.code === "E_MODEL_RULE" || p.code === "E_INVALID_VALUE"),
-          name,
-        ).toBe(true);
-        const body = requestOf(concrete!);
-        expect(checkGenerationRequest(body).length, name).toBeGreaterThan(0);
-        expect(await submit(body), name).toBe(422);
-      }),
-      { numRuns: 60 },
-    );
-    expect([...seen].sort()).toEqual(Object.keys(BREAKAGES).sort());
-  });
+  it(
+    "manifests breaking one per-model rule are refused by validation, checkGenerationRequest and the sandbox",
+    { timeout: 90_000 },
+    async () => {
+      const seen = new Set<string>();
+      await fc.assert(
+        fc.asyncProperty(invalidVideo, async ({ name, video }) => {
+          seen.add(name);
+          const [concrete] = materialize([video]);
+          const { manifests, problems } = await load({ version: 1, videos: [concrete] });
+          expect(manifests, name).toEqual([]);
+          expect(problems.length, name).toBeGreaterThan(0);
+          expect(
+            problems.every((p) => p.code === "E_MODEL_RULE" || p.code === "E_INVALID_VALUE"),
+            name,
+          ).toBe(true);
+          const body = requestOf(concrete!);
+          expect(checkGenerationRequest(body).length, name).toBeGreaterThan(0);
+          expect(await submit(body), name).toBe(422);
+        }),
+        { numRuns: 60 },
+      );
+      expect([...seen].sort()).toEqual(Object.keys(BREAKAGES).sort());
+    },
+  );
 });

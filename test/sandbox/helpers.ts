@@ -12,7 +12,7 @@ export interface RawResponse {
   readonly headers: Record<string, string | string[] | undefined>;
   /** The exact JSON text, to check ids above 2^53 digit by digit. */
   readonly text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read loosely-shaped JSON bodies.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read loosely-shaped JSON bodies.
   readonly json: any;
 }
 

@@ -1,0 +1,611 @@
+// The engine: drives jobs to a final state, recording every step in the state file before relying
+// on it. Per job: resolve its assets (upload / speech, deduplicated), wait for a generation slot,
+// write the intent, submit, record the task id, poll until final, release the slot, download, write
+// its record. At most `concurrency` generations are unfinished at once, across every manifest.
+// One engine serves a one-shot `run` (runBatch, below) and a long-lived `watch`, which adds and
+// withdraws manifests' jobs while it works.
+import { setMaxListeners } from "node:events";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import PQueue from "p-queue";
+import {
+  isFatalServiceError,
+  NotFoundError,
+  OutcomeUnknownError,
+  RateLimitError,
+  type ServiceClient,
+  ServiceError,
+  ValidationError,
+} from "../client/index.js";
+import { type Logger, silentLogger } from "../log/logger.js";
+import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
+import { writeJobRecord, writeResults } from "../report/results.js";
+import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
+import type { JobRow, StateStore } from "../state/store.js";
+import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
+import { ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
+import { DownloadError, downloadVideo, isCompleteVideo } from "./download.js";
+import { DEFAULT_POLL_TIMING, nextPollDelay, type PollTiming, RunRateEstimator } from "./poll-schedule.js";
+import { type ProgressSink, silentProgress } from "./progress.js";
+
+export interface EngineOptions {
+  readonly client: ServiceClient;
+  readonly store: StateStore;
+  readonly outDir: string;
+  /** Remote sources are fetched here before upload. */
+  readonly cacheDir: string;
+  /** Generations unfinished (submitted, not final) at once. @defaultValue 4 */
+  readonly concurrency?: number;
+  /** Resubmit jobs that ended Fail or Canceled (a new attempt, counted). @defaultValue false */
+  readonly retryFailed?: boolean;
+  /** Resubmit jobs whose submission outcome is unknown. @defaultValue false */
+  readonly resubmitUncertain?: boolean;
+  /** Attempts per job in all, for --retry-failed. @defaultValue 3 */
+  readonly maxAttempts?: number;
+  readonly pollTiming?: PollTiming;
+  /** Global cap on status polls per second, all tasks together. @defaultValue 20 */
+  readonly pollsPerSecond?: number;
+  /** Stop following a task after this long (its id is kept; a rerun goes on). @defaultValue 24 h */
+  readonly pollDeadlineMs?: number;
+  /** @defaultValue 4 */
+  readonly uploadConcurrency?: number;
+  /** @defaultValue 4 */
+  readonly downloadConcurrency?: number;
+  /** Origins whose result videos may be fetched over plain http (the sandbox). */
+  readonly httpOrigins?: readonly string[];
+  readonly logger?: Logger;
+  readonly progress?: ProgressSink;
+  /** Aborted on Ctrl-C / SIGTERM: stop starting work, record what is in hand, return quickly. */
+  readonly signal?: AbortSignal;
+  /**
+   * What a rejected key or exhausted credits do: "stop" ends all work (a one-shot run exits 3);
+   * "pause" holds every call to the service, checks again with backoff, and goes on when the
+   * condition clears (watch mode). @defaultValue "stop"
+   */
+  readonly onFatal?: "stop" | "pause";
+  /** Called after each job changes in a way results.jsonl shows (watch mode rewrites it). */
+  readonly onJobChange?: () => void;
+}
+
+export interface RunBatchOptions extends EngineOptions {
+  readonly jobs: readonly Job[];
+}
+
+export interface RunSummary {
+  readonly outcome: "completed" | "fatal" | "interrupted";
+  /** The error that stopped the run (rejected key, exhausted credits). */
+  readonly fatal?: ServiceError;
+  /** The current row of every job of the run, after the run. */
+  readonly rows: readonly JobRow[];
+}
+
+export interface Engine {
+  /**
+   * Makes `jobs` the wanted jobs of `manifest` (watch: a manifest appeared or changed) and starts
+   * what they need. Jobs of the manifest that are no longer wanted are not submitted if they were
+   * not yet; those already submitted are followed to the end (their credits are spent).
+   */
+  setManifestJobs(manifest: string, jobs: readonly Job[]): Promise<void>;
+  /** The manifest is gone: none of its unsubmitted jobs is submitted any more. */
+  dropManifest(manifest: string): void;
+  /** Follows every task of this service that is still unfinished in the state file. */
+  followInFlight(): void;
+  /** Resolves once no job is being worked on. */
+  whenIdle(): Promise<void>;
+  /** The current row of every wanted job, manifest by manifest. */
+  wantedRows(): JobRow[];
+  /** The condition that stopped the engine ("stop" mode), if any. */
+  readonly fatal: ServiceError | undefined;
+  /** Whether work was stopped by the signal or a fatal condition. */
+  readonly stopped: boolean;
+  /** Stops listening to the signal. Work in progress is not awaited (see whenIdle). */
+  dispose(): void;
+}
+
+/** How long a submission already on the wire may finish after Ctrl-C, so its answer is recorded. */
+const SUBMIT_GRACE_MS = 1_500;
+/** Checks of a paused service (watch mode): from 1 s, doubling, up to 60 s apart. */
+const PAUSE_PROBE_MS = { first: 1_000, max: 60_000 } as const;
+
+export async function makeEngine(options: EngineOptions): Promise<Engine> {
+  const { client, store, outDir } = options;
+  const log = options.logger ?? silentLogger;
+  const progress = options.progress ?? silentProgress;
+  const maxAttempts = options.maxAttempts ?? 3;
+  const pollTiming = options.pollTiming ?? DEFAULT_POLL_TIMING;
+  const pollDeadlineMs = options.pollDeadlineMs ?? 24 * 3600_000;
+  const onFatal = options.onFatal ?? "stop";
+  const changed = (): void => options.onJobChange?.();
+
+  // `stop` ends all work: a fatal service condition ("stop" mode) or the user's interrupt.
+  const stop = new AbortController();
+  // Every sleeping poll and in-flight request listens on `stop`: many listeners are expected.
+  setMaxListeners(0, stop.signal);
+  let fatal: ServiceError | undefined;
+  const onUserAbort = (): void => stop.abort(options.signal?.reason);
+  if (options.signal?.aborted) onUserAbort();
+  options.signal?.addEventListener("abort", onUserAbort, { once: true });
+  // Submissions get a grace period after `stop`, so an answer on its way is still recorded.
+  const submitAbort = new AbortController();
+  setMaxListeners(0, submitAbort.signal);
+  stop.signal.addEventListener(
+    "abort",
+    () => setTimeout(() => submitAbort.abort(stop.signal.reason), SUBMIT_GRACE_MS).unref(),
+    { once: true },
+  );
+
+  const interrupted = store.markInterruptedSubmissionsUncertain();
+  if (interrupted > 0) {
+    progress.event({
+      stage: "note",
+      detail: `${interrupted} submission(s) of an interrupted run have an unknown outcome: marked uncertain`,
+    });
+  }
+  store.markInterruptedSpeechUncertain();
+  await ensureRealDir(outDir);
+  await removeStaleTempFiles(outDir);
+
+  const slots = new PQueue({ concurrency: options.concurrency ?? 4 });
+  const transfers = new PQueue({ concurrency: options.uploadConcurrency ?? 4 });
+  const downloads = new PQueue({ concurrency: options.downloadConcurrency ?? 4 });
+  const polls = new PQueue({ intervalCap: options.pollsPerSecond ?? 20, interval: 1_000 });
+  const rate = new RunRateEstimator();
+  const resolver: AssetResolver = makeAssetResolver({
+    client,
+    store,
+    queue: transfers,
+    cacheDir: options.cacheDir,
+    resubmitUncertain: options.resubmitUncertain ?? false,
+    signal: stop.signal,
+    onUpload: (sha) => progress.event({ stage: "uploaded", detail: sha.slice(0, 12) }),
+    onSpeech: (voice) => progress.event({ stage: "speech", detail: `voice ${voice}` }),
+  });
+
+  // ---- fatal conditions: stop, or pause until they clear ----
+
+  let pause: { promise: Promise<void>; resume: () => void } | undefined;
+  let probeDelay: number = PAUSE_PROBE_MS.first;
+  const announced = new Set<string>();
+
+  /** True when `error` is fatal; in "pause" mode the caller then awaits `whenServiceUsable` and retries. */
+  function handleFatal(error: unknown): boolean {
+    if (!isFatalServiceError(error)) return false;
+    if (onFatal === "stop") {
+      if (!fatal) {
+        fatal = error;
+        log.error({ code: error.code, endpoint: error.endpoint }, error.message);
+        stop.abort(error);
+      }
+      return true;
+    }
+    if (!pause) {
+      let resume: () => void = () => {};
+      const promise = new Promise<void>((resolve) => {
+        resume = resolve;
+      });
+      pause = { promise, resume };
+      // Said once per condition, not once per job, and again only after it cleared.
+      if (!announced.has(error.code)) {
+        announced.add(error.code);
+        progress.event({
+          stage: "note",
+          detail: `paused: ${error.message} Checking again with backoff; work resumes by itself.`,
+        });
+      }
+      void probe(error);
+    }
+    return true;
+  }
+
+  async function probe(error: ServiceError): Promise<void> {
+    while (!stop.signal.aborted) {
+      await sleep(probeDelay, undefined, { signal: stop.signal }).catch(() => {});
+      probeDelay = Math.min(PAUSE_PROBE_MS.max, probeDelay * 2);
+      if (stop.signal.aborted) return;
+      if (error.code === "E_CREDITS") break; // only a submission can tell: let one try again
+      try {
+        // Any answer but 401 (a 404 for this made-up id included) means the key is accepted.
+        await client.getAsset("1", { signal: stop.signal });
+        break;
+      } catch (e) {
+        if (!isFatalServiceError(e)) break;
+      }
+    }
+    const current = pause;
+    pause = undefined;
+    current?.resume();
+  }
+
+  /** Waits while the service is paused; false when the engine stopped meanwhile. */
+  async function whenServiceUsable(): Promise<boolean> {
+    while (pause && !stop.signal.aborted) {
+      await Promise.race([
+        pause.promise,
+        new Promise((r) => stop.signal.addEventListener("abort", r, { once: true })),
+      ]);
+    }
+    return !stop.signal.aborted;
+  }
+
+  function serviceWorks(): void {
+    probeDelay = PAUSE_PROBE_MS.first;
+    if (announced.size > 0) {
+      progress.event({ stage: "note", detail: "the service accepts calls again: resumed" });
+      announced.clear();
+    }
+  }
+
+  // ---- jobs wanted, and jobs being worked on ----
+
+  const wanted = new Map<string, string>(); // job key -> spec hash of the version wanted
+  const keysOf = new Map<string, Set<string>>(); // manifest -> its job keys
+  const working = new Map<number, Promise<void>>(); // row id -> its processing
+  const isWanted = (job: Job): boolean => wanted.get(job.key) === job.specHash;
+
+  function track(rowId: number, work: () => Promise<void>): void {
+    if (working.has(rowId)) return;
+    const promise = work()
+      .catch((error: unknown) => {
+        if (stop.signal.aborted) return;
+        if (!handleFatal(error)) log.error({ rowId, err: error }, "unexpected error");
+      })
+      .finally(() => working.delete(rowId));
+    working.set(rowId, promise);
+  }
+
+  async function setManifestJobs(manifest: string, jobs: readonly Job[]): Promise<void> {
+    const keys = new Set(jobs.map((job) => job.key));
+    for (const key of keysOf.get(manifest) ?? []) if (!keys.has(key)) wanted.delete(key);
+    keysOf.set(manifest, keys);
+    for (const job of jobs) wanted.set(job.key, job.specHash);
+    await ensureRealDir(join(outDir, manifest));
+    await removeStaleTempFiles(join(outDir, manifest));
+    const rows = store.upsertJobs(
+      jobs.map((job) => ({
+        key: job.key,
+        manifest: job.manifest,
+        videoId: job.id,
+        specHash: job.specHash,
+        specJson: JSON.stringify(job.spec),
+        seconds: job.seconds,
+        model: job.model,
+      })),
+    );
+    // Tasks already on the service are started first: they hold generation slots too.
+    const order = jobs.map((job, i) => ({ job, row: rows[i]! }));
+    order.sort((a, b) => Number(b.row.state === "submitted") - Number(a.row.state === "submitted"));
+    for (const { job, row } of order) track(row.id, () => processJob(job, row));
+  }
+
+  function dropManifest(manifest: string): void {
+    for (const key of keysOf.get(manifest) ?? []) wanted.delete(key);
+    keysOf.delete(manifest);
+  }
+
+  function followInFlight(): void {
+    for (const row of store.listInFlight()) {
+      track(row.id, async () => {
+        await ensureRealDir(join(outDir, row.manifest));
+        await followInSlot(row.id);
+        await afterFinal(row.id);
+      });
+    }
+  }
+
+  async function processJob(job: Job, row: JobRow): Promise<void> {
+    if (row.state === "Success") {
+      if (row.file !== null && (await isCompleteVideo(join(outDir, row.file)))) return;
+      if (row.file !== null) store.forgetDownload(row.id); // the user deleted it: fetch it again
+      await download(row.id);
+      return;
+    }
+    if (row.state === "submitted") {
+      await followInSlot(row.id);
+      await afterFinal(row.id);
+      return;
+    }
+    if (!mayStart(row)) return;
+    if (await submitAndFollow(job, row.id)) await afterFinal(row.id);
+  }
+
+  /** Whether a job that is not in flight should be (re)submitted now. */
+  function mayStart(row: JobRow): boolean {
+    switch (row.state) {
+      case "pending":
+        return true;
+      case "Fail":
+      case "Canceled":
+        if (row.fail_kind === "local") return true; // nothing was sent: free to try again
+        if (options.retryFailed && row.attempts < maxAttempts) {
+          store.markPending(row.id, "--retry-failed");
+          return true;
+        }
+        return false;
+      case "uncertain":
+        if (options.resubmitUncertain) {
+          store.markPending(row.id, "--resubmit-uncertain");
+          return true;
+        }
+        return false;
+      default:
+        return false;
+    }
+  }
+
+  async function resolveRefs(job: Job): Promise<Map<AssetRef | SpeechRef, Id>> {
+    const refs: (AssetRef | SpeechRef)[] = [];
+    if (job.spec.source) refs.push(job.spec.source);
+    for (const chunk of job.spec.chunks) if (chunk.audio) refs.push(chunk.audio);
+    const ids = await Promise.all(refs.map((ref) => resolver.resolve(ref)));
+    return new Map(refs.map((ref, i) => [ref, ids[i]!]));
+  }
+
+  /** Submits the job and follows its task. True when the task reached a final state. */
+  async function submitAndFollow(job: Job, rowId: number): Promise<boolean> {
+    for (;;) {
+      if (!isWanted(job) || !(await whenServiceUsable())) return false;
+      let ids: Map<AssetRef | SpeechRef, Id>;
+      try {
+        ids = await resolveRefs(job);
+      } catch (error) {
+        if (stop.signal.aborted) return false;
+        if (handleFatal(error)) continue;
+        const message = (error as Error).message;
+        if (error instanceof SpeechUncertainError || error instanceof OutcomeUnknownError) {
+          store.markUncertain(rowId, message);
+          progress.event({ stage: "uncertain", key: job.key, detail: message });
+        } else {
+          store.markFailed(rowId, "local", message);
+          progress.event({ stage: "failed", key: job.key, detail: message });
+        }
+        changed();
+        return false;
+      }
+      const body = toGenerationRequest(job.spec, (ref) => ids.get(ref)!);
+      const outcome = await slots.add(
+        async (): Promise<"final" | "retry" | "end"> => {
+          // Checked again here: the job may have been withdrawn, or the service paused, while it queued.
+          if (stop.signal.aborted || !isWanted(job)) return "end";
+          if (pause) return "retry";
+          store.markSubmitting(rowId);
+          try {
+            const { id: taskId } = await client.submitGeneration(body, { signal: submitAbort.signal });
+            store.markSubmitted(rowId, taskId);
+            serviceWorks();
+            changed();
+            progress.event({ stage: "submitted", key: job.key, detail: `task ${taskId}` });
+            log.info({ job: job.key, taskId }, "submitted");
+          } catch (error) {
+            return recordSubmitFailure(job.key, rowId, error);
+          }
+          return (await follow(rowId)) ? "final" : "end";
+        },
+        // Longest first: the slots then end the batch together instead of waiting on one long straggler.
+        { priority: job.seconds },
+      );
+      if (outcome !== "retry") return outcome === "final";
+    }
+  }
+
+  function recordSubmitFailure(key: string, rowId: number, error: unknown): "retry" | "end" {
+    if (error instanceof ValidationError) {
+      store.markFailed(rowId, "rejected", error.message);
+      progress.event({ stage: "failed", key, detail: error.message });
+    } else if (error instanceof ServiceError && !(error instanceof OutcomeUnknownError)) {
+      // A definite refusal (401, 402, 429/503 past the retries, connection refused): nothing was
+      // created, so the job goes back to pending and is submitted later.
+      store.markPending(rowId, error.code);
+      store.recordJobError(rowId, error.message);
+      if (handleFatal(error)) return onFatal === "pause" ? "retry" : "end";
+      progress.event({ stage: "failed", key, detail: error.message });
+    } else {
+      // Outcome unknown, or our own abort while the request was on the wire.
+      const message = (error as Error).message ?? String(error);
+      store.markUncertain(rowId, message);
+      progress.event({ stage: "uncertain", key, detail: message });
+    }
+    changed();
+    return "end";
+  }
+
+  async function followInSlot(rowId: number): Promise<void> {
+    await slots.add(() => follow(rowId), { priority: Number.MAX_SAFE_INTEGER });
+  }
+
+  /** Polls a task until it is final (true), the engine stops, or its deadline passes. */
+  async function follow(rowId: number): Promise<boolean> {
+    const row = store.getJob(rowId);
+    const taskId = row.task_id!;
+    let status = (row.task_status ?? "PreProcessing") as TaskStatus;
+    let runningSince = status === "Running" ? Date.now() : undefined;
+    let pollsInStatus = 0;
+    const deadline = (row.submitted_at ?? Date.now()) + pollDeadlineMs;
+    while (!stop.signal.aborted) {
+      const delay = nextPollDelay(
+        {
+          status,
+          pollsInStatus,
+          runningForMs: runningSince === undefined ? 0 : Date.now() - runningSince,
+          expectedRunMs: rate.expectedRunMs(row.seconds),
+        },
+        pollTiming,
+      );
+      try {
+        await sleep(delay, undefined, { signal: stop.signal });
+        if (!(await whenServiceUsable())) return false;
+        const task = await polls.add(() => client.getGeneration(taskId, { signal: stop.signal }));
+        if (task.status === status) {
+          pollsInStatus++;
+        } else {
+          store.recordTaskStatus(rowId, task.status, task.resultVideoURL, task.failReason);
+          changed();
+          if (task.status === "Running") {
+            runningSince = Date.now();
+            progress.event({ stage: "running", key: row.job_key });
+          }
+          if (FINAL_STATUSES.has(task.status) && runningSince !== undefined) {
+            rate.observe(Date.now() - runningSince, row.seconds);
+          }
+          status = task.status;
+          pollsInStatus = 0;
+        }
+        if (FINAL_STATUSES.has(status)) return true;
+      } catch (error) {
+        if (stop.signal.aborted) return false;
+        if (handleFatal(error)) {
+          if (onFatal === "stop") return false;
+          continue;
+        }
+        if (error instanceof NotFoundError) {
+          store.markFailed(rowId, "task", `task ${taskId} is unknown to the service (404)`);
+          changed();
+          return true;
+        }
+        if (error instanceof RateLimitError && error.retryAfterMs !== undefined) {
+          // A Retry-After longer than the client would sleep through: park this task only.
+          await sleep(error.retryAfterMs, undefined, { signal: stop.signal }).catch(() => {});
+        }
+        log.warn({ job: row.job_key, taskId, err: (error as Error).message }, "poll failed; will poll again");
+      }
+      if (Date.now() > deadline) {
+        store.recordJobError(
+          rowId,
+          `still ${status} after ${Math.round(pollDeadlineMs / 60_000)} min; task ${taskId} is kept, rerun reel to go on following it`,
+        );
+        changed();
+        return false;
+      }
+    }
+    return false;
+  }
+
+  async function afterFinal(rowId: number): Promise<void> {
+    const row = store.getJob(rowId);
+    if (row.state === "Success") {
+      await download(rowId);
+      return;
+    }
+    if (row.state === "Fail" || row.state === "Canceled") {
+      progress.event({ stage: "failed", key: row.job_key, detail: row.error ?? row.state });
+      await writeJobRecord(outDir, row);
+    }
+  }
+
+  async function download(rowId: number): Promise<void> {
+    await downloads.add(async () => {
+      let row = store.getJob(rowId);
+      const file = `${row.manifest}/${row.video_id}.mp4`;
+      for (;;) {
+        if (stop.signal.aborted) return;
+        try {
+          let url = row.result_url ?? (await refreshUrl(row));
+          for (let refreshed = 0; ; refreshed++) {
+            try {
+              await downloadVideo({
+                url,
+                dest: join(outDir, file),
+                signal: stop.signal,
+                httpOrigins: options.httpOrigins ?? [],
+              });
+              break;
+            } catch (error) {
+              // An expired address: ask the service for the task again, never resubmit.
+              if (!(error instanceof DownloadError) || !error.expired || refreshed >= 2) throw error;
+              url = await refreshUrl(row);
+            }
+          }
+          store.markDownloaded(rowId, file);
+          row = store.getJob(rowId);
+          await writeJobRecord(outDir, row);
+          changed();
+          progress.event({ stage: "done", key: row.job_key, detail: file });
+          return;
+        } catch (error) {
+          if (stop.signal.aborted) return;
+          if (handleFatal(error)) {
+            if (onFatal === "stop" || !(await whenServiceUsable())) return;
+            continue;
+          }
+          const message = `download failed: ${(error as Error).message}`;
+          store.recordJobError(rowId, message);
+          changed();
+          progress.event({ stage: "failed", key: row.job_key, detail: message });
+          return;
+        }
+      }
+    });
+  }
+
+  async function refreshUrl(row: JobRow): Promise<string> {
+    const task = await client.getGeneration(row.task_id!, { signal: stop.signal });
+    if (!task.resultVideoURL) throw new DownloadError(`task ${row.task_id} has no result address`, "refused");
+    store.recordResultUrl(row.id, task.resultVideoURL);
+    return task.resultVideoURL;
+  }
+
+  return {
+    setManifestJobs,
+    dropManifest,
+    followInFlight,
+    async whenIdle() {
+      while (working.size > 0) await Promise.all([...working.values()]);
+    },
+    wantedRows() {
+      const rows: JobRow[] = [];
+      for (const keys of keysOf.values()) {
+        for (const key of keys) {
+          const row = store.findJob(key, wanted.get(key)!);
+          if (row) rows.push(row);
+        }
+      }
+      return rows;
+    },
+    get fatal() {
+      return fatal;
+    },
+    get stopped() {
+      return stop.signal.aborted;
+    },
+    dispose() {
+      options.signal?.removeEventListener("abort", onUserAbort);
+    },
+  };
+}
+
+/** A one-shot run: every job to a final state, then results.jsonl. */
+export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
+  const progress = options.progress ?? silentProgress;
+  const engine = await makeEngine(options);
+  const byManifest = new Map<string, Job[]>();
+  for (const job of options.jobs) {
+    const list = byManifest.get(job.manifest) ?? [];
+    list.push(job);
+    byManifest.set(job.manifest, list);
+  }
+  const rows = options.store.upsertJobs(
+    options.jobs.map((job) => ({
+      key: job.key,
+      manifest: job.manifest,
+      videoId: job.id,
+      specHash: job.specHash,
+      specJson: JSON.stringify(job.spec),
+      seconds: job.seconds,
+      model: job.model,
+    })),
+  );
+  const complete = await Promise.all(
+    rows.map(
+      (row) =>
+        row.state === "Success" && row.file !== null && isCompleteVideo(join(options.outDir, row.file)),
+    ),
+  );
+  progress.start(rows.length, complete.filter(Boolean).length);
+  for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
+  await engine.whenIdle();
+  engine.dispose();
+  progress.stop();
+  const finalRows = engine.wantedRows();
+  await writeResults(options.outDir, finalRows);
+  const outcome = engine.fatal ? "fatal" : engine.stopped ? "interrupted" : "completed";
+  return engine.fatal ? { outcome, fatal: engine.fatal, rows: finalRows } : { outcome, rows: finalRows };
+}
