@@ -3,6 +3,7 @@ import { planCommand } from "./plan-command.js";
 import { runCommand } from "./run-command.js";
 import { sandboxCommand } from "./sandbox-command.js";
 import { statusCommand } from "./status-command.js";
+import { watchCommand } from "./watch-command.js";
 import { validateCommand } from "./validate-command.js";
 
 /** Every command of the CLI, in the order `reel --help` lists them. */
@@ -10,6 +11,7 @@ export const COMMANDS: readonly Command[] = [
   validateCommand,
   planCommand,
   runCommand,
+  watchCommand,
   statusCommand,
   sandboxCommand,
 ];

@@ -62,3 +62,45 @@ export function spawnReel(argv: string[], options: { cwd: string; env: Record<st
     stdio: ["ignore", "pipe", "pipe"],
   });
 }
+
+/** Starts a long-running command (watch) in-process; `stop()` sends it the Ctrl-C signal. */
+export function startCli(
+  argv: string[],
+  options: { cwd: string; env?: Record<string, string | undefined> },
+): { output: () => { stdout: string; stderr: string }; stop: () => Promise<CliResult> } {
+  const controller = new AbortController();
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  stderr.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const done = main(argv, {
+    stdout,
+    stderr,
+    env: options.env ?? {},
+    cwd: options.cwd,
+    signal: controller.signal,
+  });
+  return {
+    output: () => ({ stdout: out, stderr: err }),
+    stop: async () => {
+      controller.abort();
+      const code = await done;
+      return { code, stdout: out, stderr: err };
+    },
+  };
+}
+
+/** Waits until `condition` holds, checking every 25 ms; fails with `what` after `timeoutMs`. */
+export async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,142 @@
+// `reel watch DIR`: one engine (one state file, one concurrency limit) for every manifest that lands
+// in a folder, for days on end. chokidar reports files only once they stopped growing (its
+// awaitWriteFinish), so half-written files are never read; it relies on the OS's file events, so an
+// idle watcher makes no system call at all.
+import { relative, resolve } from "node:path";
+import { watch, type FSWatcher } from "chokidar";
+import { makeEngine, type EngineOptions } from "../engine/engine.js";
+import type { ProgressSink } from "../engine/progress.js";
+import { formatProblems, loadManifests, type LoadOptions } from "../manifest/index.js";
+import { writeResults } from "../report/results.js";
+import { isIgnoredPath, isManifestFile } from "./manifest-files.js";
+
+export interface WatchOptions extends Omit<EngineOptions, "onFatal" | "onJobChange" | "progress"> {
+  /** The folder to watch (recursively). */
+  readonly dir: string;
+  readonly load: LoadOptions;
+  readonly progress: ProgressSink;
+  /** Where problems of invalid manifests are written (stderr). */
+  readonly report: (text: string) => void;
+  /** Whether problems get colour and code frames. @defaultValue false */
+  readonly tty?: boolean;
+  /** How long a file must stop changing before it is read. @defaultValue 200 */
+  readonly settleMs?: number;
+  /** Called once the initial scan is done and the watcher listens. */
+  readonly onReady?: () => void;
+}
+
+/** Runs until `signal` is aborted; resolves after a clean stop. */
+export async function watchFolder(options: WatchOptions): Promise<void> {
+  const { progress } = options;
+  const dir = resolve(options.load.cwd, options.dir);
+  let resultsTimer: NodeJS.Timeout | undefined;
+  const engine = await makeEngine({
+    ...options,
+    progress,
+    onFatal: "pause",
+    onJobChange: () => {
+      // results.jsonl is rewritten after changes, at most every 200 ms.
+      resultsTimer ??= setTimeout(() => {
+        resultsTimer = undefined;
+        void writeResults(options.outDir, engine.wantedRows()).catch(() => {});
+      }, 200);
+    },
+  });
+  engine.followInFlight();
+
+  const nameOf = new Map<string, string>(); // file -> manifest name it defines
+  const reported = new Map<string, string>(); // file -> the problems last printed for it
+  const queue = new Map<string, Promise<void>>(); // one load at a time per file
+
+  const display = (file: string): string => relative(options.load.cwd, file) || file;
+
+  async function loadFile(file: string): Promise<void> {
+    const { manifests, problems } = await loadManifests([file], options.load);
+    const manifest = manifests[0];
+    const owner =
+      manifest && [...nameOf].find(([other, name]) => other !== file && name === manifest.name)?.[0];
+    if (manifest && owner) {
+      problems.push({
+        file: display(file),
+        line: 0,
+        col: 0,
+        code: "E_DUPLICATE_NAME",
+        message: `manifest name '${manifest.name}' is already used by ${display(owner)}; give this one another name`,
+      });
+    }
+    if (problems.length > 0 || !manifest) {
+      const text = formatProblems(problems, { color: options.tty ?? false, codeFrame: options.tty ?? false });
+      // An invalid file is reported once per version, not at every event; its last valid version
+      // (if any) keeps running until the file is fixed or deleted.
+      if (reported.get(file) !== text) {
+        reported.set(file, text);
+        options.report(`${text}\n${display(file)}: skipped until fixed\n`);
+      }
+      return;
+    }
+    reported.delete(file);
+    const previous = nameOf.get(file);
+    if (previous !== undefined && previous !== manifest.name) engine.dropManifest(previous);
+    nameOf.set(file, manifest.name);
+    progress.event({
+      stage: "note",
+      detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'`,
+    });
+    await engine.setManifestJobs(manifest.name, manifest.jobs);
+  }
+
+  function schedule(file: string, work: () => Promise<void>): void {
+    const previous = queue.get(file) ?? Promise.resolve();
+    const next = previous
+      .then(work)
+      .catch((error: unknown) => options.report(`${display(file)}: ${(error as Error).message}\n`))
+      .finally(() => {
+        if (queue.get(file) === next) queue.delete(file);
+      });
+    queue.set(file, next);
+  }
+
+  const watcher: FSWatcher = watch(dir, {
+    ignored: (path, stats) => isIgnoredPath(path, stats ? stats.isFile() : undefined),
+    ignoreInitial: false,
+    followSymlinks: false,
+    awaitWriteFinish: { stabilityThreshold: options.settleMs ?? 200, pollInterval: 50 },
+  });
+  const onFile = (path: string): void => {
+    if (!isManifestFile(path)) return;
+    const file = resolve(path);
+    schedule(file, () => loadFile(file));
+  };
+  watcher.on("add", onFile);
+  watcher.on("change", onFile);
+  watcher.on("unlink", (path) => {
+    const file = resolve(path);
+    schedule(file, async () => {
+      const name = nameOf.get(file);
+      reported.delete(file);
+      if (name === undefined) return;
+      nameOf.delete(file);
+      engine.dropManifest(name);
+      progress.event({
+        stage: "note",
+        detail: `${display(file)} deleted: its unsubmitted videos are dropped`,
+      });
+      await writeResults(options.outDir, engine.wantedRows());
+    });
+  });
+  watcher.on("error", (error) => options.report(`watch: ${(error as Error).message}\n`));
+  await new Promise<void>((resolveReady) => watcher.once("ready", () => resolveReady()));
+  progress.event({ stage: "note", detail: `watching ${display(dir)} for *.yaml / *.yml (Ctrl-C to stop)` });
+  options.onReady?.();
+
+  await new Promise<void>((resolveStop) => {
+    if (options.signal?.aborted) resolveStop();
+    options.signal?.addEventListener("abort", () => resolveStop(), { once: true });
+  });
+  await watcher.close();
+  await Promise.all([...queue.values()]);
+  await engine.whenIdle();
+  engine.dispose();
+  if (resultsTimer) clearTimeout(resultsTimer);
+  await writeResults(options.outDir, engine.wantedRows());
+}

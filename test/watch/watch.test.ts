@@ -1,0 +1,211 @@
+// `reel watch` with real files, real file events and the sandbox over real HTTP: every way a
+// manifest can land, change or go, and the sandbox's counters prove nothing is submitted twice.
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
+import { startCli, until, writeTree } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const sandboxes: Sandbox[] = [];
+afterEach(async () => {
+  await Promise.all(sandboxes.splice(0).map((s) => s.close()));
+});
+
+async function sandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const s = await startSandbox({ timeScale: 0.01, preProcessingMs: 5, slots: 8, ...options });
+  sandboxes.push(s);
+  return s;
+}
+
+function manifest(name: string, videos: { id: string; text: string; duration?: number }[]): string {
+  const body = videos
+    .map(
+      (v) =>
+        `  - id: ${v.id}\n    chunks:\n      - duration: ${v.duration ?? 5}\n        text: "${v.text}"\n`,
+    )
+    .join("");
+  return `version: 1\nname: ${name}\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${body}`;
+}
+
+async function workspace(): Promise<string> {
+  const dir = await tempDir();
+  await mkdir(join(dir, "incoming"));
+  return dir;
+}
+
+function watcher(dir: string, s: Sandbox, extra: string[] = [], key = s.apiKey) {
+  return startCli(["watch", "incoming", ...extra], {
+    cwd: dir,
+    env: { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: key },
+  });
+}
+
+const video = (dir: string, manifestName: string, id: string) => join(dir, "out", manifestName, `${id}.mp4`);
+
+describe("reel watch", () => {
+  it("runs manifests that are written, copied and renamed into place; an edit runs only what changed", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const w = watcher(dir, s);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+
+    await writeFile(
+      join(dir, "incoming", "a.yaml"),
+      manifest("a", [
+        { id: "v0", text: "one" },
+        { id: "v1", text: "two" },
+      ]),
+    );
+    await until(() => existsSync(video(dir, "a", "v0")) && existsSync(video(dir, "a", "v1")), "a's videos");
+
+    await writeTree(dir, { "elsewhere/b.yaml": manifest("b", [{ id: "v0", text: "three" }]) });
+    await writeFile(join(dir, "incoming", "b.yaml"), manifest("b", [{ id: "v0", text: "three" }])); // a copy
+    await until(() => existsSync(video(dir, "b", "v0")), "b's video");
+
+    // An editor's save: write a temp file, then rename it over the target.
+    await writeFile(join(dir, "incoming", ".c.yaml.swp"), manifest("c", [{ id: "v0", text: "four" }]));
+    await rename(join(dir, "incoming", ".c.yaml.swp"), join(dir, "incoming", "c.yaml"));
+    await until(() => existsSync(video(dir, "c", "v0")), "c's video");
+    expect(s.counters.generationsCreated).toBe(4);
+
+    // Edit: v1 changes, v2 is new, v0 is untouched.
+    await writeFile(
+      join(dir, "incoming", "a.yaml"),
+      manifest("a", [
+        { id: "v0", text: "one" },
+        { id: "v1", text: "two, but louder" },
+        { id: "v2", text: "five" },
+      ]),
+    );
+    await until(() => existsSync(video(dir, "a", "v2")) && s.counters.generationsCreated === 6, "a's edit");
+    const result = await w.stop();
+    expect(result.code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(6);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+    // One line per current job: a/v0, a/v1 (its new version), a/v2, b/v0, c/v0.
+    const results = (await readFile(join(dir, "out", "results.jsonl"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { manifest: string; status: string });
+    expect(results).toHaveLength(5);
+    expect(results.every((r) => r.status === "Success")).toBe(true);
+  });
+
+  it("drops the unsubmitted videos of a deleted manifest and follows the submitted one to the end", async () => {
+    const s = await sandbox({ slots: 1, timeScale: 0.15 });
+    const dir = await workspace();
+    const w = watcher(dir, s, ["--concurrency", "1"]);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    const videos = Array.from({ length: 5 }, (_, i) => ({ id: `v${i}`, text: `take ${i}`, duration: 10 }));
+    await writeFile(join(dir, "incoming", "d.yaml"), manifest("d", videos));
+    await until(() => s.counters.generationsCreated === 1, "the first submission");
+    await rm(join(dir, "incoming", "d.yaml"));
+    await until(() => w.output().stderr.includes("deleted"), "the deletion to be seen");
+    // The one in flight is followed and downloaded; nothing else is submitted.
+    await until(
+      () => readdir(join(dir, "out", "d")).then((f) => f.some((n) => n.endsWith(".mp4"))),
+      "its video",
+      20_000,
+    );
+    await new Promise((r) => setTimeout(r, 2_000));
+    await w.stop();
+    expect(s.counters.generationsCreated).toBe(1);
+  });
+
+  it("handles a burst of 200 manifests landing at once, each video submitted once", async () => {
+    const s = await sandbox({ slots: 16, timeScale: 0.001, preProcessingMs: 1 });
+    const dir = await workspace();
+    const w = watcher(dir, s, ["--concurrency", "16"]);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        writeFile(join(dir, "incoming", `m${i}.yaml`), manifest(`m${i}`, [{ id: "v", text: `burst ${i}` }])),
+      ),
+    );
+    await until(
+      async () =>
+        (await readdir(join(dir, "out")).catch(() => [])).filter((n) => n.startsWith("m")).length === 200 &&
+        s.counters.generationsCreated === 200,
+      "200 submissions",
+      60_000,
+    );
+    await until(() => existsSync(video(dir, "m199", "v")) && existsSync(video(dir, "m0", "v")), "the videos");
+    await w.stop();
+    expect(s.counters.generationsCreated).toBe(200);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+  }, 90_000);
+
+  it("reports an invalid manifest once, sends nothing for it, and runs it once fixed", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const w = watcher(dir, s);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    const bad = manifest("e", [{ id: "v0", text: "six" }]).replace("resolution: 720p", "resolution: 540p");
+    await writeFile(join(dir, "incoming", "e.yaml"), bad);
+    await until(() => w.output().stderr.includes("skipped until fixed"), "the problem report");
+    expect(w.output().stderr).toMatch(/incoming\/e\.yaml:5:\d+: .*720p or 1080p/);
+    await writeFile(join(dir, "incoming", "e.yaml"), bad); // touched again, same problem
+    await new Promise((r) => setTimeout(r, 600));
+    expect(s.counters.requests.size).toBe(0);
+    await writeFile(join(dir, "incoming", "e.yaml"), manifest("e", [{ id: "v0", text: "six" }]));
+    await until(() => existsSync(video(dir, "e", "v0")), "the fixed manifest's video");
+    const { stderr } = await w.stop();
+    expect(stderr.split("skipped until fixed").length - 1).toBe(1);
+  });
+
+  it("resumes after a restart, including manifests that landed or changed while it was stopped", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    let w = watcher(dir, s);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    await writeFile(join(dir, "incoming", "f.yaml"), manifest("f", [{ id: "v0", text: "seven" }]));
+    await until(() => existsSync(video(dir, "f", "v0")), "f's video");
+    expect((await w.stop()).code).toBe(0);
+
+    await writeFile(join(dir, "incoming", "g.yaml"), manifest("g", [{ id: "v0", text: "eight" }]));
+    await writeFile(
+      join(dir, "incoming", "f.yaml"),
+      manifest("f", [
+        { id: "v0", text: "seven" },
+        { id: "v1", text: "nine" },
+      ]),
+    );
+    w = watcher(dir, s);
+    await until(
+      () => existsSync(video(dir, "g", "v0")) && existsSync(video(dir, "f", "v1")),
+      "g and f's new video",
+    );
+    await w.stop();
+    expect(s.counters.generationsCreated).toBe(3);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+  });
+
+  it("pauses on a rejected key, says so once, and resumes by itself once the key is accepted", async () => {
+    const s = await sandbox({ apiKey: "sk-right-key" });
+    const dir = await workspace();
+    const w = watcher(dir, s, [], "sk-the-key-reel-has");
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    await writeFile(
+      join(dir, "incoming", "h.yaml"),
+      manifest("h", [
+        { id: "v0", text: "ten" },
+        { id: "v1", text: "eleven" },
+      ]),
+    );
+    await until(() => w.output().stderr.includes("paused"), "the pause");
+    await new Promise((r) => setTimeout(r, 500));
+    s.setApiKey("sk-the-key-reel-has"); // the account's key is fixed on the service side
+    await until(
+      () => existsSync(video(dir, "h", "v0")) && existsSync(video(dir, "h", "v1")),
+      "h's videos",
+      30_000,
+    );
+    const { stderr, code } = await w.stop();
+    expect(code).toBe(0);
+    expect(stderr.split("paused:").length - 1).toBe(1);
+    expect(stderr).not.toContain("sk-the-key-reel-has");
+    expect(s.counters.generationsCreated).toBe(2);
+  });
+});
