@@ -63,8 +63,13 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     return once(`sha:${sha256}`, async () => {
       const known = store.findAsset(sha256);
       if (known) return known;
-      const result = await queue.add(() => client.uploadAsset(path, { signal }));
       const size = (await stat(path)).size;
+      const result = await queue.add(async () => {
+        // The intent makes an upload cut off by a crash visible: the service may have stored it, and
+        // with no way to look an asset up by content, the next run can only upload it again.
+        store.markUploading(sha256);
+        return client.uploadAsset(path, { signal });
+      });
       store.recordAsset(sha256, result.id, size);
       options.onUpload?.(sha256);
       return result.id;

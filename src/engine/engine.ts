@@ -19,6 +19,7 @@ import {
 } from "../client/index.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
+import { writeHtmlReport } from "../report/html-report.js";
 import { writeJobRecord, writeResults } from "../report/results.js";
 import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
 import type { JobRow, StateStore } from "../state/store.js";
@@ -142,6 +143,13 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     });
   }
   store.markInterruptedSpeechUncertain();
+  const repeatedUploads = store.takeInterruptedUploads();
+  if (repeatedUploads > 0) {
+    progress.event({
+      stage: "note",
+      detail: `${repeatedUploads} upload(s) of an interrupted run may have reached the service; they are uploaded again (uploads cost no credits)`,
+    });
+  }
   await ensureRealDir(outDir);
   await removeStaleTempFiles(outDir);
 
@@ -606,6 +614,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   progress.stop();
   const finalRows = engine.wantedRows();
   await writeResults(options.outDir, finalRows);
+  await writeHtmlReport(options.outDir, finalRows);
   const outcome = engine.fatal ? "fatal" : engine.stopped ? "interrupted" : "completed";
   return engine.fatal ? { outcome, fatal: engine.fatal, rows: finalRows } : { outcome, rows: finalRows };
 }

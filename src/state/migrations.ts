@@ -90,4 +90,13 @@ export const MIGRATIONS: readonly string[] = [
     detail TEXT
   ) STRICT;
   `,
+  // 2: upload intents, so an upload cut off by a crash is known (and reported) at the next start.
+  `
+  CREATE TABLE upload_intents (
+    service_id INTEGER NOT NULL REFERENCES services(id),
+    sha256 TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    PRIMARY KEY (service_id, sha256)
+  ) STRICT;
+  `,
 ];

@@ -411,13 +411,34 @@ export class StateStore {
     return row?.asset_id;
   }
 
-  recordAsset(sha256: string, assetId: string, size: number): void {
+  markUploading(sha256: string): void {
     this.write(() =>
+      this.sql(
+        "INSERT INTO upload_intents (service_id, sha256, started_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+      ).run(this.serviceId, sha256, this.now()),
+    );
+  }
+
+  /**
+   * Uploads whose intent was written but whose asset id was not: a run died during them. They will
+   * be uploaded again (an extra copy on the service, no credits). Returns how many, and forgets them.
+   */
+  takeInterruptedUploads(): number {
+    return this.write(() => {
+      const n = this.sql("DELETE FROM upload_intents WHERE service_id = ?").run(this.serviceId).changes;
+      if (n > 0) this.event(null, "uploads-interrupted", String(n));
+      return n;
+    });
+  }
+
+  recordAsset(sha256: string, assetId: string, size: number): void {
+    this.write(() => {
+      this.sql("DELETE FROM upload_intents WHERE service_id = ? AND sha256 = ?").run(this.serviceId, sha256);
       this.sql(
         `INSERT INTO assets (service_id, sha256, asset_id, size, uploaded_at) VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (service_id, sha256) DO UPDATE SET asset_id = excluded.asset_id, uploaded_at = excluded.uploaded_at`,
-      ).run(this.serviceId, sha256, assetId, size, this.now()),
-    );
+      ).run(this.serviceId, sha256, assetId, size, this.now());
+    });
   }
 
   /** The service lost this asset (deleted): the next use uploads it again. */

@@ -7,6 +7,7 @@ import { watch, type FSWatcher } from "chokidar";
 import { makeEngine, type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import { formatProblems, loadManifests, type LoadOptions } from "../manifest/index.js";
+import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import { isIgnoredPath, isManifestFile } from "./manifest-files.js";
 
@@ -38,11 +39,18 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
       // results.jsonl is rewritten after changes, at most every 200 ms.
       resultsTimer ??= setTimeout(() => {
         resultsTimer = undefined;
-        void writeResults(options.outDir, engine.wantedRows()).catch(() => {});
+        void writeOutputs().catch(() => {});
       }, 200);
     },
   });
   engine.followInFlight();
+
+  /** results.jsonl and index.html, for the jobs of the manifests in the folder now. */
+  async function writeOutputs(): Promise<void> {
+    const rows = engine.wantedRows();
+    await writeResults(options.outDir, rows);
+    await writeHtmlReport(options.outDir, rows);
+  }
 
   const nameOf = new Map<string, string>(); // file -> manifest name it defines
   const reported = new Map<string, string>(); // file -> the problems last printed for it
@@ -121,7 +129,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
         stage: "note",
         detail: `${display(file)} deleted: its unsubmitted videos are dropped`,
       });
-      await writeResults(options.outDir, engine.wantedRows());
+      await writeOutputs();
     });
   });
   watcher.on("error", (error) => options.report(`watch: ${(error as Error).message}\n`));
@@ -138,5 +146,5 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   await engine.whenIdle();
   engine.dispose();
   if (resultsTimer) clearTimeout(resultsTimer);
-  await writeResults(options.outDir, engine.wantedRows());
+  await writeOutputs();
 }

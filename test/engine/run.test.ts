@@ -204,7 +204,9 @@ describe("reel run", () => {
         s.counters.faultCount("drop-before-effect") + s.counters.faultCount("drop-after-effect"),
       );
       expect(s.counters.duplicateGenerations()).toBe(0);
-      expect(s.counters.duplicateUploads()).toBe(0);
+      // Uploads cost nothing and are retried after a dropped connection: only a drop that came after
+      // the upload was stored can make a second copy.
+      expect(s.counters.duplicateUploads()).toBeLessThanOrEqual(s.counters.faultCount("drop-after-effect"));
       if (results.every((r) => r.status === "Success")) expect(code).toBe(0);
       else expect(code).toBe(1);
       for (const r of results.filter((r) => r.status === "Success")) {

@@ -1,0 +1,346 @@
+// OUT/index.html: the page people review a batch with. Self-contained (inline style and script, data
+// embedded as JSON), so it opens from the file system with no server and no network.
+//
+// Node renders what needs no script (head, summary, filter controls) as escaped HTML, and embeds one
+// JSON record per job; the inline script (report-page.ts) builds the cards from it with textContent
+// only. A Content-Security-Policy allows exactly the page's own style and script (by hash) and local
+// media, so even a mistake in escaping could not run a script that came from a manifest.
+import { createHash } from "node:crypto";
+import { basename, join } from "node:path";
+import { writeFileAtomic } from "../engine/atomic-write.js";
+import type { JobRow } from "../state/store.js";
+import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
+import { REPORT_CSS, REPORT_JS } from "./report-page.js";
+import { resultOf } from "./results.js";
+
+export interface HtmlReportOptions {
+  /** Heading and document title. @defaultValue "reel report" */
+  readonly title?: string;
+  /** The time the page says it was made. @defaultValue the current time */
+  readonly now?: Date;
+}
+
+/** One chunk as the page shows it. */
+export interface ReportChunk {
+  readonly duration: number;
+  readonly text: string | null;
+  /** The text of generated speech. */
+  readonly speech: string | null;
+  /** Where given audio comes from: a file name, a URL, or `asset <id>`. */
+  readonly audio: string | null;
+}
+
+/** The record of one job embedded in the page: what a card shows and what the filters match. */
+export interface ReportJob {
+  readonly manifest: string;
+  readonly id: string;
+  readonly status: string;
+  readonly model: string;
+  readonly resolution: string | null;
+  readonly aspectRatio: string | null;
+  readonly seed: number | null;
+  /** Where the source image comes from, as for `ReportChunk.audio`. */
+  readonly source: string | null;
+  readonly seconds: number;
+  readonly attempts: number;
+  readonly taskId: string | null;
+  readonly error: string | null;
+  readonly createdAt: string;
+  readonly submittedAt: string | null;
+  readonly finishedAt: string | null;
+  readonly downloadedAt: string | null;
+  readonly chunks: readonly ReportChunk[];
+  /** Relative URL of the video, or null when none was downloaded. */
+  readonly video: string | null;
+  /** Relative URL of the job's `.json` record. */
+  readonly record: string;
+}
+
+export interface ManifestSummary {
+  /** The manifest's name; the empty string for the total. */
+  readonly name: string;
+  readonly jobs: number;
+  readonly byStatus: ReadonlyMap<string, number>;
+  /** Seconds of video of all the jobs. */
+  readonly seconds: number;
+  /** Seconds of video of the jobs that ended Success. */
+  readonly doneSeconds: number;
+}
+
+export interface ReportSummary {
+  /** Every status present, final ones first, in the order the summary shows them. */
+  readonly statuses: readonly string[];
+  readonly total: ManifestSummary;
+  readonly manifests: readonly ManifestSummary[];
+}
+
+/** Final outcomes first (what a reviewer looks for), then jobs still on their way, latest stage first. */
+const STATUS_ORDER = [
+  "Success",
+  "Fail",
+  "Canceled",
+  "uncertain",
+  "Running",
+  "Pending",
+  "PreProcessing",
+  "submitting",
+  "pending",
+];
+
+const STATUS_CLASS: Readonly<Record<string, string>> = {
+  Success: "s-success",
+  Fail: "s-fail",
+  Canceled: "s-canceled",
+  uncertain: "s-uncertain",
+};
+
+function statusRank(status: string): number {
+  const rank = STATUS_ORDER.indexOf(status);
+  return rank < 0 ? STATUS_ORDER.length : rank;
+}
+
+export function compareStatuses(a: string, b: string): number {
+  return statusRank(a) - statusRank(b) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+// ---- the job records ----
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+const stringOr = (v: unknown): string | null => (typeof v === "string" ? v : null);
+const numberOr = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+/** Names a reference without the local path: absolute paths say nothing to a reviewer and may be private. */
+function describeRef(ref: unknown): string | null {
+  if (!isRecord(ref)) return null;
+  switch (ref.kind) {
+    case "file":
+      return typeof ref.path === "string" ? basename(ref.path) : "file";
+    case "url":
+      return stringOr(ref.url);
+    case "asset":
+      return typeof ref.id === "string" || typeof ref.id === "number" ? `asset ${ref.id}` : "asset";
+    default:
+      return null;
+  }
+}
+
+function chunkOf(chunk: unknown): ReportChunk {
+  if (!isRecord(chunk)) return { duration: 0, text: null, speech: null, audio: null };
+  const audio = chunk.audio;
+  const isSpeech = isRecord(audio) && audio.kind === "speech";
+  return {
+    duration: numberOr(chunk.duration) ?? 0,
+    text: stringOr(chunk.text),
+    speech: isSpeech ? stringOr(audio.text) : null,
+    audio: isSpeech ? null : describeRef(audio),
+  };
+}
+
+/** Reads the spec defensively: rows written by older versions of reel may have another shape. */
+function parseSpec(specJson: string): Record<string, unknown> {
+  try {
+    const spec: unknown = JSON.parse(specJson);
+    return isRecord(spec) ? spec : {};
+  } catch {
+    return {};
+  }
+}
+
+export function toReportJob(row: JobRow): ReportJob {
+  const result = resultOf(row);
+  const spec = parseSpec(row.spec_json);
+  return {
+    manifest: result.manifest,
+    id: result.id,
+    status: result.status,
+    model: result.model,
+    resolution: stringOr(spec.resolution),
+    aspectRatio: stringOr(spec.aspectRatio),
+    seed: numberOr(spec.seed),
+    source: describeRef(spec.source),
+    seconds: result.seconds,
+    attempts: result.attempts,
+    taskId: result.taskId,
+    error: result.error,
+    createdAt: result.createdAt,
+    submittedAt: result.submittedAt,
+    finishedAt: result.finishedAt,
+    downloadedAt: result.downloadedAt,
+    chunks: Array.isArray(spec.chunks) ? spec.chunks.map(chunkOf) : [],
+    video: result.file === null ? null : relativeHref(result.file),
+    record: relativeHref(`${result.manifest}/${result.id}.json`),
+  };
+}
+
+// ---- the summary ----
+
+interface MutableSummary {
+  name: string;
+  jobs: number;
+  byStatus: Map<string, number>;
+  seconds: number;
+  doneSeconds: number;
+}
+
+const emptySummary = (name: string): MutableSummary => ({
+  name,
+  jobs: 0,
+  byStatus: new Map(),
+  seconds: 0,
+  doneSeconds: 0,
+});
+
+function add(summary: MutableSummary, job: Pick<ReportJob, "status" | "seconds">): void {
+  summary.jobs++;
+  summary.byStatus.set(job.status, (summary.byStatus.get(job.status) ?? 0) + 1);
+  summary.seconds += job.seconds;
+  if (job.status === "Success") summary.doneSeconds += job.seconds;
+}
+
+/** Counts by status and seconds of video, in all and per manifest (manifests in order of first appearance). */
+export function summarizeJobs(
+  jobs: readonly Pick<ReportJob, "manifest" | "status" | "seconds">[],
+): ReportSummary {
+  const total = emptySummary("");
+  const manifests = new Map<string, MutableSummary>();
+  for (const job of jobs) {
+    add(total, job);
+    let summary = manifests.get(job.manifest);
+    if (!summary) {
+      summary = emptySummary(job.manifest);
+      manifests.set(job.manifest, summary);
+    }
+    add(summary, job);
+  }
+  return {
+    statuses: [...total.byStatus.keys()].sort(compareStatuses),
+    total,
+    manifests: [...manifests.values()],
+  };
+}
+
+// ---- the page ----
+
+/** "42 s", "3 min 20 s", "2 h 5 min": seconds of video as a reviewer reads them. */
+export function formatSeconds(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+
+const statusClass = (status: string): string => STATUS_CLASS[status] ?? "s-active";
+
+const sha256Base64 = (text: string): string => createHash("sha256").update(text, "utf8").digest("base64");
+
+// The hashes never change while the process lives: computed once.
+const CSP = [
+  "default-src 'none'",
+  `style-src 'sha256-${sha256Base64(REPORT_CSS)}'`,
+  `script-src 'sha256-${sha256Base64(REPORT_JS)}'`,
+  // 'self' when the folder is served over HTTP; file: when the page is opened from the disk.
+  "media-src 'self' file:",
+  "img-src 'self' data:",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join("; ");
+
+function renderTiles(summary: ReportSummary): string {
+  const { total } = summary;
+  const tiles = [
+    `<div class="tile"><b>${total.jobs}</b><span>${total.jobs === 1 ? "job" : "jobs"}</span></div>`,
+    ...summary.statuses.map(
+      (status) =>
+        `<div class="tile ${statusClass(status)}"><b>${total.byStatus.get(status) ?? 0}</b><span>${escapeHtml(status)}</span></div>`,
+    ),
+    `<div class="tile"><b>${escapeHtml(formatSeconds(total.doneSeconds))}</b><span>of video done, of ${escapeHtml(formatSeconds(total.seconds))} in all</span></div>`,
+  ];
+  return `<section class="tiles" aria-label="Totals">${tiles.join("")}</section>`;
+}
+
+function renderSummaryTable(summary: ReportSummary): string {
+  const cells = (s: ManifestSummary): string =>
+    [
+      `<td>${s.jobs}</td>`,
+      ...summary.statuses.map((status) => `<td>${s.byStatus.get(status) ?? ""}</td>`),
+      `<td title="${s.doneSeconds} s of ${s.seconds} s">${escapeHtml(formatSeconds(s.doneSeconds))} / ${escapeHtml(formatSeconds(s.seconds))}</td>`,
+    ].join("");
+  const head = [
+    "<th>manifest</th><th>jobs</th>",
+    ...summary.statuses.map((status) => `<th>${escapeHtml(status)}</th>`),
+    "<th>video done / all</th>",
+  ].join("");
+  const body = summary.manifests.map((m) => `<tr><td>${escapeHtml(m.name)}</td>${cells(m)}</tr>`).join("\n");
+  return `<section class="summary"><table id="summary">
+<thead><tr>${head}</tr></thead>
+<tbody>
+${body}
+</tbody>
+<tfoot><tr><td>all manifests</td>${cells(summary.total)}</tr></tfoot>
+</table></section>`;
+}
+
+function renderControls(summary: ReportSummary): string {
+  const option = (value: string, label: string): string =>
+    `<option value="${escapeHtml(value)}">${escapeHtml(label)}</option>`;
+  const statuses = [
+    option("", "all"),
+    ...summary.statuses.map((s) => option(s, `${s} (${summary.total.byStatus.get(s) ?? 0})`)),
+  ].join("");
+  const manifests = [
+    option("", "all"),
+    ...summary.manifests.map((m) => option(m.name, `${m.name} (${m.jobs})`)),
+  ].join("");
+  return `<section class="controls" aria-label="Filters">
+<label>Status <select id="filter-status">${statuses}</select></label>
+<label>Manifest <select id="filter-manifest">${manifests}</select></label>
+<label>Search <input type="search" id="filter-text" placeholder="ids and prompts" autocomplete="off"></label>
+<button type="button" id="filter-clear">Clear</button>
+<span id="shown" aria-live="polite">${escapeHtml(plural(summary.total.jobs, "job", "jobs"))}</span>
+</section>`;
+}
+
+/** The whole page, as a string. Pure: the same rows and options give the same page. */
+export function renderHtmlReport(rows: readonly JobRow[], options: HtmlReportOptions = {}): string {
+  const title = options.title ?? "reel report";
+  const now = options.now ?? new Date();
+  const jobs = rows.map(toReportJob);
+  const summary = summarizeJobs(jobs);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(CSP)}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="reel">
+<title>${escapeHtml(title)}</title>
+<style>${REPORT_CSS}</style>
+</head>
+<body>
+<header class="page-head">
+<h1>${escapeHtml(title)}</h1>
+<p class="meta">Written <time datetime="${now.toISOString()}">${now.toISOString().slice(0, 19).replace("T", " ")} UTC</time> · ${escapeHtml(plural(summary.manifests.length, "manifest", "manifests"))} · every job as JSON lines: <a href="results.jsonl">results.jsonl</a></p>
+</header>
+${renderTiles(summary)}
+${renderSummaryTable(summary)}
+${renderControls(summary)}
+<main id="cards"></main>
+<p id="empty" hidden>No job matches these filters.</p>
+<noscript><p id="noscript">The job cards need JavaScript; every job is also in <a href="results.jsonl">results.jsonl</a>.</p></noscript>
+<script type="application/json" id="reel-data">${jsonForScript(jobs)}</script>
+<script>${REPORT_JS}</script>
+</body>
+</html>
+`;
+}
+
+/** Writes `OUT/index.html` whole or not at all, so a page open in a browser is never half-written. */
+export async function writeHtmlReport(
+  outDir: string,
+  rows: readonly JobRow[],
+  options: HtmlReportOptions = {},
+): Promise<void> {
+  await writeFileAtomic(join(outDir, "index.html"), renderHtmlReport(rows, options));
+}

@@ -1,0 +1,299 @@
+// The style and the script of OUT/index.html, inlined into the page so that it opens from the file
+// system with no server, no network and no files to copy at build time.
+//
+// The script is plain browser JavaScript kept as a string: tsconfig has no DOM types (adding them
+// would leak browser globals into the Node code), and test/report/html-report.browser.test.ts runs it
+// in a real Chromium instead. It is written without template literals so this file stays a plain
+// string. Rules it keeps:
+// - Data from manifests and the service arrives as JSON (`#reel-data`) and only ever reaches the
+//   page as `textContent`, attribute values set through the DOM, or hrefs built in Node from
+//   percent-encoded segments (`video`, `record`); never as markup.
+// - The DOM stays small, which is what keeps 2,000 cards fast (built whole, 2,000 cards are ~38,000
+//   elements and took ~0.6 s of script and layout before the page answered). Every card starts as
+//   one empty element of about its final size; an IntersectionObserver fills it when it comes within
+//   a screen or so of the viewport, and `content-visibility: auto` lets the browser skip the layout
+//   and paint of filled cards out of view.
+// - Filtering matches the JSON records, not the DOM, and toggles `hidden` on the existing cards:
+//   nothing is re-created, so a video already loaded stays loaded.
+// - A card's <video> is created (and given its src) only when the card first comes near the
+//   viewport; until then the card holds an empty box. Nothing is fetched for cards never seen.
+
+export const REPORT_CSS = `
+:root{color-scheme:light dark;--bg:#f5f6f8;--fg:#1b1f24;--muted:#5b6470;--card:#fff;--line:#dce0e5;
+--ok:#1a7f37;--fail:#cf222e;--warn:#9a6700;--cancel:#6e7781;--active:#0969da;
+font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#8d96a0;--card:#161b22;
+--line:#30363d;--ok:#3fb950;--fail:#f85149;--warn:#d29922;--cancel:#8d96a0;--active:#4493f8}}
+*{box-sizing:border-box}
+[hidden]{display:none!important}
+body{margin:0;background:var(--bg);color:var(--fg)}
+a{color:var(--active)}
+.page-head{padding:20px 24px 4px}
+h1{margin:0;font-size:22px}
+.meta{margin:4px 0 0;color:var(--muted)}
+.tiles{display:flex;flex-wrap:wrap;gap:8px;padding:12px 24px 8px}
+.tile{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:6px 14px;min-width:104px}
+.tile b{display:block;font-size:22px;font-variant-numeric:tabular-nums}
+.tile span{color:var(--muted)}
+.summary{padding:4px 24px 12px;overflow-x:auto}
+table{border-collapse:collapse;background:var(--card);border:1px solid var(--line)}
+th,td{padding:5px 12px;text-align:right;border-bottom:1px solid var(--line);font-variant-numeric:tabular-nums;white-space:nowrap}
+th:first-child,td:first-child{text-align:left}
+thead th{color:var(--muted);font-weight:600}
+tfoot td{font-weight:600;border-bottom:0}
+.controls{position:sticky;top:0;z-index:2;display:flex;flex-wrap:wrap;gap:10px 16px;align-items:center;
+padding:10px 24px;background:var(--bg);border-bottom:1px solid var(--line)}
+.controls label{display:flex;gap:6px;align-items:center}
+.controls select,.controls input,.controls button{font:inherit;padding:3px 6px}
+.controls input[type=search]{width:280px;max-width:100%}
+#shown{color:var(--muted)}
+#empty{padding:24px;color:var(--muted)}
+#cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:14px;padding:16px 24px 40px}
+.card{background:var(--card);border:1px solid var(--line);border-top:3px solid var(--st,var(--line));
+border-radius:8px;overflow:hidden;display:flex;flex-direction:column;
+content-visibility:auto;contain-intrinsic-size:auto 300px auto 380px}
+.card.shell{min-height:380px}
+.media{height:190px;background:#0b0d10;display:flex;align-items:center;justify-content:center;color:#9aa4ae;
+text-align:center;padding:0}
+.media video{width:100%;height:100%;object-fit:contain;display:block}
+.media .note{padding:8px 16px}
+.body{padding:10px 12px 12px;display:flex;flex-direction:column;gap:6px;min-width:0}
+.head{display:flex;gap:8px;align-items:baseline;justify-content:space-between}
+.name{margin:0;font-size:15px;font-weight:600;overflow-wrap:anywhere}
+.name .manifest{color:var(--muted);font-weight:400}
+.status{font-size:12px;font-weight:600;border:1px solid currentColor;border-radius:10px;padding:0 8px;
+color:var(--st,var(--muted));white-space:nowrap}
+.spec,.times{margin:0;color:var(--muted);overflow-wrap:anywhere}
+.chunks{margin:0;padding-left:20px;overflow-wrap:anywhere;white-space:pre-wrap}
+.chunks li+li{margin-top:2px}
+.chunks .dur{color:var(--muted);margin-right:6px}
+.chunks .kind{color:var(--muted)}
+.error{margin:0;padding:6px 8px;border-radius:6px;background:color-mix(in srgb,var(--fail) 12%,transparent);
+color:var(--fg);overflow-wrap:anywhere;white-space:pre-wrap}
+.links{margin:0;display:flex;gap:12px}
+.s-success{--st:var(--ok)}.s-fail{--st:var(--fail)}.s-uncertain{--st:var(--warn)}
+.s-canceled{--st:var(--cancel)}.s-active{--st:var(--active)}
+.tile.s-success b,.tile.s-fail b,.tile.s-uncertain b,.tile.s-canceled b,.tile.s-active b{color:var(--st)}
+`;
+
+export const REPORT_JS = `(() => {
+  "use strict";
+  const byId = (id) => document.getElementById(id);
+  const jobs = JSON.parse(byId("reel-data").textContent || "[]");
+  const root = byId("cards");
+  const statusSelect = byId("filter-status");
+  const manifestSelect = byId("filter-manifest");
+  const search = byId("filter-text");
+  const shown = byId("shown");
+  const empty = byId("empty");
+
+  const STATUS_CLASS = { Success: "s-success", Fail: "s-fail", Canceled: "s-canceled", uncertain: "s-uncertain" };
+  const statusClass = (status) => STATUS_CLASS[status] || "s-active";
+
+  const el = (tag, className, text) => {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  };
+
+  const duration = (seconds) => {
+    if (!(seconds >= 0)) return "";
+    if (seconds < 60) return (Math.round(seconds * 10) / 10) + " s";
+    const s = Math.round(seconds);
+    if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
+    return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+  };
+  const between = (from, to) => (from && to ? duration((Date.parse(to) - Date.parse(from)) / 1000) : "");
+  const clock = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+
+  // Videos: made when their card first nears the viewport, then kept for the life of the page.
+  const loadVideo = (box) => {
+    const job = jobs[Number(box.parentNode.dataset.i)];
+    const video = document.createElement("video");
+    video.controls = true;
+    video.playsInline = true;
+    // "metadata" fetches just enough for the first frame, which the player shows as its poster.
+    video.preload = "metadata";
+    video.addEventListener("error", () => {
+      const code = video.error ? video.error.code : 0;
+      box.replaceChildren(el("p", "note", code === 4
+        ? "This browser cannot play this video; open the file to watch it."
+        : "The video could not be loaded (error " + code + "); open the file to watch it."));
+    }, { once: true });
+    video.src = job.video;
+    box.replaceChildren(video);
+  };
+
+  const chunkItem = (chunk) => {
+    const item = el("li");
+    item.append(el("span", "dur", duration(chunk.duration)));
+    const parts = [];
+    if (chunk.text !== null) parts.push([null, chunk.text]);
+    if (chunk.speech !== null) parts.push(["speech: ", chunk.speech]);
+    if (chunk.audio !== null) parts.push(["audio: ", chunk.audio]);
+    parts.forEach((part, n) => {
+      if (n > 0) item.append(document.createTextNode(" "));
+      if (part[0]) item.append(el("span", "kind", part[0]));
+      item.append(document.createTextNode(part[1]));
+    });
+    return item;
+  };
+
+  // Fills an empty card (a "shell") with everything it shows; returns its media box if it has a video.
+  const fillCard = (card) => {
+    const job = jobs[Number(card.dataset.i)];
+    card.classList.remove("shell");
+    const media = el("div", "media");
+    if (!job.video) {
+      media.append(el("p", "note", job.status === "Success" ? "video not downloaded yet" : "no video"));
+    }
+    const body = el("div", "body");
+    const head = el("div", "head");
+    const name = el("h2", "name");
+    name.append(el("span", "manifest", job.manifest + " / "), el("span", "id", job.id));
+    head.append(name, el("span", "status", job.status));
+    body.append(head);
+    const spec = [job.model, job.resolution, job.aspectRatio, duration(job.seconds)];
+    if (job.seed !== null) spec.push("seed " + job.seed);
+    if (job.source !== null) spec.push("source " + job.source);
+    body.append(el("p", "spec", spec.filter(Boolean).join(" · ")));
+    if (job.chunks.length) {
+      const list = el("ol", "chunks");
+      for (const chunk of job.chunks) list.append(chunkItem(chunk));
+      body.append(list);
+    }
+    if (job.error !== null) body.append(el("p", "error", job.error));
+    const times = [job.attempts === 1 ? "1 attempt" : job.attempts + " attempts"];
+    if (job.taskId !== null) times.push("task " + job.taskId);
+    if (job.submittedAt) times.push("submitted " + clock(job.submittedAt));
+    const took = between(job.submittedAt, job.finishedAt);
+    if (took) times.push("generated in " + took);
+    const fetched = between(job.finishedAt, job.downloadedAt);
+    if (fetched) times.push("downloaded in " + fetched);
+    const timesLine = el("p", "times", times.join(" · "));
+    timesLine.title = ["created " + job.createdAt, "submitted " + (job.submittedAt || "-"),
+      "finished " + (job.finishedAt || "-"), "downloaded " + (job.downloadedAt || "-")].join("\\n");
+    body.append(timesLine);
+    const links = el("p", "links");
+    const record = el("a", "", "record (.json)");
+    record.href = job.record;
+    links.append(record);
+    if (job.video) {
+      const file = el("a", "", "video file");
+      file.href = job.video;
+      links.append(file);
+    }
+    body.append(links);
+    card.append(media, body);
+    return job.video ? media : null;
+  };
+
+  // Two distances: a card's text is built well before it scrolls in, so scrolling shows no empty
+  // cards; its video is fetched only when it is about to be seen.
+  const hasObserver = "IntersectionObserver" in window;
+  const players = hasObserver
+    ? new IntersectionObserver((entries) => {
+        for (const entry of entries) {
+          if (!entry.isIntersecting) continue;
+          players.unobserve(entry.target);
+          loadVideo(entry.target);
+        }
+      }, { rootMargin: "200px 0px" })
+    : null;
+  const fillers = hasObserver
+    ? new IntersectionObserver((entries) => {
+        for (const entry of entries) {
+          if (!entry.isIntersecting) continue;
+          fillers.unobserve(entry.target);
+          const media = fillCard(entry.target);
+          if (media) players.observe(media);
+        }
+      }, { rootMargin: "1200px 0px" })
+    : null;
+
+  const cards = [];
+  const haystacks = [];
+  const fragment = document.createDocumentFragment();
+  jobs.forEach((job, i) => {
+    const card = el("article", "card shell " + statusClass(job.status));
+    card.dataset.i = String(i);
+    cards.push(card);
+    const words = [job.manifest + "/" + job.id];
+    for (const chunk of job.chunks) {
+      if (chunk.text !== null) words.push(chunk.text);
+      if (chunk.speech !== null) words.push(chunk.speech);
+    }
+    haystacks.push(words.join("\\n").toLowerCase());
+    fragment.append(card);
+  });
+  root.append(fragment);
+  for (const card of cards) {
+    if (fillers) fillers.observe(card);
+    else {
+      const media = fillCard(card);
+      if (media) loadVideo(media);
+    }
+  }
+
+  const saveFilters = () => {
+    const params = new URLSearchParams();
+    if (statusSelect.value) params.set("status", statusSelect.value);
+    if (manifestSelect.value) params.set("manifest", manifestSelect.value);
+    if (search.value) params.set("q", search.value);
+    const hash = params.toString();
+    try {
+      history.replaceState(null, "", hash ? "#" + hash : location.pathname + location.search);
+    } catch (_) {
+      // Some browsers refuse history changes on file:// pages; the filters still work.
+    }
+  };
+  const restoreFilters = () => {
+    const params = new URLSearchParams(location.hash.slice(1));
+    const pick = (select, value) => {
+      if (value !== null && Array.from(select.options).some((o) => o.value === value)) select.value = value;
+    };
+    pick(statusSelect, params.get("status"));
+    pick(manifestSelect, params.get("manifest"));
+    if (params.get("q") !== null) search.value = params.get("q");
+  };
+
+  const applyFilters = () => {
+    const status = statusSelect.value;
+    const manifest = manifestSelect.value;
+    const terms = search.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    let count = 0;
+    for (let i = 0; i < jobs.length; i++) {
+      const job = jobs[i];
+      const match = (!status || job.status === status) && (!manifest || job.manifest === manifest) &&
+        terms.every((term) => haystacks[i].includes(term));
+      // Only touch cards whose visibility changes: no style work for the others.
+      if (cards[i].hidden === match) cards[i].hidden = !match;
+      if (match) count++;
+    }
+    shown.textContent = count === jobs.length
+      ? (count === 1 ? "1 job" : count + " jobs")
+      : count + " of " + jobs.length + " jobs shown";
+    empty.hidden = count > 0;
+  };
+  const onFilter = () => {
+    applyFilters();
+    saveFilters();
+    performance.mark("reel-filtered");
+  };
+
+  restoreFilters();
+  applyFilters();
+  statusSelect.addEventListener("change", onFilter);
+  manifestSelect.addEventListener("change", onFilter);
+  search.addEventListener("input", onFilter);
+  byId("filter-clear").addEventListener("click", () => {
+    statusSelect.value = "";
+    manifestSelect.value = "";
+    search.value = "";
+    onFilter();
+  });
+  document.body.dataset.ready = "true";
+  performance.mark("reel-ready");
+})();
+`;
