@@ -1,25 +1,14 @@
 // `reel run PATH...`: validate every manifest (nothing is sent if one is invalid), then drive every
 // job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
-import { mkdirSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
-import { pino } from "pino";
-import { makeCachedHasher } from "../engine/hash-file.js";
-import { makeLineProgress, makeTtyProgress } from "../engine/progress.js";
-import { type RunSummary, runBatch } from "../engine/engine.js";
+import { relative } from "node:path";
+import { runBatch, type RunSummary } from "../engine/engine.js";
 import { UsageError } from "../errors.js";
-import { makeLogger } from "../log/logger.js";
 import { formatProblems, loadManifests, makeJobFilter } from "../manifest/index.js";
 import { resultOf } from "../report/results.js";
-import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
-import {
-  connectService,
-  positiveInteger,
-  readServiceSettings,
-  SERVICE_OPTIONS,
-  SERVICE_USAGE,
-} from "./service-options.js";
+import { readServiceSettings, SERVICE_OPTIONS, SERVICE_USAGE } from "./service-options.js";
+import { withWorkSession } from "./work-session.js";
 
 const USAGE = `Usage: reel run PATH... [options]
 
@@ -59,33 +48,15 @@ function strings(values: ParsedArgs["values"], name: string): string[] {
 async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   const settings = readServiceSettings(args, io, true);
   if (args.positionals.length === 0) throw new UsageError("give at least one manifest file or folder");
-  const maxAttemptsRaw = args.values["max-attempts"];
-  const maxAttempts =
-    typeof maxAttemptsRaw === "string" ? positiveInteger("--max-attempts", maxAttemptsRaw) : 3;
-  const stateDir = dirname(settings.statePath);
-  mkdirSync(join(stateDir, "logs"), { recursive: true });
-  const logFile = join(stateDir, "logs", `run-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
-  const secrets = settings.apiKey ? [settings.apiKey] : [];
-  const logger = makeLogger({
-    level: "debug",
-    secrets,
-    destination: pino.destination({ dest: logFile, sync: false }),
-  });
-
-  const service = await connectService(settings, logger);
-  let store: StateStore | undefined;
-  try {
-    store = StateStore.open(settings.statePath, { baseUrl: service.baseUrl });
-    const hasher = makeCachedHasher(store);
+  return withWorkSession("run", settings, args, io, async (session) => {
     const loaded = await loadManifests(args.positionals, {
       cwd: io.cwd,
       allowRead: strings(args.values, "allow-read"),
-      hashFile: hasher,
+      hashFile: session.hasher,
     });
     if (loaded.problems.length > 0) {
-      io.stderr.write(
-        `${formatProblems(loaded.problems, { color: io.stderr.isTTY === true, codeFrame: io.stderr.isTTY === true })}\n`,
-      );
+      const tty = io.stderr.isTTY === true;
+      io.stderr.write(`${formatProblems(loaded.problems, { color: tty, codeFrame: tty })}\n`);
       io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
       return EXIT.invalidInput;
     }
@@ -95,31 +66,10 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     if (only.length > 0 && jobs.length === 0) {
       throw new UsageError(`--only ${only.join(", ")} matches no job (jobs are named manifest/id)`);
     }
-    const progress = io.stderr.isTTY ? makeTtyProgress(io.stderr) : makeLineProgress(io.stderr);
-    const summary = await runBatch({
-      jobs,
-      client: service.client,
-      store,
-      outDir: settings.outDir,
-      cacheDir: join(stateDir, "cache"),
-      concurrency: settings.concurrency,
-      retryFailed: args.values["retry-failed"] === true,
-      resubmitUncertain: args.values["resubmit-uncertain"] === true,
-      maxAttempts,
-      httpOrigins: service.httpOrigins,
-      pollTiming: service.polling.timing,
-      pollsPerSecond: service.polling.perSecond,
-      logger,
-      progress,
-      signal: io.signal,
-    });
-    printSummary(summary, settings.outDir, settings.json, io, logFile, hasher.stats);
+    const summary = await runBatch({ ...session.engine, jobs });
+    printSummary(summary, settings.outDir, settings.json, io, session.logFile, session.hasher.stats);
     return exitCodeOf(summary);
-  } finally {
-    store?.close();
-    await service.close();
-    logger.flush();
-  }
+  });
 }
 
 export function exitCodeOf(summary: RunSummary): number {

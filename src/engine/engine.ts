@@ -22,7 +22,7 @@ import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "..
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeJobRecord, writeResults } from "../report/results.js";
 import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
-import type { JobRow, StateStore } from "../state/store.js";
+import type { JobRow, NewJob, StateStore } from "../state/store.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
 import { ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
 import { DownloadError, downloadVideo, isCompleteVideo } from "./download.js";
@@ -268,17 +268,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     for (const job of jobs) wanted.set(job.key, job.specHash);
     await ensureRealDir(join(outDir, manifest));
     await removeStaleTempFiles(join(outDir, manifest));
-    const rows = store.upsertJobs(
-      jobs.map((job) => ({
-        key: job.key,
-        manifest: job.manifest,
-        videoId: job.id,
-        specHash: job.specHash,
-        specJson: JSON.stringify(job.spec),
-        seconds: job.seconds,
-        model: job.model,
-      })),
-    );
+    const rows = store.upsertJobs(jobs.map(newJobOf));
     // Tasks already on the service are started first: they hold generation slots too.
     const order = jobs.map((job, i) => ({ job, row: rows[i]! }));
     order.sort((a, b) => Number(b.row.state === "submitted") - Number(a.row.state === "submitted"));
@@ -580,7 +570,20 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   };
 }
 
-/** A one-shot run: every job to a final state, then results.jsonl. */
+/** The state file's view of a manifest job. */
+function newJobOf(job: Job): NewJob {
+  return {
+    key: job.key,
+    manifest: job.manifest,
+    videoId: job.id,
+    specHash: job.specHash,
+    specJson: JSON.stringify(job.spec),
+    seconds: job.seconds,
+    model: job.model,
+  };
+}
+
+/** A one-shot run: every job to a final state, then results.jsonl and index.html. */
 export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   const progress = options.progress ?? silentProgress;
   const engine = await makeEngine(options);
@@ -590,17 +593,8 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     list.push(job);
     byManifest.set(job.manifest, list);
   }
-  const rows = options.store.upsertJobs(
-    options.jobs.map((job) => ({
-      key: job.key,
-      manifest: job.manifest,
-      videoId: job.id,
-      specHash: job.specHash,
-      specJson: JSON.stringify(job.spec),
-      seconds: job.seconds,
-      model: job.model,
-    })),
-  );
+  // Rows first, so the progress display starts with how many jobs are already done.
+  const rows = options.store.upsertJobs(options.jobs.map(newJobOf));
   const complete = await Promise.all(
     rows.map(
       (row) =>

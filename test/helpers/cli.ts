@@ -13,28 +13,33 @@ export interface CliResult {
   stderr: string;
 }
 
+/** Two streams standing for stdout and stderr, and what has been written to them so far. */
+function captureOutput() {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const text = { stdout: "", stderr: "" };
+  stdout.on("data", (d: Buffer) => {
+    text.stdout += d.toString();
+  });
+  stderr.on("data", (d: Buffer) => {
+    text.stderr += d.toString();
+  });
+  return { stdout, stderr, text: () => ({ ...text }) };
+}
+
 export async function runCli(
   argv: string[],
   options: { cwd: string; env?: Record<string, string | undefined>; signal?: AbortSignal },
 ): Promise<CliResult> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d: Buffer) => {
-    out += d.toString();
-  });
-  stderr.on("data", (d: Buffer) => {
-    err += d.toString();
-  });
+  const output = captureOutput();
   const code = await main(argv, {
-    stdout,
-    stderr,
+    stdout: output.stdout,
+    stderr: output.stderr,
     env: options.env ?? {},
     cwd: options.cwd,
     signal: options.signal ?? new AbortController().signal,
   });
-  return { code, stdout: out, stderr: err };
+  return { code, ...output.text() };
 }
 
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -69,29 +74,20 @@ export function startCli(
   options: { cwd: string; env?: Record<string, string | undefined> },
 ): { output: () => { stdout: string; stderr: string }; stop: () => Promise<CliResult> } {
   const controller = new AbortController();
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d: Buffer) => {
-    out += d.toString();
-  });
-  stderr.on("data", (d: Buffer) => {
-    err += d.toString();
-  });
+  const output = captureOutput();
   const done = main(argv, {
-    stdout,
-    stderr,
+    stdout: output.stdout,
+    stderr: output.stderr,
     env: options.env ?? {},
     cwd: options.cwd,
     signal: controller.signal,
   });
   return {
-    output: () => ({ stdout: out, stderr: err }),
+    output: output.text,
     stop: async () => {
       controller.abort();
       const code = await done;
-      return { code, stdout: out, stderr: err };
+      return { code, ...output.text() };
     },
   };
 }

@@ -1,0 +1,83 @@
+// What `run` and `watch` both set up before working, and take down after: a log file under the state
+// folder (with the key scrubbed), the service (or the in-process sandbox), and the state file.
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { pino } from "pino";
+import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
+import { type EngineOptions } from "../engine/engine.js";
+import { makeLineProgress, makeTtyProgress, type ProgressSink } from "../engine/progress.js";
+import { type Logger, makeLogger } from "../log/logger.js";
+import { StateStore } from "../state/store.js";
+import type { CliIO, ParsedArgs } from "./command.js";
+import {
+  type ConnectedService,
+  connectService,
+  positiveInteger,
+  type ServiceSettings,
+} from "./service-options.js";
+
+export interface WorkSession {
+  readonly logger: Logger;
+  readonly logFile: string;
+  readonly service: ConnectedService;
+  readonly store: StateStore;
+  readonly hasher: CachedHasher;
+  readonly progress: ProgressSink;
+  /** The engine options every working command shares. */
+  readonly engine: Omit<EngineOptions, "onFatal" | "onJobChange">;
+}
+
+/** Opens a session, runs `work` in it, and always closes the state, the service and the log. */
+export async function withWorkSession<T>(
+  kind: "run" | "watch",
+  settings: ServiceSettings,
+  args: ParsedArgs,
+  io: CliIO,
+  work: (session: WorkSession) => Promise<T>,
+): Promise<T> {
+  const maxAttemptsRaw = args.values["max-attempts"];
+  const maxAttempts =
+    typeof maxAttemptsRaw === "string" ? positiveInteger("--max-attempts", maxAttemptsRaw) : 3;
+  const stateDir = dirname(settings.statePath);
+  mkdirSync(join(stateDir, "logs"), { recursive: true });
+  const logFile = join(stateDir, "logs", `${kind}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
+  const logger = makeLogger({
+    level: "debug",
+    secrets: settings.apiKey ? [settings.apiKey] : [],
+    destination: pino.destination({ dest: logFile, sync: false }),
+  });
+  const service = await connectService(settings, logger);
+  let store: StateStore | undefined;
+  try {
+    store = StateStore.open(settings.statePath, { baseUrl: service.baseUrl });
+    const progress = io.stderr.isTTY ? makeTtyProgress(io.stderr) : makeLineProgress(io.stderr);
+    return await work({
+      logger,
+      logFile,
+      service,
+      store,
+      hasher: makeCachedHasher(store),
+      progress,
+      engine: {
+        client: service.client,
+        store,
+        outDir: settings.outDir,
+        cacheDir: join(stateDir, "cache"),
+        concurrency: settings.concurrency,
+        retryFailed: args.values["retry-failed"] === true,
+        resubmitUncertain: args.values["resubmit-uncertain"] === true,
+        maxAttempts,
+        httpOrigins: service.httpOrigins,
+        pollTiming: service.polling.timing,
+        pollsPerSecond: service.polling.perSecond,
+        logger,
+        progress,
+        signal: io.signal,
+      },
+    });
+  } finally {
+    store?.close();
+    await service.close();
+    logger.flush();
+  }
+}
