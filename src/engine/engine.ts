@@ -303,7 +303,32 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       return;
     }
     if (!mayStart(row)) return;
-    if (await submitAndFollow(job, row.id)) await afterFinal(row.id);
+    if (!(await submitAndFollow(job, row.id))) return;
+    if (forgetLostAssets(row.id) && !(await submitAndFollow(job, row.id))) return;
+    await afterFinal(row.id);
+  }
+
+  /**
+   * A task that failed because an asset it names is missing or invalid on the service (deleted
+   * there since reel uploaded it): reel's record of that upload is stale. Forget it, so the asset is
+   * uploaded again, and let the job try once more (a counted attempt). True when it will.
+   */
+  function forgetLostAssets(rowId: number): boolean {
+    const row = store.getJob(rowId);
+    if (row.state !== "Fail" || row.fail_kind !== "task" || row.attempts >= maxAttempts) return false;
+    // Only assets reel made itself can be made again; an `{asset: N}` of the manifest cannot.
+    const lost = [...(row.error ?? "").matchAll(/asset (\d+)/gi)]
+      .map((m) => m[1]!)
+      .filter((id) => store.madeAsset(id));
+    if (lost.length === 0) return false;
+    for (const assetId of lost) resolver.forget(assetId);
+    store.markPending(rowId, `asset ${lost.join(", ")} lost on the service: uploading again`);
+    progress.event({
+      stage: "note",
+      key: row.job_key,
+      detail: `failed because asset ${lost.join(", ")} is missing on the service; uploading it again and retrying once`,
+    });
+    return true;
   }
 
   /** Whether a job that is not in flight should be (re)submitted now. */

@@ -441,6 +441,15 @@ export class StateStore {
     });
   }
 
+  /** Whether reel uploaded this asset, or made it as speech, on this service. */
+  madeAsset(assetId: string): boolean {
+    return (
+      this.sql(
+        "SELECT 1 FROM assets WHERE service_id = ? AND asset_id = ? UNION ALL SELECT 1 FROM speech WHERE service_id = ? AND asset_id = ? LIMIT 1",
+      ).get(this.serviceId, assetId, this.serviceId, assetId) !== undefined
+    );
+  }
+
   /** The service lost this asset (deleted): the next use uploads it again. */
   forgetAssetId(assetId: string): void {
     this.write(() => {

@@ -1,8 +1,10 @@
 // `reel run` end to end against the sandbox over real HTTP, with a real state file and output folder:
 // what users are promised (each video once, each credit intended, nothing lost).
-import { readdir, readFile, rm } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { makeClient } from "../../src/client/index.js";
 import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
 import { runCli, writeTree } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -294,5 +296,51 @@ describe("reel run", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/bad\.yaml:5:\d+/);
     expect(s.counters.requests.size).toBe(0);
+  });
+  it("uploads again and retries once when a task fails because the service lost an uploaded asset", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    // Someone deletes the uploaded image on the service (in the console, say).
+    const db = new Database(join(dir, ".reel", "state.db"), { readonly: true });
+    const { asset_id: imageId } = db.prepare("SELECT asset_id FROM assets").get() as { asset_id: string };
+    db.close();
+    const client = makeClient({ baseUrl: s.baseUrl, apiKey: s.apiKey });
+    await client.deleteAsset(imageId);
+    await client.close();
+
+    await writeTree(dir, {
+      "manifests/gamma.yaml": BETA.replace("name: beta", "name: gamma").replace("duration: 2", "duration: 3"),
+    });
+    const result = await runCli(["run", "manifests/gamma.yaml"], { cwd: dir, env: env(s) });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/missing on the service; uploading it again/);
+    const [gamma] = await readResults(dir);
+    expect(gamma?.status).toBe("Success");
+    expect(gamma?.attempts).toBe(2);
+    expect(s.counters.generationsCreated).toBe(3); // beta, gamma's failed try, gamma's retry
+  });
+
+  it("never writes through a symlink planted in the output folder", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const victim = join(dir, "victim.txt");
+    await writeFile(victim, "precious");
+    await mkdir(join(dir, "out", "beta"), { recursive: true });
+    await symlink(victim, join(dir, "out", "beta", "again.mp4"));
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    expect(await readFile(victim, "utf8")).toBe("precious");
+    expect((await lstat(join(dir, "out", "beta", "again.mp4"))).isSymbolicLink()).toBe(false);
+
+    // A manifest's output folder replaced by a link elsewhere is refused, and nothing is written there.
+    const elsewhere = join(dir, "elsewhere");
+    await mkdir(elsewhere);
+    await rm(join(dir, "out", "beta"), { recursive: true });
+    await symlink(elsewhere, join(dir, "out", "beta"));
+    await rm(join(dir, ".reel"), { recursive: true });
+    const refused = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/symbolic link/);
+    expect(await readdir(elsewhere)).toEqual([]);
   });
 });
