@@ -45,7 +45,7 @@ for (let i = 0; i < 20; i++) {
 }
 delays.sort((a, b) => a - b);
 
-await sleep(2_000); // let the last downloads finish
+await sleep(3_000); // let the last downloads and the debounced result writes finish
 const before = cpuSeconds(child.pid);
 await sleep(10_000);
 const idle = cpuSeconds(child.pid) - before;
