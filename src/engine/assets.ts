@@ -34,6 +34,11 @@ export interface AssetResolverOptions {
   readonly cacheDir: string;
   readonly resubmitUncertain: boolean;
   readonly signal: AbortSignal;
+  /**
+   * Aborts a costed call (speech) already on the wire: later than `signal`, so an answer on its
+   * way is still recorded; an abort then leaves the speech uncertain, never resent blindly.
+   */
+  readonly costedSignal: AbortSignal;
   /** @defaultValue 512 MiB */
   readonly maxRemoteBytes?: number;
   readonly onUpload?: (sha256: string) => void;
@@ -132,7 +137,10 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         if (signal.aborted) throw signal.reason;
         store.markSpeechCreating(ref.voiceId, ref.text);
         try {
-          const audio = await client.createSpeech({ voiceId: ref.voiceId, text: ref.text });
+          const audio = await client.createSpeech(
+            { voiceId: ref.voiceId, text: ref.text },
+            { signal: options.costedSignal },
+          );
           store.markSpeechDone(ref.voiceId, ref.text, audio.id, audio.duration);
           options.onSpeech?.(ref.voiceId);
           return audio.id;

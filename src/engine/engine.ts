@@ -10,13 +10,16 @@ import { setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
 import {
   isFatalServiceError,
+  NetworkError,
   NotFoundError,
   OutcomeUnknownError,
   RateLimitError,
   type ServiceClient,
+  ServerError,
   ServiceError,
   ValidationError,
 } from "../client/index.js";
+import { ReelError } from "../errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
@@ -105,6 +108,11 @@ export interface Engine {
 
 /** How long a submission already on the wire may finish after Ctrl-C, so its answer is recorded. */
 const SUBMIT_GRACE_MS = 1_500;
+/**
+ * Submissions refused for the moment (429 or 503 past the client's own retries) are tried again
+ * after 1 s doubling up to 60 s; after this many in one run, the rest are left pending.
+ */
+const MAX_TRANSIENT_REFUSALS = 50;
 /** Checks of a paused service (watch mode): from 1 s, doubling, up to 60 s apart. */
 const PAUSE_PROBE_MS = { first: 1_000, max: 60_000 } as const;
 
@@ -131,7 +139,14 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   setMaxListeners(0, submitAbort.signal);
   stop.signal.addEventListener(
     "abort",
-    () => setTimeout(() => submitAbort.abort(stop.signal.reason), SUBMIT_GRACE_MS).unref(),
+    // A fresh reason, never the fatal ServiceError that stopped us: a submission cut off here may
+    // have reached the service, so it must be recorded as uncertain, not as a definite refusal.
+    () =>
+      setTimeout(
+        () =>
+          submitAbort.abort(new ReelError("E_INTERRUPTED", "stopped while the submission was on the wire")),
+        SUBMIT_GRACE_MS,
+      ).unref(),
     { once: true },
   );
 
@@ -165,6 +180,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     cacheDir: options.cacheDir,
     resubmitUncertain: options.resubmitUncertain ?? false,
     signal: stop.signal,
+    costedSignal: submitAbort.signal,
     onUpload: (sha) => progress.event({ stage: "uploaded", detail: sha.slice(0, 12) }),
     onSpeech: (voice) => progress.event({ stage: "speech", detail: `voice ${voice}` }),
   });
@@ -172,6 +188,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   // ---- fatal conditions: stop, or pause until they clear ----
 
   let pause: { promise: Promise<void>; resume: () => void } | undefined;
+  let transientRefusals = 0;
   let probeDelay: number = PAUSE_PROBE_MS.first;
   const announced = new Set<string>();
 
@@ -248,6 +265,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const wanted = new Map<string, string>(); // job key -> spec hash of the version wanted
   const keysOf = new Map<string, Set<string>>(); // manifest -> its job keys
   const working = new Map<number, Promise<void>>(); // row id -> its processing
+  const preparedDirs = new Set<string>(); // manifests whose output folder was checked and cleaned
   const isWanted = (job: Job): boolean => wanted.get(job.key) === job.specHash;
 
   function track(rowId: number, work: () => Promise<void>): void {
@@ -266,8 +284,12 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     for (const key of keysOf.get(manifest) ?? []) if (!keys.has(key)) wanted.delete(key);
     keysOf.set(manifest, keys);
     for (const job of jobs) wanted.set(job.key, job.specHash);
-    await ensureRealDir(join(outDir, manifest));
-    await removeStaleTempFiles(join(outDir, manifest));
+    if (!preparedDirs.has(manifest)) {
+      // Once per engine: later, temp files there belong to downloads of this engine in progress.
+      preparedDirs.add(manifest);
+      await ensureRealDir(join(outDir, manifest));
+      await removeStaleTempFiles(join(outDir, manifest));
+    }
     const rows = store.upsertJobs(jobs.map(newJobOf));
     // Tasks already on the service are started first: they hold generation slots too.
     const order = jobs.map((job, i) => ({ job, row: rows[i]! }));
@@ -304,7 +326,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
     if (!mayStart(row)) return;
     if (!(await submitAndFollow(job, row.id))) return;
-    if (forgetLostAssets(row.id) && !(await submitAndFollow(job, row.id))) return;
+    if ((await forgetLostAssets(row.id)) && !(await submitAndFollow(job, row.id))) return;
     await afterFinal(row.id);
   }
 
@@ -313,13 +335,21 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
    * there since reel uploaded it): reel's record of that upload is stale. Forget it, so the asset is
    * uploaded again, and let the job try once more (a counted attempt). True when it will.
    */
-  function forgetLostAssets(rowId: number): boolean {
+  async function forgetLostAssets(rowId: number): Promise<boolean> {
     const row = store.getJob(rowId);
     if (row.state !== "Fail" || row.fail_kind !== "task" || row.attempts >= maxAttempts) return false;
-    // Only assets reel made itself can be made again; an `{asset: N}` of the manifest cannot.
-    const lost = [...(row.error ?? "").matchAll(/asset (\d+)/gi)]
-      .map((m) => m[1]!)
-      .filter((id) => store.madeAsset(id));
+    // Only assets reel made itself can be made again (an `{asset: N}` of the manifest cannot), and
+    // only those the service no longer knows: a reason that merely names an asset ("audio asset 5
+    // is too long") must not cost a second submission.
+    const lost: string[] = [];
+    for (const [, id] of (row.error ?? "").matchAll(/asset (\d+)/gi)) {
+      if (!id || !store.madeAsset(id) || lost.includes(id)) continue;
+      try {
+        await client.getAsset(id, { signal: stop.signal });
+      } catch (error) {
+        if (error instanceof NotFoundError) lost.push(id);
+      }
+    }
     if (lost.length === 0) return false;
     for (const assetId of lost) resolver.forget(assetId);
     store.markPending(rowId, `asset ${lost.join(", ")} lost on the service: uploading again`);
@@ -386,7 +416,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       }
       const body = toGenerationRequest(job.spec, (ref) => ids.get(ref)!);
       const outcome = await slots.add(
-        async (): Promise<"final" | "retry" | "end"> => {
+        async (): Promise<"final" | "retry" | "end" | number> => {
           // Checked again here: the job may have been withdrawn, or the service paused, while it queued.
           if (stop.signal.aborted || !isWanted(job)) return "end";
           if (pause) return "retry";
@@ -406,20 +436,41 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         // Longest first: the slots then end the batch together instead of waiting on one long straggler.
         { priority: job.seconds },
       );
+      if (typeof outcome === "number") {
+        // The service said "not now" (429, 503, refused connection) past the client's retries.
+        transientRefusals++;
+        await sleep(outcome, undefined, { signal: stop.signal }).catch(() => {});
+        continue;
+      }
       if (outcome !== "retry") return outcome === "final";
     }
   }
 
-  function recordSubmitFailure(key: string, rowId: number, error: unknown): "retry" | "end" {
+  /**
+   * Records why a submission did not go through. Returns "retry" (after a pause), a delay in ms
+   * (a transient refusal: submit again after it), or "end".
+   */
+  function recordSubmitFailure(key: string, rowId: number, error: unknown): "retry" | "end" | number {
     if (error instanceof ValidationError) {
       store.markFailed(rowId, "rejected", error.message);
       progress.event({ stage: "failed", key, detail: error.message });
-    } else if (error instanceof ServiceError && !(error instanceof OutcomeUnknownError)) {
+    } else if (
+      error instanceof ServiceError &&
+      !(error instanceof OutcomeUnknownError) &&
+      !submitAbort.signal.aborted
+    ) {
       // A definite refusal (401, 402, 429/503 past the retries, connection refused): nothing was
-      // created, so the job goes back to pending and is submitted later.
-      store.markPending(rowId, error.code);
-      store.recordJobError(rowId, error.message);
+      // created, so no attempt was spent and the job goes back to pending.
+      store.markRefused(rowId, error.message);
       if (handleFatal(error)) return onFatal === "pause" ? "retry" : "end";
+      const transient =
+        error instanceof RateLimitError ||
+        (error instanceof ServerError && error.status === 503) ||
+        (error instanceof NetworkError && !error.sent);
+      if (transient && transientRefusals < MAX_TRANSIENT_REFUSALS) {
+        const floor = (error as { retryAfterMs?: number }).retryAfterMs ?? 0;
+        return Math.max(floor, Math.min(60_000, 1_000 * 2 ** Math.min(6, transientRefusals)));
+      }
       progress.event({ stage: "failed", key, detail: error.message });
     } else {
       // Outcome unknown, or our own abort while the request was on the wire.
@@ -442,7 +493,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     let status = (row.task_status ?? "PreProcessing") as TaskStatus;
     let runningSince = status === "Running" ? Date.now() : undefined;
     let pollsInStatus = 0;
-    const deadline = (row.submitted_at ?? Date.now()) + pollDeadlineMs;
+    // From the start of this follow: a rerun days later follows the task again for a full period.
+    const deadline = Date.now() + pollDeadlineMs;
     while (!stop.signal.aborted) {
       const delay = nextPollDelay(
         {
@@ -517,7 +569,13 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   async function download(rowId: number): Promise<void> {
     await downloads.add(async () => {
       let row = store.getJob(rowId);
-      const file = `${row.manifest}/${row.video_id}.mp4`;
+      // A version of the video that is no longer the wanted one (its spec was edited after it was
+      // submitted) keeps its result beside the current one instead of overwriting it.
+      const current = wanted.get(row.job_key);
+      const superseded = current !== undefined && current !== row.spec_hash;
+      const file = superseded
+        ? `${row.manifest}/${row.video_id}.${row.spec_hash.slice(0, 8)}.mp4`
+        : `${row.manifest}/${row.video_id}.mp4`;
       for (;;) {
         if (stop.signal.aborted) return;
         try {

@@ -1,7 +1,7 @@
 // One process per state file: two runners on one file could both submit the same job. The lock is a
 // file holding the owner's pid, created exclusively; a lock left by a dead process (kill -9) is
 // taken over, since the dead cannot submit anything.
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { ReelError } from "../errors.js";
 
 export class StateLockedError extends ReelError {
@@ -28,22 +28,18 @@ function isAlive(pid: number): boolean {
 
 export function acquireLock(statePath: string): StateLock {
   const lockPath = `${statePath}.lock`;
-  for (let tries = 0; tries < 3; tries++) {
+  for (let tries = 0; tries < 20; tries++) {
+    // The pid is written to a private file first and linked into place, so the lock file never
+    // exists without its pid (another process reading it empty could take it for stale).
+    const temp = `${lockPath}.${process.pid}.${tries}`;
+    writeFileSync(temp, `${process.pid}\n`);
     try {
-      const fd = openSync(lockPath, "wx");
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      return {
-        release: () => {
-          try {
-            if (readFileSync(lockPath, "utf8").trim() === String(process.pid)) unlinkSync(lockPath);
-          } catch {
-            // already gone
-          }
-        },
-      };
+      linkSync(temp, lockPath);
+      return ownLock(lockPath);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    } finally {
+      unlinkSync(temp);
     }
     let owner = Number.NaN;
     try {
@@ -51,14 +47,36 @@ export function acquireLock(statePath: string): StateLock {
     } catch {
       continue; // released meanwhile
     }
-    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-      throw new StateLockedError(statePath, owner);
+    if (!Number.isInteger(owner) || owner <= 0) {
+      sleepSync(50); // written by an older reel without the link: give it a moment
+      continue;
     }
-    try {
-      unlinkSync(lockPath); // stale: its owner is gone
-    } catch {
-      // another process took it over first; try again
+    if (owner !== process.pid && isAlive(owner)) throw new StateLockedError(statePath, owner);
+    // Stale: its owner is gone (kill -9, a crash). Take it over by renaming our own pid file onto
+    // it: rename replaces atomically, so two processes taking over cannot both win.
+    const claim = `${lockPath}.${process.pid}.claim`;
+    writeFileSync(claim, `${process.pid}\n`);
+    renameSync(claim, lockPath);
+    sleepSync(20);
+    if (readFileSync(lockPath, "utf8").trim() === String(process.pid)) {
+      return ownLock(lockPath);
     }
   }
-  throw new ReelError("E_STATE_LOCKED", `could not lock the state file ${statePath}`);
+  throw new ReelError("E_STATE_LOCKED", `could not lock the state file ${statePath}; try again`);
+}
+
+function ownLock(lockPath: string): StateLock {
+  return {
+    release: () => {
+      try {
+        if (readFileSync(lockPath, "utf8").trim() === String(process.pid)) unlinkSync(lockPath);
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

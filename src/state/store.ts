@@ -346,6 +346,18 @@ export class StateStore {
     });
   }
 
+  /**
+   * The service refused a submission for certain (401, 402, 429, 503, connection refused): nothing
+   * was created, so the attempt counted by markSubmitting is given back.
+   */
+  markRefused(id: number, error: string): void {
+    this.write(() => {
+      this.sql("UPDATE jobs SET attempts = max(0, attempts - 1) WHERE id = ?").run(id);
+      this.setJob(id, { state: "pending", fail_kind: null, error });
+      this.event(id, "refused", error);
+    });
+  }
+
   /** Back to `pending` for a new attempt (retry of a failure or of an uncertain submission). */
   markPending(id: number, why: string): void {
     this.write(() => {

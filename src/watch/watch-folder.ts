@@ -61,8 +61,9 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   async function loadFile(file: string): Promise<void> {
     const { manifests, problems } = await loadManifests([file], options.load);
     const manifest = manifests[0];
-    const owner =
-      manifest && [...nameOf].find(([other, name]) => other !== file && name === manifest.name)?.[0];
+    // Compared without case, as `run` does: on macOS and Windows `Promo` and `promo` share a folder.
+    const same = (name: string): boolean => name.toLowerCase() === manifest?.name.toLowerCase();
+    const owner = manifest && [...nameOf].find(([other, name]) => other !== file && same(name))?.[0];
     if (manifest && owner) {
       problems.push({
         file: display(file),

@@ -1,0 +1,71 @@
+// When a fatal refusal (no credits) stops a run while another submission is still on the wire, that
+// submission may have been accepted: it must end `uncertain`, never `pending` (which a rerun would
+// submit again, paying twice).
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { makeClient } from "../../src/client/index.js";
+import { runBatch } from "../../src/engine/engine.js";
+import { loadManifests } from "../../src/manifest/index.js";
+import { StateStore } from "../../src/state/store.js";
+import { writeTree } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((r) => server?.close(r) ?? r(undefined));
+});
+
+it("leaves a submission cut off by the stop uncertain, and the refused one pending", async () => {
+  let posts = 0;
+  // The first submission hangs (the service is slow to answer); the second is refused: no credits.
+  server = createServer((req, res) => {
+    req.resume();
+    if (req.method === "POST" && req.url === "/v1/generations") {
+      posts++;
+      if (posts === 1) return; // never answers
+      setTimeout(() => {
+        res.writeHead(402, { "content-type": "application/json" });
+        res.end(JSON.stringify({ detail: "Insufficient credits" }));
+      }, 100);
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const dir = await tempDir();
+  const videos = ["a", "b"].map(
+    (id) => `  - id: ${id}\n    chunks:\n      - duration: 5\n        text: "${id}"\n`,
+  );
+  await writeTree(dir, {
+    "m.yaml": `version: 1\nname: m\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos.join("")}`,
+  });
+  const { manifests } = await loadManifests(["m.yaml"], { cwd: dir });
+  const store = StateStore.open(join(dir, "state.db"), { baseUrl });
+  const client = makeClient({ baseUrl, apiKey: "k" });
+  const summary = await runBatch({
+    jobs: manifests[0]!.jobs,
+    client,
+    store,
+    outDir: join(dir, "out"),
+    cacheDir: join(dir, "cache"),
+    concurrency: 2,
+  });
+  await client.close();
+  expect(summary.outcome).toBe("fatal");
+  expect(summary.fatal?.code).toBe("E_CREDITS");
+  const states = Object.fromEntries(summary.rows.map((row) => [row.video_id, row]));
+  // Which of a and b went first is up to the queue: one hung (uncertain), one was refused (pending).
+  const hung = Object.values(states).find((row) => row.state === "uncertain");
+  const refused = Object.values(states).find((row) => row.state === "pending");
+  expect(hung, JSON.stringify(summary.rows.map((r) => [r.video_id, r.state]))).toBeDefined();
+  expect(refused).toBeDefined();
+  // A refusal spends nothing: no attempt is counted for it.
+  expect(refused!.attempts).toBe(0);
+  expect(hung!.attempts).toBe(1);
+  store.close();
+});
