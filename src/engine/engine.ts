@@ -5,6 +5,7 @@
 // One engine serves a one-shot `run` (runBatch, below) and a long-lived `watch`, which adds and
 // withdraws manifests' jobs while it works.
 import { setMaxListeners } from "node:events";
+import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
@@ -576,6 +577,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       const file = superseded
         ? `${row.manifest}/${row.video_id}.${row.spec_hash.slice(0, 8)}.mp4`
         : `${row.manifest}/${row.video_id}.mp4`;
+      if (!superseded) await keepPreviousVersion(row, file);
       for (;;) {
         if (stop.signal.aborted) return;
         try {
@@ -615,6 +617,24 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         }
       }
     });
+  }
+
+  /**
+   * Editing a video's spec makes a new job, and the old result stays on disk (PRODUCT.md): before
+   * the new version takes `<id>.mp4`, an older version's video there moves to `<id>.<hash>.mp4`.
+   */
+  async function keepPreviousVersion(row: JobRow, file: string): Promise<void> {
+    for (const older of store.listJobsWithFile(row.job_key, file)) {
+      if (older.id === row.id) continue;
+      const kept = `${older.manifest}/${older.video_id}.${older.spec_hash.slice(0, 8)}.mp4`;
+      try {
+        await rename(join(outDir, file), join(outDir, kept));
+        store.markDownloaded(older.id, kept);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        store.forgetDownload(older.id); // the user deleted it already
+      }
+    }
   }
 
   async function refreshUrl(row: JobRow): Promise<string> {

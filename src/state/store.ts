@@ -404,6 +404,15 @@ export class StateStore {
     });
   }
 
+  /** Versions of a job whose video is recorded at `file` (relative to OUT). */
+  listJobsWithFile(key: string, file: string): JobRow[] {
+    return this.sql("SELECT * FROM jobs WHERE service_id = ? AND job_key = ? AND file = ?").all(
+      this.serviceId,
+      key,
+      file,
+    ) as JobRow[];
+  }
+
   /** The file of a Success was lost (deleted by the user): download it again from its task. */
   forgetDownload(id: number): void {
     this.write(() => this.setJob(id, { file: null, downloaded_at: null }));

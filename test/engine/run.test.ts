@@ -343,4 +343,20 @@ describe("reel run", () => {
     expect(refused.stderr).toMatch(/symbolic link/);
     expect(await readdir(elsewhere)).toEqual([]);
   });
+  it("keeps the old video on disk when an edited spec makes a new one", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    const first = (await readResults(dir))[0]!;
+    await writeTree(dir, { "manifests/beta.yaml": BETA.replace("duration: 2", "duration: 3") });
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    const second = (await readResults(dir))[0]!;
+    expect(second.file).toBe("beta/again.mp4");
+    expect(second.specHash).not.toBe(first.specHash);
+    const kept = `again.${String(first.specHash).slice(0, 8)}.mp4`;
+    expect((await readdir(join(dir, "out", "beta"))).sort()).toEqual(
+      ["again.json", "again.mp4", kept].sort(),
+    );
+    expect(s.counters.generationsCreated).toBe(2);
+  });
 });
