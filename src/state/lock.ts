@@ -8,7 +8,7 @@ export class StateLockedError extends ReelError {
   constructor(path: string, pid: number) {
     super(
       "E_STATE_LOCKED",
-      `another reel process (pid ${pid}) is using the state file ${path}. Wait for it to finish or stop it; two runners on one state file could pay twice for the same job.`,
+      `another reel process (pid ${pid}) is using the state file ${path}. Wait for it to finish or stop it; two runners on one state file could pay twice for the same job. If no reel is running (the pid now belongs to another program, say after a reboot), delete ${path}.lock.`,
     );
   }
 }
