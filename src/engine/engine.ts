@@ -696,15 +696,10 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     list.push(job);
     byManifest.set(job.manifest, list);
   }
-  // Rows first, so the progress display starts with how many jobs are already done.
+  // Rows first, so the progress display starts with how many jobs are already done. Counted from
+  // the state alone: processJob checks each video on disk once (and fetches a deleted one again).
   const rows = options.store.upsertJobs(options.jobs.map(newJobOf));
-  const complete = await Promise.all(
-    rows.map(
-      (row) =>
-        row.state === "Success" && row.file !== null && isCompleteVideo(join(options.outDir, row.file)),
-    ),
-  );
-  progress.start(rows.length, complete.filter(Boolean).length);
+  progress.start(rows.length, rows.filter((row) => row.state === "Success" && row.file !== null).length);
   for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
   await engine.whenIdle();
   engine.dispose();
