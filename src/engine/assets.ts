@@ -135,7 +135,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
       }
       return queue.add(async () => {
         if (signal.aborted) throw signal.reason;
-        store.markSpeechCreating(ref.voiceId, ref.text);
+        await store.markSpeechCreating(ref.voiceId, ref.text);
         try {
           const audio = await client.createSpeech(
             { voiceId: ref.voiceId, text: ref.text },

@@ -26,7 +26,7 @@ import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "..
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeJobRecord, writeResults } from "../report/results.js";
 import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
-import type { JobRow, NewJob, StateStore } from "../state/store.js";
+import { type JobRow, type NewJob, StateFileError, type StateStore } from "../state/store.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
 import { ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
 import { DownloadError, downloadVideo, isCompleteVideo } from "./download.js";
@@ -274,6 +274,12 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     const promise = work()
       .catch((error: unknown) => {
         if (stop.signal.aborted) return;
+        if (error instanceof StateFileError) {
+          // Nothing more may be sent that the state file could not record.
+          log.error({ err: error.message }, "state file not writable: stopping");
+          stop.abort(error);
+          return;
+        }
         if (!handleFatal(error)) log.error({ rowId, err: error }, "unexpected error");
       })
       .finally(() => working.delete(rowId));
@@ -421,7 +427,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           // Checked again here: the job may have been withdrawn, or the service paused, while it queued.
           if (stop.signal.aborted || !isWanted(job)) return "end";
           if (pause) return "retry";
-          store.markSubmitting(rowId);
+          await store.markSubmitting(rowId);
           try {
             const { id: taskId } = await client.submitGeneration(body, { signal: submitAbort.signal });
             store.markSubmitted(rowId, taskId);
@@ -704,6 +710,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   await engine.whenIdle();
   engine.dispose();
   progress.stop();
+  if (options.store.writeFailure) throw options.store.writeFailure;
   const finalRows = engine.wantedRows();
   await writeResults(options.outDir, finalRows);
   await writeHtmlReport(options.outDir, finalRows);

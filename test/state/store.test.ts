@@ -40,7 +40,7 @@ describe("state store", () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "https://a.example" });
     const row = store.upsertJob(JOB);
-    store.markSubmitting(row.id);
+    await store.markSubmitting(row.id);
     store.close();
     const next = StateStore.open(path, { baseUrl: "https://a.example" });
     expect(next.markInterruptedSubmissionsUncertain()).toBe(1);
@@ -48,6 +48,40 @@ describe("state store", () => {
     expect(after.state).toBe("uncertain");
     expect(after.attempts).toBe(1);
     next.close();
+  });
+
+  it("has an intent in the file before markSubmitting resolves, even if the process is then killed", async () => {
+    const path = join(await tempDir(), "state.db");
+    // The child records the intent, then writes the answer and dies in the same turn of its event
+    // loop: the answer never reaches the file, the intent must (dist/ is built by npm test).
+    const storeModule = new URL("../../dist/state/store.js", import.meta.url).href;
+    const script = `const { StateStore } = await import(${JSON.stringify(storeModule)});
+      const store = StateStore.open(${JSON.stringify(path)}, { baseUrl: "x" });
+      const row = store.upsertJob(${JSON.stringify(JOB)});
+      await store.markSubmitting(row.id);
+      store.markSubmitted(row.id, "77");
+      process.kill(process.pid, "SIGKILL");`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "inherit" });
+    const signal = await new Promise((resolve) => child.on("exit", (_code, sig) => resolve(sig)));
+    expect(signal).toBe("SIGKILL");
+    const store = StateStore.open(path, { baseUrl: "x" });
+    expect(store.findJob(JOB.key, JOB.specHash)?.state).toBe("submitting");
+    expect(store.markInterruptedSubmissionsUncertain()).toBe(1);
+    store.close();
+  });
+
+  it("shows another reader (reel status) each turn's writes as soon as the turn ends", async () => {
+    const path = join(await tempDir(), "state.db");
+    const store = StateStore.open(path, { baseUrl: "x" });
+    const row = store.upsertJob(JOB);
+    store.markSubmitting(row.id).catch(() => {});
+    await new Promise((resolve) => setImmediate(resolve));
+    store.markSubmitted(row.id, "42");
+    await new Promise((resolve) => setImmediate(resolve));
+    const reader = StateStore.open(path, { readonly: true, baseUrl: "x" });
+    expect(reader.getJob(row.id)).toMatchObject({ state: "submitted", task_id: "42" });
+    reader.close();
+    store.close();
   });
 
   it("refuses a file that is not a SQLite database, and leaves it untouched", async () => {
