@@ -24,7 +24,7 @@ import { ReelError } from "../errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
-import { writeJobRecord, writeResults } from "../report/results.js";
+import { ensureJobRecord, writeJobRecord, writeResults } from "../report/results.js";
 import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
 import { type JobRow, type NewJob, StateFileError, type StateStore } from "../state/store.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
@@ -321,7 +321,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
 
   async function processJob(job: Job, row: JobRow): Promise<void> {
     if (row.state === "Success") {
-      if (row.file !== null && (await isCompleteVideo(join(outDir, row.file)))) return;
+      if (row.file !== null && (await isCompleteVideo(join(outDir, row.file), row.file_size))) {
+        await ensureJobRecord(outDir, row);
+        return;
+      }
       if (row.file !== null) store.forgetDownload(row.id); // the user deleted it: fetch it again
       await download(row.id);
       return;
@@ -588,9 +591,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         if (stop.signal.aborted) return;
         try {
           let url = row.result_url ?? (await refreshUrl(row));
+          let size: number;
           for (let refreshed = 0; ; refreshed++) {
             try {
-              await downloadVideo({
+              size = await downloadVideo({
                 url,
                 dest: join(outDir, file),
                 signal: stop.signal,
@@ -603,7 +607,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
               url = await refreshUrl(row);
             }
           }
-          store.markDownloaded(rowId, file);
+          store.markDownloaded(rowId, file, size);
           row = store.getJob(rowId);
           await writeJobRecord(outDir, row);
           changed();
@@ -635,7 +639,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       const kept = `${older.manifest}/${older.video_id}.${older.spec_hash.slice(0, 8)}.mp4`;
       try {
         await rename(join(outDir, file), join(outDir, kept));
-        store.markDownloaded(older.id, kept);
+        store.markDownloaded(older.id, kept, older.file_size);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
         store.forgetDownload(older.id); // the user deleted it already

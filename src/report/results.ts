@@ -1,5 +1,6 @@
 // The machine-readable record of a run (PRODUCT.md, "Output layout"): one JSON file per job beside
 // its video, and OUT/results.jsonl with one line per job, rewritten whole (atomically) each time.
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../engine/atomic-write.js";
 import type { JobRow } from "../state/store.js";
@@ -45,13 +46,26 @@ export function resultOf(row: JobRow): JobResult {
   };
 }
 
-/** `OUT/<manifest>/<id>.json`: the job's record, with the spec that was sent. */
+const recordPath = (outDir: string, row: JobRow): string => join(outDir, row.manifest, `${row.video_id}.json`);
+
+/**
+ * `OUT/<manifest>/<id>.json`: the job's record, with the spec that was sent. Not fsync'ed (one per
+ * job would cost more than the rest of the job): it is made again from the state file whenever a
+ * run finds it missing or emptied by a power cut (ensureJobRecord).
+ */
 export async function writeJobRecord(outDir: string, row: JobRow): Promise<void> {
   const record = { ...resultOf(row), spec: JSON.parse(row.spec_json) as unknown };
-  await writeFileAtomic(
-    join(outDir, row.manifest, `${row.video_id}.json`),
-    `${JSON.stringify(record, null, 2)}\n`,
-  );
+  await writeFileAtomic(recordPath(outDir, row), `${JSON.stringify(record, null, 2)}\n`, { sync: false });
+}
+
+/** Writes the job's record again if it is missing or empty. */
+export async function ensureJobRecord(outDir: string, row: JobRow): Promise<void> {
+  try {
+    if ((await stat(recordPath(outDir, row))).size > 0) return;
+  } catch {
+    // missing: write it
+  }
+  await writeJobRecord(outDir, row);
 }
 
 export async function writeResults(outDir: string, rows: readonly JobRow[]): Promise<void> {

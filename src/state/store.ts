@@ -41,6 +41,8 @@ export interface JobRow {
   readonly task_status: string | null;
   readonly result_url: string | null;
   readonly file: string | null;
+  /** Bytes of `file` when it was downloaded (null in rows of older versions of reel). */
+  readonly file_size: number | null;
   readonly error: string | null;
   readonly created_at: number;
   readonly submitted_at: number | null;
@@ -495,9 +497,9 @@ export class StateStore {
     this.write(() => this.setJob(id, { result_url: url }));
   }
 
-  markDownloaded(id: number, file: string): void {
+  markDownloaded(id: number, file: string, size: number | null): void {
     this.write(() => {
-      this.setJob(id, { file, downloaded_at: this.now(), error: null });
+      this.setJob(id, { file, file_size: size, downloaded_at: this.now(), error: null });
       this.event(id, "downloaded", file);
     });
   }
@@ -513,7 +515,7 @@ export class StateStore {
 
   /** The file of a Success was lost (deleted by the user): download it again from its task. */
   forgetDownload(id: number): void {
-    this.write(() => this.setJob(id, { file: null, downloaded_at: null }));
+    this.write(() => this.setJob(id, { file: null, file_size: null, downloaded_at: null }));
   }
 
   recordJobError(id: number, error: string): void {

@@ -173,6 +173,24 @@ describe("reel run", () => {
     expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
   });
 
+  it("fetches again a video left short (a power cut before it reached the disk) and an emptied record", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    const videoPath = join(dir, "out", "beta", "again.mp4");
+    const whole = await readFile(videoPath);
+    // What a power cut can leave of a file that was not fsync'ed: its start only, or nothing.
+    await writeFile(videoPath, whole.subarray(0, 100));
+    await writeFile(join(dir, "out", "beta", "again.json"), "");
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(1);
+    expect((await readFile(videoPath)).equals(whole)).toBe(true);
+    const record = JSON.parse(await readFile(join(dir, "out", "beta", "again.json"), "utf8")) as {
+      status: string;
+    };
+    expect(record.status).toBe("Success");
+  });
+
   it(
     "completes everything under 429, 503, dropped connections, latency and truncated downloads, with no duplicate",
     {
