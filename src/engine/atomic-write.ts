@@ -1,13 +1,15 @@
 // Output files appear whole or not at all: written to an exclusive temp file beside the target, then
 // renamed over it. `wx` refuses to open through anything planted at the temp name (a symlink
 // included), and rename replaces a directory entry without following a symlink at the target.
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import { closeSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { lstat, mkdir, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { ReelError } from "../errors.js";
 
 export function tempPathFor(target: string): string {
-  return join(dirname(target), `.${basename(target)}.${randomBytes(6).toString("hex")}.part`);
+  // randomUUID draws from a cached pool of random bytes: cheaper than randomBytes per file.
+  return join(dirname(target), `.${basename(target)}.${randomUUID().slice(-12)}.part`);
 }
 
 /** Creates `dir` (and parents) and refuses a symlink planted in its place. */
@@ -44,6 +46,33 @@ export async function writeFileAtomic(
   }
   await handle.close();
   await rename(temp, target);
+}
+
+/**
+ * writeFileAtomic for a small file (a job's record), without fsync, in synchronous calls: four
+ * quick system calls on the main thread cost less than four trips through libuv's thread pool,
+ * which a run of 10,000 jobs would make 40,000 times.
+ */
+export function writeSmallFileAtomicSync(target: string, data: string): void {
+  const temp = tempPathFor(target);
+  const fd = openSync(temp, "wx", 0o644);
+  try {
+    writeFileSync(fd, data);
+    closeSync(fd);
+    renameSync(temp, target);
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {
+      // closed already
+    }
+    try {
+      unlinkSync(temp);
+    } catch {
+      // never created, or renamed
+    }
+    throw error;
+  }
 }
 
 /** Removes the temp files a killed run left in `dir` (only ours: `.<name>.<hex>.part`). */

@@ -114,6 +114,8 @@ const SUBMIT_GRACE_MS = 1_500;
  * after 1 s doubling up to 60 s; after this many in one run, the rest are left pending.
  */
 const MAX_TRANSIENT_REFUSALS = 50;
+/** Queue priority of tasks already on the service: they go before any new submission. */
+const IN_FLIGHT = Number.MAX_SAFE_INTEGER;
 /** Checks of a paused service (watch mode): from 1 s, doubling, up to 60 s apart. */
 const PAUSE_PROBE_MS = { first: 1_000, max: 60_000 } as const;
 
@@ -169,9 +171,18 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   await ensureRealDir(outDir);
   await removeStaleTempFiles(outDir);
 
-  const slots = new PQueue({ concurrency: options.concurrency ?? 4 });
+  const concurrency = options.concurrency ?? 4;
+  const downloadConcurrency = options.downloadConcurrency ?? 4;
+  const slots = new PQueue({ concurrency });
   const transfers = new PQueue({ concurrency: options.uploadConcurrency ?? 4 });
-  const downloads = new PQueue({ concurrency: options.downloadConcurrency ?? 4 });
+  const downloads = new PQueue({ concurrency: downloadConcurrency });
+  // Jobs are admitted to work a few at a time, longest first, so that a batch of 10,000 holds a
+  // queued closure per job rather than 10,000 suspended chains of promises. Enough are admitted to
+  // keep every generation slot and download busy, with a generation's worth more ready to submit.
+  const admission = new PQueue({ concurrency: 2 * concurrency + downloadConcurrency + 16 });
+  // Jobs already done only need their files checked: a lane of their own, so 10,000 checks at the
+  // start of a rerun never delay the first submission.
+  const checks = new PQueue({ concurrency: 16 });
   const polls = new PQueue({ intervalCap: options.pollsPerSecond ?? 20, interval: 1_000 });
   const rate = new RunRateEstimator();
   const resolver: AssetResolver = makeAssetResolver({
@@ -269,9 +280,11 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const preparedDirs = new Set<string>(); // manifests whose output folder was checked and cleaned
   const isWanted = (job: Job): boolean => wanted.get(job.key) === job.specHash;
 
-  function track(rowId: number, work: () => Promise<void>): void {
+  function track(rowId: number, work: () => Promise<void>, lane: PQueue, priority = 0): void {
     if (working.has(rowId)) return;
-    const promise = work()
+    const promise = lane
+      // Work still queued when the engine stops is skipped (a stop is prompt).
+      .add(async () => (stop.signal.aborted ? undefined : work()), { priority })
       .catch((error: unknown) => {
         if (stop.signal.aborted) return;
         if (error instanceof StateFileError) {
@@ -298,10 +311,12 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       await removeStaleTempFiles(join(outDir, manifest));
     }
     const rows = store.upsertJobs(jobs.map(newJobOf));
-    // Tasks already on the service are started first: they hold generation slots too.
-    const order = jobs.map((job, i) => ({ job, row: rows[i]! }));
-    order.sort((a, b) => Number(b.row.state === "submitted") - Number(a.row.state === "submitted"));
-    for (const { job, row } of order) track(row.id, () => processJob(job, row));
+    jobs.forEach((job, i) => {
+      const { id, state } = rows[i]!;
+      if (state === "Success") track(id, () => processJob(job, id), checks);
+      // Tasks already on the service are admitted first: they hold generation slots too.
+      else track(id, () => processJob(job, id), admission, state === "submitted" ? IN_FLIGHT : job.seconds);
+    });
   }
 
   function dropManifest(manifest: string): void {
@@ -311,15 +326,22 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
 
   function followInFlight(): void {
     for (const row of store.listInFlight()) {
-      track(row.id, async () => {
-        await ensureRealDir(join(outDir, row.manifest));
-        await followInSlot(row.id);
-        await afterFinal(row.id);
-      });
+      track(
+        row.id,
+        async () => {
+          await ensureRealDir(join(outDir, row.manifest));
+          await followInSlot(row.id);
+          await afterFinal(row.id);
+        },
+        admission,
+        IN_FLIGHT,
+      );
     }
   }
 
-  async function processJob(job: Job, row: JobRow): Promise<void> {
+  async function processJob(job: Job, rowId: number): Promise<void> {
+    // Read when admitted, not when queued: the row may have changed meanwhile (watch mode).
+    const row = store.getJob(rowId);
     if (row.state === "Success") {
       if (row.file !== null && (await isCompleteVideo(join(outDir, row.file), row.file_size))) {
         await ensureJobRecord(outDir, row);
@@ -493,7 +515,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   }
 
   async function followInSlot(rowId: number): Promise<void> {
-    await slots.add(() => follow(rowId), { priority: Number.MAX_SAFE_INTEGER });
+    await slots.add(() => follow(rowId), { priority: IN_FLIGHT });
   }
 
   /** Polls a task until it is final (true), the engine stops, or its deadline passes. */
@@ -572,7 +594,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
     if (row.state === "Fail" || row.state === "Canceled") {
       progress.event({ stage: "failed", key: row.job_key, detail: row.error ?? row.state });
-      await writeJobRecord(outDir, row);
+      writeJobRecord(outDir, row);
     }
   }
 
@@ -609,7 +631,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           }
           store.markDownloaded(rowId, file, size);
           row = store.getJob(rowId);
-          await writeJobRecord(outDir, row);
+          writeJobRecord(outDir, row);
           changed();
           progress.event({ stage: "done", key: row.job_key, detail: file });
           return;
@@ -696,6 +718,16 @@ function newJobOf(job: Job): NewJob {
   };
 }
 
+/**
+ * Rows first, so the progress display starts with how many jobs are already done. Counted from the
+ * state alone: processJob checks each video on disk once (and fetches a deleted one again). A function
+ * of its own so the rows are not kept alive by the caller's frame through the whole run.
+ */
+function startProgress(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
+  const heads = store.upsertJobs(jobs.map(newJobOf));
+  progress.start(heads.length, heads.filter((head) => head.state === "Success" && head.file !== null).length);
+}
+
 /** A one-shot run: every job to a final state, then results.jsonl and index.html. */
 export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   const progress = options.progress ?? silentProgress;
@@ -706,10 +738,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     list.push(job);
     byManifest.set(job.manifest, list);
   }
-  // Rows first, so the progress display starts with how many jobs are already done. Counted from
-  // the state alone: processJob checks each video on disk once (and fetches a deleted one again).
-  const rows = options.store.upsertJobs(options.jobs.map(newJobOf));
-  progress.start(rows.length, rows.filter((row) => row.state === "Success" && row.file !== null).length);
+  startProgress(progress, options.store, options.jobs);
   for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
   await engine.whenIdle();
   engine.dispose();

@@ -2,7 +2,7 @@
 // its video, and OUT/results.jsonl with one line per job, rewritten whole (atomically) each time.
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "../engine/atomic-write.js";
+import { writeFileAtomic, writeSmallFileAtomicSync } from "../engine/atomic-write.js";
 import type { JobRow } from "../state/store.js";
 
 export interface JobResult {
@@ -46,16 +46,17 @@ export function resultOf(row: JobRow): JobResult {
   };
 }
 
-const recordPath = (outDir: string, row: JobRow): string => join(outDir, row.manifest, `${row.video_id}.json`);
+const recordPath = (outDir: string, row: JobRow): string =>
+  join(outDir, row.manifest, `${row.video_id}.json`);
 
 /**
  * `OUT/<manifest>/<id>.json`: the job's record, with the spec that was sent. Not fsync'ed (one per
  * job would cost more than the rest of the job): it is made again from the state file whenever a
  * run finds it missing or emptied by a power cut (ensureJobRecord).
  */
-export async function writeJobRecord(outDir: string, row: JobRow): Promise<void> {
+export function writeJobRecord(outDir: string, row: JobRow): void {
   const record = { ...resultOf(row), spec: JSON.parse(row.spec_json) as unknown };
-  await writeFileAtomic(recordPath(outDir, row), `${JSON.stringify(record, null, 2)}\n`, { sync: false });
+  writeSmallFileAtomicSync(recordPath(outDir, row), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 /** Writes the job's record again if it is missing or empty. */
@@ -65,7 +66,7 @@ export async function ensureJobRecord(outDir: string, row: JobRow): Promise<void
   } catch {
     // missing: write it
   }
-  await writeJobRecord(outDir, row);
+  writeJobRecord(outDir, row);
 }
 
 export async function writeResults(outDir: string, rows: readonly JobRow[]): Promise<void> {
