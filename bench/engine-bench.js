@@ -5,6 +5,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } fr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { tuneHeapForBatches } from "../dist/cli/heap.js";
 import { makeClient } from "../dist/client/index.js";
 import { makeCachedHasher } from "../dist/engine/hash-file.js";
 import { runBatch } from "../dist/engine/engine.js";
@@ -229,6 +230,8 @@ async function hashing() {
   }
 }
 
+// As `reel run` does (see src/cli/heap.ts), so the figures are the CLI's.
+tuneHeapForBatches();
 const wanted = process.argv.slice(2);
 const want = (name) => wanted.length === 0 || wanted.includes(name);
 const rows = [];

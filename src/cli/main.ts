@@ -5,6 +5,7 @@ import { ReelError, UsageError } from "../errors.js";
 import type { CliIO, Command } from "./command.js";
 import { COMMANDS } from "./commands.js";
 import { EXIT } from "./exit-codes.js";
+import { tuneHeapForBatches } from "./heap.js";
 
 const HELP = `reel: turn YAML manifests into generated videos, resumably.
 
@@ -23,12 +24,13 @@ export function processIO(signal: AbortSignal): CliIO {
 /** Runs the CLI and returns the exit code. Wires SIGINT/SIGTERM unless `io` is given. */
 export async function main(argv: readonly string[], io?: CliIO): Promise<number> {
   if (io) return dispatch(argv, io);
+  tuneHeapForBatches();
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (): void => {
     interrupts++;
-    // A second Ctrl-C leaves at once; every state write is a committed transaction, so the
-    // state file is consistent whenever the process dies.
+    // A second Ctrl-C leaves at once. The state file is consistent whenever the process dies, and
+    // on this exit the state store still commits the writes of the current turn.
     if (interrupts > 1) process.exit(EXIT.interrupted);
     controller.abort(new ReelError("E_INTERRUPTED", "interrupted"));
   };
