@@ -347,8 +347,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         await ensureJobRecord(outDir, row);
         return;
       }
-      if (row.file !== null) store.forgetDownload(row.id); // the user deleted it: fetch it again
-      await download(row.id);
+      // The user deleted it: fetch it again.
+      await download(row.file === null ? row : store.forgetDownload(row));
       return;
     }
     if (row.state === "submitted") {
@@ -453,8 +453,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           if (stop.signal.aborted || !isWanted(job)) return "end";
           if (pause) return "retry";
           await store.markSubmitting(rowId);
+          let taskId: string;
           try {
-            const { id: taskId } = await client.submitGeneration(body, { signal: submitAbort.signal });
+            ({ id: taskId } = await client.submitGeneration(body, { signal: submitAbort.signal }));
             store.markSubmitted(rowId, taskId);
             serviceWorks();
             changed();
@@ -463,7 +464,13 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           } catch (error) {
             return recordSubmitFailure(job.key, rowId, error);
           }
-          return (await follow(rowId)) ? "final" : "end";
+          const submitted = {
+            task_id: taskId,
+            task_status: "PreProcessing",
+            seconds: job.seconds,
+            job_key: job.key,
+          };
+          return (await follow(rowId, submitted)) ? "final" : "end";
         },
         // Longest first: the slots then end the batch together instead of waiting on one long straggler.
         { priority: job.seconds },
@@ -518,9 +525,15 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     await slots.add(() => follow(rowId), { priority: IN_FLIGHT });
   }
 
-  /** Polls a task until it is final (true), the engine stops, or its deadline passes. */
-  async function follow(rowId: number): Promise<boolean> {
-    const row = store.getJob(rowId);
+  /**
+   * Polls a task until it is final (true), the engine stops, or its deadline passes. `known`: what the
+   * caller knows of the row already (one read less per job).
+   */
+  async function follow(
+    rowId: number,
+    known?: Pick<JobRow, "task_id" | "task_status" | "seconds" | "job_key">,
+  ): Promise<boolean> {
+    const row = known ?? store.getJob(rowId);
     const taskId = row.task_id!;
     let status = (row.task_status ?? "PreProcessing") as TaskStatus;
     let runningSince = status === "Running" ? Date.now() : undefined;
@@ -589,7 +602,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   async function afterFinal(rowId: number): Promise<void> {
     const row = store.getJob(rowId);
     if (row.state === "Success") {
-      await download(rowId);
+      await download(row);
       return;
     }
     if (row.state === "Fail" || row.state === "Canceled") {
@@ -598,9 +611,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
   }
 
-  async function download(rowId: number): Promise<void> {
+  async function download(finished: JobRow): Promise<void> {
     await downloads.add(async () => {
-      let row = store.getJob(rowId);
+      let row = finished;
       // A version of the video that is no longer the wanted one (its spec was edited after it was
       // submitted) keeps its result beside the current one instead of overwriting it.
       const current = wanted.get(row.job_key);
@@ -629,8 +642,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
               url = await refreshUrl(row);
             }
           }
-          store.markDownloaded(rowId, file, size);
-          row = store.getJob(rowId);
+          row = store.markDownloaded(row, file, size);
           writeJobRecord(outDir, row);
           changed();
           progress.event({ stage: "done", key: row.job_key, detail: file });
@@ -642,7 +654,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
             continue;
           }
           const message = `download failed: ${(error as Error).message}`;
-          store.recordJobError(rowId, message);
+          store.recordJobError(row.id, message);
           changed();
           progress.event({ stage: "failed", key: row.job_key, detail: message });
           return;
@@ -661,10 +673,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       const kept = `${older.manifest}/${older.video_id}.${older.spec_hash.slice(0, 8)}.mp4`;
       try {
         await rename(join(outDir, file), join(outDir, kept));
-        store.markDownloaded(older.id, kept, older.file_size);
+        store.markDownloaded(older, kept, older.file_size);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-        store.forgetDownload(older.id); // the user deleted it already
+        store.forgetDownload(older); // the user deleted it already
       }
     }
   }

@@ -417,14 +417,17 @@ export class StateStore {
     });
   }
 
-  private setJob(id: number, fields: Record<string, string | number | null>): void {
+  /** Updates `fields` of job `id`; returns the updated_at it recorded. */
+  private setJob(id: number, fields: Record<string, string | number | null>): number {
     // Positional parameters: binding by name costs more, on a write made several times per job.
     const names = Object.keys(fields);
+    const now = this.now();
     this.sql(`UPDATE jobs SET ${names.map((n) => `${n} = ?`).join(", ")}, updated_at = ? WHERE id = ?`).run(
       ...Object.values(fields),
-      this.now(),
+      now,
       id,
     );
+    return now;
   }
 
   /** Write-ahead intent of a costed submission: resolves once it is on disk; only then may the request leave. */
@@ -520,10 +523,13 @@ export class StateStore {
     this.write(() => this.setJob(id, { result_url: url }));
   }
 
-  markDownloaded(id: number, file: string, size: number | null): void {
-    this.write(() => {
-      this.setJob(id, { file, file_size: size, downloaded_at: this.now(), error: null });
-      this.event(id, "downloaded", file);
+  /** Records the video of `row` at `file`; returns the row as now recorded. */
+  markDownloaded(row: JobRow, file: string, size: number | null): JobRow {
+    return this.write(() => {
+      const changes = { file, file_size: size, downloaded_at: this.now(), error: null };
+      const updatedAt = this.setJob(row.id, changes);
+      this.event(row.id, "downloaded", file);
+      return { ...row, ...changes, updated_at: updatedAt };
     });
   }
 
@@ -539,8 +545,11 @@ export class StateStore {
   }
 
   /** The file of a Success was lost (deleted by the user): download it again from its task. */
-  forgetDownload(id: number): void {
-    this.write(() => this.setJob(id, { file: null, file_size: null, downloaded_at: null }));
+  forgetDownload(row: JobRow): JobRow {
+    return this.write(() => {
+      const changes = { file: null, file_size: null, downloaded_at: null };
+      return { ...row, ...changes, updated_at: this.setJob(row.id, changes) };
+    });
   }
 
   recordJobError(id: number, error: string): void {

@@ -91,7 +91,7 @@ describe("state store", () => {
     await store.markSubmitting(row.id);
     store.markSubmitted(row.id, "77");
     store.recordTaskStatus(row.id, "Success", "http://x/v.mp4", undefined);
-    store.markDownloaded(row.id, "m/a.mp4", 7870);
+    store.markDownloaded(store.getJob(row.id), "m/a.mp4", 7870);
     const read = store.getJob(row.id);
     store.close();
     // A column added by a migration but not read by the store would be missing here.
