@@ -4,7 +4,17 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "out/", ".reel/", "test-artifacts/", "coverage/"] },
+  {
+    ignores: [
+      "dist/",
+      "node_modules/",
+      "out/",
+      ".reel/",
+      "test-artifacts/",
+      "coverage/",
+      "src/manifest/validator.generated.ts",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,22 +1,13 @@
 // Step 2 of loading: the parsed value against the published JSON Schema (ajv, all errors at once),
 // each error worded by messages.ts.
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import type { ValidateFunction } from "ajv/dist/2020.js";
 import { describeSchemaError, type SchemaIssue } from "./messages.js";
 import { PROBLEM_CODES } from "./problem.js";
-import { buildManifestSchema, type ManifestInput } from "./schema.js";
+import type { ManifestInput } from "./schema.js";
+import { validate as generated } from "./validator.generated.js";
 
-let compiled: ValidateFunction<ManifestInput> | undefined;
-
-function validator(): ValidateFunction<ManifestInput> {
-  if (!compiled) {
-    // strictTypes and strictRequired are off because the conditional parts of the schema
-    // (if/then on the model) name fields without restating their types; unknown keywords and
-    // other mistakes in the schema itself still fail at compile time.
-    const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, strictRequired: false });
-    compiled = ajv.compile<ManifestInput>(buildManifestSchema());
-  }
-  return compiled;
-}
+// Compiled ahead of time (see validator-source.ts).
+const validator = (): ValidateFunction<ManifestInput> => generated as ValidateFunction<ManifestInput>;
 
 export type ValidateResult = { ok: true; manifest: ManifestInput } | { ok: false; issues: SchemaIssue[] };
 

@@ -5,6 +5,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import type { ChunkInput, ManifestInput, VideoInput } from "../../src/manifest/index.js";
 import { buildManifestSchema, manifestSchemaText } from "../../src/manifest/index.js";
 import { type ASPECT_RATIOS, MODELS, type Model, type RESOLUTIONS } from "../../src/service/api-types.js";
+import { validatorSource } from "../../src/manifest/validator-source.js";
 import { MODEL_RULES } from "../../src/service/model-rules.js";
 import { REPO } from "./helpers.js";
 
@@ -12,6 +13,11 @@ describe("manifest JSON Schema", () => {
   it("the committed schemas/manifest.schema.json is the generated one (run `npm run gen:schema`)", async () => {
     const committed = await readFile(path.join(REPO, "schemas", "manifest.schema.json"), "utf8");
     expect(committed).toBe(manifestSchemaText());
+  });
+
+  it("the committed validator is the one generated from the schema (run `npm run gen:schema`)", async () => {
+    const committed = await readFile(path.join(REPO, "src", "manifest", "validator.generated.ts"), "utf8");
+    expect(committed).toBe(validatorSource());
   });
 
   it("is a valid draft 2020-12 schema that ajv compiles in strict mode", () => {
