@@ -76,8 +76,11 @@ export async function withWorkSession<T>(
       },
     });
   } finally {
-    store?.close();
-    await service.close();
-    logger.flush();
+    try {
+      store?.close(); // throws if the state file could not be written: the user must hear of it
+    } finally {
+      await service.close();
+      logger.flush();
+    }
   }
 }

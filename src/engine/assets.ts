@@ -136,6 +136,11 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
       return queue.add(async () => {
         if (signal.aborted) throw signal.reason;
         await store.markSpeechCreating(ref.voiceId, ref.text);
+        if (signal.aborted) {
+          // Stopped while the intent reached the disk: nothing was sent, take the intent back.
+          store.clearSpeech(ref.voiceId, ref.text);
+          throw signal.reason;
+        }
         try {
           const audio = await client.createSpeech(
             { voiceId: ref.voiceId, text: ref.text },

@@ -56,16 +56,15 @@ export async function writeFileAtomic(
 export function writeSmallFileAtomicSync(target: string, data: string): void {
   const temp = tempPathFor(target);
   const fd = openSync(temp, "wx", 0o644);
+  let open = true;
   try {
     writeFileSync(fd, data);
+    open = false;
     closeSync(fd);
     renameSync(temp, target);
   } catch (error) {
-    try {
-      closeSync(fd);
-    } catch {
-      // closed already
-    }
+    // Closed once only: a number closed twice may by then belong to another open file.
+    if (open) closeSync(fd);
     try {
       unlinkSync(temp);
     } catch {

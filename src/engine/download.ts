@@ -3,8 +3,17 @@
 // renamed into place. Never sends the API key (the result URL is another origin's address), follows
 // redirects only to https (or an origin the caller trusts, the sandbox), resumes a broken transfer
 // with a Range request when the server allows it.
-import { closeSync, ftruncateSync, openSync, renameSync, write } from "node:fs";
-import { open, stat, unlink } from "node:fs/promises";
+import {
+  closeSync,
+  fdatasync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  renameSync,
+  statSync,
+  write,
+} from "node:fs";
+import { unlink } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, request } from "undici";
 import { ReelError } from "../errors.js";
@@ -65,6 +74,7 @@ export async function downloadVideo(options: DownloadOptions): Promise<number> {
   // a slow disk must not stall the event loop).
   const fd = openSync(temp, "wx", 0o644);
   let written = 0;
+  let open = true;
   let done = false;
   try {
     for (let attempt = 1; ; attempt++) {
@@ -80,20 +90,20 @@ export async function downloadVideo(options: DownloadOptions): Promise<number> {
         });
       }
     }
-    // No fsync: the caller records the size in the state file, and the next run fetches again a
-    // video a power cut left shorter than that (isCompleteVideo). An fsync per video cost more CPU
-    // than the rest of its download.
+    // On disk before it takes its name: after a power cut, a video under its final name is whole
+    // (some file systems would otherwise show the right size with zeroed blocks).
+    await new Promise<void>((resolve, reject) =>
+      fdatasync(fd, (error) => (error ? reject(error) : resolve())),
+    );
+    open = false;
     closeSync(fd);
     renameSync(temp, options.dest);
     done = true;
     return written;
   } finally {
     if (!done) {
-      try {
-        closeSync(fd);
-      } catch {
-        // closed already
-      }
+      // Closed once only: a number closed twice may by then belong to another open file.
+      if (open) closeSync(fd);
       await unlink(temp).catch(() => {});
     }
   }
@@ -185,18 +195,20 @@ async function writeAt(fd: number, bytes: Uint8Array, position: number): Promise
   }
 }
 
-/** True when `path` holds a file that starts like an MP4 and has the size recorded at its download. */
-export async function isCompleteVideo(path: string, size: number | null): Promise<boolean> {
+/** True when `path` holds a file that starts like an MP4 (a finished download). */
+export function isCompleteVideo(path: string): boolean {
+  // Synchronous: four quick calls; a rerun makes them for every video already done, and 10,000 trips
+  // each way through libuv's thread pool took seconds.
   try {
-    const info = await stat(path);
-    if (!info.isFile() || info.size < 8 || (size !== null && info.size !== size)) return false;
-    const handle = await open(path, "r");
+    const info = statSync(path);
+    if (!info.isFile() || info.size < 8) return false;
+    const fd = openSync(path, "r");
     try {
       const head = Buffer.alloc(8);
-      await handle.read(head, 0, 8, 0);
+      readSync(fd, head, 0, 8, 0);
       return isMp4Start(head);
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   } catch {
     return false;

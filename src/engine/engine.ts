@@ -7,7 +7,7 @@
 import { setMaxListeners } from "node:events";
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
+import { setImmediate as setImmediatePromise, setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
 import {
   isFatalServiceError,
@@ -70,6 +70,8 @@ export interface EngineOptions {
   readonly onFatal?: "stop" | "pause";
   /** Called after each job changes in a way results.jsonl shows (watch mode rewrites it). */
   readonly onJobChange?: () => void;
+  /** Called once if the state file can no longer be written: the engine has stopped all work. */
+  readonly onStateFailure?: (error: StateFileError) => void;
 }
 
 export interface RunBatchOptions extends EngineOptions {
@@ -277,7 +279,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const wanted = new Map<string, string>(); // job key -> spec hash of the version wanted
   const keysOf = new Map<string, Set<string>>(); // manifest -> its job keys
   const working = new Map<number, Promise<void>>(); // row id -> its processing
-  const preparedDirs = new Set<string>(); // manifests whose output folder was checked and cleaned
+  const preparedDirs = new Map<string, Promise<void>>(); // manifest -> its output folder checked and cleaned
   const isWanted = (job: Job): boolean => wanted.get(job.key) === job.specHash;
 
   function track(rowId: number, work: () => Promise<void>, lane: PQueue, priority = 0): void {
@@ -291,6 +293,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           // Nothing more may be sent that the state file could not record.
           log.error({ err: error.message }, "state file not writable: stopping");
           stop.abort(error);
+          options.onStateFailure?.(error);
           return;
         }
         if (!handleFatal(error)) log.error({ rowId, err: error }, "unexpected error");
@@ -304,12 +307,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     for (const key of keysOf.get(manifest) ?? []) if (!keys.has(key)) wanted.delete(key);
     keysOf.set(manifest, keys);
     for (const job of jobs) wanted.set(job.key, job.specHash);
-    if (!preparedDirs.has(manifest)) {
-      // Once per engine: later, temp files there belong to downloads of this engine in progress.
-      preparedDirs.add(manifest);
-      await ensureRealDir(join(outDir, manifest));
-      await removeStaleTempFiles(join(outDir, manifest));
-    }
+    await prepareDir(manifest);
     const rows = store.upsertJobs(jobs.map(newJobOf));
     jobs.forEach((job, i) => {
       const { id, state } = rows[i]!;
@@ -317,6 +315,29 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       // Tasks already on the service are admitted first: they hold generation slots too.
       else track(id, () => processJob(job, id), admission, state === "submitted" ? IN_FLIGHT : job.seconds);
     });
+  }
+
+  /**
+   * Once per engine and manifest, before any of its work starts: the output folder is made (never
+   * through a symlink) and rid of the temp files a killed run left. Later, temp files there belong
+   * to downloads of this engine in progress, so it is never cleaned again.
+   */
+  function prepareDir(manifest: string): Promise<void> {
+    let prepared = preparedDirs.get(manifest);
+    if (!prepared) {
+      const dir = join(outDir, manifest);
+      prepared = ensureRealDir(dir).then(
+        async () => {
+          await removeStaleTempFiles(dir);
+        },
+        (error: unknown) => {
+          preparedDirs.delete(manifest); // checked again next time (watch: the user may fix it)
+          throw error;
+        },
+      );
+      preparedDirs.set(manifest, prepared);
+    }
+    return prepared;
   }
 
   function dropManifest(manifest: string): void {
@@ -329,7 +350,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       track(
         row.id,
         async () => {
-          await ensureRealDir(join(outDir, row.manifest));
+          await prepareDir(row.manifest);
           await followInSlot(row.id);
           await afterFinal(row.id);
         },
@@ -343,8 +364,11 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     // Read when admitted, not when queued: the row may have changed meanwhile (watch mode).
     const row = store.getJob(rowId);
     if (row.state === "Success") {
-      if (row.file !== null && (await isCompleteVideo(join(outDir, row.file), row.file_size))) {
-        await ensureJobRecord(outDir, row);
+      // The check is synchronous and quick; yielding first lets 10,000 of them at the start of a
+      // rerun interleave with the submissions instead of holding them up.
+      await setImmediatePromise();
+      if (row.file !== null && isCompleteVideo(join(outDir, row.file))) {
+        ensureJobRecord(outDir, row);
         return;
       }
       // The user deleted it: fetch it again.
@@ -356,7 +380,11 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       await afterFinal(row.id);
       return;
     }
-    if (!mayStart(row)) return;
+    if (!mayStart(row)) {
+      // A failure stays as it is; its record, written without fsync, is made again if it was lost.
+      if (row.state === "Fail" || row.state === "Canceled") ensureJobRecord(outDir, row);
+      return;
+    }
     if (!(await submitAndFollow(job, row.id))) return;
     if ((await forgetLostAssets(row.id)) && !(await submitAndFollow(job, row.id))) return;
     await afterFinal(row.id);
@@ -453,6 +481,12 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           if (stop.signal.aborted || !isWanted(job)) return "end";
           if (pause) return "retry";
           await store.markSubmitting(rowId);
+          // The intent took a turn to reach the disk: Ctrl-C, a withdrawn manifest or a pause may have
+          // come meanwhile. Nothing was sent yet, so the intent is simply taken back.
+          if (stop.signal.aborted || !isWanted(job) || pause) {
+            store.withdrawSubmitting(rowId);
+            return pause && !stop.signal.aborted ? "retry" : "end";
+          }
           let taskId: string;
           try {
             ({ id: taskId } = await client.submitGeneration(body, { signal: submitAbort.signal }));
@@ -626,10 +660,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         if (stop.signal.aborted) return;
         try {
           let url = row.result_url ?? (await refreshUrl(row));
-          let size: number;
           for (let refreshed = 0; ; refreshed++) {
             try {
-              size = await downloadVideo({
+              await downloadVideo({
                 url,
                 dest: join(outDir, file),
                 signal: stop.signal,
@@ -642,7 +675,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
               url = await refreshUrl(row);
             }
           }
-          row = store.markDownloaded(row, file, size);
+          row = store.markDownloaded(row, file);
           writeJobRecord(outDir, row);
           changed();
           progress.event({ stage: "done", key: row.job_key, detail: file });
@@ -673,7 +706,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       const kept = `${older.manifest}/${older.video_id}.${older.spec_hash.slice(0, 8)}.mp4`;
       try {
         await rename(join(outDir, file), join(outDir, kept));
-        store.markDownloaded(older, kept, older.file_size);
+        store.markDownloaded(older, kept);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
         store.forgetDownload(older); // the user deleted it already
@@ -755,6 +788,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   await engine.whenIdle();
   engine.dispose();
   progress.stop();
+  options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
   if (options.store.writeFailure) throw options.store.writeFailure;
   const finalRows = engine.wantedRows();
   await writeResults(options.outDir, finalRows);

@@ -1,6 +1,6 @@
 // The machine-readable record of a run (PRODUCT.md, "Output layout"): one JSON file per job beside
 // its video, and OUT/results.jsonl with one line per job, rewritten whole (atomically) each time.
-import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic, writeSmallFileAtomicSync } from "../engine/atomic-write.js";
 import type { JobRow } from "../state/store.js";
@@ -60,9 +60,9 @@ export function writeJobRecord(outDir: string, row: JobRow): void {
 }
 
 /** Writes the job's record again if it is missing or empty. */
-export async function ensureJobRecord(outDir: string, row: JobRow): Promise<void> {
+export function ensureJobRecord(outDir: string, row: JobRow): void {
   try {
-    if ((await stat(recordPath(outDir, row))).size > 0) return;
+    if (statSync(recordPath(outDir, row)).size > 0) return;
   } catch {
     // missing: write it
   }

@@ -99,9 +99,4 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (service_id, sha256)
   ) STRICT;
   `,
-  // 3: the size of each downloaded video, checked at the next start instead of fsync'ing every video:
-  // a file that a power cut left short is then fetched again.
-  `
-  ALTER TABLE jobs ADD COLUMN file_size INTEGER;
-  `,
 ];

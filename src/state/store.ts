@@ -41,8 +41,6 @@ export interface JobRow {
   readonly task_status: string | null;
   readonly result_url: string | null;
   readonly file: string | null;
-  /** Bytes of `file` when it was downloaded (null in rows of older versions of reel). */
-  readonly file_size: number | null;
   readonly error: string | null;
   readonly created_at: number;
   readonly submitted_at: number | null;
@@ -188,13 +186,18 @@ export class StateStore {
     }
   }
 
+  /** Commits the last turn and closes. Throws `writeFailure`, if any, once the file is released. */
   close(): void {
-    if (this.db.open) {
-      this.flush();
-      openStores.delete(this);
-      this.db.close();
+    try {
+      if (this.db.open) {
+        this.flush();
+        openStores.delete(this);
+        this.db.close();
+      }
+    } finally {
+      this.lock?.release();
     }
-    this.lock?.release();
+    if (this.failure) throw this.failure;
   }
 
   /** A query of whole job rows, read as arrays (see jobRowOf). */
@@ -249,11 +252,30 @@ export class StateStore {
       if (this.db.inTransaction) {
         this.sql("ROLLBACK TO w").run();
         this.sql("RELEASE w").run();
+      } else {
+        // SQLite rolled the whole turn back by itself (disk full, I/O error): the turn's other writes,
+        // intents included, are gone. Nothing more may be sent.
+        this.breakStore(error);
+        this.rejectWaiters();
       }
       throw error;
     } finally {
       this.depth--;
     }
+  }
+
+  private breakStore(error: unknown): StateFileError {
+    this.failure ??= new StateFileError(
+      `could not write the state file ${this.path}: ${(error as Error).message}. Work stopped; fix the cause (disk space?) and rerun.`,
+      { cause: error },
+    );
+    return this.failure;
+  }
+
+  private rejectWaiters(): void {
+    const waiters = this.durableWaiters;
+    this.durableWaiters = [];
+    for (const waiter of waiters) waiter.reject(this.failure!);
   }
 
   /** Resolves once this turn's writes are on disk (fsync'ed): for intents that precede a costed call. */
@@ -265,6 +287,10 @@ export class StateStore {
   /** Ends the turn: commits its transaction and tells the intents waiting on it. */
   private commit(): void {
     this.commitScheduled = false;
+    if (this.failure) {
+      this.rejectWaiters();
+      return;
+    }
     const waiters = this.durableWaiters;
     this.durableWaiters = [];
     try {
@@ -289,12 +315,9 @@ export class StateStore {
     try {
       this.sql("COMMIT").run();
     } catch (error) {
-      this.failure = new StateFileError(
-        `could not write the state file ${this.path}: ${(error as Error).message}. Work stopped; fix the cause (disk space?) and rerun.`,
-        { cause: error },
-      );
+      const failure = this.breakStore(error);
       if (this.db.inTransaction) this.sql("ROLLBACK").run();
-      throw this.failure;
+      throw failure;
     }
   }
 
@@ -442,6 +465,18 @@ export class StateStore {
   }
 
   /**
+   * An intent whose request was not sent after all (the run stopped, or the job was withdrawn, while
+   * the intent was being committed): the job is pending again and the attempt is given back.
+   */
+  withdrawSubmitting(id: number): void {
+    this.write(() => {
+      this.sql("UPDATE jobs SET attempts = max(0, attempts - 1) WHERE id = ?").run(id);
+      this.setJob(id, { state: "pending" });
+      this.event(id, "withdrawn", "not sent");
+    });
+  }
+
+  /**
    * The answer to a submission. Not forced to disk: if a power cut loses it, the job is found in
    * `submitting` and becomes uncertain, never resubmitted; only the intent must be durable.
    */
@@ -524,9 +559,9 @@ export class StateStore {
   }
 
   /** Records the video of `row` at `file`; returns the row as now recorded. */
-  markDownloaded(row: JobRow, file: string, size: number | null): JobRow {
+  markDownloaded(row: JobRow, file: string): JobRow {
     return this.write(() => {
-      const changes = { file, file_size: size, downloaded_at: this.now(), error: null };
+      const changes = { file, downloaded_at: this.now(), error: null };
       const updatedAt = this.setJob(row.id, changes);
       this.event(row.id, "downloaded", file);
       return { ...row, ...changes, updated_at: updatedAt };
@@ -547,7 +582,7 @@ export class StateStore {
   /** The file of a Success was lost (deleted by the user): download it again from its task. */
   forgetDownload(row: JobRow): JobRow {
     return this.write(() => {
-      const changes = { file: null, file_size: null, downloaded_at: null };
+      const changes = { file: null, downloaded_at: null };
       return { ...row, ...changes, updated_at: this.setJob(row.id, changes) };
     });
   }
@@ -707,11 +742,11 @@ export class StateStore {
 }
 
 const JOB_COLUMNS =
-  "id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, fail_kind, attempts, task_id, task_status, result_url, file, file_size, error, created_at, submitted_at, running_at, finished_at, downloaded_at, updated_at";
+  "id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, fail_kind, attempts, task_id, task_status, result_url, file, error, created_at, submitted_at, running_at, finished_at, downloaded_at, updated_at";
 
 /**
  * A job row as an object of fixed shape. better-sqlite3 builds a row object property by property,
- * which makes a dictionary-mode object of ~1.6 KB for these 23 columns and costs ~20 µs; a run reads
+ * which makes a dictionary-mode object of ~1.6 KB for these 22 columns and costs ~20 µs; a run reads
  * a row several times per job, so rows are read as arrays and built here (~250 B, ~5 µs).
  */
 function jobRowOf(v: unknown[]): JobRow {
@@ -731,14 +766,13 @@ function jobRowOf(v: unknown[]): JobRow {
     task_status: v[12] as JobRow["task_status"],
     result_url: v[13] as JobRow["result_url"],
     file: v[14] as JobRow["file"],
-    file_size: v[15] as JobRow["file_size"],
-    error: v[16] as JobRow["error"],
-    created_at: v[17] as JobRow["created_at"],
-    submitted_at: v[18] as JobRow["submitted_at"],
-    running_at: v[19] as JobRow["running_at"],
-    finished_at: v[20] as JobRow["finished_at"],
-    downloaded_at: v[21] as JobRow["downloaded_at"],
-    updated_at: v[22] as JobRow["updated_at"],
+    error: v[15] as JobRow["error"],
+    created_at: v[16] as JobRow["created_at"],
+    submitted_at: v[17] as JobRow["submitted_at"],
+    running_at: v[18] as JobRow["running_at"],
+    finished_at: v[19] as JobRow["finished_at"],
+    downloaded_at: v[20] as JobRow["downloaded_at"],
+    updated_at: v[21] as JobRow["updated_at"],
   };
 }
 

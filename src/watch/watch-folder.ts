@@ -9,9 +9,13 @@ import type { ProgressSink } from "../engine/progress.js";
 import { formatProblems, loadManifests, type LoadOptions } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
+import type { StateFileError } from "../state/store.js";
 import { isIgnoredPath, isManifestFile } from "./manifest-files.js";
 
-export interface WatchOptions extends Omit<EngineOptions, "onFatal" | "onJobChange" | "progress"> {
+export interface WatchOptions extends Omit<
+  EngineOptions,
+  "onFatal" | "onJobChange" | "onStateFailure" | "progress"
+> {
   /** The folder to watch (recursively). */
   readonly dir: string;
   readonly load: LoadOptions;
@@ -31,10 +35,20 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   const { progress } = options;
   const dir = resolve(options.load.cwd, options.dir);
   let resultsTimer: NodeJS.Timeout | undefined;
+  // The watch ends on the user's signal, or when the state file can no longer be written.
+  let stateFailure: StateFileError | undefined;
+  let endWatch: () => void = () => {};
+  const ended = new Promise<void>((resolveEnd) => {
+    endWatch = resolveEnd;
+  });
   const engine = await makeEngine({
     ...options,
     progress,
     onFatal: "pause",
+    onStateFailure: (error) => {
+      stateFailure = error;
+      endWatch();
+    },
     onJobChange: () => {
       // results.jsonl is rewritten after changes, at most every 200 ms.
       resultsTimer ??= setTimeout(() => {
@@ -138,14 +152,14 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   progress.event({ stage: "note", detail: `watching ${display(dir)} for *.yaml / *.yml (Ctrl-C to stop)` });
   options.onReady?.();
 
-  await new Promise<void>((resolveStop) => {
-    if (options.signal?.aborted) resolveStop();
-    options.signal?.addEventListener("abort", () => resolveStop(), { once: true });
-  });
+  if (options.signal?.aborted) endWatch();
+  options.signal?.addEventListener("abort", () => endWatch(), { once: true });
+  await ended;
   await watcher.close();
   await Promise.all([...queue.values()]);
   await engine.whenIdle();
   engine.dispose();
   if (resultsTimer) clearTimeout(resultsTimer);
+  if (stateFailure) throw stateFailure;
   await writeOutputs();
 }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
+import { StateStore } from "../../src/state/store.js";
 import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
 import { runCli, writeTree } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -173,22 +174,44 @@ describe("reel run", () => {
     expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
   });
 
-  it("fetches again a video left short (a power cut before it reached the disk) and an emptied record", async () => {
+  it("stops and says so when the state file cannot be written; the rerun after the fix completes", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const statePath = join(dir, ".reel", "state.db");
+    await mkdir(join(dir, ".reel"), { recursive: true });
+    StateStore.open(statePath, { baseUrl: s.baseUrl }).close();
+    // What a full disk does to a write: SQLite undoes the whole transaction.
+    const db = new Database(statePath);
+    db.exec(
+      "CREATE TRIGGER full_disk BEFORE INSERT ON events WHEN NEW.kind = 'downloaded' BEGIN SELECT RAISE(ROLLBACK, 'database or disk is full'); END",
+    );
+    db.close();
+    const failed = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain(`could not write the state file ${statePath}: database or disk is full`);
+
+    const fixed = new Database(statePath);
+    fixed.exec("DROP TRIGGER full_disk");
+    fixed.close();
+    const rerun = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
+    expect(rerun.code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(1);
+    const video = await readFile(join(dir, "out", "beta", "again.mp4"));
+    expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+  });
+
+  it("writes again a job record that is missing or empty, without a new generation", async () => {
     const s = await sandbox();
     const dir = await workspace();
     expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
-    const videoPath = join(dir, "out", "beta", "again.mp4");
-    const whole = await readFile(videoPath);
-    // What a power cut can leave of a file that was not fsync'ed: its start only, or nothing.
-    await writeFile(videoPath, whole.subarray(0, 100));
-    await writeFile(join(dir, "out", "beta", "again.json"), "");
+    const recordPath = join(dir, "out", "beta", "again.json");
+    const whole = await readFile(recordPath, "utf8");
+    // Records are written without fsync (they are made from the state file): what a power cut can
+    // leave of one is an empty file.
+    await writeFile(recordPath, "");
     expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
     expect(s.counters.generationsCreated).toBe(1);
-    expect((await readFile(videoPath)).equals(whole)).toBe(true);
-    const record = JSON.parse(await readFile(join(dir, "out", "beta", "again.json"), "utf8")) as {
-      status: string;
-    };
-    expect(record.status).toBe("Success");
+    expect(await readFile(recordPath, "utf8")).toBe(whole);
   });
 
   it(

@@ -29,7 +29,6 @@ export function makeRow(
     task_status: "Success",
     result_url: null,
     file: `${fields.manifest}/${fields.video_id}.mp4`,
-    file_size: null,
     error: null,
     created_at: T0,
     submitted_at: T0 + 1_000,

@@ -84,6 +84,29 @@ describe("state store", () => {
     store.close();
   });
 
+  it("refuses every write, and rejects the intent waiting on its turn, once SQLite undid a whole turn", async () => {
+    const path = join(await tempDir(), "state.db");
+    const store = StateStore.open(path, { baseUrl: "x" });
+    const a = store.upsertJob(JOB);
+    const b = store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    await new Promise((resolve) => setImmediate(resolve));
+    // What a full disk does to a write: SQLite undoes the whole transaction, intents included.
+    const db = new Database(path);
+    db.exec(
+      "CREATE TRIGGER full_disk BEFORE INSERT ON events WHEN NEW.kind = 'downloaded' BEGIN SELECT RAISE(ROLLBACK, 'database or disk is full'); END",
+    );
+    db.close();
+    const intent = store.markSubmitting(a.id);
+    expect(() => store.markDownloaded(store.getJob(b.id), "m/b.mp4")).toThrow(/disk is full/);
+    // The request guarded by this intent must never leave.
+    await expect(intent).rejects.toThrow(StateFileError);
+    expect(() => store.markSubmitted(a.id, "1")).toThrow(/could not write the state file/);
+    expect(() => store.close()).toThrow(StateFileError);
+    const again = StateStore.open(path, { baseUrl: "x" });
+    expect(again.getJob(a.id).state).toBe("pending");
+    again.close();
+  });
+
   it("reads every column of a job row, with its value", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
@@ -91,7 +114,7 @@ describe("state store", () => {
     await store.markSubmitting(row.id);
     store.markSubmitted(row.id, "77");
     store.recordTaskStatus(row.id, "Success", "http://x/v.mp4", undefined);
-    store.markDownloaded(store.getJob(row.id), "m/a.mp4", 7870);
+    store.markDownloaded(store.getJob(row.id), "m/a.mp4");
     const read = store.getJob(row.id);
     store.close();
     // A column added by a migration but not read by the store would be missing here.
