@@ -26,7 +26,7 @@ import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "..
 import { writeHtmlReport } from "../report/html-report.js";
 import { ensureJobRecord, writeJobRecord, writeResults } from "../report/results.js";
 import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
-import { type JobRow, type NewJob, StateFileError, type StateStore } from "../state/store.js";
+import { type JobRow, type NewJob, StateFileError, type StateStore, versionKey } from "../state/store.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
 import { ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
 import { DownloadError, downloadVideo, isCompleteVideo } from "./download.js";
@@ -764,13 +764,13 @@ function newJobOf(job: Job): NewJob {
 }
 
 /**
- * Rows first, so the progress display starts with how many jobs are already done. Counted from the
- * state alone: processJob checks each video on disk once (and fetches a deleted one again). A function
- * of its own so the rows are not kept alive by the caller's frame through the whole run.
+ * The progress display starts with how many jobs are already done, counted from the state alone:
+ * processJob checks each video on disk once (and fetches a deleted one again). One query, not a row
+ * per job: setManifestJobs writes the rows just after.
  */
 function startProgress(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
-  const heads = store.upsertJobs(jobs.map(newJobOf));
-  progress.start(heads.length, heads.filter((head) => head.state === "Success" && head.file !== null).length);
+  const done = store.downloadedVersions();
+  progress.start(jobs.length, jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length);
 }
 
 /** A one-shot run: every job to a final state, then results.jsonl and index.html. */

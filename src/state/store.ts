@@ -397,6 +397,16 @@ export class StateStore {
     return jobRowOf(this.jobs("WHERE id = ?").get(id) as unknown[]);
   }
 
+  /** The job versions of this service whose video was downloaded, as versionKey(key, spec hash). */
+  downloadedVersions(): Set<string> {
+    const rows = this.sql(
+      "SELECT job_key, spec_hash FROM jobs WHERE service_id = ? AND state = 'Success' AND file IS NOT NULL",
+    )
+      .raw(true)
+      .all(this.serviceId) as [string, string][];
+    return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
+  }
+
   /** Every job version of this service, newest last. */
   listJobs(): JobRow[] {
     return (this.jobs("WHERE service_id = ? ORDER BY id").all(this.serviceId) as unknown[][]).map(jobRowOf);
@@ -739,6 +749,11 @@ export class StateStore {
       ).run(url, sha256, path, size),
     );
   }
+}
+
+/** A job version's identity in one string (job keys never contain a newline). */
+export function versionKey(jobKey: string, specHash: string): string {
+  return `${jobKey}\n${specHash}`;
 }
 
 const JOB_COLUMNS =
