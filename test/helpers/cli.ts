@@ -72,7 +72,12 @@ export function spawnReel(argv: string[], options: { cwd: string; env: Record<st
 export function startCli(
   argv: string[],
   options: { cwd: string; env?: Record<string, string | undefined> },
-): { output: () => { stdout: string; stderr: string }; stop: () => Promise<CliResult> } {
+): {
+  output: () => { stdout: string; stderr: string };
+  stop: () => Promise<CliResult>;
+  /** The exit code, for a command that ends by itself. */
+  exited: Promise<number>;
+} {
   const controller = new AbortController();
   const output = captureOutput();
   const done = main(argv, {
@@ -84,6 +89,7 @@ export function startCli(
   });
   return {
     output: output.text,
+    exited: done,
     stop: async () => {
       controller.abort();
       const code = await done;

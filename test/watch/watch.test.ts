@@ -4,7 +4,9 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
 import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
+import { StateStore } from "../../src/state/store.js";
 import { startCli, until, writeTree } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -180,6 +182,32 @@ describe("reel watch", () => {
     await w.stop();
     expect(s.counters.generationsCreated).toBe(3);
     expect(s.counters.duplicateGenerations()).toBe(0);
+  });
+
+  it("ends with exit 1 and says why when the state file can no longer be written", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const statePath = join(dir, ".reel", "state.db");
+    await mkdir(join(dir, ".reel"));
+    StateStore.open(statePath, { baseUrl: s.baseUrl }).close();
+    // What a full disk does to a write: SQLite undoes the whole transaction.
+    const db = new Database(statePath);
+    db.exec(
+      "CREATE TRIGGER full_disk BEFORE INSERT ON events WHEN NEW.kind = 'downloaded' BEGIN SELECT RAISE(ROLLBACK, 'database or disk is full'); END",
+    );
+    db.close();
+    const w = watcher(dir, s);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to start");
+    await writeFile(join(dir, "incoming", "a.yaml"), manifest("a", [{ id: "v", text: "hello" }]));
+    const code = await Promise.race([
+      w.exited,
+      new Promise((resolve) => setTimeout(() => resolve("still running"), 15_000)),
+    ]);
+    if (code === "still running") await w.stop();
+    expect(code).toBe(1);
+    expect(w.output().stderr).toContain(
+      `could not write the state file ${statePath}: database or disk is full`,
+    );
   });
 
   it("pauses on a rejected key, says so once, and resumes by itself once the key is accepted", async () => {
