@@ -8,6 +8,7 @@ import { makeClient } from "../../src/client/index.js";
 import { StateStore } from "../../src/state/store.js";
 import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
 import { runCli, writeTree } from "../helpers/cli.js";
+import { failDownloadRecords } from "../helpers/state-faults.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandboxes: Sandbox[] = [];
@@ -180,19 +181,12 @@ describe("reel run", () => {
     const statePath = join(dir, ".reel", "state.db");
     await mkdir(join(dir, ".reel"), { recursive: true });
     StateStore.open(statePath, { baseUrl: s.baseUrl }).close();
-    // What a full disk does to a write: SQLite undoes the whole transaction.
-    const db = new Database(statePath);
-    db.exec(
-      "CREATE TRIGGER full_disk BEFORE INSERT ON events WHEN NEW.kind = 'downloaded' BEGIN SELECT RAISE(ROLLBACK, 'database or disk is full'); END",
-    );
-    db.close();
+    const liftFault = failDownloadRecords(statePath);
     const failed = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain(`could not write the state file ${statePath}: database or disk is full`);
 
-    const fixed = new Database(statePath);
-    fixed.exec("DROP TRIGGER full_disk");
-    fixed.close();
+    liftFault();
     const rerun = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
     expect(rerun.code).toBe(0);
     expect(s.counters.generationsCreated).toBe(1);

@@ -7,6 +7,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { StateLockedError } from "../../src/state/lock.js";
 import { StateFileError, StateStore } from "../../src/state/store.js";
+import { failDownloadRecords } from "../helpers/state-faults.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const JOB = {
@@ -90,12 +91,7 @@ describe("state store", () => {
     const a = store.upsertJob(JOB);
     const b = store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
     await new Promise((resolve) => setImmediate(resolve));
-    // What a full disk does to a write: SQLite undoes the whole transaction, intents included.
-    const db = new Database(path);
-    db.exec(
-      "CREATE TRIGGER full_disk BEFORE INSERT ON events WHEN NEW.kind = 'downloaded' BEGIN SELECT RAISE(ROLLBACK, 'database or disk is full'); END",
-    );
-    db.close();
+    failDownloadRecords(path); // SQLite undoes the whole turn, intents included
     const intent = store.markSubmitting(a.id);
     expect(() => store.markDownloaded(store.getJob(b.id), "m/b.mp4")).toThrow(/disk is full/);
     // The request guarded by this intent must never leave.

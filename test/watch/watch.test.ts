@@ -4,10 +4,10 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import Database from "better-sqlite3";
 import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
 import { StateStore } from "../../src/state/store.js";
 import { startCli, until, writeTree } from "../helpers/cli.js";
+import { failDownloadRecords } from "../helpers/state-faults.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandboxes: Sandbox[] = [];
@@ -190,12 +190,7 @@ describe("reel watch", () => {
     const statePath = join(dir, ".reel", "state.db");
     await mkdir(join(dir, ".reel"));
     StateStore.open(statePath, { baseUrl: s.baseUrl }).close();
-    // What a full disk does to a write: SQLite undoes the whole transaction.
-    const db = new Database(statePath);
-    db.exec(
-      "CREATE TRIGGER full_disk BEFORE INSERT ON events WHEN NEW.kind = 'downloaded' BEGIN SELECT RAISE(ROLLBACK, 'database or disk is full'); END",
-    );
-    db.close();
+    failDownloadRecords(statePath);
     const w = watcher(dir, s);
     await until(() => w.output().stderr.includes("watching"), "the watcher to start");
     await writeFile(join(dir, "incoming", "a.yaml"), manifest("a", [{ id: "v", text: "hello" }]));
