@@ -4,7 +4,7 @@
 import { openAsBlob } from "node:fs";
 import { basename } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Agent, type Dispatcher, FormData, request } from "undici";
+import { Agent, type Dispatcher, FormData } from "undici";
 import { type Logger, silentLogger } from "../log/logger.js";
 import type {
   Asset,
@@ -23,6 +23,7 @@ import {
   decodeTask,
   parseJson,
 } from "./decode.js";
+import { exchange } from "./exchange.js";
 import {
   AuthError,
   type CallInfo,
@@ -106,6 +107,9 @@ const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETU
 
 export function makeClient(options: ClientOptions): ServiceClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  // A base URL may carry a path prefix (a proxy): requests go to origin + prefix + /v1/...
+  const { origin, pathname } = new URL(baseUrl);
+  const basePath = pathname.replace(/\/+$/, "");
   const log = options.logger ?? silentLogger;
   const retry: RetryOptions = { ...DEFAULT_RETRY, ...options.retry };
   const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
@@ -132,17 +136,17 @@ export function makeClient(options: ClientOptions): ServiceClient {
     let text: string;
     let retryAfter: string | undefined;
     try {
-      const response = await request(`${baseUrl}${call.path}`, {
-        method: call.method,
-        headers,
-        body: prepared?.body ?? null,
+      ({ status, retryAfter, text } = await exchange(
         dispatcher,
+        {
+          origin,
+          path: `${basePath}${call.path}`,
+          method: call.method,
+          headers,
+          body: prepared?.body ?? null,
+        },
         signal,
-      });
-      status = response.statusCode;
-      const header = response.headers["retry-after"];
-      retryAfter = Array.isArray(header) ? header[0] : header;
-      text = await response.body.text();
+      ));
     } catch (error) {
       if (signal?.aborted) throw error;
       throw transportError({ endpoint }, error);
