@@ -202,20 +202,17 @@ export class StateStore {
 
   /** A query of whole job rows, read as arrays (see jobRowOf). */
   private jobs(where: string): Database.Statement {
-    const text = `SELECT ${JOB_COLUMNS} FROM jobs ${where}`;
-    let statement = this.statements.get(text);
-    if (!statement) {
-      statement = this.db.prepare(text).raw(true);
-      this.statements.set(text, statement);
-    }
-    return statement;
+    return this.sql(`SELECT ${JOB_COLUMNS} FROM jobs ${where}`, true);
   }
 
-  private sql(text: string): Database.Statement {
-    let statement = this.statements.get(text);
+  /** The prepared statement of `text`; `raw`: rows come back as arrays of values. */
+  private sql(text: string, raw = false): Database.Statement {
+    const key = raw ? `raw:${text}` : text;
+    let statement = this.statements.get(key);
     if (!statement) {
       statement = this.db.prepare(text);
-      this.statements.set(text, statement);
+      if (raw) statement.raw(true);
+      this.statements.set(key, statement);
     }
     return statement;
   }
@@ -401,9 +398,8 @@ export class StateStore {
   downloadedVersions(): Set<string> {
     const rows = this.sql(
       "SELECT job_key, spec_hash FROM jobs WHERE service_id = ? AND state = 'Success' AND file IS NOT NULL",
-    )
-      .raw(true)
-      .all(this.serviceId) as [string, string][];
+      true,
+    ).all(this.serviceId) as [string, string][];
     return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
   }
 

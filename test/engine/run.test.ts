@@ -3,24 +3,16 @@
 import { lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
 import { StateStore } from "../../src/state/store.js";
-import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, writeTree } from "../helpers/cli.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
+import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
-const sandboxes: Sandbox[] = [];
-afterEach(async () => {
-  await Promise.all(sandboxes.splice(0).map((s) => s.close()));
-});
-
-async function sandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  const s = await startSandbox({ timeScale: 0.01, preProcessingMs: 5, slots: 8, ...options });
-  sandboxes.push(s);
-  return s;
-}
+const sandbox = useSandboxes();
 
 const ALPHA = `version: 1
 name: alpha

@@ -3,23 +3,15 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
+import { describe, expect, it } from "vitest";
+import type { Sandbox } from "../../src/sandbox/index.js";
 import { StateStore } from "../../src/state/store.js";
 import { startCli, until, writeTree } from "../helpers/cli.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
+import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
-const sandboxes: Sandbox[] = [];
-afterEach(async () => {
-  await Promise.all(sandboxes.splice(0).map((s) => s.close()));
-});
-
-async function sandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  const s = await startSandbox({ timeScale: 0.01, preProcessingMs: 5, slots: 8, ...options });
-  sandboxes.push(s);
-  return s;
-}
+const sandbox = useSandboxes();
 
 function manifest(name: string, videos: { id: string; text: string; duration?: number }[]): string {
   const body = videos
