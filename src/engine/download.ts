@@ -5,6 +5,7 @@
 // with a Range request when the server allows it.
 import {
   closeSync,
+  constants,
   fdatasync,
   ftruncateSync,
   openSync,
@@ -15,7 +16,7 @@ import {
 } from "node:fs";
 import { unlink } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Dispatcher, request } from "undici";
+import { type Dispatcher, getGlobalDispatcher } from "undici";
 import { ReelError } from "../errors.js";
 import { tempPathFor } from "./atomic-write.js";
 
@@ -64,22 +65,33 @@ function isMp4Start(bytes: Uint8Array): boolean {
   return bytes.length >= 8 && Buffer.from(bytes.subarray(4, 8)).toString("latin1") === "ftyp";
 }
 
+/**
+ * The temp file a download fills, across its attempts: created at the first write, `size` bytes of
+ * the video on disk so far (where a resumed transfer starts), `synced` once its data is on disk.
+ */
+interface TempFile {
+  readonly path: string;
+  fd: number | undefined;
+  size: number;
+  synced: boolean;
+}
+
+/**
+ * Bytes gathered in memory before they are written: a video up to this size is written in one call
+ * that also puts it on disk (O_DSYNC), a single trip through libuv's thread pool instead of two.
+ */
+const WRITE_BATCH_BYTES = 1024 * 1024;
+
 /** Downloads `url` to `dest`, whose folder must exist (see ensureRealDir). Returns the size in bytes. */
 export async function downloadVideo(options: DownloadOptions): Promise<number> {
   const maxBytes = options.maxBytes ?? 2 * 1024 ** 3;
   const attempts = options.attempts ?? 10;
-  const temp = tempPathFor(options.dest);
-  // Opening, closing and renaming are quick metadata calls, made synchronously: three fewer trips
-  // through libuv's thread pool per video. The data itself is written asynchronously (a big video on
-  // a slow disk must not stall the event loop).
-  const fd = openSync(temp, "wx", 0o644);
-  let written = 0;
-  let open = true;
+  const file: TempFile = { path: tempPathFor(options.dest), fd: undefined, size: 0, synced: false };
   let done = false;
   try {
     for (let attempt = 1; ; attempt++) {
       try {
-        written = await transfer(options, fd, written, maxBytes);
+        await transfer(options, file, maxBytes);
         break;
       } catch (error) {
         if (options.signal?.aborted) throw error;
@@ -90,97 +102,225 @@ export async function downloadVideo(options: DownloadOptions): Promise<number> {
         });
       }
     }
+    const fd = file.fd!;
     // On disk before it takes its name: after a power cut, a video under its final name is whole
     // (some file systems would otherwise show the right size with zeroed blocks).
-    await new Promise<void>((resolve, reject) =>
-      fdatasync(fd, (error) => (error ? reject(error) : resolve())),
-    );
-    open = false;
+    if (!file.synced) {
+      await new Promise<void>((resolve, reject) =>
+        fdatasync(fd, (error) => (error ? reject(error) : resolve())),
+      );
+    }
+    // Closing and renaming are quick metadata calls, made synchronously.
+    file.fd = undefined;
     closeSync(fd);
-    renameSync(temp, options.dest);
+    renameSync(file.path, options.dest);
     done = true;
-    return written;
+    return file.size;
   } finally {
-    if (!done) {
+    if (!done && file.fd !== undefined) {
       // Closed once only: a number closed twice may by then belong to another open file.
-      if (open) closeSync(fd);
-      await unlink(temp).catch(() => {});
+      const fd = file.fd;
+      file.fd = undefined;
+      closeSync(fd);
+      await unlink(file.path).catch(() => {});
     }
   }
 }
 
-/** One HTTP exchange (with redirects), appending from `offset`. Returns the total bytes written. */
-async function transfer(
-  options: DownloadOptions,
-  fd: number,
-  offset: number,
-  maxBytes: number,
-): Promise<number> {
+/** Follows redirects (each checked) to the address that serves the video, and saves it into `file`. */
+async function transfer(options: DownloadOptions, file: TempFile, maxBytes: number): Promise<void> {
   const httpOrigins = options.httpOrigins ?? [];
   let url = new URL(options.url);
   for (let hop = 0; ; hop++) {
     checkUrl(url, httpOrigins);
-    const headers: Record<string, string> = {};
-    if (offset > 0) headers.range = `bytes=${offset}-`;
-    const response = await request(url, {
-      method: "GET",
-      headers,
-      signal: options.signal,
-      ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-    });
-    const { statusCode } = response;
-    if (statusCode >= 300 && statusCode < 400 && response.headers.location) {
-      await response.body.dump();
-      if (hop >= MAX_REDIRECTS) throw new DownloadError(`too many redirects from ${options.url}`);
-      url = new URL(String(response.headers.location), url);
-      continue;
-    }
-    if (statusCode === 403 || statusCode === 404 || statusCode === 410) {
-      await response.body.dump();
-      throw new DownloadError(`the result address answered ${statusCode}`, "expired");
-    }
-    if (statusCode !== 200 && statusCode !== 206) {
-      await response.body.dump();
-      throw new DownloadError(`the result address answered ${statusCode}`, "retry");
-    }
-    let position = offset;
-    if (statusCode === 200 && offset > 0) {
-      position = 0; // the server ignored Range: start over
-      ftruncateSync(fd, 0);
-    }
-    const announced = Number(response.headers["content-length"] ?? Number.NaN);
-    const expectedTotal = Number.isFinite(announced) ? position + announced : undefined;
-    if (expectedTotal !== undefined && expectedTotal > maxBytes) {
-      await response.body.dump();
-      throw new DownloadError(`the result video is larger than the ${maxBytes}-byte limit`);
-    }
-    try {
-      for await (const chunk of response.body) {
-        const bytes = chunk as Buffer;
-        if (position === 0 && !isMp4Start(bytes)) {
-          const type = response.headers["content-type"] ?? "unknown type";
-          throw new DownloadError(`the result address did not serve an MP4 video (got ${String(type)})`);
-        }
-        if (position + bytes.length > maxBytes) {
-          throw new DownloadError(`the result video is larger than the ${maxBytes}-byte limit`);
-        }
-        await writeAt(fd, bytes, position);
-        position += bytes.length;
-      }
-    } catch (error) {
-      response.body.destroy();
-      if (error instanceof DownloadError || options.signal?.aborted) throw error;
-      throw new DownloadError(
-        `the download broke off after ${position} bytes: ${(error as Error).message}`,
-        "retry",
-      );
-    }
-    if (expectedTotal !== undefined && position !== expectedTotal) {
-      throw new DownloadError(`the download ended at ${position} of ${expectedTotal} bytes`, "retry");
-    }
-    if (position === 0) throw new DownloadError("the result address served an empty body", "retry");
-    return position;
+    const location = await fetchInto(url, file, maxBytes, options);
+    if (location === undefined) return;
+    if (hop >= MAX_REDIRECTS) throw new DownloadError(`too many redirects from ${options.url}`);
+    url = new URL(location, url);
   }
+}
+
+/**
+ * One HTTP exchange through undici's dispatch API: no Node stream per response, and the body goes
+ * straight to the file, WRITE_BATCH_BYTES at a time, with the socket paused while a write is under
+ * way. Appends from `file.size` (a Range request) when a previous attempt saved part of the video.
+ * Resolves with the location of a redirect, or undefined once the body is saved.
+ */
+function fetchInto(
+  url: URL,
+  file: TempFile,
+  maxBytes: number,
+  options: DownloadOptions,
+): Promise<string | undefined> {
+  const { signal } = options;
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    let controller: Dispatcher.DispatchController | undefined;
+    let location: string | undefined;
+    let contentType = "unknown type";
+    let expectedTotal: number | undefined;
+    let position = file.size; // bytes of the video received, written or gathered
+    let gathered: Buffer[] = [];
+    let gatheredBytes = 0;
+    let writing = false;
+    let ended = false;
+    let settled = false;
+
+    const onAbort = (): void => controller?.abort(signal!.reason as Error);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const settle = (error: Error | undefined): void => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener("abort", onAbort);
+      if (error) reject(error);
+      else resolve(location);
+    };
+    /** Stops the exchange; `settle` runs once no write is under way (the file stays consistent). */
+    let failure: Error | undefined;
+    const fail = (error: Error): void => {
+      failure ??= error;
+      if (!ended) controller?.abort(failure);
+      if (!writing) settle(failure);
+    };
+
+    const write = (last: boolean): void => {
+      const chunks = gathered;
+      const bytes = gatheredBytes;
+      gathered = [];
+      gatheredBytes = 0;
+      if (bytes === 0) {
+        if (last) finish();
+        return;
+      }
+      if (file.fd === undefined) {
+        // Exclusive: never through anything planted at the temp name. When the whole video is in
+        // memory, it is written and put on disk by the same call (O_DSYNC).
+        const flags =
+          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (last ? constants.O_DSYNC : 0);
+        try {
+          file.fd = openSync(file.path, flags, 0o644);
+        } catch (error) {
+          fail(error as Error);
+          return;
+        }
+        file.synced = last;
+      }
+      writing = true;
+      if (!ended) controller?.pause();
+      const at = file.size;
+      writeAt(file.fd, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes), at).then(
+        () => {
+          writing = false;
+          file.size = at + bytes;
+          if (failure) settle(failure);
+          else if (ended) write(true);
+          else if (gatheredBytes >= WRITE_BATCH_BYTES) write(false);
+          else controller?.resume();
+        },
+        (error: unknown) => {
+          writing = false;
+          fail(error as Error);
+        },
+      );
+    };
+
+    const finish = (): void => {
+      if (location !== undefined) {
+        settle(undefined);
+        return;
+      }
+      if (expectedTotal !== undefined && position !== expectedTotal) {
+        settle(new DownloadError(`the download ended at ${position} of ${expectedTotal} bytes`, "retry"));
+      } else if (position === 0) {
+        settle(new DownloadError("the result address served an empty body", "retry"));
+      } else {
+        settle(undefined);
+      }
+    };
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (signal?.aborted) c.abort(signal.reason as Error);
+      },
+      onResponseStart(c, statusCode, headers) {
+        if (statusCode < 200) return; // 1xx informational: the real answer follows
+        const redirect = headers.location;
+        if (statusCode >= 300 && statusCode < 400 && redirect) {
+          location = String(redirect); // its body (if any) is let through unread, so the socket is reused
+          return;
+        }
+        if (statusCode === 403 || statusCode === 404 || statusCode === 410) {
+          fail(new DownloadError(`the result address answered ${statusCode}`, "expired"));
+          return;
+        }
+        if (statusCode !== 200 && statusCode !== 206) {
+          fail(new DownloadError(`the result address answered ${statusCode}`, "retry"));
+          return;
+        }
+        if (statusCode === 200 && file.size > 0) {
+          // The server ignored Range: start over.
+          position = 0;
+          file.size = 0;
+          if (file.fd !== undefined) ftruncateSync(file.fd, 0);
+        }
+        contentType = String(headers["content-type"] ?? contentType);
+        const announced = Number(headers["content-length"] ?? Number.NaN);
+        expectedTotal = Number.isFinite(announced) ? position + announced : undefined;
+        if (expectedTotal !== undefined && expectedTotal > maxBytes) {
+          c.abort(new DownloadError(`the result video is larger than the ${maxBytes}-byte limit`));
+        }
+      },
+      onResponseData(c, chunk) {
+        if (location !== undefined || failure) return;
+        if (position === 0 && !isMp4Start(chunk)) {
+          fail(new DownloadError(`the result address did not serve an MP4 video (got ${contentType})`));
+          return;
+        }
+        if (position + chunk.length > maxBytes) {
+          fail(new DownloadError(`the result video is larger than the ${maxBytes}-byte limit`));
+          return;
+        }
+        gathered.push(chunk);
+        gatheredBytes += chunk.length;
+        position += chunk.length;
+        if (gatheredBytes >= WRITE_BATCH_BYTES && !writing) write(false);
+        else if (writing) c.pause(); // resumed when the write under way ends
+      },
+      onResponseEnd() {
+        ended = true;
+        if (writing) return; // the write under way goes on from here
+        if (failure) settle(failure);
+        else write(true);
+      },
+      onResponseError(_c, error) {
+        ended = true;
+        const why =
+          error instanceof DownloadError || signal?.aborted
+            ? error
+            : new DownloadError(`the download broke off after ${position} bytes: ${error.message}`, "retry");
+        failure ??= why;
+        if (writing) return; // settled when it ends
+        // A broken transfer: what arrived is kept, so that the next attempt resumes after it.
+        if (gatheredBytes > 0 && failure instanceof DownloadError && failure.failure === "retry")
+          write(false);
+        else settle(failure);
+      },
+    };
+    try {
+      const headers: Record<string, string> = {};
+      if (file.size > 0) headers.range = `bytes=${file.size}-`;
+      (options.dispatcher ?? getGlobalDispatcher()).dispatch(
+        { origin: url.origin, path: `${url.pathname}${url.search}`, method: "GET", headers },
+        handler,
+      );
+    } catch (error) {
+      settle(error as Error);
+    }
+  });
 }
 
 /** Writes all of `bytes` at `position` of `fd`. */
