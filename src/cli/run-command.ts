@@ -7,8 +7,8 @@ import { formatProblems, loadManifests, makeJobFilter } from "../manifest/index.
 import { resultOf } from "../report/results.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
-import { readServiceSettings, SERVICE_OPTIONS, SERVICE_USAGE } from "./service-options.js";
-import { withWorkSession } from "./work-session.js";
+import { readServiceSettings } from "./service-options.js";
+import { WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
 
 const USAGE = `Usage: reel run PATH... [options]
 
@@ -16,11 +16,7 @@ PATH: manifest files or folders of *.yaml / *.yml.
 
 Options:
   --only GLOB            run only jobs whose manifest/id matches (repeatable), e.g. 'spring/*'
-  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
-  --max-attempts N       attempts per job in all, for --retry-failed (default 3)
-  --resubmit-uncertain   resubmit jobs whose submission outcome is unknown (may pay twice)
-  --allow-read DIR       let manifests read files under DIR too (repeatable)
-${SERVICE_USAGE}
+${WORK_USAGE}
 
 Exit codes: 0 all succeeded, 1 some job failed or is uncertain, 2 invalid input (nothing sent),
 3 stopped by the service (rejected key, no credits; a rerun resumes), 130 interrupted.`;
@@ -30,12 +26,8 @@ export const runCommand: Command = {
   summary: "process every job to a final state, resuming from the state file",
   usage: USAGE,
   options: {
-    ...SERVICE_OPTIONS,
+    ...WORK_OPTIONS,
     only: { type: "string", multiple: true },
-    "retry-failed": { type: "boolean" },
-    "max-attempts": { type: "string" },
-    "resubmit-uncertain": { type: "boolean" },
-    "allow-read": { type: "string", multiple: true },
   },
   run: runRun,
 };

@@ -3,8 +3,8 @@ import { UsageError } from "../errors.js";
 import { watchFolder } from "../watch/watch-folder.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
-import { readServiceSettings, SERVICE_OPTIONS, SERVICE_USAGE } from "./service-options.js";
-import { withWorkSession } from "./work-session.js";
+import { readServiceSettings } from "./service-options.js";
+import { WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
 
 const USAGE = `Usage: reel watch DIR [options]
 
@@ -15,23 +15,13 @@ credits pause the work (checked again with backoff) instead of stopping it. Ctrl
 starting again resumes, including manifests that changed meanwhile.
 
 Options:
-  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
-  --max-attempts N       attempts per job in all, for --retry-failed (default 3)
-  --resubmit-uncertain   resubmit jobs whose submission outcome is unknown (may pay twice)
-  --allow-read DIR       let manifests read files under DIR too (repeatable)
-${SERVICE_USAGE}`;
+${WORK_USAGE}`;
 
 export const watchCommand: Command = {
   name: "watch",
   summary: "run the manifests of a folder as they land or change, until stopped",
   usage: USAGE,
-  options: {
-    ...SERVICE_OPTIONS,
-    "retry-failed": { type: "boolean" },
-    "max-attempts": { type: "string" },
-    "resubmit-uncertain": { type: "boolean" },
-    "allow-read": { type: "string", multiple: true },
-  },
+  options: WORK_OPTIONS,
   run: runWatch,
 };
 

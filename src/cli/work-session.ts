@@ -8,13 +8,35 @@ import { type EngineOptions } from "../engine/engine.js";
 import { makeLineProgress, makeTtyProgress, type ProgressSink } from "../engine/progress.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import { StateStore } from "../state/store.js";
-import type { CliIO, ParsedArgs } from "./command.js";
+import { parseDuration } from "../duration.js";
+import { UsageError } from "../errors.js";
+import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
 import {
   type ConnectedService,
   connectService,
   positiveInteger,
+  SERVICE_OPTIONS,
+  SERVICE_USAGE,
   type ServiceSettings,
 } from "./service-options.js";
+
+/** The options of `run` and `watch` that shape the work (read here, for both). */
+export const WORK_OPTIONS: OptionsConfig = {
+  ...SERVICE_OPTIONS,
+  "retry-failed": { type: "boolean" },
+  "max-attempts": { type: "string" },
+  "resubmit-uncertain": { type: "boolean" },
+  "poll-deadline": { type: "string" },
+  "allow-read": { type: "string", multiple: true },
+};
+
+export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
+  --max-attempts N       attempts per job in all, for --retry-failed (default 3)
+  --resubmit-uncertain   resubmit jobs whose submission outcome is unknown (may pay twice)
+  --poll-deadline TIME   stop following a task after TIME (e.g. 30m, 6h, 2d; default 24h); its task
+                         id is kept and the next run follows it again
+  --allow-read DIR       let manifests read files under DIR too (repeatable)
+${SERVICE_USAGE}`;
 
 export interface WorkSession {
   readonly logger: Logger;
@@ -38,6 +60,13 @@ export async function withWorkSession<T>(
   const maxAttemptsRaw = args.values["max-attempts"];
   const maxAttempts =
     typeof maxAttemptsRaw === "string" ? positiveInteger("--max-attempts", maxAttemptsRaw) : 3;
+  const deadlineRaw = args.values["poll-deadline"];
+  const pollDeadlineMs = typeof deadlineRaw === "string" ? parseDuration(deadlineRaw) : 24 * 3_600_000;
+  if (pollDeadlineMs === undefined) {
+    throw new UsageError(
+      `expected --poll-deadline to be a duration such as 90s, 30m, 6h or 2d, got '${String(deadlineRaw)}'`,
+    );
+  }
   const stateDir = dirname(settings.statePath);
   mkdirSync(join(stateDir, "logs"), { recursive: true });
   const logFile = join(stateDir, "logs", `${kind}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
@@ -67,6 +96,7 @@ export async function withWorkSession<T>(
         retryFailed: args.values["retry-failed"] === true,
         resubmitUncertain: args.values["resubmit-uncertain"] === true,
         maxAttempts,
+        pollDeadlineMs,
         httpOrigins: service.httpOrigins,
         pollTiming: service.polling.timing,
         pollsPerSecond: service.polling.perSecond,

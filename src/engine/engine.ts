@@ -20,6 +20,7 @@ import {
   ServiceError,
   ValidationError,
 } from "../client/index.js";
+import { formatDuration } from "../duration.js";
 import { ReelError } from "../errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
@@ -624,7 +625,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       if (Date.now() > deadline) {
         store.recordJobError(
           rowId,
-          `still ${status} after ${Math.round(pollDeadlineMs / 60_000)} min; task ${taskId} is kept, rerun reel to go on following it`,
+          `still ${status} after ${formatDuration(pollDeadlineMs)} (--poll-deadline); task ${taskId} is kept, rerun reel to go on following it`,
         );
         changed();
         return false;

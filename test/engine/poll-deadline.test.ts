@@ -1,0 +1,65 @@
+// --poll-deadline: a task that runs past it is reported with its task id kept, and the next run
+// follows the same task to the end instead of paying for a new one.
+import { readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { expect, it } from "vitest";
+import { runCli, writeTree } from "../helpers/cli.js";
+import { useSandboxes } from "../helpers/sandboxes.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const sandbox = useSandboxes();
+
+const SLOW = `version: 1
+name: slow
+videos:
+  - id: long
+    model: actor-2
+    resolution: 720p
+    chunks:
+      - duration: 5
+        text: "a very slow render"
+`;
+
+async function results(dir: string): Promise<Record<string, unknown>[]> {
+  const text = await readFile(join(dir, "out", "results.jsonl"), "utf8");
+  return text
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+it("stops following a task past --poll-deadline, keeps its id, and the rerun follows it to the end", async () => {
+  // 5 s of video at 0.8 s per second: the task runs about 4 s, well past a 1 s deadline.
+  const s = await sandbox({ timeScale: 0.8 });
+  const dir = await tempDir();
+  await writeTree(dir, { "slow.yaml": SLOW });
+  const env = { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey };
+
+  const first = await runCli(["run", "slow.yaml", "--poll-deadline", "1s"], { cwd: dir, env });
+  expect(first.code).toBe(1);
+  const [cut] = await results(dir);
+  expect(cut?.status).not.toBe("Success");
+  expect(cut?.file).toBeNull();
+  expect(cut?.taskId).toEqual(expect.any(String));
+  expect(first.stderr).toContain(`after 1 s (--poll-deadline); task ${String(cut?.taskId)} is kept`);
+
+  const second = await runCli(["run", "slow.yaml"], { cwd: dir, env });
+  expect(second.code).toBe(0);
+  const [done] = await results(dir);
+  expect(done).toMatchObject({ status: "Success", taskId: cut?.taskId, attempts: 1, error: null });
+  expect((await stat(join(dir, "out", "slow", "long.mp4"))).size).toBeGreaterThan(0);
+  expect(s.counters.generationsCreated).toBe(1);
+});
+
+it("refuses a --poll-deadline that is not a duration, naming the forms it takes, and sends nothing", async () => {
+  const s = await sandbox();
+  const dir = await tempDir();
+  await writeTree(dir, { "slow.yaml": SLOW });
+  const env = { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey };
+  const result = await runCli(["run", "slow.yaml", "--poll-deadline", "90"], { cwd: dir, env });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain(
+    "expected --poll-deadline to be a duration such as 90s, 30m, 6h or 2d, got '90'",
+  );
+  expect(s.counters.requests.size).toBe(0);
+});
