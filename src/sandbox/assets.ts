@@ -2,7 +2,8 @@
 // unguessable token, without auth, the way a CDN serves signed URLs; a deleted asset keeps its
 // record (so a later generation can fail with "was deleted") but loses its file and address.
 // Addresses are built from the base URL when asked, never stored whole: a persistent sandbox
-// restarted on another port must hand out addresses that work on the new port.
+// restarted on another port must hand out addresses that work on the new port. They can be made to
+// expire (expireUrls), so that clients can be tested on asking for a fresh one.
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { basename, join } from "node:path";
@@ -88,6 +89,8 @@ export class AssetStore {
   private readonly files = new Map<string, ServedFile>();
   private readonly baseUrl: () => string;
   private readonly persistence: SandboxPersistence;
+  /** Addresses carry the generation they were handed out in; older ones have expired. */
+  private urlGeneration = 0;
 
   constructor(baseUrl: () => string, persistence: SandboxPersistence = NO_PERSISTENCE) {
     this.baseUrl = baseUrl;
@@ -148,7 +151,7 @@ export class AssetStore {
 
   /** The address of a record's file on the server as it listens now. */
   url(record: AssetRecord): string {
-    return `${this.baseUrl()}/files/${record.token}`;
+    return `${this.baseUrl()}/files/${record.token}?v=${this.urlGeneration}`;
   }
 
   /** The address of asset `id`, deleted or not (a deleted one no longer serves anything). */
@@ -185,6 +188,16 @@ export class AssetStore {
 
   file(token: string): ServedFile | undefined {
     return this.files.get(token);
+  }
+
+  /** Every address handed out so far stops working, as a CDN's signed URLs do when they expire. */
+  expireUrls(): void {
+    this.urlGeneration++;
+  }
+
+  /** Whether an address with this `v` query value has expired (no value: an address from before). */
+  expired(generation: string | null): boolean {
+    return generation !== null && Number(generation) !== this.urlGeneration;
   }
 
   /** Why `id` cannot be used as `kind` by a generation, or undefined when it can. */

@@ -56,6 +56,8 @@ export interface Sandbox {
   /** `undefined` makes the balance unlimited. With `persist`, the next sandbox on the data dir starts from it. */
   setCredits(credits: number | undefined): void;
   credits(): number | undefined;
+  /** Every file address handed out so far answers 403 from now on, as expired signed URLs do. */
+  expireFileUrls(): void;
   /** Replaces the fault settings and restarts the PRNG from their seed; `undefined` removes all faults. */
   setFaults(faults: SandboxFaults | undefined): void;
   /**
@@ -186,7 +188,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return reply.status;
   }
 
-  async function route(req: IncomingMessage, res: ServerResponse, match: RouteMatch, path: string) {
+  async function route(
+    req: IncomingMessage,
+    res: ServerResponse,
+    match: RouteMatch,
+    path: string,
+    generation: string | null,
+  ) {
     if (match.kind === "file") {
       const decision = faults.decideDownload("GET /files/:token");
       if (decision.latencyMs > 0) await timers.sleep(decision.latencyMs);
@@ -194,6 +202,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (!file) {
         send(req, res, detailReply(404, "Not Found"));
         return 404;
+      }
+      if (assets.expired(generation)) {
+        send(req, res, detailReply(403, "This address has expired; ask the service for a new one."));
+        return 403;
       }
       if (file.taskId !== undefined && req.method === "GET") counters.countDownload(file.taskId, Date.now());
       const status = await serveFile(req, res, file, decision.fault);
@@ -222,8 +234,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const started = performance.now();
     const method = req.method ?? "GET";
     let path = "/";
+    let generation: string | null = null;
     try {
-      path = new URL(req.url ?? "/", "http://sandbox").pathname;
+      const url = new URL(req.url ?? "/", "http://sandbox");
+      path = url.pathname;
+      generation = url.searchParams.get("v");
     } catch {
       // A request target URL() cannot read is a path the service does not have.
     }
@@ -235,7 +250,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
     let status: number | "drop";
     try {
-      status = await route(req, res, match, path);
+      status = await route(req, res, match, path, generation);
     } catch (error) {
       logger.error({ err: error, method, route: match.template }, "sandbox handler failed");
       if (res.headersSent) status = drop(req);
@@ -307,6 +322,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       credits.set(balance);
     },
     credits: () => credits.balance(),
+    expireFileUrls: () => assets.expireUrls(),
     setFaults(next) {
       const settings = next ?? {};
       checkFaults(settings);

@@ -167,6 +167,21 @@ describe("reel run", () => {
     expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
   });
 
+  it("asks the service for the task again when the stored result address has expired, never for a new generation", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    const polls = s.counters.requests.get("GET /v1/generations/:id 200") ?? 0;
+    await rm(join(dir, "out", "beta", "again.mp4"));
+    s.expireFileUrls(); // the address in the state file now answers 403
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    expect(s.counters.requests.get("GET /files/:token 403")).toBe(1);
+    expect(s.counters.requests.get("GET /v1/generations/:id 200")).toBe(polls + 1);
+    expect(s.counters.generationsCreated).toBe(1);
+    const video = await readFile(join(dir, "out", "beta", "again.mp4"));
+    expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+  });
+
   it("stops and says so when the state file cannot be written; the rerun after the fix completes", async () => {
     const s = await sandbox();
     const dir = await workspace();
