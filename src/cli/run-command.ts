@@ -54,11 +54,12 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     }
     const only = strings(args.values, "only");
     const filter = makeJobFilter(only);
-    const jobs = loaded.manifests.flatMap((m) => m.jobs).filter((job) => filter(job.key));
+    const allJobs = loaded.manifests.flatMap((m) => m.jobs);
+    const jobs = allJobs.filter((job) => filter(job.key));
     if (only.length > 0 && jobs.length === 0) {
       throw new UsageError(`--only ${only.join(", ")} matches no job (jobs are named manifest/id)`);
     }
-    const summary = await runBatch({ ...session.engine, jobs });
+    const summary = await runBatch({ ...session.engine, jobs, listedJobs: allJobs });
     printSummary(summary, settings.outDir, settings.json, io, session.logFile, session.hasher.stats);
     return exitCodeOf(summary);
   });

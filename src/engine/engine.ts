@@ -77,6 +77,12 @@ export interface EngineOptions {
 
 export interface RunBatchOptions extends EngineOptions {
   readonly jobs: readonly Job[];
+  /**
+   * Every job of the run's manifests, when `jobs` is a selection of them (--only): those left out
+   * are not worked on, but recorded (pending if new) and listed in results.jsonl and index.html
+   * with their current state, which lists every job of the manifests of the run. @defaultValue jobs
+   */
+  readonly listedJobs?: readonly Job[];
 }
 
 export interface RunSummary {
@@ -785,6 +791,9 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     byManifest.set(job.manifest, list);
   }
   startProgress(progress, options.store, options.jobs);
+  const selected = new Set(options.jobs);
+  const leftOut = (options.listedJobs ?? []).filter((job) => !selected.has(job));
+  if (leftOut.length > 0) options.store.upsertJobs(leftOut.map(newJobOf));
   for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
   await engine.whenIdle();
   engine.dispose();
@@ -792,8 +801,12 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
   if (options.store.writeFailure) throw options.store.writeFailure;
   const finalRows = engine.wantedRows();
-  await writeResults(options.outDir, finalRows);
-  await writeHtmlReport(options.outDir, finalRows);
+  const listedRows =
+    leftOut.length === 0
+      ? finalRows
+      : options.listedJobs!.flatMap((job) => options.store.findJob(job.key, job.specHash) ?? []);
+  await writeResults(options.outDir, listedRows);
+  await writeHtmlReport(options.outDir, listedRows);
   const outcome = engine.fatal ? "fatal" : engine.stopped ? "interrupted" : "completed";
   return engine.fatal ? { outcome, fatal: engine.fatal, rows: finalRows } : { outcome, rows: finalRows };
 }
