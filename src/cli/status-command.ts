@@ -8,6 +8,7 @@ import { resultOf } from "../report/results.js";
 import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
+import { SANDBOX_SERVICE_ID } from "./service-options.js";
 
 export const statusCommand: Command = {
   name: "status",
@@ -17,10 +18,12 @@ export const statusCommand: Command = {
 PATH: manifest files or folders, to show only their jobs.
   --state FILE     state file (env REEL_STATE; default .reel/state.db)
   --base-url URL   only the jobs run against this service (default: every service in the file)
+  --sandbox        only the jobs run with --sandbox
   --json           machine-readable output on stdout`,
   options: {
     state: { type: "string" },
     "base-url": { type: "string" },
+    sandbox: { type: "boolean" },
     json: { type: "boolean" },
     "allow-read": { type: "string", multiple: true },
   },
@@ -39,9 +42,9 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       cwd: io.cwd,
       allowRead: (args.values["allow-read"] as string[] | undefined) ?? [],
     });
-    // Names come from the manifests that parse; a broken one still has a name (its file name).
-    names = new Set(loaded.manifests.map((m) => m.name));
-    if (loaded.manifests.length === 0 && loaded.problems.length > 0) {
+    // Every manifest found counts, valid or not: one broken by an edit still has jobs to show.
+    names = new Set(loaded.names);
+    if (loaded.names.length === 0 && loaded.problems.length > 0) {
       throw new UsageError(
         `no readable manifest in ${args.positionals.join(" ")}; run 'reel validate' to see why`,
       );
@@ -52,7 +55,14 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     else io.stdout.write(`No state file at ${statePath}: nothing has run yet.\n`);
     return EXIT.ok;
   }
-  const baseUrl = args.values["base-url"] as string | undefined;
+  if (args.values.sandbox === true && args.values["base-url"] !== undefined) {
+    throw new UsageError("--sandbox and --base-url exclude each other: the sandbox has its own address");
+  }
+  // As run records it: without trailing slashes.
+  const baseUrl =
+    args.values.sandbox === true
+      ? SANDBOX_SERVICE_ID
+      : (args.values["base-url"] as string | undefined)?.replace(/\/+$/, "");
   const store = StateStore.open(
     statePath,
     baseUrl === undefined ? { readonly: true } : { readonly: true, baseUrl },
@@ -84,10 +94,16 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     const parts = Object.entries(counts)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([status, n]) => `${n} ${status}`);
-    lines.push(`${manifest.padEnd(24)} ${String(total).padStart(5)} jobs: ${parts.join(", ")}`);
+    lines.push(
+      `${manifest.padEnd(24)} ${String(total).padStart(5)} ${total === 1 ? "job" : "jobs"}: ${parts.join(", ")}`,
+    );
   }
-  for (const job of jobs.filter((j) => j.error !== null))
-    lines.push(`  ${job.manifest}/${job.id}: ${job.status}: ${job.error}`);
+  for (const job of jobs) {
+    if (job.error !== null) lines.push(`  ${job.manifest}/${job.id}: ${job.status}: ${job.error}`);
+    else if (job.status === "Success" && job.file === null) {
+      lines.push(`  ${job.manifest}/${job.id}: Success: not downloaded yet (rerun to download it)`);
+    }
+  }
   io.stdout.write(`${lines.join("\n")}\n`);
   return EXIT.ok;
 }

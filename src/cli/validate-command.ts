@@ -29,7 +29,7 @@ export interface LoadSummary {
   seconds: number;
 }
 
-export function summarize(loaded: LoadResult): LoadSummary {
+export function summarize(loaded: Pick<LoadResult, "manifests" | "problems">): LoadSummary {
   const jobs = loaded.manifests.flatMap((m) => m.jobs);
   return {
     manifests: loaded.manifests.length,

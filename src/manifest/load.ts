@@ -324,5 +324,6 @@ export async function loadManifests(paths: string[], options: LoadOptions): Prom
     if (outcome.manifest && fileProblems.length === 0) manifests.push(outcome.manifest);
   });
 
-  return { manifests, problems };
+  const found = outcomes.flatMap((outcome) => (outcome.name ? [outcome.name.name] : []));
+  return { manifests, problems, names: found };
 }

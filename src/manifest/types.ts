@@ -82,4 +82,9 @@ export interface LoadOptions {
 export interface LoadResult {
   manifests: NormalizedManifest[];
   problems: Problem[];
+  /**
+   * The name of every manifest file found, valid or not, when it has one: what `status PATH` shows,
+   * so a manifest broken by an edit still shows the jobs it already ran.
+   */
+  names: string[];
 }
