@@ -359,7 +359,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         async () => {
           await prepareDir(row.manifest);
           await followInSlot(row.id);
-          await afterFinal(row.id);
+          await afterFinal(store.getJob(row.id));
         },
         admission,
         IN_FLIGHT,
@@ -384,7 +384,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
     if (row.state === "submitted") {
       await followInSlot(row.id);
-      await afterFinal(row.id);
+      await afterFinal(store.getJob(row.id));
       return;
     }
     if (!mayStart(row)) {
@@ -393,8 +393,12 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       return;
     }
     if (!(await submitAndFollow(job, row.id))) return;
-    if ((await forgetLostAssets(row.id)) && !(await submitAndFollow(job, row.id))) return;
-    await afterFinal(row.id);
+    let final = store.getJob(row.id);
+    if (await forgetLostAssets(final)) {
+      if (!(await submitAndFollow(job, row.id))) return;
+      final = store.getJob(row.id);
+    }
+    await afterFinal(final);
   }
 
   /**
@@ -402,8 +406,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
    * there since reel uploaded it): reel's record of that upload is stale. Forget it, so the asset is
    * uploaded again, and let the job try once more (a counted attempt). True when it will.
    */
-  async function forgetLostAssets(rowId: number): Promise<boolean> {
-    const row = store.getJob(rowId);
+  async function forgetLostAssets(row: JobRow): Promise<boolean> {
     if (row.state !== "Fail" || row.fail_kind !== "task" || row.attempts >= maxAttempts) return false;
     // Only assets reel made itself can be made again (an `{asset: N}` of the manifest cannot), and
     // only those the service no longer knows: a reason that merely names an asset ("audio asset 5
@@ -419,7 +422,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
     if (lost.length === 0) return false;
     for (const assetId of lost) resolver.forget(assetId);
-    store.markPending(rowId, `asset ${lost.join(", ")} lost on the service: uploading again`);
+    store.markPending(row.id, `asset ${lost.join(", ")} lost on the service: uploading again`);
     progress.event({
       stage: "note",
       key: row.job_key,
@@ -640,8 +643,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     return false;
   }
 
-  async function afterFinal(rowId: number): Promise<void> {
-    const row = store.getJob(rowId);
+  /** What follows a task's end: its video downloaded, or its failure recorded. `row`: read since. */
+  async function afterFinal(row: JobRow): Promise<void> {
     if (row.state === "Success") {
       await download(row);
       return;

@@ -99,4 +99,9 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (service_id, sha256)
   ) STRICT;
   `,
+  // 3: no index on job state. Every state change (three per video) rewrote its pages; the queries by
+  // state run once per run and scan the service's rows in milliseconds, even with 10,000 jobs.
+  `
+  DROP INDEX IF EXISTS jobs_by_state;
+  `,
 ];

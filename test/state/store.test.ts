@@ -6,6 +6,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { StateLockedError } from "../../src/state/lock.js";
+import { MIGRATIONS } from "../../src/state/migrations.js";
 import { StateFileError, StateStore } from "../../src/state/store.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -35,6 +36,34 @@ describe("state store", () => {
     expect(again.findAsset("sha-1")).toBe("101");
     expect(again.findJob("m/a", "h1")?.state).toBe("pending");
     again.close();
+  });
+
+  it("upgrades a state file of an earlier schema in place, keeping its jobs", async () => {
+    const path = join(await tempDir(), "state.db");
+    // A file as the previous release left it: schema 2, one job in flight.
+    const old = new Database(path);
+    old.pragma("journal_mode = WAL");
+    for (const sql of MIGRATIONS.slice(0, 2)) old.exec(sql);
+    old.prepare("INSERT INTO meta (key, value) VALUES ('app', 'reel-state')").run();
+    old.prepare("INSERT INTO services (base_url) VALUES ('https://a.example')").run();
+    old
+      .prepare(
+        `INSERT INTO jobs (service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, task_id, created_at, updated_at)
+         VALUES (1, 'm/a', 'm', 'a', 'h1', '{}', 5, 'actor-2', 'submitted', '77', 1, 1)`,
+      )
+      .run();
+    old.pragma("user_version = 2");
+    old.close();
+
+    const store = StateStore.open(path, { baseUrl: "https://a.example" });
+    expect(store.listInFlight().map((row) => [row.job_key, row.task_id])).toEqual([["m/a", "77"]]);
+    store.close();
+    const check = new Database(path, { readonly: true });
+    expect(check.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
+    expect(
+      check.prepare("SELECT name FROM sqlite_master WHERE name = 'jobs_by_state'").get(),
+    ).toBeUndefined();
+    check.close();
   });
 
   it("turns a submission without a recorded answer into an uncertain job at the next start", async () => {
