@@ -739,10 +739,11 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       while (working.size > 0) await Promise.all([...working.values()]);
     },
     wantedRows() {
+      const versions = store.jobsByVersion();
       const rows: JobRow[] = [];
       for (const keys of keysOf.values()) {
         for (const key of keys) {
-          const row = store.findJob(key, wanted.get(key)!);
+          const row = versions.get(versionKey(key, wanted.get(key)!));
           if (row) rows.push(row);
         }
       }
@@ -804,10 +805,10 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
   if (options.store.writeFailure) throw options.store.writeFailure;
   const finalRows = engine.wantedRows();
-  const listedRows =
-    leftOut.length === 0
-      ? finalRows
-      : options.listedJobs!.flatMap((job) => options.store.findJob(job.key, job.specHash) ?? []);
+  const versions = leftOut.length === 0 ? undefined : options.store.jobsByVersion();
+  const listedRows = versions
+    ? options.listedJobs!.flatMap((job) => versions.get(versionKey(job.key, job.specHash)) ?? [])
+    : finalRows;
   await writeResults(options.outDir, listedRows);
   await writeHtmlReport(options.outDir, listedRows);
   const outcome = engine.fatal ? "fatal" : engine.stopped ? "interrupted" : "completed";

@@ -403,6 +403,11 @@ export class StateStore {
     return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
   }
 
+  /** Every job version of this service, by versionKey(key, spec hash): one query for a whole run. */
+  jobsByVersion(): Map<string, JobRow> {
+    return new Map(this.listJobs().map((row) => [versionKey(row.job_key, row.spec_hash), row]));
+  }
+
   /** Every job version of this service, newest last. */
   listJobs(): JobRow[] {
     return (this.jobs("WHERE service_id = ? ORDER BY id").all(this.serviceId) as unknown[][]).map(jobRowOf);
