@@ -9,6 +9,15 @@ import type { StateStore } from "../state/store.js";
 /** 1 MiB reads: few enough syscalls that hashing runs at the speed of SHA-256 itself. */
 const READ_CHUNK = 1 << 20;
 
+/**
+ * A file whose timestamp is this close to the moment it was looked at could be edited again within
+ * the same timestamp tick (2 s on FAT, coarse on some network file systems) without its size or
+ * mtime changing: its hash is used but not cached, so the next run reads it again (git treats its
+ * "racily clean" index entries the same way). Otherwise a stale hash would name the old content's
+ * asset, and the user would pay for a video of the wrong file.
+ */
+const RACY_MS = 2_000;
+
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash("sha256");
   await pipeline(createReadStream(path, { highWaterMark: READ_CHUNK }), hash);
@@ -28,6 +37,7 @@ export function makeCachedHasher(store: StateStore): CachedHasher {
     const pending = inFlight.get(absPath);
     if (pending) return pending;
     const work = (async () => {
+      const lookedAt = Date.now();
       const info = await stat(absPath, { bigint: true });
       const size = Number(info.size);
       const mtime = info.mtimeNs.toString();
@@ -38,7 +48,7 @@ export function makeCachedHasher(store: StateStore): CachedHasher {
       }
       const sha = await sha256File(absPath);
       stats.hashed++;
-      store.recordFileHash(absPath, size, mtime, sha);
+      if (lookedAt - Number(info.mtimeMs) >= RACY_MS) store.recordFileHash(absPath, size, mtime, sha);
       return sha;
     })();
     inFlight.set(absPath, work);
