@@ -1,5 +1,6 @@
 // The CLI: parses argv, dispatches to a command, turns expected errors into one-line messages and
 // exit codes. `main` takes argv and io as parameters so tests can run it in-process.
+import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ReelError, UsageError } from "../errors.js";
 import type { CliIO, Command } from "./command.js";
@@ -31,7 +32,14 @@ export async function main(argv: readonly string[], io?: CliIO): Promise<number>
     interrupts++;
     // A second Ctrl-C leaves at once. The state file is consistent whenever the process dies, and
     // on this exit the state store still commits the writes of the current turn.
-    if (interrupts > 1) process.exit(EXIT.interrupted);
+    if (interrupts > 1) {
+      // Synchronous, so it is out before the exit: the user learns what the next run will find.
+      writeSync(
+        2,
+        "reel: stopped at once (second interrupt). The state file is consistent: rerun the same command to resume; submissions cut off on the wire will be reported as uncertain.\n",
+      );
+      process.exit(EXIT.interrupted);
+    }
     controller.abort(new ReelError("E_INTERRUPTED", "interrupted"));
   };
   process.on("SIGINT", onSignal);
