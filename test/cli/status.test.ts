@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
+import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandbox = useSandboxes();
@@ -84,15 +85,6 @@ async function ranWorkspace(s: Sandbox): Promise<string> {
   return dir;
 }
 
-/** The lines of OUT/results.jsonl, in its order (by manifest, then id, as status lists them). */
-async function readResults(out: string): Promise<StatusJob[]> {
-  const text = await readFile(join(out, "results.jsonl"), "utf8");
-  return text
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as StatusJob);
-}
-
 function parseStatus(stdout: string): StatusJson {
   // One JSON document on one line: what `jq` or a script reads.
   expect(stdout.trim().split("\n")).toHaveLength(1);
@@ -127,7 +119,7 @@ describe("reel status", () => {
     expect(status.state).toBe(join(dir, ".reel", "state.db"));
     expect(status.manifests).toEqual({ promo: { Success: 2 }, shop: { Fail: 1, Success: 2 } });
 
-    const results = await readResults(join(dir, "out"));
+    const results = await readResults<StatusJob>(dir);
     expect(status.jobs).toHaveLength(results.length);
     for (const r of results) {
       const job = status.jobs.find((j) => j.manifest === r.manifest && j.id === r.id);
@@ -254,7 +246,7 @@ describe("reel status", () => {
     const statusA = parseStatus(onA.stdout);
     expect(statusA.manifests).toEqual({ promo: { Success: 2 } });
     expect(statusA.jobs.map((j) => [j.id, j.taskId, j.service])).toEqual(
-      (await readResults(join(dir, "out-a"))).map((r) => [r.id, r.taskId, a.baseUrl]),
+      (await readResults<StatusJob>(dir, "out-a")).map((r) => [r.id, r.taskId, a.baseUrl]),
     );
 
     const onB = await runCli(["status", "--state", "shared.db", "--base-url", b.baseUrl], {
@@ -272,7 +264,7 @@ describe("reel status", () => {
       ).stdout,
     );
     const idsB = statusB.jobs.map((j) => j.taskId);
-    expect(idsB).toEqual((await readResults(join(dir, "out-b"))).map((r) => r.taskId));
+    expect(idsB).toEqual((await readResults<StatusJob>(dir, "out-b")).map((r) => r.taskId));
     for (const id of idsB) expect(BigInt(id!)).toBeGreaterThan(2n ** 53n);
 
     // A service the file never saw has no jobs there; saying so is not an error.
@@ -306,10 +298,10 @@ describe("reel status", () => {
     const dir = await tempDir();
     await writeTree(dir, { "launch.yaml": PROMO });
     expect((await runCli(["run", "launch.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
-    const first = await readResults(join(dir, "out"));
+    const first = await readResults<StatusJob>(dir);
     await writeFile(join(dir, "launch.yaml"), PROMO.replace('"a teaser"', '"a shorter teaser"'));
     expect((await runCli(["run", "launch.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
-    const second = await readResults(join(dir, "out"));
+    const second = await readResults<StatusJob>(dir);
     expect(s.counters.generationsCreated).toBe(3);
 
     // The old teaser job stays in the state file, but the user has two videos, not three.

@@ -9,6 +9,7 @@ import { expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { FIXTURES, runCli, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
+import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandbox = useSandboxes();
@@ -92,10 +93,7 @@ async function run(dir: string, s: Sandbox) {
 }
 
 async function taskIds(dir: string): Promise<Record<string, string>> {
-  const lines = (await readFile(join(dir, "out", "results.jsonl"), "utf8")).trim().split("\n");
-  const rows = lines.map(
-    (l) => JSON.parse(l) as { manifest: string; id: string; status: string; taskId: string },
-  );
+  const rows = await readResults<{ manifest: string; id: string; status: string; taskId: string }>(dir);
   for (const row of rows) expect(row.status, `${row.manifest}/${row.id}`).toBe("Success");
   return Object.fromEntries(rows.map((r) => [`${r.manifest}/${r.id}`, r.taskId]));
 }

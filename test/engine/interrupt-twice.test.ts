@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { afterEach, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { runCli, spawnReel, until, writeTree } from "../helpers/cli.js";
+import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 let sandbox: Sandbox | undefined;
@@ -39,14 +40,6 @@ async function status(dir: string): Promise<JobStatus[]> {
   const result = await runCli(["status", "--json"], { cwd: dir });
   expect(result.code, result.stderr).toBe(0);
   return (JSON.parse(result.stdout) as { jobs: JobStatus[] }).jobs;
-}
-
-async function results(dir: string): Promise<JobStatus[]> {
-  const text = await readFile(join(dir, "out", "results.jsonl"), "utf8");
-  return text
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as JobStatus);
 }
 
 const byId = (jobs: JobStatus[]): Record<string, JobStatus> => Object.fromEntries(jobs.map((j) => [j.id, j]));
@@ -127,7 +120,7 @@ it.each([
     );
     expect(rerun.code, rerun.stderr).toBe(1); // PRODUCT.md: 1 when a job ended uncertain
     expect(sandbox.counters.duplicateGenerations()).toBe(0);
-    const afterRerun = byId(await results(dir));
+    const afterRerun = byId(await readResults<JobStatus>(dir));
     for (const [id, before] of Object.entries(atExit)) {
       const now = afterRerun[id]!;
       if (before.status === "submitting") {
@@ -144,7 +137,9 @@ it.each([
     // Asked explicitly, the uncertain ones are sent again; only they could have been paid twice.
     const resubmitted = await runCli(["run", "m.yaml", "--resubmit-uncertain"], { cwd: dir, env });
     expect(resubmitted.code, resubmitted.stderr).toBe(0);
-    expect(Object.values(byId(await results(dir))).map((j) => j.status)).toEqual(Array(JOBS).fill("Success"));
+    expect(Object.values(byId(await readResults<JobStatus>(dir))).map((j) => j.status)).toEqual(
+      Array(JOBS).fill("Success"),
+    );
     expect(sandbox.counters.duplicateGenerations()).toBeLessThanOrEqual(cutOff.length);
   },
   30_000,

@@ -1,10 +1,11 @@
 // --poll-deadline: a task that runs past it is reported with its task id kept, and the next run
 // follows the same task to the end instead of paying for a new one.
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { runCli, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
+import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandbox = useSandboxes();
@@ -20,14 +21,6 @@ videos:
         text: "a very slow render"
 `;
 
-async function results(dir: string): Promise<Record<string, unknown>[]> {
-  const text = await readFile(join(dir, "out", "results.jsonl"), "utf8");
-  return text
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
 it("stops following a task past --poll-deadline, keeps its id, and the rerun follows it to the end", async () => {
   // 5 s of video at 0.8 s per second: the task runs about 4 s, well past a 1 s deadline.
   const s = await sandbox({ timeScale: 0.8 });
@@ -37,7 +30,7 @@ it("stops following a task past --poll-deadline, keeps its id, and the rerun fol
 
   const first = await runCli(["run", "slow.yaml", "--poll-deadline", "1s"], { cwd: dir, env });
   expect(first.code).toBe(1);
-  const [cut] = await results(dir);
+  const [cut] = await readResults(dir);
   expect(cut?.status).not.toBe("Success");
   expect(cut?.file).toBeNull();
   expect(cut?.taskId).toEqual(expect.any(String));
@@ -45,7 +38,7 @@ it("stops following a task past --poll-deadline, keeps its id, and the rerun fol
 
   const second = await runCli(["run", "slow.yaml"], { cwd: dir, env });
   expect(second.code).toBe(0);
-  const [done] = await results(dir);
+  const [done] = await readResults(dir);
   expect(done).toMatchObject({ status: "Success", taskId: cut?.taskId, attempts: 1, error: null });
   expect((await stat(join(dir, "out", "slow", "long.mp4"))).size).toBeGreaterThan(0);
   expect(s.counters.generationsCreated).toBe(1);

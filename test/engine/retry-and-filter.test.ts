@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
+import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandbox = useSandboxes();
@@ -62,15 +63,6 @@ function env(s: Sandbox): Record<string, string> {
 }
 
 type Result = Record<string, unknown>;
-
-async function readResults(dir: string): Promise<Result[]> {
-  const text = await readFile(join(dir, "out", "results.jsonl"), "utf8");
-  return text
-    .trim()
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => JSON.parse(line) as Result);
-}
 
 async function resultOf(dir: string, manifest: string, id: string): Promise<Result | undefined> {
   return (await readResults(dir)).find((r) => r.manifest === manifest && r.id === id);

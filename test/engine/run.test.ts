@@ -10,6 +10,7 @@ import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, writeTree } from "../helpers/cli.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
+import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandbox = useSandboxes();
@@ -92,14 +93,6 @@ function manyManifest(count: number): string {
 
 function env(s: Sandbox, extra: Record<string, string> = {}): Record<string, string> {
   return { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey, ...extra };
-}
-
-async function readResults(dir: string): Promise<Record<string, unknown>[]> {
-  const text = await readFile(join(dir, "out", "results.jsonl"), "utf8");
-  return text
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 const WRITES = ["POST /v1/generations", "POST /v1/assets", "POST /v1/audios"] as const;
