@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { unlink } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Dispatcher, getGlobalDispatcher } from "undici";
+import { Agent, type Dispatcher } from "undici";
 import { ReelError } from "../errors.js";
 import { tempPathFor } from "./atomic-write.js";
 
@@ -313,7 +313,7 @@ function fetchInto(
     try {
       const headers: Record<string, string> = {};
       if (file.size > 0) headers.range = `bytes=${file.size}-`;
-      (options.dispatcher ?? getGlobalDispatcher()).dispatch(
+      (options.dispatcher ?? defaultDispatcher()).dispatch(
         { origin: url.origin, path: `${url.pathname}${url.search}`, method: "GET", headers },
         handler,
       );
@@ -321,6 +321,18 @@ function fetchInto(
       settle(error as Error);
     }
   });
+}
+
+let sharedAgent: Agent | undefined;
+
+/**
+ * Downloads go through an Agent of this undici, never the process's global dispatcher: that one may
+ * belong to an older undici (Node's own, set up by any early use of fetch, or a library's), whose
+ * dispatch API refuses the handler above ("invalid onError method").
+ */
+function defaultDispatcher(): Dispatcher {
+  sharedAgent ??= new Agent({ keepAliveTimeout: 4_000 });
+  return sharedAgent;
 }
 
 /** Writes all of `bytes` at `position` of `fd`. */

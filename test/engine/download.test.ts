@@ -5,6 +5,10 @@ import { readdir, readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+// Loaded first, as in the report's browser test: importing playwright-core leaves an older undici's
+// Agent as the process's global dispatcher (any early use of Node's fetch does the same), and its
+// dispatch API refuses reel's handlers. Every download below must work regardless.
+import "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { DownloadError, downloadVideo } from "../../src/engine/download.js";
 import { REPO } from "../helpers/cli.js";
