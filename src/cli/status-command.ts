@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
 import { loadManifests } from "../manifest/index.js";
-import { resultOf } from "../report/results.js";
+import { type JobResult, resultOf } from "../report/results.js";
 import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -41,6 +41,9 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     const loaded = await loadManifests(args.positionals, {
       cwd: io.cwd,
       allowRead: (args.values["allow-read"] as string[] | undefined) ?? [],
+      // Only the manifests' names are needed: media files are not read (a gigabyte of them would
+      // make every `status PATH` hash it all again).
+      hashFile: () => Promise.resolve(""),
     });
     // Every manifest found counts, valid or not: one broken by an edit still has jobs to show.
     names = new Set(loaded.names);
@@ -88,12 +91,30 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     io.stdout.write("No jobs recorded.\n");
     return EXIT.ok;
   }
+  // Jobs of several services in one file are shown apart: their counts are not one batch's.
+  const services = [...new Set(jobs.map((job) => job.service))];
   const lines: string[] = [];
-  for (const [manifest, counts] of Object.entries(perManifest)) {
-    const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    const parts = Object.entries(counts)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([status, n]) => `${n} ${status}`);
+  for (const service of services) {
+    const own = services.length > 1 ? jobs.filter((job) => job.service === service) : jobs;
+    if (services.length > 1) lines.push(`${lines.length > 0 ? "\n" : ""}${service}:`);
+    lines.push(...describeJobs(own));
+  }
+  io.stdout.write(`${lines.join("\n")}\n`);
+  return EXIT.ok;
+}
+
+/** A line per manifest (jobs by status), then a line per job that needs the user's attention. */
+function describeJobs(jobs: readonly JobResult[]): string[] {
+  const perManifest = new Map<string, Map<string, number>>();
+  for (const job of jobs) {
+    const counts = perManifest.get(job.manifest) ?? new Map<string, number>();
+    perManifest.set(job.manifest, counts);
+    counts.set(job.status, (counts.get(job.status) ?? 0) + 1);
+  }
+  const lines: string[] = [];
+  for (const [manifest, counts] of perManifest) {
+    const total = [...counts.values()].reduce((a, b) => a + b, 0);
+    const parts = [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([status, n]) => `${n} ${status}`);
     lines.push(
       `${manifest.padEnd(24)} ${String(total).padStart(5)} ${total === 1 ? "job" : "jobs"}: ${parts.join(", ")}`,
     );
@@ -104,6 +125,5 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       lines.push(`  ${job.manifest}/${job.id}: Success: not downloaded yet (rerun to download it)`);
     }
   }
-  io.stdout.write(`${lines.join("\n")}\n`);
-  return EXIT.ok;
+  return lines;
 }

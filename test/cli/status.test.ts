@@ -237,6 +237,13 @@ describe("reel status", () => {
     );
     expect(all.jobs).toHaveLength(4);
     expect(new Set(all.jobs.map((j) => j.service))).toEqual(new Set([a.baseUrl, b.baseUrl]));
+    // Read by a person: one block per service, not 4 jobs for a manifest of 2.
+    const plain = await runCli(["status", "--state", "shared.db"], { cwd: dir, env: {} });
+    expect(plain.stdout.trim().split("\n\n").sort()).toEqual(
+      [a.baseUrl, b.baseUrl]
+        .sort()
+        .map((url) => expect.stringMatching(new RegExp(`^${url}:\npromo +2 jobs: 2 Success$`))),
+    );
 
     const onA = await runCli(["status", "--state", "shared.db", "--base-url", a.baseUrl, "--json"], {
       cwd: dir,
