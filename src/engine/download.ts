@@ -71,7 +71,10 @@ function isMp4Start(bytes: Uint8Array): boolean {
  */
 interface TempFile {
   readonly path: string;
+  /** Whether the file exists (it is removed if the download does not complete). */
+  created: boolean;
   fd: number | undefined;
+  /** Bytes of the video on disk; 0, or at least the 8 whose MP4 signature was checked. */
   size: number;
   synced: boolean;
 }
@@ -81,22 +84,37 @@ interface TempFile {
  * that also puts it on disk (O_DSYNC), a single trip through libuv's thread pool instead of two.
  */
 const WRITE_BATCH_BYTES = 1024 * 1024;
+/** Chunks gathered before a write whatever their size: a server sending tiny ones costs no memory. */
+const WRITE_BATCH_CHUNKS = 256;
+/** A redirect's (or 416's) body is let through, so the connection is reused, up to this size. */
+const MAX_REDIRECT_BODY = 64 * 1024;
+/** Windows has no O_DSYNC: there, every video is fdatasync'ed before its rename. */
+const O_DSYNC: number = constants.O_DSYNC ?? 0;
 
 /** Downloads `url` to `dest`, whose folder must exist (see ensureRealDir). Returns the size in bytes. */
 export async function downloadVideo(options: DownloadOptions): Promise<number> {
   const maxBytes = options.maxBytes ?? 2 * 1024 ** 3;
   const attempts = options.attempts ?? 10;
-  const file: TempFile = { path: tempPathFor(options.dest), fd: undefined, size: 0, synced: false };
+  const file: TempFile = {
+    path: tempPathFor(options.dest),
+    created: false,
+    fd: undefined,
+    size: 0,
+    synced: false,
+  };
   let done = false;
   try {
     for (let attempt = 1; ; attempt++) {
+      const before = file.size;
       try {
         await transfer(options, file, maxBytes);
         break;
       } catch (error) {
         if (options.signal?.aborted) throw error;
         const retryable = !(error instanceof DownloadError) || error.failure === "retry";
-        if (!retryable || attempt >= attempts) throw error;
+        if (!retryable) throw error;
+        if (file.size > before) attempt = 0; // it got further: a flaky link may take many tries
+        if (attempt >= attempts) throw error;
         await sleep(Math.min(5_000, 200 * 2 ** attempt * Math.random()), undefined, {
           signal: options.signal,
         });
@@ -117,12 +135,18 @@ export async function downloadVideo(options: DownloadOptions): Promise<number> {
     done = true;
     return file.size;
   } finally {
-    if (!done && file.fd !== undefined) {
-      // Closed once only: a number closed twice may by then belong to another open file.
-      const fd = file.fd;
-      file.fd = undefined;
-      closeSync(fd);
-      await unlink(file.path).catch(() => {});
+    if (!done) {
+      if (file.fd !== undefined) {
+        // Closed once only: a number closed twice may by then belong to another open file.
+        const fd = file.fd;
+        file.fd = undefined;
+        try {
+          closeSync(fd);
+        } catch {
+          // the unlink below matters more
+        }
+      }
+      if (file.created) await unlink(file.path).catch(() => {});
     }
   }
 }
@@ -136,7 +160,11 @@ async function transfer(options: DownloadOptions, file: TempFile, maxBytes: numb
     const location = await fetchInto(url, file, maxBytes, options);
     if (location === undefined) return;
     if (hop >= MAX_REDIRECTS) throw new DownloadError(`too many redirects from ${options.url}`);
-    url = new URL(location, url);
+    try {
+      url = new URL(location, url);
+    } catch {
+      throw new DownloadError(`the result address redirected to an invalid address: ${location}`);
+    }
   }
 }
 
@@ -160,17 +188,18 @@ function fetchInto(
     }
     let controller: Dispatcher.DispatchController | undefined;
     let location: string | undefined;
+    let ignoredBytes = 0;
+    let alreadyWhole = false; // a 416 saying the file on disk is the whole video
     let contentType = "unknown type";
     let expectedTotal: number | undefined;
     let position = file.size; // bytes of the video received, written or gathered
+    let signatureChecked = position > 0; // a file on disk starts with a checked signature
     let gathered: Buffer[] = [];
     let gatheredBytes = 0;
     let writing = false;
     let ended = false;
     let settled = false;
 
-    const onAbort = (): void => controller?.abort(signal!.reason as Error);
-    signal?.addEventListener("abort", onAbort, { once: true });
     const settle = (error: Error | undefined): void => {
       if (settled) return;
       settled = true;
@@ -178,6 +207,12 @@ function fetchInto(
       if (error) reject(error);
       else resolve(location);
     };
+    // Before the request is under way nothing can be writing: give up at once (no connect timeout).
+    const onAbort = (): void => {
+      if (controller) controller.abort(signal!.reason as Error);
+      else settle(signal!.reason as Error);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
     /** Stops the exchange; `settle` runs once no write is under way (the file stays consistent). */
     let failure: Error | undefined;
     const fail = (error: Error): void => {
@@ -185,6 +220,15 @@ function fetchInto(
       if (!ended) controller?.abort(failure);
       if (!writing) settle(failure);
     };
+    /** The part on disk is not the start of what this server serves: the next attempt starts over. */
+    const startOver = (): void => {
+      if (file.fd !== undefined) ftruncateSync(file.fd, 0);
+      file.size = 0;
+      position = 0;
+      signatureChecked = false;
+    };
+    const batchFull = (): boolean =>
+      gatheredBytes >= WRITE_BATCH_BYTES || gathered.length >= WRITE_BATCH_CHUNKS;
 
     const write = (last: boolean): void => {
       const chunks = gathered;
@@ -198,15 +242,19 @@ function fetchInto(
       if (file.fd === undefined) {
         // Exclusive: never through anything planted at the temp name. When the whole video is in
         // memory, it is written and put on disk by the same call (O_DSYNC).
-        const flags =
-          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (last ? constants.O_DSYNC : 0);
+        const dsync = last ? O_DSYNC : 0;
         try {
-          file.fd = openSync(file.path, flags, 0o644);
+          file.fd = openSync(
+            file.path,
+            constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | dsync,
+            0o644,
+          );
         } catch (error) {
           fail(error as Error);
           return;
         }
-        file.synced = last;
+        file.created = true;
+        file.synced = dsync !== 0;
       }
       writing = true;
       if (!ended) controller?.pause();
@@ -217,7 +265,7 @@ function fetchInto(
           file.size = at + bytes;
           if (failure) settle(failure);
           else if (ended) write(true);
-          else if (gatheredBytes >= WRITE_BATCH_BYTES) write(false);
+          else if (batchFull()) write(false);
           else controller?.resume();
         },
         (error: unknown) => {
@@ -230,9 +278,9 @@ function fetchInto(
     const finish = (): void => {
       if (location !== undefined) {
         settle(undefined);
-        return;
-      }
-      if (expectedTotal !== undefined && position !== expectedTotal) {
+      } else if (position > 0 && !signatureChecked) {
+        settle(new DownloadError(`the result address did not serve an MP4 video (got ${contentType})`));
+      } else if (expectedTotal !== undefined && position !== expectedTotal) {
         settle(new DownloadError(`the download ended at ${position} of ${expectedTotal} bytes`, "retry"));
       } else if (position === 0) {
         settle(new DownloadError("the result address served an empty body", "retry"));
@@ -257,27 +305,50 @@ function fetchInto(
           fail(new DownloadError(`the result address answered ${statusCode}`, "expired"));
           return;
         }
+        const range = /^bytes (?:(\d+)-\d+|\*)\/(\d+|\*)$/.exec(String(headers["content-range"] ?? ""));
+        if (
+          statusCode === 416 &&
+          range?.[2] !== undefined &&
+          Number(range[2]) === file.size &&
+          file.size > 0
+        ) {
+          alreadyWhole = true; // asked for the bytes after the end: the video is all here
+          expectedTotal = file.size;
+          return;
+        }
         if (statusCode !== 200 && statusCode !== 206) {
+          if (statusCode === 416) startOver();
           fail(new DownloadError(`the result address answered ${statusCode}`, "retry"));
           return;
         }
-        if (statusCode === 200 && file.size > 0) {
-          // The server ignored Range: start over.
-          position = 0;
-          file.size = 0;
-          if (file.fd !== undefined) ftruncateSync(file.fd, 0);
+        if (statusCode === 200 && file.size > 0) startOver(); // the server ignored Range
+        let total: number | undefined;
+        if (statusCode === 206) {
+          // Only the part asked for may be appended; anything else would stitch a corrupt video.
+          if (range?.[1] === undefined || Number(range[1]) !== file.size) {
+            const got = String(headers["content-range"] ?? "no Content-Range");
+            startOver();
+            fail(new DownloadError(`the result address answered another range than asked (${got})`, "retry"));
+            return;
+          }
+          if (range[2] !== "*") total = Number(range[2]);
         }
         contentType = String(headers["content-type"] ?? contentType);
         const announced = Number(headers["content-length"] ?? Number.NaN);
-        expectedTotal = Number.isFinite(announced) ? position + announced : undefined;
+        expectedTotal = total ?? (Number.isFinite(announced) ? position + announced : undefined);
         if (expectedTotal !== undefined && expectedTotal > maxBytes) {
           c.abort(new DownloadError(`the result video is larger than the ${maxBytes}-byte limit`));
         }
       },
       onResponseData(c, chunk) {
-        if (location !== undefined || failure) return;
-        if (position === 0 && !isMp4Start(chunk)) {
-          fail(new DownloadError(`the result address did not serve an MP4 video (got ${contentType})`));
+        if (failure) return;
+        if (location !== undefined || alreadyWhole) {
+          // A redirect's or a 416's body: not the video. A long one is cut (the answer is known).
+          ignoredBytes += chunk.length;
+          if (ignoredBytes > MAX_REDIRECT_BODY) {
+            settle(undefined);
+            c.abort(new DownloadError("the redirect's body was cut"));
+          }
           return;
         }
         if (position + chunk.length > maxBytes) {
@@ -287,8 +358,17 @@ function fetchInto(
         gathered.push(chunk);
         gatheredBytes += chunk.length;
         position += chunk.length;
-        if (gatheredBytes >= WRITE_BATCH_BYTES && !writing) write(false);
-        else if (writing) c.pause(); // resumed when the write under way ends
+        if (!signatureChecked && position >= 8) {
+          // The file's first bytes, all in memory still (nothing is written before they are checked).
+          if (!isMp4Start(gathered.length === 1 ? chunk : Buffer.concat(gathered))) {
+            fail(new DownloadError(`the result address did not serve an MP4 video (got ${contentType})`));
+            return;
+          }
+          signatureChecked = true;
+        }
+        if (writing)
+          c.pause(); // resumed when the write under way ends
+        else if (batchFull() && signatureChecked) write(false);
       },
       onResponseEnd() {
         ended = true;
@@ -305,8 +385,8 @@ function fetchInto(
         failure ??= why;
         if (writing) return; // settled when it ends
         // A broken transfer: what arrived is kept, so that the next attempt resumes after it.
-        if (gatheredBytes > 0 && failure instanceof DownloadError && failure.failure === "retry")
-          write(false);
+        const resumable = failure instanceof DownloadError && failure.failure === "retry";
+        if (gatheredBytes > 0 && signatureChecked && resumable) write(false);
         else settle(failure);
       },
     };

@@ -1,7 +1,7 @@
 // The downloader's safety rules, each against a real HTTP server on loopback that misbehaves on
 // purpose: a video lands whole under its name or not at all, whatever the server does.
 import { readFileSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -193,6 +193,101 @@ describe("downloadVideo", () => {
     expect(await result).toBe(SMALL.length);
     expect((await readFile(dest)).equals(SMALL)).toBe(true);
     expect(seen.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("appends only the range it asked for: a capped range goes on, another range starts over", async () => {
+    const MiB = 1024 * 1024;
+    const slice = (res: ServerResponse, from: number, to: number) =>
+      res
+        .writeHead(206, {
+          "content-range": `bytes ${from}-${to - 1}/${LARGE.length}`,
+          "content-length": to - from,
+        })
+        .end(LARGE.subarray(from, to));
+    // A server that hands out at most 1 MiB per request, starting with a plain GET.
+    const capped = await serve((req, res) => {
+      const from = Number(/bytes=(\d+)-/.exec(req.headers.range ?? "")?.[1] ?? 0);
+      slice(res, from, Math.min(LARGE.length, from + MiB));
+    });
+    const first = await download(capped.origin);
+    expect(await first.result).toBe(LARGE.length);
+    expect((await readFile(first.dest)).equals(LARGE)).toBe(true);
+    expect(capped.seen.length).toBe(Math.ceil(LARGE.length / MiB));
+
+    // A transfer broken after 2 MiB, then answered from byte 0 with 206: that part is not appended.
+    const restarted = await serve((_req, res, n) => {
+      if (n === 1) {
+        res.writeHead(200, { "content-length": LARGE.length });
+        res.write(LARGE.subarray(0, 2 * MiB), () => res.destroy());
+      } else if (n === 2) slice(res, 0, LARGE.length);
+      else video(LARGE)(_req, res);
+    });
+    const second = await download(restarted.origin);
+    expect(await second.result).toBe(LARGE.length);
+    expect((await readFile(second.dest)).equals(LARGE)).toBe(true);
+    expect(restarted.seen.at(-1)?.range).toBeUndefined(); // started over with the whole video
+  });
+
+  it("accepts an MP4 whose first bytes arrive in a chunk shorter than its signature", async () => {
+    const { origin } = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "video/mp4", "content-length": SMALL.length });
+      res.flushHeaders();
+      setTimeout(() => res.write(SMALL.subarray(0, 4)), 30);
+      setTimeout(() => res.end(SMALL.subarray(4)), 80);
+    });
+    const { dest, result } = await download(origin);
+    expect(await result).toBe(SMALL.length);
+    expect((await readFile(dest)).equals(SMALL)).toBe(true);
+  });
+
+  it("leaves no temp file when the video cannot take its name", async () => {
+    const { origin } = await serve(video(SMALL));
+    const dir = await tempDir();
+    await mkdir(join(dir, "v.mp4", "taken"), { recursive: true }); // a folder where the video should go
+    await expect(
+      downloadVideo({ url: `${origin}/v.mp4`, dest: join(dir, "v.mp4"), httpOrigins: [origin] }),
+    ).rejects.toThrow();
+    expect(await readdir(dir)).toEqual(["v.mp4"]);
+  });
+
+  it("follows a redirect whose body never ends", async () => {
+    const { origin } = await serve((req, res) => {
+      if (req.url === "/moved.mp4") return video(SMALL)(req, res);
+      res.writeHead(302, { location: "/moved.mp4" });
+      const timer = setInterval(() => res.write(Buffer.alloc(16 * 1024, 32)), 1);
+      res.on("close", () => clearInterval(timer));
+    });
+    const { dest, result } = await download(origin);
+    expect(await result).toBe(SMALL.length);
+    expect((await readFile(dest)).equals(SMALL)).toBe(true);
+  });
+
+  it("completes a download whose every byte arrived when the server answers the resume with 416", async () => {
+    const { origin, seen } = await serve((req, res, n) => {
+      if (n === 1) {
+        // All of the video, chunked, but the connection ends before the last chunk marker.
+        res.writeHead(200, { "content-type": "video/mp4" });
+        res.write(SMALL, () => res.destroy());
+        return;
+      }
+      res.writeHead(416, { "content-range": `bytes */${SMALL.length}` }).end();
+      expect(req.headers.range).toBe(`bytes=${SMALL.length}-`);
+    });
+    const { dest, result } = await download(origin);
+    expect(await result).toBe(SMALL.length);
+    expect((await readFile(dest)).equals(SMALL)).toBe(true);
+    expect(seen).toHaveLength(2);
+  });
+
+  it("refuses a redirect to an address that is not one, without trying again", async () => {
+    const { origin, seen } = await serve((_req, res) =>
+      res.writeHead(302, { location: "http://[bad" }).end(),
+    );
+    const { result } = await download(origin);
+    const error = await failure(result);
+    expect(error.failure).toBe("refused");
+    expect(error.message).toMatch(/redirected to an invalid address/);
+    expect(seen).toHaveLength(1);
   });
 
   it("stops when aborted mid-transfer and leaves nothing behind", async () => {
