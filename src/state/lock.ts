@@ -1,6 +1,8 @@
 // One process per state file: two runners on one file could both submit the same job. The lock is a
 // file holding the owner's pid, created exclusively; a lock left by a dead process (kill -9) is
-// taken over, since the dead cannot submit anything.
+// taken over, since the dead cannot submit anything. Where /proc exists, the lock also names the
+// boot and the owner's start time, so a pid that now belongs to another program (after a reboot,
+// or reused) is not taken for a running reel.
 import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { ReelError } from "../errors.js";
 
@@ -8,7 +10,7 @@ export class StateLockedError extends ReelError {
   constructor(path: string, pid: number) {
     super(
       "E_STATE_LOCKED",
-      `another reel process (pid ${pid}) is using the state file ${path}. Wait for it to finish or stop it; two runners on one state file could pay twice for the same job. If no reel is running (the pid now belongs to another program, say after a reboot), delete ${path}.lock.`,
+      `another reel process (pid ${pid}) is using the state file ${path}. Wait for it to finish or stop it; two runners on one state file could pay twice for the same job. If you are sure no reel is running, delete ${path}.lock.`,
     );
   }
 }
@@ -26,13 +28,61 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** This boot's id (Linux), or "" where the system does not say. */
+function bootId(): string {
+  try {
+    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  } catch {
+    return "";
+  }
+}
+
+/** When process `pid` started, in clock ticks since boot (Linux), or "" where it cannot be read. */
+function startTime(pid: number | "self"): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name, which is in parentheses and may hold spaces: state is field 3,
+    // starttime field 22.
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? "";
+  } catch {
+    return "";
+  }
+}
+
+/** What a lock file holds: "pid boot start" (older reels wrote the pid alone). */
+function ownerLine(): string {
+  return `${process.pid} ${bootId()} ${startTime("self")}\n`;
+}
+
+interface Owner {
+  readonly pid: number;
+  readonly boot: string;
+  readonly start: string;
+}
+
+function parseOwner(text: string): Owner {
+  const [pid = "", boot = "", start = ""] = text.trim().split(" ");
+  return { pid: Number(pid), boot, start };
+}
+
+/** Whether the process that wrote the lock is still running (not merely its pid in use). */
+function ownerRuns(owner: Owner): boolean {
+  if (!isAlive(owner.pid)) return false;
+  if (owner.boot !== "" && bootId() !== "" && owner.boot !== bootId()) return false; // rebooted since
+  if (owner.start !== "") {
+    const now = startTime(owner.pid);
+    if (now !== "" && now !== owner.start) return false; // the pid was given to another process
+  }
+  return true;
+}
+
 export function acquireLock(statePath: string): StateLock {
   const lockPath = `${statePath}.lock`;
   for (let tries = 0; tries < 20; tries++) {
     // The pid is written to a private file first and linked into place, so the lock file never
     // exists without its pid (another process reading it empty could take it for stale).
     const temp = `${lockPath}.${process.pid}.${tries}`;
-    writeFileSync(temp, `${process.pid}\n`);
+    writeFileSync(temp, ownerLine());
     try {
       linkSync(temp, lockPath);
       return ownLock(lockPath);
@@ -41,24 +91,24 @@ export function acquireLock(statePath: string): StateLock {
     } finally {
       unlinkSync(temp);
     }
-    let owner = Number.NaN;
+    let owner: Owner;
     try {
-      owner = Number(readFileSync(lockPath, "utf8").trim());
+      owner = parseOwner(readFileSync(lockPath, "utf8"));
     } catch {
       continue; // released meanwhile
     }
-    if (!Number.isInteger(owner) || owner <= 0) {
+    if (!Number.isInteger(owner.pid) || owner.pid <= 0) {
       sleepSync(50); // written by an older reel without the link: give it a moment
       continue;
     }
-    if (owner !== process.pid && isAlive(owner)) throw new StateLockedError(statePath, owner);
-    // Stale: its owner is gone (kill -9, a crash). Take it over by renaming our own pid file onto
-    // it: rename replaces atomically, so two processes taking over cannot both win.
+    if (owner.pid !== process.pid && ownerRuns(owner)) throw new StateLockedError(statePath, owner.pid);
+    // Stale: its owner is gone (kill -9, a crash, a reboot). Take it over by renaming our own pid
+    // file onto it: rename replaces atomically, so two processes taking over cannot both win.
     const claim = `${lockPath}.${process.pid}.claim`;
-    writeFileSync(claim, `${process.pid}\n`);
+    writeFileSync(claim, ownerLine());
     renameSync(claim, lockPath);
     sleepSync(20);
-    if (readFileSync(lockPath, "utf8").trim() === String(process.pid)) {
+    if (parseOwner(readFileSync(lockPath, "utf8")).pid === process.pid) {
       return ownLock(lockPath);
     }
   }
@@ -69,7 +119,7 @@ function ownLock(lockPath: string): StateLock {
   return {
     release: () => {
       try {
-        if (readFileSync(lockPath, "utf8").trim() === String(process.pid)) unlinkSync(lockPath);
+        if (parseOwner(readFileSync(lockPath, "utf8")).pid === process.pid) unlinkSync(lockPath);
       } catch {
         // already gone
       }

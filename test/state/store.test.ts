@@ -1,7 +1,7 @@
 // The state file as a user relies on it: scoped per service, refusing foreign or damaged files with a
 // clear message instead of recreating them, and locked to one process at a time.
 import { spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -180,6 +180,35 @@ describe("state store", () => {
     writeFileSync(path, db);
     expect(() => StateStore.open(path, { baseUrl: "x" })).toThrow(/damaged/);
   });
+
+  it.runIf(existsSync("/proc/self/stat"))(
+    "takes over a lock whose pid now belongs to another program (after a reboot, or reused)",
+    async () => {
+      const path = join(await tempDir(), "state.db");
+      const other = spawn("sleep", ["30"], { stdio: "ignore" }); // alive, and not a reel
+      try {
+        const stat = readFileSync(`/proc/${other.pid}/stat`, "utf8");
+        const start = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
+        const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+        const takesOver = (owner: string): boolean => {
+          writeFileSync(`${path}.lock`, `${owner}\n`);
+          try {
+            StateStore.open(path, { baseUrl: "x" }).close();
+            return true;
+          } catch (error) {
+            if (error instanceof StateLockedError) return false;
+            throw error;
+          }
+        };
+        expect(takesOver(`${other.pid} 00000000-0000-0000-0000-000000000000 ${start}`)).toBe(true); // a boot ago
+        expect(takesOver(`${other.pid} ${boot} 1`)).toBe(true); // the pid was reused since
+        expect(takesOver(`${other.pid} ${boot} ${start}`)).toBe(false); // its owner still runs
+        expect(takesOver(`${other.pid}`)).toBe(false); // an older reel's lock: the pid alone decides
+      } finally {
+        other.kill();
+      }
+    },
+  );
 
   it("lets one process at a time use a state file, and takes over the lock of a killed one", async () => {
     const path = join(await tempDir(), "state.db");
