@@ -379,7 +379,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         return;
       }
       // The user deleted it: fetch it again.
-      await download(row.file === null ? row : store.forgetDownload(row));
+      // Its result address is from an earlier run: it may have expired, or (the sandbox) name a
+      // server that is gone. The service is asked for the task again first.
+      await download(row.file === null ? row : store.forgetDownload(row), { addressFresh: false });
       return;
     }
     if (row.state === "submitted") {
@@ -655,7 +657,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
   }
 
-  async function download(finished: JobRow): Promise<void> {
+  /** `addressFresh`: the row's result URL was polled by this run (else it is asked for again). */
+  async function download(finished: JobRow, { addressFresh = true } = {}): Promise<void> {
     await downloads.add(async () => {
       let row = finished;
       // A version of the video that is no longer the wanted one (its spec was edited after it was
@@ -669,7 +672,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       for (;;) {
         if (stop.signal.aborted) return;
         try {
-          let url = row.result_url ?? (await refreshUrl(row));
+          let url = addressFresh && row.result_url ? row.result_url : await refreshUrl(row);
           for (let refreshed = 0; ; refreshed++) {
             try {
               await downloadVideo({

@@ -2,6 +2,7 @@
 // what users are promised (each video once, each credit intended, nothing lost).
 import { lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
@@ -160,18 +161,34 @@ describe("reel run", () => {
     expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
   });
 
-  it("asks the service for the task again when the stored result address has expired, never for a new generation", async () => {
-    const s = await sandbox();
-    const dir = await workspace();
-    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
-    const polls = s.counters.requests.get("GET /v1/generations/:id 200") ?? 0;
-    await rm(join(dir, "out", "beta", "again.mp4"));
-    s.expireFileUrls(); // the address in the state file now answers 403
-    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+  it("asks the service for the task again when the result address expired before the download", async () => {
+    // Tasks end at once; each download waits 400 ms in the server before it is answered.
+    const s = await sandbox({ timeScale: 0, preProcessingMs: 0 });
+    s.setFaults({ latencyMs: 400, routes: ["GET /files/:token"] });
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manyManifest(1) });
+    const running = runCli(["run", "m.yaml"], { cwd: dir, env: env(s) });
+    // The first status query already says Success: the address it gave expires while fetched.
+    while (!s.counters.requests.get("GET /v1/generations/:id 200")) await sleep(5);
+    s.expireFileUrls();
+    const result = await running;
+    expect(result.code, result.stderr).toBe(0);
     expect(s.counters.requests.get("GET /files/:token 403")).toBe(1);
-    expect(s.counters.requests.get("GET /v1/generations/:id 200")).toBe(polls + 1);
+    expect(s.counters.requests.get("GET /v1/generations/:id 200")).toBe(2);
     expect(s.counters.generationsCreated).toBe(1);
-    const video = await readFile(join(dir, "out", "beta", "again.mp4"));
+    const video = await readFile(join(dir, "out", "many", "v0.mp4"));
+    expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+  });
+
+  it("with --sandbox, downloads a deleted video again although the emulator now has another address", async () => {
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manyManifest(2) });
+    expect((await runCli(["run", "m.yaml", "--sandbox"], { cwd: dir, env: {} })).code).toBe(0);
+    await rm(join(dir, "out", "many", "v0.mp4"));
+    // The address in the state file names the previous run's port: the task is asked for again.
+    const again = await runCli(["run", "m.yaml", "--sandbox"], { cwd: dir, env: {} });
+    expect(again.code, again.stderr).toBe(0);
+    const video = await readFile(join(dir, "out", "many", "v0.mp4"));
     expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
   });
 
