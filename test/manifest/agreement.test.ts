@@ -194,10 +194,13 @@ const BREAKAGES: Record<string, Breakage> = {
   "unknown model": (v) => ({ ...v, model: `${v.model}-x` }),
 };
 
-const invalidVideo = fc
-  .tuple(fc.constantFrom(...MODELS).chain(videoFor), fc.constantFrom(...Object.keys(BREAKAGES)))
-  .map(([v, name]) => ({ name, video: BREAKAGES[name]!({ id: "bad", ...v }) }))
-  .filter((x): x is { name: string; video: VideoIn } => x.video !== undefined);
+/** Valid videos of any model broken by breakage `name` (models where it cannot apply are skipped). */
+const invalidVideo = (name: string) =>
+  fc
+    .constantFrom(...MODELS)
+    .chain(videoFor)
+    .map((v) => BREAKAGES[name]!({ id: "bad", ...v }))
+    .filter((video): video is VideoIn => video !== undefined);
 
 // ---- helpers ----
 
@@ -282,25 +285,26 @@ describe("agreement between manifest validation and the service", () => {
     "manifests breaking one per-model rule are refused by validation, checkGenerationRequest and the sandbox",
     { timeout: 90_000 },
     async () => {
-      const seen = new Set<string>();
-      await fc.assert(
-        fc.asyncProperty(invalidVideo, async ({ name, video }) => {
-          seen.add(name);
-          const [concrete] = materialize([video]);
-          const { manifests, problems } = await load({ version: 1, videos: [concrete] });
-          expect(manifests, name).toEqual([]);
-          expect(problems.length, name).toBeGreaterThan(0);
-          expect(
-            problems.every((p) => p.code === "E_MODEL_RULE" || p.code === "E_INVALID_VALUE"),
-            name,
-          ).toBe(true);
-          const body = requestOf(concrete!);
-          expect(checkGenerationRequest(body).length, name).toBeGreaterThan(0);
-          expect(await submit(body), name).toBe(422);
-        }),
-        { numRuns: 60 },
-      );
-      expect([...seen].sort()).toEqual(Object.keys(BREAKAGES).sort());
+      // Each breakage gets its own runs: drawing the breakage at random left a rare one (audio, which
+      // only avatar models require) unexercised in about one CI run in two hundred.
+      for (const name of Object.keys(BREAKAGES)) {
+        await fc.assert(
+          fc.asyncProperty(invalidVideo(name), async (video) => {
+            const [concrete] = materialize([video]);
+            const { manifests, problems } = await load({ version: 1, videos: [concrete] });
+            expect(manifests, name).toEqual([]);
+            expect(problems.length, name).toBeGreaterThan(0);
+            expect(
+              problems.every((p) => p.code === "E_MODEL_RULE" || p.code === "E_INVALID_VALUE"),
+              name,
+            ).toBe(true);
+            const body = requestOf(concrete!);
+            expect(checkGenerationRequest(body).length, name).toBeGreaterThan(0);
+            expect(await submit(body), name).toBe(422);
+          }),
+          { numRuns: 10 },
+        );
+      }
     },
   );
 });
