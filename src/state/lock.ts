@@ -28,13 +28,18 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** This boot's id (Linux), or "" where the system does not say. */
+let thisBoot: string | undefined;
+
+/** This boot's id (Linux), or "" where the system does not say; read once per process. */
 function bootId(): string {
-  try {
-    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-  } catch {
-    return "";
+  if (thisBoot === undefined) {
+    try {
+      thisBoot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    } catch {
+      thisBoot = "";
+    }
   }
+  return thisBoot;
 }
 
 /** When process `pid` started, in clock ticks since boot (Linux), or "" where it cannot be read. */
@@ -68,7 +73,8 @@ function parseOwner(text: string): Owner {
 /** Whether the process that wrote the lock is still running (not merely its pid in use). */
 function ownerRuns(owner: Owner): boolean {
   if (!isAlive(owner.pid)) return false;
-  if (owner.boot !== "" && bootId() !== "" && owner.boot !== bootId()) return false; // rebooted since
+  const boot = bootId();
+  if (owner.boot !== "" && boot !== "" && owner.boot !== boot) return false; // rebooted since
   if (owner.start !== "") {
     const now = startTime(owner.pid);
     if (now !== "" && now !== owner.start) return false; // the pid was given to another process

@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { afterEach, expect, it } from "vitest";
 import { mulberry32, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { spawnReel, writeTree } from "../helpers/cli.js";
+import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 let sandbox: Sandbox | undefined;
@@ -84,10 +85,7 @@ it("resumes after 20 kill -9 at random moments with no duplicate and no partial 
   db.close();
   expect(sandbox.counters.duplicateUploads()).toBeLessThanOrEqual(interrupted.n);
 
-  const results = (await readFile(join(dir, "out", "results.jsonl"), "utf8"))
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as { status: string; file: string | null; id: string });
+  const results = await readResults<{ status: string; file: string | null; id: string }>(dir);
   expect(results).toHaveLength(JOBS);
   const uncertain = results.filter((r) => r.status === "uncertain");
   // Uncertain only where a kill fell between writing the intent and recording the answer: at most

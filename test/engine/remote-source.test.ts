@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { REPO, spawnReel, writeTree } from "../helpers/cli.js";
+import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const TLS = join(REPO, "test", "fixtures", "tls");
@@ -98,10 +99,7 @@ it("fails only the job whose https source cannot be fetched, naming the address,
   expect(run.stderr).toContain(`${media.origin}/gone.png`);
   expect(run.stderr).toMatch(/404/);
   expect(sandbox.counters.generationsCreated).toBe(1);
-  const results = (await readFile(join(dir, "out", "results.jsonl"), "utf8"))
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as { id: string; status: string });
+  const results = await readResults<{ id: string; status: string }>(dir);
   expect(results.find((r) => r.id === "gone")?.status).toBe("Fail");
   expect(results.find((r) => r.id === "ok")?.status).toBe("Success");
 });

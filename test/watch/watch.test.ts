@@ -1,7 +1,7 @@
 // `reel watch` with real files, real file events and the sandbox over real HTTP: every way a
 // manifest can land, change or go, and the sandbox's counters prove nothing is submitted twice.
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
@@ -9,6 +9,7 @@ import { StateStore } from "../../src/state/store.js";
 import { startCli, until, writeTree } from "../helpers/cli.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
+import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandbox = useSandboxes();
@@ -79,10 +80,7 @@ describe("reel watch", () => {
     expect(s.counters.generationsCreated).toBe(6);
     expect(s.counters.duplicateGenerations()).toBe(0);
     // One line per current job: a/v0, a/v1 (its new version), a/v2, b/v0, c/v0.
-    const results = (await readFile(join(dir, "out", "results.jsonl"), "utf8"))
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { manifest: string; status: string });
+    const results = await readResults<{ manifest: string; status: string }>(dir);
     expect(results).toHaveLength(5);
     expect(results.every((r) => r.status === "Success")).toBe(true);
   });
