@@ -7,7 +7,7 @@
 import { setMaxListeners } from "node:events";
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
-import { setImmediate as setImmediatePromise, setTimeout as sleep } from "node:timers/promises";
+import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import PQueue from "p-queue";
 import {
   isFatalServiceError,
@@ -33,6 +33,7 @@ import { ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
 import { DownloadError, downloadVideo, isCompleteVideo } from "./download.js";
 import { DEFAULT_POLL_TIMING, nextPollDelay, type PollTiming, RunRateEstimator } from "./poll-schedule.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
+import { makeStoppableSleep } from "./stoppable-sleep.js";
 
 export interface EngineOptions {
   readonly client: ServiceClient;
@@ -140,8 +141,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
 
   // `stop` ends all work: a fatal service condition ("stop" mode) or the user's interrupt.
   const stop = new AbortController();
-  // Every sleeping poll and in-flight request listens on `stop`: many listeners are expected.
+  // Every in-flight request listens on `stop`: many listeners are expected.
   setMaxListeners(0, stop.signal);
+  const sleep = makeStoppableSleep(stop.signal);
   let fatal: ServiceError | undefined;
   const onUserAbort = (): void => stop.abort(options.signal?.reason);
   if (options.signal?.aborted) onUserAbort();
@@ -245,7 +247,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
 
   async function probe(error: ServiceError): Promise<void> {
     while (!stop.signal.aborted) {
-      await sleep(probeDelay, undefined, { signal: stop.signal }).catch(() => {});
+      await sleep(probeDelay);
       probeDelay = Math.min(PAUSE_PROBE_MS.max, probeDelay * 2);
       if (stop.signal.aborted) return;
       if (error.code === "E_CREDITS") break; // only a submission can tell: let one try again
@@ -524,7 +526,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       if (typeof outcome === "number") {
         // The service said "not now" (429, 503, refused connection) past the client's retries.
         transientRefusals++;
-        await sleep(outcome, undefined, { signal: stop.signal }).catch(() => {});
+        await sleep(outcome);
         continue;
       }
       if (outcome !== "retry") return outcome === "final";
@@ -597,8 +599,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         pollTiming,
       );
       try {
-        await sleep(delay, undefined, { signal: stop.signal });
-        if (!(await whenServiceUsable())) return false;
+        await sleep(delay);
+        if (!(await whenServiceUsable())) return false; // also when the engine stopped meanwhile
         const task = await polls.add(() => client.getGeneration(taskId, { signal: stop.signal }));
         if (task.status === status) {
           pollsInStatus++;
@@ -629,7 +631,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         }
         if (error instanceof RateLimitError && error.retryAfterMs !== undefined) {
           // A Retry-After longer than the client would sleep through: park this task only.
-          await sleep(error.retryAfterMs, undefined, { signal: stop.signal }).catch(() => {});
+          await sleep(error.retryAfterMs);
         }
         log.warn({ job: row.job_key, taskId, err: (error as Error).message }, "poll failed; will poll again");
       }

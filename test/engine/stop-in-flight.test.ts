@@ -1,6 +1,7 @@
-// When a fatal refusal (no credits) stops a run while another submission is still on the wire, that
-// submission may have been accepted: it must end `uncertain`, never `pending` (which a rerun would
-// submit again, paying twice).
+// Stopping a run with work in flight. When a fatal refusal (no credits) stops a run while another
+// submission is still on the wire, that submission may have been accepted: it must end `uncertain`,
+// never `pending` (which a rerun would submit again, paying twice). And a stop is prompt even while
+// every task waits for its next poll, which against a real service can be 30 s away.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -10,7 +11,21 @@ import { runBatch } from "../../src/engine/engine.js";
 import { loadManifests } from "../../src/manifest/index.js";
 import { StateStore } from "../../src/state/store.js";
 import { writeTree } from "../helpers/cli.js";
+import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
+
+const sandbox = useSandboxes();
+
+async function loadTwo(dir: string) {
+  const videos = ["a", "b"].map(
+    (id) => `  - id: ${id}\n    chunks:\n      - duration: 5\n        text: "${id}"\n`,
+  );
+  await writeTree(dir, {
+    "m.yaml": `version: 1\nname: m\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos.join("")}`,
+  });
+  const { manifests } = await loadManifests(["m.yaml"], { cwd: dir });
+  return manifests[0]!.jobs;
+}
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -38,17 +53,11 @@ it("leaves a submission cut off by the stop uncertain, and the refused one pendi
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const dir = await tempDir();
-  const videos = ["a", "b"].map(
-    (id) => `  - id: ${id}\n    chunks:\n      - duration: 5\n        text: "${id}"\n`,
-  );
-  await writeTree(dir, {
-    "m.yaml": `version: 1\nname: m\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos.join("")}`,
-  });
-  const { manifests } = await loadManifests(["m.yaml"], { cwd: dir });
+  const jobs = await loadTwo(dir);
   const store = StateStore.open(join(dir, "state.db"), { baseUrl });
   const client = makeClient({ baseUrl, apiKey: "k" });
   const summary = await runBatch({
-    jobs: manifests[0]!.jobs,
+    jobs,
     client,
     store,
     outDir: join(dir, "out"),
@@ -68,4 +77,45 @@ it("leaves a submission cut off by the stop uncertain, and the refused one pendi
   expect(refused!.attempts).toBe(0);
   expect(hung!.attempts).toBe(1);
   store.close();
+});
+
+it("stops at once while every task sleeps until its next poll, and keeps the task ids", async () => {
+  const s = await sandbox({ timeScale: 1 }); // each task runs 5 s: long after the stop
+  const dir = await tempDir();
+  const jobs = await loadTwo(dir);
+  const store = StateStore.open(join(dir, "state.db"), { baseUrl: s.baseUrl });
+  const client = makeClient({ baseUrl: s.baseUrl, apiKey: s.apiKey });
+  const interrupt = new AbortController();
+  let submitted = 0;
+  let stoppedAt = 0;
+  const summary = await runBatch({
+    jobs,
+    client,
+    store,
+    outDir: join(dir, "out"),
+    cacheDir: join(dir, "cache"),
+    concurrency: 2,
+    // A real service's schedule: 30 s between polls.
+    pollTiming: { minMs: 30_000, maxMs: 30_000 },
+    signal: interrupt.signal,
+    onJobChange: () => {
+      if (++submitted < 2) return;
+      // Both tasks are now waiting for their first poll.
+      setTimeout(() => {
+        stoppedAt = Date.now();
+        interrupt.abort();
+      }, 100);
+    },
+  });
+  const tookMs = Date.now() - stoppedAt;
+  await client.close();
+  store.close();
+  expect(summary.outcome).toBe("interrupted");
+  expect(tookMs).toBeLessThan(1_000);
+  // Followed by the next run, never submitted again.
+  expect(summary.rows.map((row) => [row.state, row.task_id !== null])).toEqual([
+    ["submitted", true],
+    ["submitted", true],
+  ]);
+  expect(s.counters.generationsCreated).toBe(2);
 });
