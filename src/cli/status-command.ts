@@ -54,8 +54,9 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     }
   }
   if (!existsSync(statePath)) {
-    if (json) io.stdout.write(`${JSON.stringify({ state: statePath, manifests: {}, jobs: [] })}\n`);
-    else io.stdout.write(`No state file at ${statePath}: nothing has run yet.\n`);
+    if (json) {
+      io.stdout.write(`${JSON.stringify({ state: statePath, manifests: {}, services: {}, jobs: [] })}\n`);
+    } else io.stdout.write(`No state file at ${statePath}: nothing has run yet.\n`);
     return EXIT.ok;
   }
   if (args.values.sandbox === true && args.values["base-url"] !== undefined) {
@@ -76,15 +77,16 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   } finally {
     store.close();
   }
-  const perManifest: Record<string, Record<string, number>> = {};
   const jobs = rows.map((row) => ({ ...resultOf(row), service: row.base_url }));
-  for (const job of jobs) {
-    const counts = perManifest[job.manifest] ?? {};
-    perManifest[job.manifest] = counts;
-    counts[job.status] = (counts[job.status] ?? 0) + 1;
-  }
   if (json) {
-    io.stdout.write(`${JSON.stringify({ state: statePath, manifests: perManifest, jobs })}\n`);
+    // `manifests` adds up every service's jobs (its shape predates `services`); `services` keeps
+    // them apart, by base URL, for a file shared by several.
+    const services: Record<string, StatusCounts> = {};
+    for (const service of new Set(jobs.map((job) => job.service))) {
+      services[service] = countStatuses(jobs.filter((job) => job.service === service));
+    }
+    const output = { state: statePath, manifests: countStatuses(jobs), services, jobs };
+    io.stdout.write(`${JSON.stringify(output)}\n`);
     return EXIT.ok;
   }
   if (jobs.length === 0) {
@@ -101,6 +103,18 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   }
   io.stdout.write(`${lines.join("\n")}\n`);
   return EXIT.ok;
+}
+
+/** Jobs by manifest, then by status. */
+type StatusCounts = Record<string, Record<string, number>>;
+
+function countStatuses(jobs: readonly JobResult[]): StatusCounts {
+  const counts: StatusCounts = {};
+  for (const job of jobs) {
+    const own = (counts[job.manifest] ??= {});
+    own[job.status] = (own[job.status] ?? 0) + 1;
+  }
+  return counts;
 }
 
 /** A line per manifest (jobs by status), then a line per job that needs the user's attention. */

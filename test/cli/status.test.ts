@@ -64,6 +64,7 @@ interface StatusJob {
 interface StatusJson {
   state: string;
   manifests: Record<string, Record<string, number>>;
+  services: Record<string, Record<string, Record<string, number>>>;
   jobs: StatusJob[];
 }
 
@@ -118,6 +119,7 @@ describe("reel status", () => {
     const status = parseStatus(result.stdout);
     expect(status.state).toBe(join(dir, ".reel", "state.db"));
     expect(status.manifests).toEqual({ promo: { Success: 2 }, shop: { Fail: 1, Success: 2 } });
+    expect(status.services).toEqual({ [s.baseUrl]: status.manifests });
 
     const results = await readResults<StatusJob>(dir);
     expect(status.jobs).toHaveLength(results.length);
@@ -207,6 +209,7 @@ describe("reel status", () => {
     expect(parseStatus(json.stdout)).toEqual({
       state: join(dir, "elsewhere", "state.db"),
       manifests: {},
+      services: {},
       jobs: [],
     });
     // Looking must not leave an empty state file or folder behind.
@@ -237,6 +240,12 @@ describe("reel status", () => {
     );
     expect(all.jobs).toHaveLength(4);
     expect(new Set(all.jobs.map((j) => j.service))).toEqual(new Set([a.baseUrl, b.baseUrl]));
+    // Counted apart per service; `manifests` adds them up.
+    expect(all.services).toEqual({
+      [a.baseUrl]: { promo: { Success: 2 } },
+      [b.baseUrl]: { promo: { Success: 2 } },
+    });
+    expect(all.manifests).toEqual({ promo: { Success: 4 } });
     // Read by a person: one block per service, not 4 jobs for a manifest of 2.
     const plain = await runCli(["status", "--state", "shared.db"], { cwd: dir, env: {} });
     expect(plain.stdout.trim().split("\n\n").sort()).toEqual(
@@ -284,9 +293,8 @@ describe("reel status", () => {
     expect(requestTotal(a) + requestTotal(b)).toBe(before);
   });
 
-  // BUG: run strips trailing slashes from the base URL before recording it (service-options.ts), and
-  // so does plan; status compares --base-url as given, so the very URL the user ran with, written
-  // `http://127.0.0.1:PORT/`, shows "No jobs recorded.". Flip to `it` once fixed.
+  // run and plan strip trailing slashes from the base URL before recording it (service-options.ts):
+  // the very URL the user ran with, written `http://127.0.0.1:PORT/`, must find its jobs.
   it("--base-url finds the jobs when written with a trailing slash, as run accepts it", async () => {
     const s = await sandbox();
     const dir = await tempDir();
