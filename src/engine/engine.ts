@@ -107,8 +107,8 @@ export interface Engine {
   followInFlight(): void;
   /** Resolves once no job is being worked on. */
   whenIdle(): Promise<void>;
-  /** The current row of every wanted job, manifest by manifest. */
-  wantedRows(): JobRow[];
+  /** The current row of every wanted job, manifest by manifest. `versions`: store.jobsByVersion(), if read. */
+  wantedRows(versions?: Map<string, JobRow>): JobRow[];
   /** The condition that stopped the engine ("stop" mode), if any. */
   readonly fatal: ServiceError | undefined;
   /** Whether work was stopped by the signal or a fatal condition. */
@@ -743,8 +743,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     async whenIdle() {
       while (working.size > 0) await Promise.all([...working.values()]);
     },
-    wantedRows() {
-      const versions = store.jobsByVersion();
+    wantedRows(versions = store.jobsByVersion()) {
       const rows: JobRow[] = [];
       for (const keys of keysOf.values()) {
         for (const key of keys) {
@@ -809,11 +808,12 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   progress.stop();
   options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
   if (options.store.writeFailure) throw options.store.writeFailure;
-  const finalRows = engine.wantedRows();
-  const versions = leftOut.length === 0 ? undefined : options.store.jobsByVersion();
-  const listedRows = versions
-    ? options.listedJobs!.flatMap((job) => versions.get(versionKey(job.key, job.specHash)) ?? [])
-    : finalRows;
+  const versions = options.store.jobsByVersion(); // one read of every row, for both lists
+  const finalRows = engine.wantedRows(versions);
+  const listedRows =
+    leftOut.length === 0
+      ? finalRows
+      : options.listedJobs!.flatMap((job) => versions.get(versionKey(job.key, job.specHash)) ?? []);
   await writeResults(options.outDir, listedRows);
   await writeHtmlReport(options.outDir, listedRows);
   const outcome = engine.fatal ? "fatal" : engine.stopped ? "interrupted" : "completed";
