@@ -98,6 +98,16 @@ function reportError(error: unknown, command: Command, io: CliIO): number {
     io.stderr.write(`reel ${command.name}: ${error.message}\n`);
     return EXIT.someJobsFailed;
   }
+  const system = error as NodeJS.ErrnoException;
+  if (typeof system?.syscall === "string" && typeof system.code === "string") {
+    // The file system refused (permissions, a full disk, a file where a folder should be): the
+    // user's to fix, and a stack trace would hide the one line that matters.
+    const where = system.path === undefined ? "" : ` ${system.path}`;
+    io.stderr.write(
+      `reel ${command.name}: cannot ${system.syscall}${where} (${system.message.split(", ")[0]}). Check the paths given (--out, --state) and their permissions, then rerun: what was done is kept.\n`,
+    );
+    return EXIT.someJobsFailed;
+  }
   // A bug: keep the stack, it is what a maintainer needs.
   io.stderr.write(`reel ${command.name}: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
   return EXIT.someJobsFailed;

@@ -1,8 +1,9 @@
 // What `run` and `watch` both set up before working, and take down after: a log file under the state
 // folder (with the key scrubbed), the service (or the in-process sandbox), and the state file.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pino } from "pino";
+import { systemReason } from "../engine/atomic-write.js";
 import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
 import { type EngineOptions } from "../engine/engine.js";
 import { makeLineProgress, makeTtyProgress, type ProgressSink } from "../engine/progress.js";
@@ -49,6 +50,23 @@ export interface WorkSession {
   readonly engine: Omit<EngineOptions, "onFatal" | "onJobChange">;
 }
 
+/**
+ * The run's log file, opened here, synchronously: pino flushes it when the process exits, which
+ * throws ("sonic boom is not ready yet") if the file is still being opened by then, or never opened.
+ */
+function openLogFile(path: string): ReturnType<typeof pino.destination> {
+  let fd: number;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    fd = openSync(path, "a", 0o600);
+  } catch (error) {
+    throw new UsageError(
+      `cannot write the log file ${path} beside the state file (${systemReason(error)}). Point --state at a file in a folder you can write.`,
+    );
+  }
+  return pino.destination({ dest: fd, sync: false });
+}
+
 /** Opens a session, runs `work` in it, and always closes the state, the service and the log. */
 export async function withWorkSession<T>(
   kind: "run" | "watch",
@@ -68,12 +86,11 @@ export async function withWorkSession<T>(
     );
   }
   const stateDir = dirname(settings.statePath);
-  mkdirSync(join(stateDir, "logs"), { recursive: true });
   const logFile = join(stateDir, "logs", `${kind}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
   const logger = makeLogger({
     level: "debug",
     secrets: settings.apiKey ? [settings.apiKey] : [],
-    destination: pino.destination({ dest: logFile, sync: false }),
+    destination: openLogFile(logFile),
   });
   const service = await connectService(settings, logger);
   let store: StateStore | undefined;

@@ -14,14 +14,32 @@ export function tempPathFor(target: string): string {
 
 /** Creates `dir` (and parents) and refuses a symlink planted in its place. */
 export async function ensureRealDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  const info = await lstat(dir);
-  if (!info.isDirectory()) {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (error) {
+    // EEXIST (a file there), ENOENT (a dangling symlink), ENOTDIR, EACCES, EROFS...
+    const info = await lstat(dir).catch(() => undefined);
+    if (info && !info.isDirectory()) throw notAFolder(dir, info.isSymbolicLink());
     throw new ReelError(
       "E_OUTPUT_PATH",
-      `${dir} is ${info.isSymbolicLink() ? "a symbolic link" : "not a folder"}; reel writes only into real folders under the output folder. Remove it and rerun.`,
+      `cannot create the output folder ${dir} (${systemReason(error)}). Check --out and the permissions of the folders above it.`,
+      { cause: error },
     );
   }
+  const info = await lstat(dir);
+  if (!info.isDirectory()) throw notAFolder(dir, info.isSymbolicLink());
+}
+
+/** "EACCES: permission denied", from Node's "EACCES: permission denied, mkdir '/x'". */
+export function systemReason(error: unknown): string {
+  return ((error as Error).message ?? String(error)).split(", ")[0]!;
+}
+
+function notAFolder(dir: string, symlink: boolean): ReelError {
+  return new ReelError(
+    "E_OUTPUT_PATH",
+    `${dir} is ${symlink ? "a symbolic link" : "not a folder"}; reel writes only into real folders under the output folder. Remove it, or point --out elsewhere, and rerun.`,
+  );
 }
 
 /**

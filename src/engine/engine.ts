@@ -105,6 +105,8 @@ export interface Engine {
   dropManifest(manifest: string): void;
   /** Follows every task of this service that is still unfinished in the state file. */
   followInFlight(): void;
+  /** Makes the manifest's output folder (see setManifestJobs, which does it too): a run checks them all first. */
+  prepareDir(manifest: string): Promise<void>;
   /** Resolves once no job is being worked on. */
   whenIdle(): Promise<void>;
   /** The current row of every wanted job, manifest by manifest. `versions`: store.jobsByVersion(), if read. */
@@ -738,6 +740,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
 
   return {
     setManifestJobs,
+    prepareDir,
     dropManifest,
     followInFlight,
     async whenIdle() {
@@ -802,6 +805,9 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   const selected = new Set(options.jobs);
   const leftOut = (options.listedJobs ?? []).filter((job) => !selected.has(job));
   if (leftOut.length > 0) options.store.upsertJobs(leftOut.map(newJobOf));
+  // Every output folder is checked before any job starts: one that cannot be made stops the run
+  // before anything is sent.
+  for (const manifest of byManifest.keys()) await engine.prepareDir(manifest);
   for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
   await engine.whenIdle();
   engine.dispose();

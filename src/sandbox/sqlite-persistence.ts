@@ -235,6 +235,12 @@ function explainOpenError(path: string, error: unknown): unknown {
   if (code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT") {
     return new UsageError(`${path} is not a sandbox database`, { cause: error });
   }
+  if (typeof code === "string" && /^SQLITE_(READONLY|CANTOPEN|IOERR|PERM)/.test(code)) {
+    return new UsageError(
+      `cannot write the sandbox's data file ${path} (${code}). Check its folder's permissions, or give the sandbox another data dir.`,
+      { cause: error },
+    );
+  }
   return error;
 }
 

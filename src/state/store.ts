@@ -165,6 +165,17 @@ export class StateStore {
           cause: error,
         });
       }
+      // Read-only file or folder, no permission, a folder in its place...
+      if (
+        code?.startsWith("SQLITE_READONLY") ||
+        code?.startsWith("SQLITE_CANTOPEN") ||
+        code?.startsWith("SQLITE_IOERR")
+      ) {
+        throw new StateFileError(
+          `cannot ${readonly ? "read" : "write"} the state file ${path} (${code}: ${(error as Error).message}). Check its permissions and its folder's, or point --state at another file.`,
+          { cause: error },
+        );
+      }
       throw error;
     }
   }
