@@ -3,4 +3,9 @@
 import { main } from "../dist/cli/main.js";
 
 const code = await main(process.argv.slice(2));
+// Output still queued for a slow reader (a pipe holds 64 KiB) is lost on exit: wait until it has
+// been handed over, or the reader is gone.
+await Promise.all(
+  [process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write("", resolve))),
+);
 process.exit(code);

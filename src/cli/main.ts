@@ -22,7 +22,7 @@ export function processIO(signal: AbortSignal): CliIO {
   return { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal };
 }
 
-/** Runs the CLI and returns the exit code. Wires SIGINT/SIGTERM unless `io` is given. */
+/** Runs the CLI and returns the exit code. Wires signals and the output streams unless `io` is given. */
 export async function main(argv: readonly string[], io?: CliIO): Promise<number> {
   if (io) return dispatch(argv, io);
   tuneHeapForBatches();
@@ -42,13 +42,20 @@ export async function main(argv: readonly string[], io?: CliIO): Promise<number>
     }
     controller.abort(new ReelError("E_INTERRUPTED", "interrupted"));
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  // A closed terminal (SIGHUP) stops the run as Ctrl-C does: what is in hand gets recorded.
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const name of signals) process.on(name, onSignal);
+  // A reader that went away (`reel run | head`, a closed terminal) must not kill a run half-way
+  // through recording its submissions: output is dropped, work goes on (the log file has it all).
+  const onOutputError = (error: NodeJS.ErrnoException): void => {
+    if (error.code !== "EPIPE" && error.code !== "EIO") throw error;
+  };
+  process.stdout.on("error", onOutputError);
+  process.stderr.on("error", onOutputError);
   try {
     return await dispatch(argv, processIO(controller.signal));
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    for (const name of signals) process.off(name, onSignal);
   }
 }
 

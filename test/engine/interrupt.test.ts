@@ -1,4 +1,4 @@
-// Ctrl-C and --sandbox resume, with the real binary in a child process.
+// Ctrl-C, SIGHUP and --sandbox resume, with the real binary in a child process.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
@@ -52,6 +52,24 @@ it("exits 130 within two seconds of Ctrl-C, and the rerun finishes without a dup
 
   const second = run(["run", "m.yaml"], dir, env);
   expect(await second.exit).toBe(0);
+  expect(sandbox.counters.generationsCreated).toBe(12);
+  expect(sandbox.counters.duplicateGenerations()).toBe(0);
+});
+
+it("a closed terminal (SIGHUP) stops the run as Ctrl-C does: nothing cut off, nothing paid twice", async () => {
+  sandbox = await startSandbox({ slots: 4, timeScale: 0.1, preProcessingMs: 10 });
+  const dir = await tempDir();
+  await writeTree(dir, { "m.yaml": manifest(12) });
+  const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };
+  const first = run(["run", "m.yaml"], dir, env);
+  while (sandbox.counters.generationsCreated < 3) await new Promise((r) => setTimeout(r, 20));
+  first.child.kill("SIGHUP");
+  expect(await first.exit).toBe(130);
+  expect(first.output().stderr).toMatch(/Interrupted/);
+
+  const second = run(["run", "m.yaml"], dir, env);
+  expect(await second.exit).toBe(0);
+  expect(second.output().stderr).not.toContain("uncertain");
   expect(sandbox.counters.generationsCreated).toBe(12);
   expect(sandbox.counters.duplicateGenerations()).toBe(0);
 });
