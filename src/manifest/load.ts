@@ -18,6 +18,8 @@ import { validateManifestValue } from "./validate.js";
 export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
 
 const SAFE_NAME = new RegExp(SAFE_NAME_PATTERN);
+/** The files reel writes at the top of OUT (see src/report). */
+const OUT_FILES = ["results.jsonl", "index.html"];
 const MEDIA_STRING = new RegExp(MEDIA_STRING_PATTERN, "u");
 
 /** How a file is named in problems: relative to cwd when inside it, absolute otherwise. */
@@ -208,6 +210,17 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
         code: PROBLEM_CODES.unsafeName,
       });
     }
+  }
+
+  // OUT/<name>/ sits beside reel's own files at the top of OUT: a manifest must not take their place
+  // (compared without case: on macOS and Windows, Index.html is index.html).
+  if (name && OUT_FILES.includes(name.name.toLowerCase())) {
+    problems.push({
+      file,
+      ...name.position(),
+      message: `the manifest name "${name.name}" is taken: reel writes OUT/${name.name.toLowerCase()} itself; ${record.name === undefined ? "add name: to the manifest" : "choose another name"}`,
+      code: PROBLEM_CODES.unsafeName,
+    });
   }
 
   const refs = new Map<RefKey, AssetRef | SpeechRef>();

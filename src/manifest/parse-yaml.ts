@@ -254,7 +254,14 @@ export function parseThorough(text: string, limits: YamlLimits = {}): ParseYamlR
     if (isScalar(node)) return 1;
     if (isAlias(node)) {
       const target = node.resolve(doc);
-      if (!target) return 1; // an unknown anchor: the parser has reported it
+      if (!target) {
+        problems.push({
+          ...at(node.range?.[0] ?? 0),
+          message: `alias *${node.source} is not defined: an anchor &${node.source} must come before it in the file`,
+          code: PROBLEM_CODES.yamlSyntax,
+        });
+        return 1;
+      }
       if (inProgress.has(target)) {
         problems.push({
           ...at(node.range?.[0] ?? 0),
@@ -337,13 +344,20 @@ export function parseThorough(text: string, limits: YamlLimits = {}): ParseYamlR
   }
   if (problems.length > 0) return { ok: false, problems };
 
-  const value: unknown = doc.toJS({
-    // The walk above bounded the expansion; yaml's own counter would refuse ordinary reuse.
-    maxAliasCount: -1,
-    reviver: (_key, v) => {
-      if (typeof v !== "bigint") return v;
-      return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
-    },
-  });
+  let value: unknown;
+  try {
+    value = doc.toJS({
+      // The walk above bounded the expansion; yaml's own counter would refuse ordinary reuse.
+      maxAliasCount: -1,
+      reviver: (_key, v) => {
+        if (typeof v !== "bigint") return v;
+        return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
+      },
+    });
+  } catch (error) {
+    // What the walk above did not foresee: still a problem in this file, not a crash of reel.
+    const message = `YAML: ${(error as Error).message}`;
+    return { ok: false, problems: [{ line: 1, col: 1, message, code: PROBLEM_CODES.yamlSyntax }] };
+  }
   return { ok: true, parsed: { value, positionOfObject: () => undefined, document: () => document } };
 }
