@@ -5,7 +5,7 @@
 // One engine serves a one-shot `run` (runBatch, below) and a long-lived `watch`, which adds and
 // withdraws manifests' jobs while it works.
 import { setMaxListeners } from "node:events";
-import { rename } from "node:fs/promises";
+import { rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import PQueue from "p-queue";
@@ -103,8 +103,8 @@ export interface Engine {
   setManifestJobs(manifest: string, jobs: readonly Job[]): Promise<void>;
   /** The manifest is gone: none of its unsubmitted jobs is submitted any more. */
   dropManifest(manifest: string): void;
-  /** Follows every task of this service that is still unfinished in the state file. */
-  followInFlight(): void;
+  /** Follows every task of this service still unfinished in the state file (those `which` picks). */
+  followInFlight(which?: (row: JobRow) => boolean): void;
   /** Makes the manifest's output folder (see setManifestJobs, which does it too): a run checks them all first. */
   prepareDir(manifest: string): Promise<void>;
   /** Resolves once no job is being worked on. */
@@ -292,6 +292,11 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const working = new Map<number, Promise<void>>(); // row id -> its processing
   const preparedDirs = new Map<string, Promise<void>>(); // manifest -> its output folder checked and cleaned
   const isWanted = (job: Job): boolean => wanted.get(job.key) === job.specHash;
+  /** A version of a video whose manifest now asks for another: its files carry its hash. */
+  const isSuperseded = (row: JobRow): boolean => {
+    const current = wanted.get(row.job_key);
+    return current !== undefined && current !== row.spec_hash;
+  };
 
   function track(rowId: number, work: () => Promise<void>, lane: PQueue, priority = 0): void {
     if (working.has(rowId)) return;
@@ -356,8 +361,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     keysOf.delete(manifest);
   }
 
-  function followInFlight(): void {
+  function followInFlight(which: (row: JobRow) => boolean = () => true): void {
     for (const row of store.listInFlight()) {
+      if (!which(row)) continue;
       track(
         row.id,
         async () => {
@@ -379,7 +385,11 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       // rerun interleave with the submissions instead of holding them up.
       await setImmediatePromise();
       if (row.file !== null && isCompleteVideo(join(outDir, row.file))) {
-        ensureJobRecord(outDir, row);
+        const own = `${row.manifest}/${row.video_id}.mp4`;
+        // An edit undone: this version's video was kept as <id>.<hash>.mp4 while the other one
+        // took <id>.mp4. It takes its name back (the other keeps its own hash name); no download.
+        if (row.file !== own && isWanted(job)) await downloads.add(() => takeBackName(row, own));
+        else ensureJobRecord(outDir, row);
         return;
       }
       // The user deleted it: fetch it again.
@@ -657,7 +667,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
     if (row.state === "Fail" || row.state === "Canceled") {
       progress.event({ stage: "failed", key: row.job_key, detail: row.error ?? row.state });
-      writeJobRecord(outDir, row);
+      writeJobRecord(outDir, row, isSuperseded(row));
     }
   }
 
@@ -667,8 +677,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       let row = finished;
       // A version of the video that is no longer the wanted one (its spec was edited after it was
       // submitted) keeps its result beside the current one instead of overwriting it.
-      const current = wanted.get(row.job_key);
-      const superseded = current !== undefined && current !== row.spec_hash;
+      const superseded = isSuperseded(row);
       const file = superseded
         ? `${row.manifest}/${row.video_id}.${row.spec_hash.slice(0, 8)}.mp4`
         : `${row.manifest}/${row.video_id}.mp4`;
@@ -693,7 +702,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
             }
           }
           row = store.markDownloaded(row, file);
-          writeJobRecord(outDir, row);
+          writeJobRecord(outDir, row, superseded);
           changed();
           progress.event({ stage: "done", key: row.job_key, detail: file });
           return;
@@ -723,12 +732,22 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       const kept = `${older.manifest}/${older.video_id}.${older.spec_hash.slice(0, 8)}.mp4`;
       try {
         await rename(join(outDir, file), join(outDir, kept));
-        store.markDownloaded(older, kept);
+        writeJobRecord(outDir, store.markDownloaded(older, kept), true);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
         store.forgetDownload(older); // the user deleted it already
       }
     }
+  }
+
+  /** Moves `row`'s video (kept under its hash name) back to `own`, `<id>.mp4`. */
+  async function takeBackName(row: JobRow, own: string): Promise<void> {
+    await keepPreviousVersion(row, own);
+    await rename(join(outDir, row.file!), join(outDir, own));
+    writeJobRecord(outDir, store.markDownloaded(row, own));
+    // Its record as a kept version, beside the video that just moved.
+    await unlink(join(outDir, row.file!.replace(/\.mp4$/, ".json"))).catch(() => {});
+    changed();
   }
 
   async function refreshUrl(row: JobRow): Promise<string> {
@@ -809,6 +828,12 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   // before anything is sent.
   for (const manifest of byManifest.keys()) await engine.prepareDir(manifest);
   for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
+  // Tasks of versions these manifests no longer ask for (an edit, a removed video) were paid for
+  // too: followed to the end, their videos keep their hash names. With --only, only the selected.
+  const selectedKeys = new Set(options.jobs.map((job) => job.key));
+  engine.followInFlight((row) =>
+    leftOut.length > 0 ? selectedKeys.has(row.job_key) : byManifest.has(row.manifest),
+  );
   await engine.whenIdle();
   engine.dispose();
   progress.stop();

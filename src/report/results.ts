@@ -46,23 +46,31 @@ export function resultOf(row: JobRow): JobResult {
   };
 }
 
-const recordPath = (outDir: string, row: JobRow): string =>
-  join(outDir, row.manifest, `${row.video_id}.json`);
+/**
+ * `<id>.json`, or `<id>.<hash>.json` for a version of the video that is no longer the manifest's
+ * (`superseded`): its record sits beside its `<id>.<hash>.mp4` and never replaces the current one's.
+ */
+const recordPath = (outDir: string, row: JobRow, superseded: boolean): string =>
+  join(
+    outDir,
+    row.manifest,
+    superseded ? `${row.video_id}.${row.spec_hash.slice(0, 8)}.json` : `${row.video_id}.json`,
+  );
 
 /**
  * `OUT/<manifest>/<id>.json`: the job's record, with the spec that was sent. Not fsync'ed (one per
  * job would cost more than the rest of the job): it is made again from the state file whenever a
  * run finds it missing or emptied by a power cut (ensureJobRecord).
  */
-export function writeJobRecord(outDir: string, row: JobRow): void {
+export function writeJobRecord(outDir: string, row: JobRow, superseded = false): void {
   const record = { ...resultOf(row), spec: JSON.parse(row.spec_json) as unknown };
-  writeSmallFileAtomicSync(recordPath(outDir, row), `${JSON.stringify(record, null, 2)}\n`);
+  writeSmallFileAtomicSync(recordPath(outDir, row, superseded), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 /** Writes the job's record again if it is missing or empty. */
 export function ensureJobRecord(outDir: string, row: JobRow): void {
   try {
-    if (statSync(recordPath(outDir, row)).size > 0) return;
+    if (statSync(recordPath(outDir, row, false)).size > 0) return;
   } catch {
     // missing: write it
   }

@@ -405,10 +405,58 @@ describe("reel run", () => {
     const second = (await readResults(dir))[0]!;
     expect(second.file).toBe("beta/again.mp4");
     expect(second.specHash).not.toBe(first.specHash);
-    const kept = `again.${String(first.specHash).slice(0, 8)}.mp4`;
+    const kept = `again.${String(first.specHash).slice(0, 8)}`;
     expect((await readdir(join(dir, "out", "beta"))).sort()).toEqual(
-      ["again.json", "again.mp4", kept].sort(),
+      ["again.json", "again.mp4", `${kept}.mp4`, `${kept}.json`].sort(),
     );
+    // Each record sits beside its own video.
+    const record = async (name: string) =>
+      JSON.parse(await readFile(join(dir, "out", "beta", name), "utf8")) as Record<string, unknown>;
+    expect(await record(`${kept}.json`)).toMatchObject({ taskId: first.taskId, file: `beta/${kept}.mp4` });
+    expect(await record("again.json")).toMatchObject({ taskId: second.taskId, file: "beta/again.mp4" });
     expect(s.counters.generationsCreated).toBe(2);
+
+    // The edit undone: the first video takes its name back, from disk, and nothing is generated.
+    await writeTree(dir, { "manifests/beta.yaml": BETA });
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2);
+    const third = (await readResults(dir))[0]!;
+    expect(third).toMatchObject({ taskId: first.taskId, file: "beta/again.mp4" });
+    expect(await record("again.json")).toMatchObject({ taskId: first.taskId, file: "beta/again.mp4" });
+    const keptSecond = `again.${String(second.specHash).slice(0, 8)}`;
+    expect(await record(`${keptSecond}.json`)).toMatchObject({
+      taskId: second.taskId,
+      file: `beta/${keptSecond}.mp4`,
+    });
+    expect((await readdir(join(dir, "out", "beta"))).sort()).toEqual(
+      ["again.json", "again.mp4", `${keptSecond}.mp4`, `${keptSecond}.json`].sort(),
+    );
+  });
+
+  it("follows to the end a task whose video was edited while it ran, and keeps that video too", async () => {
+    const s = await sandbox({ timeScale: 0.5 }); // 2 s of video: about 1 s of work
+    const dir = await workspace();
+    const interrupt = new AbortController();
+    const running = runCli(["run", "manifests/beta.yaml"], {
+      cwd: dir,
+      env: env(s),
+      signal: interrupt.signal,
+    });
+    while (s.counters.generationsCreated < 1) await sleep(10);
+    interrupt.abort();
+    expect((await running).code).toBe(130);
+    const first = (await readResults(dir))[0]!;
+    expect(first.taskId).toEqual(expect.any(String));
+
+    // Edited while its task is still on the service: a new job, and the paid task is not forgotten.
+    await writeTree(dir, { "manifests/beta.yaml": BETA.replace("duration: 2", "duration: 3") });
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2);
+    const kept = `again.${String(first.specHash).slice(0, 8)}`;
+    expect((await readdir(join(dir, "out", "beta"))).sort()).toEqual(
+      ["again.json", "again.mp4", `${kept}.mp4`, `${kept}.json`].sort(),
+    );
+    const record = JSON.parse(await readFile(join(dir, "out", "beta", `${kept}.json`), "utf8")) as object;
+    expect(record).toMatchObject({ taskId: first.taskId, status: "Success" });
   });
 });
