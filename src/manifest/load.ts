@@ -2,6 +2,7 @@
 // normalize. Problems are returned as data, every problem of every file at once; a file with
 // problems yields no manifest, the others still load.
 import { readdir, readFile, stat } from "node:fs/promises";
+import { isUtf8 } from "node:buffer";
 import path from "node:path";
 import { readId } from "../service/check-request.js";
 import { FileChecker, hashFileStreaming, type MediaUse } from "./check-files.js";
@@ -135,6 +136,15 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
   let text: string;
   try {
     const info = await stat(abs);
+    if (!info.isFile()) {
+      // A named pipe would block the read for ever (and a thread of libuv's pool with it).
+      return fail({
+        line: 0,
+        col: 0,
+        message: "not a regular file (a named pipe, socket or device?); a manifest must be a file",
+        code: PROBLEM_CODES.readFailed,
+      });
+    }
     if (info.size > maxBytes) {
       return fail({
         line: 1,
@@ -143,7 +153,21 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
         code: PROBLEM_CODES.tooLarge,
       });
     }
-    text = await readFile(abs, "utf8");
+    const bytes = await readFile(abs);
+    text = bytes.toString("utf8");
+    if (!isUtf8(bytes)) {
+      // Read as UTF-8 anyway, a Latin-1 "é" would reach the service as "\uFFFD": a paid video of
+      // the wrong text.
+      const bad = text.indexOf("\uFFFD");
+      const before = text.slice(0, Math.max(0, bad));
+      const line = before.split("\n").length;
+      return fail({
+        line,
+        col: bad - (before.lastIndexOf("\n") + 1) + 1,
+        message: "the file is not UTF-8 text (Latin-1 or another legacy encoding?); save it as UTF-8",
+        code: PROBLEM_CODES.readFailed,
+      });
+    }
   } catch (error) {
     return fail({
       line: 0,

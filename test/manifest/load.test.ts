@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -197,6 +198,17 @@ describe("loadManifests", () => {
       }),
     ]);
   });
+
+  it.skipIf(process.platform === "win32")(
+    "refuses a named pipe given as a manifest instead of waiting on it for ever",
+    async () => {
+      execFileSync("mkfifo", [path.join(ws.dir, "pipe.yaml")]);
+      const { problems } = await loadManifests(["pipe.yaml"], { cwd: ws.dir });
+      expect(problems).toEqual([
+        expect.objectContaining({ code: "E_READ", message: expect.stringMatching(/not a regular file/) }),
+      ]);
+    },
+  );
 
   it("refuses an alias bomb quickly", async () => {
     const lines = ["version: 1", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
