@@ -1,4 +1,5 @@
 // `reel watch DIR`: run what lands in a folder of manifests until SIGINT/SIGTERM (exit 0).
+import { parseDuration } from "../duration.js";
 import { UsageError } from "../errors.js";
 import { watchFolder } from "../watch/watch-folder.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
@@ -15,13 +16,17 @@ credits pause the work (checked again with backoff) instead of stopping it. Ctrl
 starting again resumes, including manifests that changed meanwhile.
 
 Options:
+  --settle TIME          how long a file must stay unchanged before it is read (default 700ms;
+                         e.g. 300ms, 3s). A file not ending with a line break gets 3s. A writer
+                         that pauses longer can be read half-written: write elsewhere, then mv
+                         the file into DIR (one atomic rename)
 ${WORK_USAGE}`;
 
 export const watchCommand: Command = {
   name: "watch",
   summary: "run the manifests of a folder as they land or change, until stopped",
   usage: USAGE,
-  options: WORK_OPTIONS,
+  options: { ...WORK_OPTIONS, settle: { type: "string" } },
   run: runWatch,
 };
 
@@ -29,6 +34,11 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
   const settings = readServiceSettings(args, io, true);
   if (args.positionals.length !== 1) throw new UsageError("give exactly one folder to watch");
   const allowRead = (args.values["allow-read"] as string[] | undefined) ?? [];
+  const settleRaw = args.values.settle as string | undefined;
+  const settleMs = settleRaw === undefined ? undefined : parseDuration(settleRaw);
+  if (settleRaw !== undefined && settleMs === undefined) {
+    throw new UsageError(`expected --settle to be a duration such as 500ms, 1s or 3s, got '${settleRaw}'`);
+  }
   return withWorkSession("watch", settings, args, io, async (session) => {
     await watchFolder({
       ...session.engine,
@@ -37,6 +47,7 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
       progress: session.progress,
       report: (text) => io.stderr.write(text),
       tty: io.stderr.isTTY === true,
+      settleMs,
     });
     io.stderr.write(
       "reel watch: stopped. Tasks already submitted keep running; start again to follow them.\n",

@@ -1,7 +1,9 @@
 // `reel watch DIR`: one engine (one state file, one concurrency limit) for every manifest that lands
-// in a folder, for days on end. chokidar reports files only once they stopped growing (its
-// awaitWriteFinish), so half-written files are never read; it relies on the OS's file events, so an
+// in a folder, for days on end. chokidar reports files only once they stopped changing for a while
+// (its awaitWriteFinish, `settleMs`), so a file being written is not read; it relies on the OS's file events, so an
 // idle watcher makes no system call at all.
+import type { Stats } from "node:fs";
+import { open, stat } from "node:fs/promises";
 import { relative, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { makeEngine, type EngineOptions } from "../engine/engine.js";
@@ -11,6 +13,10 @@ import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import type { StateFileError } from "../state/store.js";
 import { isIgnoredPath, isManifestFile } from "./manifest-files.js";
+
+const DEFAULT_SETTLE_MS = 700;
+/** How long a file that does not end with a line break may still be being written. */
+const INCOMPLETE_GRACE_MS = 3_000;
 
 export interface WatchOptions extends Omit<
   EngineOptions,
@@ -24,8 +30,14 @@ export interface WatchOptions extends Omit<
   readonly report: (text: string) => void;
   /** Whether problems get colour and code frames. @defaultValue false */
   readonly tty?: boolean;
-  /** How long a file must stop changing before it is read. @defaultValue 200 */
-  readonly settleMs?: number;
+  /**
+   * How long a file must stay unchanged before it is read: long enough for scripts and copies that
+   * write in bursts, short enough that a saved manifest starts within a second. A writer that pauses
+   * longer mid-line gets INCOMPLETE_GRACE_MS more (see loadFile); one that pauses longer at a line
+   * break gets its first lines read, and run if they are a valid manifest.
+   * @defaultValue 700
+   */
+  readonly settleMs?: number | undefined;
   /** Called once the initial scan is done and the watcher listens. */
   readonly onReady?: () => void;
 }
@@ -72,7 +84,39 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
 
   const display = (file: string): string => relative(options.load.cwd, file) || file;
 
+  const graceTimers = new Set<NodeJS.Timeout>();
+
+  /**
+   * True when `file` was changed moments ago and does not end with a line break: most likely a
+   * writer paused mid-line. It is read again once the grace has passed (or at its next change).
+   */
+  async function stillBeingWritten(file: string): Promise<boolean> {
+    let info: Stats;
+    let last: Buffer;
+    try {
+      info = await stat(file);
+      if (!info.isFile() || info.size === 0) return false;
+      const handle = await open(file, "r");
+      try {
+        ({ buffer: last } = await handle.read(Buffer.alloc(1), 0, 1, info.size - 1));
+      } finally {
+        await handle.close();
+      }
+    } catch {
+      return false; // gone, or unreadable: loadManifests reports it
+    }
+    const age = Date.now() - info.mtimeMs;
+    if (last[0] === 0x0a || age >= INCOMPLETE_GRACE_MS) return false;
+    const timer = setTimeout(() => {
+      graceTimers.delete(timer);
+      schedule(file, () => loadFile(file));
+    }, INCOMPLETE_GRACE_MS - age);
+    graceTimers.add(timer);
+    return true;
+  }
+
   async function loadFile(file: string): Promise<void> {
+    if (await stillBeingWritten(file)) return;
     const { manifests, problems } = await loadManifests([file], options.load);
     const manifest = manifests[0];
     // Compared without case, as `run` does: on macOS and Windows `Promo` and `promo` share a folder.
@@ -123,7 +167,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
     ignored: (path, stats) => isIgnoredPath(path, stats ? stats.isFile() : undefined),
     ignoreInitial: false,
     followSymlinks: false,
-    awaitWriteFinish: { stabilityThreshold: options.settleMs ?? 200, pollInterval: 50 },
+    awaitWriteFinish: { stabilityThreshold: options.settleMs ?? DEFAULT_SETTLE_MS, pollInterval: 50 },
   });
   const onFile = (path: string): void => {
     if (!isManifestFile(path)) return;
@@ -155,6 +199,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   if (options.signal?.aborted) endWatch();
   options.signal?.addEventListener("abort", () => endWatch(), { once: true });
   await ended;
+  for (const timer of graceTimers) clearTimeout(timer);
   await watcher.close();
   await Promise.all([...queue.values()]);
   await engine.whenIdle();

@@ -30,7 +30,8 @@ async function workspace(): Promise<string> {
   return dir;
 }
 
-function watcher(dir: string, s: Sandbox, extra: string[] = [], key = s.apiKey) {
+/** A watcher with a short settle time, so tests run quickly (writeFile saves a manifest at once). */
+function watcher(dir: string, s: Sandbox, extra: string[] = ["--settle", "200ms"], key = s.apiKey) {
   return startCli(["watch", "incoming", ...extra], {
     cwd: dir,
     env: { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: key },
@@ -88,7 +89,7 @@ describe("reel watch", () => {
   it("drops the unsubmitted videos of a deleted manifest and follows the submitted one to the end", async () => {
     const s = await sandbox({ slots: 1, timeScale: 0.15 });
     const dir = await workspace();
-    const w = watcher(dir, s, ["--concurrency", "1"]);
+    const w = watcher(dir, s, ["--concurrency", "1", "--settle", "200ms"]);
     await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
     const videos = Array.from({ length: 5 }, (_, i) => ({ id: `v${i}`, text: `take ${i}`, duration: 10 }));
     await writeFile(join(dir, "incoming", "d.yaml"), manifest("d", videos));
@@ -109,7 +110,7 @@ describe("reel watch", () => {
   it("handles a burst of 200 manifests landing at once, each video submitted once", async () => {
     const s = await sandbox({ slots: 16, timeScale: 0.001, preProcessingMs: 1 });
     const dir = await workspace();
-    const w = watcher(dir, s, ["--concurrency", "16"]);
+    const w = watcher(dir, s, ["--concurrency", "16", "--settle", "200ms"]);
     await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
     await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
@@ -128,6 +129,40 @@ describe("reel watch", () => {
     expect(s.counters.generationsCreated).toBe(200);
     expect(s.counters.duplicateGenerations()).toBe(0);
   }, 90_000);
+
+  it("with the default settle time, reads a manifest written in two bursts 400 ms apart once, whole", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const w = watcher(dir, s, []);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    // A script that pauses mid-file: the prefix is a valid manifest of a shorter prompt.
+    const whole = manifest("slow", [{ id: "v0", text: "a woman reads a book by the window" }]);
+    const cut = whole.indexOf(" by the window");
+    await writeFile(join(dir, "incoming", "slow.yaml"), `${whole.slice(0, cut)}"\n`);
+    await new Promise((r) => setTimeout(r, 400));
+    await writeFile(join(dir, "incoming", "slow.yaml"), whole);
+    await until(() => existsSync(video(dir, "slow", "v0")), "the video");
+    await w.stop();
+    expect(s.counters.generationsCreated).toBe(1);
+    expect((await readResults(dir)).map((r) => r.specHash)).toHaveLength(1);
+  });
+
+  it("waits longer for a file cut mid-line, even when its first part is a valid manifest", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const w = watcher(dir, s, []);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    const start = `version: 1\nname: cut\nvideos:\n  - id: v0\n    model: actor-2\n    resolution: 720p\n    chunks:\n      - duration: 5\n        text: a woman reads a book`;
+    await writeFile(join(dir, "incoming", "cut.yaml"), start); // no line break at the end
+    await new Promise((r) => setTimeout(r, 1_500)); // well past the settle time
+    expect(s.counters.generationsCreated).toBe(0);
+    await writeFile(join(dir, "incoming", "cut.yaml"), `${start} by the window\n`);
+    await until(() => existsSync(video(dir, "cut", "v0")), "the video");
+    await w.stop();
+    expect(s.counters.generationsCreated).toBe(1);
+    const [result] = await readResults<{ status: string }>(dir);
+    expect(result?.status).toBe("Success");
+  });
 
   it("reports an invalid manifest once, sends nothing for it, and runs it once fixed", async () => {
     const s = await sandbox();
@@ -198,7 +233,7 @@ describe("reel watch", () => {
   it("pauses on a rejected key, says so once, and resumes by itself once the key is accepted", async () => {
     const s = await sandbox({ apiKey: "sk-right-key" });
     const dir = await workspace();
-    const w = watcher(dir, s, [], "sk-the-key-reel-has");
+    const w = watcher(dir, s, ["--settle", "200ms"], "sk-the-key-reel-has");
     await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
     await writeFile(
       join(dir, "incoming", "h.yaml"),
