@@ -1,7 +1,7 @@
 // `reel watch DIR`: one engine (one state file, one concurrency limit) for every manifest that lands
 // in a folder, for days on end. chokidar reports files only once they stopped changing for a while
-// (its awaitWriteFinish, `settleMs`), so a file being written is not read; it relies on the OS's file events, so an
-// idle watcher makes no system call at all.
+// (its awaitWriteFinish, `settleMs`), so a file being written is not read. It relies on the OS's
+// file events: an idle watcher makes one system call every few seconds (FOLDER_CHECK_MS).
 import type { Stats } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { relative, resolve } from "node:path";
@@ -15,6 +15,8 @@ import type { StateFileError } from "../state/store.js";
 import { isIgnoredPath, isManifestFile } from "./manifest-files.js";
 
 const DEFAULT_SETTLE_MS = 700;
+/** How often the watched folder is checked for having been deleted or replaced. */
+const FOLDER_CHECK_MS = 2_000;
 /** How long a file that does not end with a line break may still be being written. */
 const INCOMPLETE_GRACE_MS = 3_000;
 
@@ -163,20 +165,12 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
     queue.set(file, next);
   }
 
-  const watcher: FSWatcher = watch(dir, {
-    ignored: (path, stats) => isIgnoredPath(path, stats ? stats.isFile() : undefined),
-    ignoreInitial: false,
-    followSymlinks: false,
-    awaitWriteFinish: { stabilityThreshold: options.settleMs ?? DEFAULT_SETTLE_MS, pollInterval: 50 },
-  });
   const onFile = (path: string): void => {
     if (!isManifestFile(path)) return;
     const file = resolve(path);
     schedule(file, () => loadFile(file));
   };
-  watcher.on("add", onFile);
-  watcher.on("change", onFile);
-  watcher.on("unlink", (path) => {
+  const onUnlink = (path: string): void => {
     const file = resolve(path);
     schedule(file, async () => {
       const name = nameOf.get(file);
@@ -190,15 +184,60 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
       });
       await writeOutputs();
     });
-  });
-  watcher.on("error", (error) => options.report(`watch: ${(error as Error).message}\n`));
-  await new Promise<void>((resolveReady) => watcher.once("ready", () => resolveReady()));
+  };
+
+  /** A chokidar watcher of `dir`, resolved once its first scan (every file there: "add") is done. */
+  async function startWatcher(): Promise<FSWatcher> {
+    const started = watch(dir, {
+      ignored: (path, stats) => isIgnoredPath(path, stats ? stats.isFile() : undefined),
+      ignoreInitial: false,
+      followSymlinks: false,
+      awaitWriteFinish: { stabilityThreshold: options.settleMs ?? DEFAULT_SETTLE_MS, pollInterval: 50 },
+    });
+    started.on("add", onFile);
+    started.on("change", onFile);
+    started.on("unlink", onUnlink);
+    started.on("error", (error) => options.report(`watch: ${(error as Error).message}\n`));
+    await new Promise<void>((resolveReady) => started.once("ready", () => resolveReady()));
+    return started;
+  }
+
+  let watcher = await startWatcher();
   progress.event({ stage: "note", detail: `watching ${display(dir)} for *.yaml / *.yml (Ctrl-C to stop)` });
   options.onReady?.();
+
+  // chokidar does not notice its folder being replaced (`rm -rf DIR && mkdir DIR`, or moved away and
+  // back): it would watch the deleted one for ever, in silence. One stat every few seconds tells,
+  // and a new folder gets a new watcher, whose first scan picks up what is in it.
+  let identity = await folderIdentity(dir);
+  let checking = false;
+  const guard = setInterval(() => {
+    if (checking) return;
+    checking = true;
+    void (async () => {
+      const now = await folderIdentity(dir);
+      if (now === identity) return;
+      identity = now;
+      if (now === undefined) {
+        progress.event({ stage: "note", detail: `${display(dir)} is gone: waiting for it to come back` });
+        return;
+      }
+      progress.event({ stage: "note", detail: `${display(dir)} was replaced: watching the new folder` });
+      // Closed first: chokidar shares one OS watch per path among its watchers, and the old one
+      // still watches the deleted folder.
+      await watcher.close();
+      watcher = await startWatcher();
+    })()
+      .catch((error: unknown) => options.report(`watch: ${(error as Error).message}\n`))
+      .finally(() => {
+        checking = false;
+      });
+  }, FOLDER_CHECK_MS);
 
   if (options.signal?.aborted) endWatch();
   options.signal?.addEventListener("abort", () => endWatch(), { once: true });
   await ended;
+  clearInterval(guard);
   for (const timer of graceTimers) clearTimeout(timer);
   await watcher.close();
   await Promise.all([...queue.values()]);
@@ -207,4 +246,14 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   if (resultsTimer) clearTimeout(resultsTimer);
   if (stateFailure) throw stateFailure;
   await writeOutputs();
+}
+
+/** The folder's device and inode ("dev:ino"), or undefined when it does not exist. */
+async function folderIdentity(dir: string): Promise<string | undefined> {
+  try {
+    const info = await stat(dir);
+    return info.isDirectory() ? `${info.dev}:${info.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -164,6 +164,21 @@ describe("reel watch", () => {
     expect(result?.status).toBe("Success");
   });
 
+  it("goes on watching a folder that was deleted and made again", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const w = watcher(dir, s);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    await rm(join(dir, "incoming"), { recursive: true });
+    await until(() => w.output().stderr.includes("incoming is gone"), "the folder to be missed");
+    await mkdir(join(dir, "incoming"));
+    await until(() => w.output().stderr.includes("was replaced"), "the new folder to be watched");
+    await writeFile(join(dir, "incoming", "back.yaml"), manifest("back", [{ id: "v0", text: "again" }]));
+    await until(() => existsSync(video(dir, "back", "v0")), "the video of a manifest in the new folder");
+    await w.stop();
+    expect(s.counters.generationsCreated).toBe(1);
+  });
+
   it("reports an invalid manifest once, sends nothing for it, and runs it once fixed", async () => {
     const s = await sandbox();
     const dir = await workspace();
