@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { UsageError } from "../errors.js";
 import { makeJobFilter, makePlan, type Plan } from "../manifest/index.js";
+import { canonicalBaseUrl } from "../service/base-url.js";
 import { makePlanStateView } from "../state/plan-view.js";
 import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
@@ -138,8 +139,10 @@ function openStateForPlan(statePath: string, args: ParsedArgs, io: CliIO): State
     args.values.sandbox === true
       ? SANDBOX_SERVICE_ID
       : typeof flag === "string"
-        ? flag.replace(/\/+$/, "")
-        : io.env.REEL_BASE_URL?.replace(/\/+$/, "");
+        ? canonicalBaseUrl(flag)
+        : io.env.REEL_BASE_URL === undefined
+          ? undefined
+          : canonicalBaseUrl(io.env.REEL_BASE_URL);
   return StateStore.open(statePath, {
     readonly: true,
     baseUrl: baseUrl ?? StateStore.lastService(statePath),

@@ -4,6 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { makeClient, type ServiceClient } from "../client/index.js";
 import type { PollTiming } from "../engine/poll-schedule.js";
 import { UsageError } from "../errors.js";
+import { canonicalBaseUrl } from "../service/base-url.js";
 import type { Logger } from "../log/logger.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
 
@@ -74,17 +75,39 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
       );
     }
     if (!apiKey) throw new UsageError("no API key: set the environment variable REEL_API_KEY (never a flag)");
+    checkApiKey(apiKey);
   }
   const concurrencyRaw = str(args.values, "concurrency") ?? io.env.REEL_CONCURRENCY;
   return {
     sandbox,
-    baseUrl: sandbox ? undefined : baseUrl?.replace(/\/+$/, ""),
+    baseUrl: sandbox || baseUrl === undefined ? undefined : canonicalBaseUrl(baseUrl),
     apiKey: sandbox ? undefined : apiKey,
     statePath: resolve(io.cwd, str(args.values, "state") ?? io.env.REEL_STATE ?? ".reel/state.db"),
     outDir: resolve(io.cwd, str(args.values, "out") ?? io.env.REEL_OUT ?? "out"),
     concurrency: concurrencyRaw === undefined ? 4 : positiveInteger("--concurrency", concurrencyRaw),
     json: args.values.json === true,
   };
+}
+
+/**
+ * A key that cannot go into an Authorization header as it is: caught here, before any work, rather
+ * than as a refusal of every call. The message never shows the key.
+ */
+function checkApiKey(key: string): void {
+  if (/[\r\n]/.test(key)) {
+    throw new UsageError(
+      "REEL_API_KEY contains a line break (often a carriage return from a file saved with Windows line endings); set it again without it",
+    );
+  }
+  if (key !== key.trim()) {
+    throw new UsageError("REEL_API_KEY starts or ends with spaces; set it again without them");
+  }
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+  if (/[\x00-\x1f\x7f]|[^\x00-\xff]/.test(key)) {
+    throw new UsageError(
+      "REEL_API_KEY contains a control character or a character outside Latin-1, which no HTTP header can carry; copy it again from the service's console",
+    );
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
 import { loadManifests } from "../manifest/index.js";
 import { type JobResult, resultOf } from "../report/results.js";
+import { canonicalBaseUrl } from "../service/base-url.js";
 import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -66,7 +67,9 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   const baseUrl =
     args.values.sandbox === true
       ? SANDBOX_SERVICE_ID
-      : (args.values["base-url"] as string | undefined)?.replace(/\/+$/, "");
+      : args.values["base-url"] === undefined
+        ? undefined
+        : canonicalBaseUrl(args.values["base-url"] as string);
   const store = StateStore.open(
     statePath,
     baseUrl === undefined ? { readonly: true } : { readonly: true, baseUrl },

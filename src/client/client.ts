@@ -102,8 +102,18 @@ interface Call<T> {
   readonly decode: (json: unknown) => T;
 }
 
-/** Codes of errors raised before a single byte of the request could leave. */
-const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH"]);
+/**
+ * Codes of errors raised before a single byte of the request could leave. UND_ERR_INVALID_ARG:
+ * undici refused the request itself (a header value with a line break, say), before connecting.
+ */
+const NOT_SENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "UND_ERR_INVALID_ARG",
+]);
 
 export function makeClient(options: ClientOptions): ServiceClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");

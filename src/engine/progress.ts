@@ -23,7 +23,7 @@ export function makeLineProgress(stream: Writable, now: () => number = Date.now)
   const started = now();
   return {
     start(total, done) {
-      stream.write(`reel: ${total} jobs, ${done} already done\n`);
+      stream.write(`reel: ${total} ${total === 1 ? "job" : "jobs"}, ${done} already done\n`);
     },
     event(e) {
       const seconds = ((now() - started) / 1000).toFixed(1).padStart(6);

@@ -19,6 +19,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { ReelError } from "../errors.js";
+import { canonicalBaseUrl } from "../service/base-url.js";
 import { acquireLock, type StateLock } from "./lock.js";
 import { MIGRATIONS } from "./migrations.js";
 
@@ -863,14 +864,26 @@ function migrate(db: Database.Database, path: string): void {
 }
 
 function ensureService(db: Database.Database, baseUrl: string): number {
-  db.prepare("INSERT INTO services (base_url) VALUES (?) ON CONFLICT (base_url) DO NOTHING").run(baseUrl);
+  const known = findService(db, baseUrl);
+  if (known !== undefined) return known;
+  db.prepare("INSERT INTO services (base_url) VALUES (?)").run(baseUrl);
   return findService(db, baseUrl)!;
 }
 
+/**
+ * The row of this service. Rows are matched by canonical URL, so that a row written by an older
+ * reel with another spelling of the address (`HTTPS://Api.example.com/`) is still this service's.
+ */
 function findService(db: Database.Database, baseUrl: string): number | undefined {
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version === 0) return undefined;
-  const row = db.prepare("SELECT id FROM services WHERE base_url = ?").get(baseUrl) as
-    { id: number } | undefined;
-  return row?.id;
+  const wanted = canonicalBaseUrl(baseUrl);
+  const rows = db.prepare("SELECT id, base_url FROM services ORDER BY id").all() as {
+    id: number;
+    base_url: string;
+  }[];
+  return (
+    rows.find((row) => row.base_url === baseUrl) ??
+    rows.find((row) => canonicalBaseUrl(row.base_url) === wanted)
+  )?.id;
 }

@@ -311,6 +311,32 @@ describe("reel run", () => {
     for (const text of everything) expect(text).not.toContain(wrong);
   });
 
+  it("refuses a key with a line break in it (exit 2, nothing sent), without showing the key", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const key = `${s.apiKey}\r`; // read from a file saved with Windows line endings
+    const result = await runCli(["run", "manifests"], { cwd: dir, env: env(s, { REEL_API_KEY: key }) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/REEL_API_KEY contains a line break/);
+    expect(result.stderr).not.toContain(s.apiKey);
+    expect(s.counters.requests.size).toBe(0);
+  });
+
+  it("knows the service however its address is spelled: a rerun with another spelling sends nothing", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    const created = s.counters.generationsCreated;
+    const shouted = `${s.baseUrl.replace("http://", "HTTP://")}/`;
+    const again = await runCli(["run", "manifests/beta.yaml"], {
+      cwd: dir,
+      env: env(s, { REEL_BASE_URL: shouted }),
+    });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain("1 job, 1 already done");
+    expect(s.counters.generationsCreated).toBe(created);
+  });
+
   it("stops with exit 3 when credits run out; after a top-up the rerun completes with no duplicate", async () => {
     const s = await sandbox({ credits: 12 });
     const dir = await workspace();

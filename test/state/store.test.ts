@@ -38,6 +38,26 @@ describe("state store", () => {
     again.close();
   });
 
+  it("knows a service by its address however it is spelled, rows of older reels included", async () => {
+    const path = join(await tempDir(), "state.db");
+    // As an older reel recorded what the user typed.
+    const old = StateStore.open(path, { baseUrl: "HTTPS://API.Example.com:443/" });
+    old.recordAsset("sha-1", "101", 10);
+    old.close();
+    for (const spelling of [
+      "https://api.example.com",
+      "https://API.example.com/",
+      "HTTPS://api.example.com:443",
+    ]) {
+      const store = StateStore.open(path, { baseUrl: spelling });
+      expect(store.findAsset("sha-1"), spelling).toBe("101");
+      store.close();
+    }
+    const other = StateStore.open(path, { baseUrl: "https://api.example.com:8443" });
+    expect(other.findAsset("sha-1")).toBeUndefined();
+    other.close();
+  });
+
   it("upgrades a state file of an earlier schema in place, keeping its jobs", async () => {
     const path = join(await tempDir(), "state.db");
     // A file as the previous release left it: schema 2, one job in flight.
