@@ -13,6 +13,7 @@ import {
   SNIFF_BYTES,
   sniffFormat,
 } from "../service/media-format.js";
+import { findCorruptionIn } from "../service/media-integrity.js";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
 import type { AssetRef } from "./types.js";
 
@@ -200,7 +201,17 @@ export class FileChecker {
       try {
         const head = new Uint8Array(SNIFF_BYTES);
         const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
-        return { ok: true, real, size: info.size, format: sniffFormat(head.subarray(0, bytesRead)) };
+        const format = sniffFormat(head.subarray(0, bytesRead));
+        // Cut short or broken (an interrupted copy or download): the service would refuse the upload.
+        const broken = format && (await findCorruptionIn(handle, format, info.size));
+        if (format && broken) {
+          return {
+            ok: false,
+            message: `${written} looks like ${FORMAT_WORDS[format]} but is cut short or damaged (${broken}); copy or download it again`,
+            code: PROBLEM_CODES.mediaFormat,
+          };
+        }
+        return { ok: true, real, size: info.size, format };
       } finally {
         await handle.close();
       }

@@ -16,7 +16,7 @@ import {
   sniffFormat,
 } from "../service/media-format.js";
 import { type Reply, validationReply } from "./json-io.js";
-import { findCorruption } from "./media-integrity.js";
+import { findCorruption } from "../service/media-integrity.js";
 
 export interface ReceivedFile {
   /** A temporary path under the data dir; the caller moves it or removes it. */

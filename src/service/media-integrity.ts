@@ -1,10 +1,11 @@
 // Magic bytes say what a file claims to be; these checks catch the files that claim it but are cut
 // short or broken (an interrupted copy, a half-downloaded URL), which the service refuses as
-// "corrupted". Each check reads a few headers at known offsets of the stored file, never the whole
-// file, so a 200 MB upload costs a handful of small reads.
+// "corrupted". The sandbox applies them to uploads, and `reel validate` to a manifest's files, so
+// that such a file is a problem found before anything is sent. Each check reads a few headers at
+// known offsets, never the whole file, so a 200 MB file costs a handful of small reads.
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
-import type { MediaFormat } from "../service/media-format.js";
+import type { MediaFormat } from "./media-format.js";
 
 async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
   const buffer = Buffer.alloc(length);
@@ -113,8 +114,17 @@ export async function findCorruption(
 ): Promise<string | undefined> {
   const file = await open(path, "r");
   try {
-    return await CHECKS[format](file, size);
+    return await findCorruptionIn(file, format, size);
   } finally {
     await file.close();
   }
+}
+
+/** findCorruption of a file already open. */
+export function findCorruptionIn(
+  file: FileHandle,
+  format: MediaFormat,
+  size: number,
+): Promise<string | undefined> {
+  return CHECKS[format](file, size);
 }
