@@ -60,8 +60,19 @@ async function expandPaths(paths: readonly string[], cwd: string, problems: Prob
     try {
       const info = await stat(abs);
       found = [];
-      if (info.isDirectory()) await collectFolder(abs, found);
-      else found.push(abs);
+      if (info.isDirectory()) {
+        await collectFolder(abs, found);
+        if (found.length === 0) {
+          // Most likely a mistyped folder: running "nothing" would also empty OUT/results.jsonl.
+          problems.push({
+            file: given,
+            line: 0,
+            col: 0,
+            message: "no manifest (*.yaml, *.yml) in this folder or below",
+            code: PROBLEM_CODES.notFound,
+          });
+        }
+      } else found.push(abs);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       problems.push({

@@ -24,9 +24,15 @@ export function orList(items: readonly (string | number)[]): string {
 }
 
 /** How a value appears in a message. */
+/** Longest value quoted whole in a message; a longer one (a pasted file) is cut, saying how long it is. */
+const SHOWN_CHARS = 60;
+
 export function show(value: unknown): string {
   if (value === null || value === undefined) return "empty";
-  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "string") {
+    if (value.length <= SHOWN_CHARS) return JSON.stringify(value);
+    return `${JSON.stringify(value.slice(0, SHOWN_CHARS))}... (${value.length} characters)`;
+  }
   if (Array.isArray(value)) return "a list";
   if (typeof value === "object") return "a mapping";
   return String(value);

@@ -130,6 +130,27 @@ describe("loadManifests", () => {
     expect(manifests.map((m) => m.file)).toEqual(["m/a.yml", "m/b.yaml", "m/sub/c.yaml"]);
   });
 
+  it("reports a folder with no manifest in it (a mistyped path), rather than running nothing", async () => {
+    await ws.write("empty/notes.txt", "not a manifest");
+    const { manifests, problems } = await loadManifests(["empty"], { cwd: ws.dir });
+    expect(manifests).toEqual([]);
+    expect(problems).toEqual([
+      expect.objectContaining({
+        file: "empty",
+        code: "E_NOT_FOUND",
+        message: expect.stringMatching(/no manifest/),
+      }),
+    ]);
+  });
+
+  it("quotes a long bad value in part, saying how long it is", async () => {
+    await ws.write("a.yaml", manifest(actor("x", `    resolution: ${"x".repeat(5_000)}\n`)));
+    const { problems } = await loadManifests(["a.yaml"], { cwd: ws.dir });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]!.message).toContain(`"${"x".repeat(60)}"... (5000 characters)`);
+    expect(problems[0]!.message.length).toBeLessThan(300);
+  });
+
   it("reports every problem of every file at once, and still loads the valid files", async () => {
     await ws.write("a.yaml", manifest(actor("x", "    resolution: 540p\n")));
     await ws.write("b.yaml", manifest(actor("y")));
