@@ -40,6 +40,8 @@ export async function main(argv: readonly string[], io?: CliIO): Promise<number>
       );
       process.exit(EXIT.interrupted);
     }
+    // Said at once: the stop itself takes a moment (answers to submissions on the wire are awaited).
+    process.stderr.write("reel: stopping; press Ctrl-C again to quit at once.\n");
     controller.abort(new ReelError("E_INTERRUPTED", "interrupted"));
   };
   // A closed terminal (SIGHUP) stops the run as Ctrl-C does: what is in hand gets recorded.

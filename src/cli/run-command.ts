@@ -90,8 +90,16 @@ function printSummary(
     return;
   }
   const out = relative(io.cwd, outDir) || ".";
+  // Read by a person: a video generated but not on disk is not a success yet.
+  const undownloaded = results.filter((r) => r.status === "Success" && r.file === null).length;
+  const shown: Record<string, number> = { ...counts };
+  if (undownloaded > 0) {
+    shown.Success = (shown.Success ?? 0) - undownloaded;
+    if (shown.Success === 0) delete shown.Success;
+    shown["generated, not downloaded"] = undownloaded;
+  }
   const lines = [
-    `reel run: ${summary.outcome}. ${Object.entries(counts)
+    `reel run: ${summary.outcome}. ${Object.entries(shown)
       .map(([s, n]) => `${n} ${s}`)
       .join(", ")}`,
   ];
@@ -103,6 +111,9 @@ function printSummary(
     lines.push(
       "Interrupted: tasks already submitted keep running on the service; rerun the same command to resume.",
     );
+  }
+  if (undownloaded > 0) {
+    lines.push("Rerun the same command to download the videos not downloaded: nothing is generated again.");
   }
   if (results.some((r) => r.status === "uncertain")) {
     lines.push(

@@ -47,6 +47,7 @@ it("exits 130 within two seconds of Ctrl-C, and the rerun finishes without a dup
   expect(await first.exit).toBe(130);
   expect(Date.now() - interruptedAt).toBeLessThan(2_000);
   expect(first.output().stderr).toMatch(/Interrupted/);
+  expect(first.output().stderr).toContain("reel: stopping; press Ctrl-C again to quit at once.");
   const createdBefore = sandbox.counters.generationsCreated;
   expect(createdBefore).toBeLessThan(12);
 

@@ -311,6 +311,21 @@ describe("reel run", () => {
     for (const text of everything) expect(text).not.toContain(wrong);
   });
 
+  it("says a generated video that could not be saved is not downloaded, and the rerun fetches it", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    await mkdir(join(dir, "out", "beta", "again.mp4"), { recursive: true }); // a folder in the way
+    const first = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
+    expect(first.code).toBe(1);
+    expect(first.stderr).toMatch(/completed\. 1 generated, not downloaded\n/);
+    expect(first.stderr).toContain("Rerun the same command to download the videos not downloaded");
+    await rm(join(dir, "out", "beta", "again.mp4"), { recursive: true });
+    const second = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
+    expect(second.code).toBe(0);
+    expect(second.stderr).toMatch(/completed\. 1 Success\n/);
+    expect(s.counters.generationsCreated).toBe(1);
+  });
+
   it("refuses a key with a line break in it (exit 2, nothing sent), without showing the key", async () => {
     const s = await sandbox();
     const dir = await workspace();
