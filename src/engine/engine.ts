@@ -224,7 +224,17 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       if (!fatal) {
         fatal = error;
         log.error({ code: error.code, endpoint: error.endpoint }, error.message);
-        stop.abort(error);
+        if (error.code === "E_CREDITS") {
+          // Nothing more is paid for, but what was paid for is collected: following a task and
+          // fetching its video cost no credits. Ctrl-C leaves them to the next run.
+          progress.event({
+            stage: "note",
+            detail:
+              "no credits left: nothing more is submitted; tasks already submitted are followed and their videos downloaded (Ctrl-C leaves them to the next run)",
+          });
+        } else {
+          stop.abort(error);
+        }
       }
       return true;
     }
@@ -482,7 +492,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   /** Submits the job and follows its task. True when the task reached a final state. */
   async function submitAndFollow(job: Job, rowId: number): Promise<boolean> {
     for (;;) {
-      if (!isWanted(job) || !(await whenServiceUsable())) return false;
+      // `fatal`: the run is ending (no credits): no new upload, speech or submission.
+      if (fatal || !isWanted(job) || !(await whenServiceUsable())) return false;
       let ids: Map<AssetRef | SpeechRef, Id>;
       try {
         ids = await resolveRefs(job);
@@ -504,12 +515,12 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       const outcome = await slots.add(
         async (): Promise<"final" | "retry" | "end" | number> => {
           // Checked again here: the job may have been withdrawn, or the service paused, while it queued.
-          if (stop.signal.aborted || !isWanted(job)) return "end";
+          if (stop.signal.aborted || fatal || !isWanted(job)) return "end";
           if (pause) return "retry";
           await store.markSubmitting(rowId);
           // The intent took a turn to reach the disk: Ctrl-C, a withdrawn manifest or a pause may have
           // come meanwhile. Nothing was sent yet, so the intent is simply taken back.
-          if (stop.signal.aborted || !isWanted(job) || pause) {
+          if (stop.signal.aborted || fatal || !isWanted(job) || pause) {
             store.withdrawSubmitting(rowId);
             return pause && !stop.signal.aborted ? "retry" : "end";
           }

@@ -352,15 +352,19 @@ describe("reel run", () => {
     expect(s.counters.generationsCreated).toBe(created);
   });
 
-  it("stops with exit 3 when credits run out; after a top-up the rerun completes with no duplicate", async () => {
-    const s = await sandbox({ credits: 12 });
+  it("stops paying with exit 3 when credits run out, yet collects what was paid for; after a top-up the rerun completes with no duplicate", async () => {
+    const s = await sandbox({ credits: 12, timeScale: 0.05 });
     const dir = await workspace();
-    const first = await runCli(["run", "manifests", "--concurrency", "1"], { cwd: dir, env: env(s) });
+    const first = await runCli(["run", "manifests", "--concurrency", "2"], { cwd: dir, env: env(s) });
     expect(first.code).toBe(3);
-    expect(first.stderr).toMatch(/credits/);
+    expect(first.stderr).toMatch(/not enough credits/);
+    expect(first.stderr).toContain("no credits left: nothing more is submitted");
     const paid = s.counters.generationsCreated;
     expect(paid).toBeGreaterThan(0);
     expect(paid).toBeLessThan(6);
+    // Every video paid for is on disk: following tasks and downloading cost nothing.
+    const done = (await readResults(dir)).filter((r) => r.status === "Success" && r.file !== null);
+    expect(done).toHaveLength(paid);
 
     s.setCredits(undefined);
     const second = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
