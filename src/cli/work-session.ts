@@ -16,6 +16,7 @@ import {
   type ConnectedService,
   connectService,
   positiveInteger,
+  SANDBOX_SERVICE_ID,
   SERVICE_OPTIONS,
   SERVICE_USAGE,
   type ServiceSettings,
@@ -92,10 +93,14 @@ export async function withWorkSession<T>(
     secrets: settings.apiKey ? [settings.apiKey] : [],
     destination: openLogFile(logFile),
   });
-  const service = await connectService(settings, logger);
-  let store: StateStore | undefined;
+  // The state file first: its lock is what tells a second reel on it to wait, before the sandbox
+  // (whose data sits beside it) would refuse it with a message about the sandbox instead.
+  const store = StateStore.open(settings.statePath, {
+    baseUrl: settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!,
+  });
+  let service: ConnectedService | undefined;
   try {
-    store = StateStore.open(settings.statePath, { baseUrl: service.baseUrl });
+    service = await connectService(settings, logger);
     const progress = io.stderr.isTTY ? makeTtyProgress(io.stderr) : makeLineProgress(io.stderr);
     return await work({
       logger,
@@ -124,9 +129,9 @@ export async function withWorkSession<T>(
     });
   } finally {
     try {
-      store?.close(); // throws if the state file could not be written: the user must hear of it
+      store.close(); // throws if the state file could not be written: the user must hear of it
     } finally {
-      await service.close();
+      await service?.close();
       logger.flush();
     }
   }

@@ -189,7 +189,8 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   /** A chokidar watcher of `dir`, resolved once its first scan (every file there: "add") is done. */
   async function startWatcher(): Promise<FSWatcher> {
     const started = watch(dir, {
-      ignored: (path, stats) => isIgnoredPath(path, stats ? stats.isFile() : undefined),
+      // The watched folder itself is never skipped, hidden (~/.queue) or not: only what is below it.
+      ignored: (path, stats) => path !== dir && isIgnoredPath(path, stats ? stats.isFile() : undefined),
       ignoreInitial: false,
       followSymlinks: false,
       awaitWriteFinish: { stabilityThreshold: options.settleMs ?? DEFAULT_SETTLE_MS, pollInterval: 50 },

@@ -79,3 +79,21 @@ it("a state file that is not reel's, with --base-url: the refusal alone, no cras
   expect(result.stderr).toContain("is not a reel state file");
   expect(s.counters.requests.size).toBe(0);
 });
+
+it("a second reel on a --sandbox state file is told another reel uses it, not about the sandbox's data", async () => {
+  const dir = await tempDir();
+  await writeTree(dir, { "incoming/one.yaml": ONE, "one.yaml": ONE });
+  const watcher = spawnReel(["watch", "incoming", "--sandbox"], { cwd: dir, env: {} });
+  let watchErr = "";
+  watcher.stderr.on("data", (d: Buffer) => (watchErr += d.toString()));
+  try {
+    while (!watchErr.includes("watching")) await new Promise((r) => setTimeout(r, 20));
+    const second = await reel(["run", "--sandbox", "one.yaml"], dir);
+    expect(second.code).toBe(1);
+    expectOneClearLine(second.stderr, join(dir, ".reel", "state.db"));
+    expect(second.stderr).toContain("another reel process");
+  } finally {
+    watcher.kill("SIGTERM");
+    await new Promise((r) => watcher.on("close", r));
+  }
+});

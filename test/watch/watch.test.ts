@@ -164,6 +164,19 @@ describe("reel watch", () => {
     expect(result?.status).toBe("Success");
   });
 
+  it("watches a hidden folder (~/.queue): only hidden entries below it are skipped", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    await writeTree(dir, { ".queue/h.yaml": manifest("h", [{ id: "v0", text: "hidden" }]) });
+    const w = startCli(["watch", ".queue", "--settle", "200ms"], {
+      cwd: dir,
+      env: { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey },
+    });
+    await until(() => existsSync(video(dir, "h", "v0")), "the video of a manifest in the hidden folder");
+    await w.stop();
+    expect(s.counters.generationsCreated).toBe(1);
+  });
+
   it("goes on watching a folder that was deleted and made again", async () => {
     const s = await sandbox();
     const dir = await workspace();
