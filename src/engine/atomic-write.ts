@@ -3,7 +3,7 @@
 // included), and rename replaces a directory entry without following a symlink at the target.
 import { randomUUID } from "node:crypto";
 import { closeSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
-import { lstat, mkdir, open, readdir, rename, unlink } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { ReelError } from "../errors.js";
 
@@ -12,8 +12,12 @@ export function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${randomUUID().slice(-12)}.part`);
 }
 
-/** Creates `dir` (and parents) and refuses a symlink planted in its place. */
-export async function ensureRealDir(dir: string): Promise<void> {
+/**
+ * Creates `dir` (and parents) and refuses a symlink planted in its place. `mayBeLink`: the output
+ * folder the user named may itself be a link (to a bigger disk); the folders reel makes inside it
+ * may not.
+ */
+export async function ensureRealDir(dir: string, { mayBeLink = false } = {}): Promise<void> {
   try {
     await mkdir(dir, { recursive: true });
   } catch (error) {
@@ -26,7 +30,7 @@ export async function ensureRealDir(dir: string): Promise<void> {
       { cause: error },
     );
   }
-  const info = await lstat(dir);
+  const info = await (mayBeLink ? stat : lstat)(dir);
   if (!info.isDirectory()) throw notAFolder(dir, info.isSymbolicLink());
 }
 

@@ -181,7 +181,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       detail: `${repeatedUploads} upload(s) of an interrupted run may have reached the service; they are uploaded again (uploads cost no credits)`,
     });
   }
-  await ensureRealDir(outDir);
+  await ensureRealDir(outDir, { mayBeLink: true });
   await removeStaleTempFiles(outDir);
 
   const concurrency = options.concurrency ?? 4;

@@ -15,8 +15,8 @@
 //   harmless (the job is then found with an intent and no answer, and becomes `uncertain`). The
 //   intents of one turn share one fsync.
 // - The API key is never written here.
-import { closeSync, existsSync, mkdirSync, openSync, readSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, existsSync, mkdirSync, openSync, readSync, realpathSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { ReelError } from "../errors.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
@@ -129,7 +129,9 @@ export class StateStore {
     }
     if (!readonly) mkdirSync(dirname(path), { recursive: true });
     checkHeader(path);
-    const lock = readonly ? undefined : acquireLock(path);
+    // Locked by its real path: two runs reaching one file through different links still exclude
+    // each other.
+    const lock = readonly ? undefined : acquireLock(realStatePath(path));
     let db: Database.Database | undefined;
     try {
       db = new Database(path, { readonly, fileMustExist: readonly });
@@ -886,4 +888,13 @@ function findService(db: Database.Database, baseUrl: string): number | undefined
     rows.find((row) => row.base_url === baseUrl) ??
     rows.find((row) => canonicalBaseUrl(row.base_url) === wanted)
   )?.id;
+}
+
+/** The state file's path with every symlink resolved (its folder's, when the file is not there yet). */
+function realStatePath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return join(realpathSync(dirname(path)), basename(path));
+  }
 }

@@ -440,6 +440,19 @@ describe("reel run", () => {
     expect(refused.stderr).toMatch(/symbolic link/);
     expect(await readdir(elsewhere)).toEqual([]);
   });
+
+  it("accepts an --out that is itself a link to a folder (a bigger disk), as the user chose it", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    await mkdir(join(dir, "big-disk"));
+    await symlink(join(dir, "big-disk"), join(dir, "out-link"));
+    const result = await runCli(["run", "manifests/beta.yaml", "--out", "out-link"], {
+      cwd: dir,
+      env: env(s),
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect((await readdir(join(dir, "big-disk", "beta"))).sort()).toEqual(["again.json", "again.mp4"]);
+  });
   it("keeps the old video on disk when an edited spec makes a new one", async () => {
     const s = await sandbox();
     const dir = await workspace();

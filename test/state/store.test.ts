@@ -1,8 +1,8 @@
 // The state file as a user relies on it: scoped per service, refusing foreign or damaged files with a
 // clear message instead of recreating them, and locked to one process at a time.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { StateLockedError } from "../../src/state/lock.js";
@@ -230,7 +230,7 @@ describe("state store", () => {
     },
   );
 
-  it("lets one process at a time use a state file, and takes over the lock of a killed one", async () => {
+  it("lets one process at a time use a state file, by any path to it, and takes over the lock of a killed one", async () => {
     const path = join(await tempDir(), "state.db");
     // A child process holds the state open, as a running `reel run` would (dist/ is built by npm test).
     const storeModule = new URL("../../dist/state/store.js", import.meta.url).href;
@@ -245,6 +245,9 @@ describe("state store", () => {
     });
     expect(() => StateStore.open(path, { baseUrl: "x" })).toThrow(StateLockedError);
     expect(() => StateStore.open(path, { baseUrl: "x" })).toThrow(/another reel process/);
+    // The same file through a link is the same file: locked too.
+    symlinkSync(path, join(dirname(path), "link.db"));
+    expect(() => StateStore.open(join(dirname(path), "link.db"), { baseUrl: "x" })).toThrow(StateLockedError);
     child.kill("SIGKILL");
     await new Promise((resolve) => child.on("exit", resolve));
     const store = StateStore.open(path, { baseUrl: "x" });
