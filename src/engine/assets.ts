@@ -10,7 +10,7 @@ import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type PQueue from "p-queue";
 import { request } from "undici";
-import { OutcomeUnknownError, type ServiceClient } from "../client/index.js";
+import { NetworkError, OutcomeUnknownError, type ServiceClient, ServiceError } from "../client/index.js";
 import { ReelError } from "../errors.js";
 import type { AssetRef, SpeechRef } from "../manifest/index.js";
 import type { Id } from "../service/api-types.js";
@@ -73,7 +73,14 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         // The intent makes an upload cut off by a crash visible: the service may have stored it, and
         // with no way to look an asset up by content, the next run can only upload it again.
         store.markUploading(sha256);
-        return client.uploadAsset(path, { signal });
+        try {
+          return await client.uploadAsset(path, { signal });
+        } catch (error) {
+          // Refused for certain (a 4xx, or never sent): nothing was stored on the service, so the
+          // next run has no lost upload to report.
+          if (refusedForCertain(error)) store.forgetUploadIntent(sha256);
+          throw error;
+        }
       });
       store.recordAsset(sha256, result.id, size);
       options.onUpload?.(sha256);
@@ -181,4 +188,11 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
       store.forgetAssetId(assetId);
     },
   };
+}
+
+function refusedForCertain(error: unknown): boolean {
+  if (error instanceof NetworkError) return !error.sent;
+  return (
+    error instanceof ServiceError && error.status !== undefined && error.status >= 400 && error.status < 500
+  );
 }

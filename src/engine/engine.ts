@@ -178,7 +178,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   if (repeatedUploads > 0) {
     progress.event({
       stage: "note",
-      detail: `${repeatedUploads} upload(s) of an interrupted run may have reached the service; they are uploaded again (uploads cost no credits)`,
+      detail: `${repeatedUploads} upload(s) of an earlier run may have reached the service without an answer; they are uploaded again if needed (uploads cost no credits)`,
     });
   }
   await ensureRealDir(outDir, { mayBeLink: true });

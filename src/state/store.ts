@@ -634,6 +634,13 @@ export class StateStore {
     );
   }
 
+  /** An upload the service refused for certain: nothing to report at the next start. */
+  forgetUploadIntent(sha256: string): void {
+    this.write(() => {
+      this.sql("DELETE FROM upload_intents WHERE service_id = ? AND sha256 = ?").run(this.serviceId, sha256);
+    });
+  }
+
   /**
    * Uploads whose intent was written but whose asset id was not: a run died during them. They will
    * be uploaded again (an extra copy on the service, no credits). Returns how many, and forgets them.

@@ -326,6 +326,20 @@ describe("reel run", () => {
     expect(s.counters.generationsCreated).toBe(1);
   });
 
+  it("does not report refused uploads as possibly stored: the next run has no false note", async () => {
+    const s = await sandbox({
+      faults: { rate429: 1, retryAfterSeconds: 0, routes: ["POST /v1/assets"] },
+    });
+    const dir = await workspace();
+    for (const round of [1, 2]) {
+      const result = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
+      expect(result.code, `round ${round}: ${result.stderr}`).toBe(1);
+      expect(result.stderr).toMatch(/rate limited \(429\)/);
+      expect(result.stderr).not.toMatch(/may have reached the service/);
+    }
+    expect(s.counters.generationsCreated).toBe(0);
+  });
+
   it("refuses a key with a line break in it (exit 2, nothing sent), without showing the key", async () => {
     const s = await sandbox();
     const dir = await workspace();

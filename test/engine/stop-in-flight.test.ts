@@ -1,4 +1,4 @@
-// Stopping a run with work in flight. When a fatal refusal (no credits) stops a run while another
+// Stopping a run with work in flight. When a fatal refusal (a rejected key) stops a run while another
 // submission is still on the wire, that submission may have been accepted: it must end `uncertain`,
 // never `pending` (which a rerun would submit again, paying twice). And a stop is prompt even while
 // every task waits for its next poll, which against a real service can be 30 s away.
@@ -35,15 +35,16 @@ afterEach(async () => {
 
 it("leaves a submission cut off by the stop uncertain, and the refused one pending", async () => {
   let posts = 0;
-  // The first submission hangs (the service is slow to answer); the second is refused: no credits.
+  // The first submission hangs (the service is slow to answer); the second is refused: the key was
+  // revoked meanwhile. (No credits would not cut the first off: reel waits for what may be paid.)
   server = createServer((req, res) => {
     req.resume();
     if (req.method === "POST" && req.url === "/v1/generations") {
       posts++;
       if (posts === 1) return; // never answers
       setTimeout(() => {
-        res.writeHead(402, { "content-type": "application/json" });
-        res.end(JSON.stringify({ detail: "Insufficient credits" }));
+        res.writeHead(401, { "content-type": "application/json" });
+        res.end(JSON.stringify({ detail: "Invalid API key" }));
       }, 100);
       return;
     }
@@ -66,7 +67,7 @@ it("leaves a submission cut off by the stop uncertain, and the refused one pendi
   });
   await client.close();
   expect(summary.outcome).toBe("fatal");
-  expect(summary.fatal?.code).toBe("E_CREDITS");
+  expect(summary.fatal?.code).toBe("E_AUTH");
   const states = Object.fromEntries(summary.rows.map((row) => [row.video_id, row]));
   // Which of a and b went first is up to the queue: one hung (uncertain), one was refused (pending).
   const hung = Object.values(states).find((row) => row.state === "uncertain");
