@@ -113,7 +113,7 @@ export interface Engine {
   wantedRows(versions?: Map<string, JobRow>): JobRow[];
   /** The condition that stopped the engine ("stop" mode), if any. */
   readonly fatal: ServiceError | undefined;
-  /** Whether work was stopped by the signal or a fatal condition. */
+  /** Whether all work was stopped: by the signal, or by a fatal condition other than no credits. */
   readonly stopped: boolean;
   /** Stops listening to the signal. Work in progress is not awaited (see whenIdle). */
   dispose(): void;
@@ -141,7 +141,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const onFatal = options.onFatal ?? "stop";
   const changed = (): void => options.onJobChange?.();
 
-  // `stop` ends all work: a fatal service condition ("stop" mode) or the user's interrupt.
+  // `stop` ends all work: a rejected key ("stop" mode) or the user's interrupt. No credits ends only
+  // the work that costs (see handleFatal).
   const stop = new AbortController();
   // Every in-flight request listens on `stop`: many listeners are expected.
   setMaxListeners(0, stop.signal);
