@@ -1,7 +1,7 @@
 // The options every command that talks to the service takes (PRODUCT.md, "Options"), read from flags
 // and the environment once, checked before any work, and turned into a client.
 import { dirname, join, resolve } from "node:path";
-import { makeClient, type ServiceClient } from "../client/index.js";
+import { type ClientOptions, makeClient, type ServiceClient } from "../client/index.js";
 import type { PollTiming } from "../engine/poll-schedule.js";
 import { UsageError } from "../errors.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
@@ -141,7 +141,11 @@ const LOCAL_POLLING = { timing: { minMs: 20, maxMs: 2_000 }, perSecond: 500 } as
 const REMOTE_POLLING = { timing: { minMs: 1_000, maxMs: 30_000 }, perSecond: 10 } as const;
 
 /** A client for the configured service, starting the in-process sandbox for --sandbox. */
-export async function connectService(settings: ServiceSettings, logger: Logger): Promise<ConnectedService> {
+export async function connectService(
+  settings: ServiceSettings,
+  logger: Logger,
+  onRetry?: ClientOptions["onRetry"],
+): Promise<ConnectedService> {
   if (settings.sandbox) {
     const { startSandbox } = await import("../sandbox/index.js");
     // The sandbox keeps its assets and tasks beside the state file, so a rerun (after a Ctrl-C or a
@@ -150,7 +154,7 @@ export async function connectService(settings: ServiceSettings, logger: Logger):
       dataDir: join(dirname(settings.statePath), "sandbox"),
       persist: true,
     });
-    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, logger });
+    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, logger, onRetry });
     return {
       client,
       baseUrl: SANDBOX_SERVICE_ID,
@@ -164,7 +168,7 @@ export async function connectService(settings: ServiceSettings, logger: Logger):
     };
   }
   const baseUrl = settings.baseUrl!;
-  const client = makeClient({ baseUrl, apiKey: settings.apiKey!, logger });
+  const client = makeClient({ baseUrl, apiKey: settings.apiKey!, logger, onRetry });
   const origin = new URL(baseUrl);
   return {
     client,

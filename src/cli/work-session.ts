@@ -5,11 +5,12 @@ import { dirname, join } from "node:path";
 import { pino } from "pino";
 import { systemReason } from "../engine/atomic-write.js";
 import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
+import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
 import { makeLineProgress, makeTtyProgress, type ProgressSink } from "../engine/progress.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import { StateStore } from "../state/store.js";
-import { parseDuration } from "../duration.js";
+import { formatDuration, parseDuration } from "../duration.js";
 import { UsageError } from "../errors.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
 import {
@@ -68,6 +69,25 @@ function openLogFile(path: string): ReturnType<typeof pino.destination> {
   return pino.destination({ dest: fd, sync: false });
 }
 
+/**
+ * The client's retries, told to the user at most every RETRY_NOTE_MS: a service that does not answer
+ * (down, unreachable, rate limiting) otherwise looks like a hang, with the reason only in the log.
+ */
+function retryNotes(progress: ProgressSink): NonNullable<ClientOptions["onRetry"]> {
+  let last = 0;
+  return ({ error, attempt, delayMs }) => {
+    const now = Date.now();
+    if (now - last < RETRY_NOTE_MS) return;
+    last = now;
+    progress.event({
+      stage: "note",
+      detail: `${error.message}: trying again in ${delayMs < 10_000 ? `${(delayMs / 1_000).toFixed(1)} s` : formatDuration(delayMs)} (attempt ${attempt + 1})`,
+    });
+  };
+}
+
+const RETRY_NOTE_MS = 15_000;
+
 /** Opens a session, runs `work` in it, and always closes the state, the service and the log. */
 export async function withWorkSession<T>(
   kind: "run" | "watch",
@@ -100,8 +120,8 @@ export async function withWorkSession<T>(
   });
   let service: ConnectedService | undefined;
   try {
-    service = await connectService(settings, logger);
     const progress = io.stderr.isTTY ? makeTtyProgress(io.stderr) : makeLineProgress(io.stderr);
+    service = await connectService(settings, logger, retryNotes(progress));
     return await work({
       logger,
       logFile,

@@ -73,6 +73,12 @@ export interface ClientOptions {
   readonly dispatcher?: Dispatcher;
   /** Random source of the backoff jitter. @defaultValue Math.random */
   readonly random?: () => number;
+  /** Told before each wait between attempts (to show the user why nothing seems to happen). */
+  readonly onRetry?: (retry: {
+    readonly error: ServiceError;
+    readonly attempt: number;
+    readonly delayMs: number;
+  }) => void;
 }
 
 export interface CallOptions {
@@ -194,6 +200,7 @@ export function makeClient(options: ClientOptions): ServiceClient {
       const delay = backoffDelay(attempt - 1, decision.floorMs, retry, random);
       if (attempt >= retry.maxAttempts || Date.now() - started + delay > retry.maxElapsedMs) throw failure;
       log.warn({ endpoint, attempt, delayMs: delay, code: failure.code, status: failure.status }, "retrying");
+      options.onRetry?.({ error: failure, attempt, delayMs: delay });
       await sleep(delay, undefined, { signal });
     }
   }

@@ -550,11 +550,24 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       if (typeof outcome === "number") {
         // The service said "not now" (429, 503, refused connection) past the client's retries.
         transientRefusals++;
+        noteWaiting(outcome);
         await sleep(outcome);
         continue;
       }
       if (outcome !== "retry") return outcome === "final";
     }
+  }
+
+  let waitingNoted = 0;
+  /** Says, at most once a minute, that submissions wait on the service: else a long wait looks like a hang. */
+  function noteWaiting(ms: number): void {
+    log.warn({ waitMs: ms }, "the service refused submissions for now; waiting");
+    if (Date.now() - waitingNoted < 60_000) return;
+    waitingNoted = Date.now();
+    progress.event({
+      stage: "note",
+      detail: `the service refuses new submissions for now (busy or rate limited): waiting ${formatDuration(ms)} before trying again`,
+    });
   }
 
   /**

@@ -1,6 +1,8 @@
 // `reel run` end to end against the sandbox over real HTTP, with a real state file and output folder:
 // what users are promised (each video once, each credit intended, nothing lost).
 import { lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
@@ -8,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
 import { StateStore } from "../../src/state/store.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { runCli, writeTree } from "../helpers/cli.js";
+import { runCli, startCli, until, writeTree } from "../helpers/cli.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { readResults } from "../helpers/results.js";
@@ -338,6 +340,22 @@ describe("reel run", () => {
       expect(result.stderr).not.toMatch(/may have reached the service/);
     }
     expect(s.counters.generationsCreated).toBe(0);
+  });
+
+  it("says that the service does not answer while it retries, instead of looking hung", async () => {
+    // A port nothing listens on: every call is refused, and the client keeps trying for minutes.
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise((r) => server.close(r));
+    const dir = await workspace();
+    const run = startCli(["run", "manifests/beta.yaml"], {
+      cwd: dir,
+      env: { REEL_BASE_URL: `http://127.0.0.1:${port}`, REEL_API_KEY: "sk-test" },
+    });
+    await until(() => run.output().stderr.includes("trying again in"), "a note about the retries", 10_000);
+    expect(run.output().stderr).toMatch(/ECONNREFUSED.*: trying again in [\d.]+ s \(attempt 2\)/);
+    expect((await run.stop()).code).toBe(130);
   });
 
   it("refuses a key with a line break in it (exit 2, nothing sent), without showing the key", async () => {
