@@ -231,6 +231,8 @@ export function describeSchemaError(error: ErrorObject, root: unknown): SchemaIs
         const allowed =
           missing === "resolution" ? MODEL_RULES[model].resolutions : MODEL_RULES[model].aspectRatios;
         const inherited = valueAt(root, ["defaults", missing]);
+        // Nothing inherited (defaults empty or not a mapping, reported on its own): no rule broken.
+        if (inherited === undefined) return undefined;
         const words = missing === "resolution" ? "resolution" : "aspect ratio";
         return issue(
           `${model} takes ${words} ${orList(allowed)}, not ${String(inherited)} (from defaults); set ${missing} on this video`,
@@ -272,6 +274,8 @@ export function describeSchemaError(error: ErrorObject, root: unknown): SchemaIs
     }
 
     case "not":
+      // A chunk that is not a mapping (reported as such) has neither audio nor speech.
+      if (!isRecord(value) || !("audio" in value && "speech" in value)) return undefined;
       return issue(
         "a chunk takes audio or speech, not both (speech is made into the chunk's audio)",
         PROBLEM_CODES.invalidValue,
