@@ -10,6 +10,7 @@ import { makePlanStateView } from "../state/plan-view.js";
 import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
+import { openStateToRead } from "./read-state.js";
 import { SANDBOX_SERVICE_ID } from "./service-options.js";
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
@@ -143,8 +144,5 @@ function openStateForPlan(statePath: string, args: ParsedArgs, io: CliIO): State
         : io.env.REEL_BASE_URL === undefined
           ? undefined
           : canonicalBaseUrl(io.env.REEL_BASE_URL);
-  return StateStore.open(statePath, {
-    readonly: true,
-    baseUrl: baseUrl ?? StateStore.lastService(statePath),
-  });
+  return openStateToRead(statePath, baseUrl ?? "last");
 }

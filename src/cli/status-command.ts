@@ -9,6 +9,7 @@ import { canonicalBaseUrl } from "../service/base-url.js";
 import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
+import { openStateToRead } from "./read-state.js";
 import { SANDBOX_SERVICE_ID } from "./service-options.js";
 
 export const statusCommand: Command = {
@@ -70,10 +71,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       : args.values["base-url"] === undefined
         ? undefined
         : canonicalBaseUrl(args.values["base-url"] as string);
-  const store = StateStore.open(
-    statePath,
-    baseUrl === undefined ? { readonly: true } : { readonly: true, baseUrl },
-  );
+  const store = openStateToRead(statePath, baseUrl);
   let rows: ReturnType<StateStore["listLatestJobs"]>;
   try {
     rows = store.listLatestJobs().filter((row) => !names || names.has(row.manifest));

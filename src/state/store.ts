@@ -839,7 +839,16 @@ function checkHeader(path: string): void {
 
 function checkOwned(db: Database.Database, path: string): void {
   const version = db.pragma("user_version", { simple: true }) as number;
-  if (version === 0) return;
+  if (version === 0) {
+    // Empty (a state file reel created but never wrote), or another program's tables.
+    const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as {
+      n: number;
+    };
+    if (tables.n > 0) {
+      throw new StateFileError(`${path} is a SQLite database of another program, not a reel state file.`);
+    }
+    return;
+  }
   const app = db.prepare("SELECT value FROM meta WHERE key = 'app'").get() as { value: string } | undefined;
   if (app?.value !== APP_ID) {
     throw new StateFileError(`${path} is a SQLite database of another program, not a reel state file.`);
@@ -853,16 +862,7 @@ function checkOwned(db: Database.Database, path: string): void {
 
 function migrate(db: Database.Database, path: string): void {
   const version = db.pragma("user_version", { simple: true }) as number;
-  if (version === 0) {
-    const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as {
-      n: number;
-    };
-    if (tables.n > 0) {
-      throw new StateFileError(`${path} is a SQLite database of another program, not a reel state file.`);
-    }
-  } else {
-    checkOwned(db, path);
-  }
+  checkOwned(db, path);
   for (let i = version; i < MIGRATIONS.length; i++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[i]!);

@@ -3,6 +3,7 @@
 import { existsSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, writeTree } from "../helpers/cli.js";
@@ -348,13 +349,22 @@ describe("reel status", () => {
     const dir = await tempDir();
     await writeFile(join(dir, "notes.txt"), "shopping list\n");
     const result = await runCli(["status", "--state", "notes.txt"], { cwd: dir, env: {} });
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toBe(
       `reel status: ${join(dir, "notes.txt")} is not a reel state file (not a SQLite database). Point --state at another file, or move this one away.\n`,
     );
     expect(await readFile(join(dir, "notes.txt"), "utf8")).toBe("shopping list\n");
+
+    // Another program's SQLite database is not an empty state either.
+    const other = new Database(join(dir, "other.db"));
+    other.exec("CREATE TABLE notes (text TEXT)");
+    other.close();
+    const foreign = await runCli(["status", "--state", "other.db"], { cwd: dir, env: {} });
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toContain("is a SQLite database of another program");
   });
+
   it("--sandbox shows the jobs of --sandbox runs only, one job counted as one", async () => {
     const s = await sandbox();
     const dir = await tempDir();
