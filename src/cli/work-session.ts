@@ -7,7 +7,13 @@ import { systemReason } from "../engine/atomic-write.js";
 import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
 import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
-import { makeLineProgress, makeTtyProgress, type ProgressSink } from "../engine/progress.js";
+import {
+  makeJsonProgress,
+  makeLineProgress,
+  makeTtyProgress,
+  type ProgressSink,
+  teeProgress,
+} from "../engine/progress.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import { StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
@@ -120,7 +126,10 @@ export async function withWorkSession<T>(
   });
   let service: ConnectedService | undefined;
   try {
-    const progress = io.stderr.isTTY ? makeTtyProgress(io.stderr) : makeLineProgress(io.stderr);
+    const human = io.stderr.isTTY ? makeTtyProgress(io.stderr) : makeLineProgress(io.stderr);
+    // `run --json` prints one document at its end; a watch never ends, so its events are the output.
+    const progress =
+      kind === "watch" && settings.json ? teeProgress(human, makeJsonProgress(io.stdout)) : human;
     service = await connectService(settings, logger, retryNotes(progress));
     return await work({
       logger,

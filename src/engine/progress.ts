@@ -17,7 +17,32 @@ export interface ProgressSink {
 
 export const silentProgress: ProgressSink = { start() {}, event() {}, stop() {} };
 
-type Writable = { write(text: string): unknown };
+type Writable = { write(text: string): unknown; readonly columns?: number };
+
+/** For scripts (`watch --json`): one JSON object per line and event, with its time. */
+export function makeJsonProgress(stream: Writable, now: () => number = Date.now): ProgressSink {
+  const line = (fields: Record<string, unknown>): void => {
+    stream.write(`${JSON.stringify({ at: new Date(now()).toISOString(), ...fields })}\n`);
+  };
+  return {
+    start(total, done) {
+      line({ event: "start", jobs: total, alreadyDone: done });
+    },
+    event(e) {
+      line({ event: e.stage, key: e.key ?? null, detail: e.detail ?? null });
+    },
+    stop() {},
+  };
+}
+
+/** Every event to each of `sinks`. */
+export function teeProgress(...sinks: ProgressSink[]): ProgressSink {
+  return {
+    start: (total, done) => sinks.forEach((s) => s.start(total, done)),
+    event: (e) => sinks.forEach((s) => s.event(e)),
+    stop: () => sinks.forEach((s) => s.stop()),
+  };
+}
 
 export function makeLineProgress(stream: Writable, now: () => number = Date.now): ProgressSink {
   const started = now();
@@ -48,6 +73,7 @@ export function makeTtyProgress(stream: Writable, now: () => number = Date.now):
   let started = now();
   let timer: NodeJS.Timeout | undefined;
   const notes: string[] = [];
+  const running = new Set<string>(); // keys seen running and not yet ended: never below zero, never a job that did not run
 
   function eta(): string {
     const doneNow = counts.done + counts.failed + counts.uncertain;
@@ -61,9 +87,11 @@ export function makeTtyProgress(stream: Writable, now: () => number = Date.now):
   function draw(): void {
     const finished = doneAtStart + counts.done;
     const line =
-      `${finished}/${total} done · ${counts.submitted} submitted · ${counts.running} running · ` +
+      `${finished}/${total} done · ${counts.submitted} submitted · ${running.size} running · ` +
       `${counts.failed} failed · ${counts.uncertain} uncertain · ${counts.uploaded} uploads · ${counts.speech} speech${eta()}`;
-    stream.write(`\r\x1b[2K${line}`);
+    // Cut to the terminal's width: a wrapped line would leave its first part on screen at each redraw.
+    const width = stream.columns ?? 0;
+    stream.write(`\r\x1b[2K${width > 1 && line.length >= width ? `${line.slice(0, width - 2)}…` : line}`);
   }
 
   return {
@@ -81,8 +109,10 @@ export function makeTtyProgress(stream: Writable, now: () => number = Date.now):
         stream.write(`\r\x1b[2K${notes.at(-1)}\n`);
       } else {
         counts[e.stage]++;
-        if (e.stage === "done" || e.stage === "failed" || e.stage === "uncertain") {
-          if (counts.running > 0) counts.running--;
+        if (e.key !== undefined) {
+          if (e.stage === "running") running.add(e.key);
+          else if (e.stage === "done" || e.stage === "failed" || e.stage === "uncertain")
+            running.delete(e.key);
         }
         if (e.stage === "failed" || e.stage === "uncertain") {
           stream.write(`\r\x1b[2K${e.stage}: ${e.key ?? ""} ${e.detail ?? ""}\n`);

@@ -177,6 +177,24 @@ describe("reel watch", () => {
     expect(s.counters.generationsCreated).toBe(1);
   });
 
+  it("--json prints one JSON line per event on stdout, for scripts", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const w = watcher(dir, s, ["--settle", "200ms", "--json"]);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    await writeFile(join(dir, "incoming", "j.yaml"), manifest("j", [{ id: "v0", text: "json" }]));
+    await until(() => existsSync(video(dir, "j", "v0")), "the video");
+    const { stdout } = await w.stop();
+    const events = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; key: string | null; at: string });
+    expect(events.filter((e) => e.key === "j/v0").map((e) => e.event)).toEqual(
+      expect.arrayContaining(["submitted", "done"]),
+    );
+    for (const e of events) expect(new Date(e.at).toISOString()).toBe(e.at);
+  });
+
   it("goes on watching a folder that was deleted and made again", async () => {
     const s = await sandbox();
     const dir = await workspace();
