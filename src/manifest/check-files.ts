@@ -171,7 +171,15 @@ export class FileChecker {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR") {
-        return { ok: false, message: `${written} does not exist`, code: PROBLEM_CODES.fileMissing };
+        // A shell expands ~, YAML does not.
+        const hint = /^~[/\\]/.test(written)
+          ? " (~ is not your home folder here: write the path in full, or relative to the manifest)"
+          : "";
+        return {
+          ok: false,
+          message: `${JSON.stringify(written)} does not exist${hint}`,
+          code: PROBLEM_CODES.fileMissing,
+        };
       }
       return {
         ok: false,

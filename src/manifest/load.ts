@@ -1,7 +1,7 @@
 // Loading manifests: files and folders -> parse -> validate -> checks a schema can't express ->
 // normalize. Problems are returned as data, every problem of every file at once; a file with
 // problems yields no manifest, the others still load.
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { isUtf8 } from "node:buffer";
 import path from "node:path";
 import { readId } from "../service/check-request.js";
@@ -91,7 +91,25 @@ async function expandPaths(paths: readonly string[], cwd: string, problems: Prob
       }
     }
   }
-  return files;
+  return dropLinksToListedFiles(files);
+}
+
+/**
+ * A link to a manifest that is listed too (`alias.yaml -> good.yaml` in the same folder) is the same
+ * file: read once, as itself. Read twice, a manifest without `name:` would become two manifests
+ * named after the two files, and its videos would be paid for twice.
+ */
+async function dropLinksToListedFiles(files: string[]): Promise<string[]> {
+  const real = await Promise.all(files.map((file) => realpath(file).catch(() => file)));
+  const listed = new Set(files);
+  const kept = new Set<string>();
+  return files.filter((file, i) => {
+    const target = real[i]!;
+    if (target !== file && listed.has(target)) return false; // the file itself is listed
+    if (kept.has(target)) return false; // two links to one file outside the list: the first
+    kept.add(target);
+    return true;
+  });
 }
 
 /** A source, audio or speech of a manifest, found defensively in the parsed value. */

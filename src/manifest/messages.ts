@@ -201,14 +201,19 @@ export function describeSchemaError(error: ErrorObject, root: unknown): SchemaIs
       const fields = knownFields(place);
       const near = didYouMean(name, fields);
       const verb = place === "defaults" ? "take" : "takes";
+      const belongsInChunk =
+        (place === "video" || place === "defaults") &&
+        (KNOWN_FIELDS.chunk as readonly string[]).includes(name);
       const hint =
         name === "<<"
           ? "; YAML merge keys are not supported, use defaults"
-          : near
-            ? `; did you mean "${near}"?`
-            : fields.length > 0
-              ? `; ${PLACE_NAME[place]} ${verb} ${fields.join(", ")}`
-              : "";
+          : belongsInChunk
+            ? `; ${name} belongs in each chunk`
+            : near
+              ? `; did you mean "${near}"?`
+              : fields.length > 0
+                ? `; ${PLACE_NAME[place]} ${verb} ${fields.join(", ")}`
+                : "";
       return issue(
         `unknown field "${name}" in ${PLACE_NAME[place]}${hint}`,
         PROBLEM_CODES.unknownField,

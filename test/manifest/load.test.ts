@@ -130,6 +130,14 @@ describe("loadManifests", () => {
     expect(manifests.map((m) => m.file)).toEqual(["m/a.yml", "m/b.yaml", "m/sub/c.yaml"]);
   });
 
+  it("reads a manifest once when a link to it sits beside it, so its videos are not run twice", async () => {
+    await ws.write("m/good.yaml", manifest(actor("x"))); // no name: it would come from the file name
+    await symlink(path.join(ws.dir, "m", "good.yaml"), path.join(ws.dir, "m", "alias.yaml"));
+    const { manifests, problems } = await loadManifests(["m"], { cwd: ws.dir });
+    expect(problems).toEqual([]);
+    expect(manifests.map((m) => m.name)).toEqual(["good"]);
+  });
+
   it("reports a folder with no manifest in it (a mistyped path), rather than running nothing", async () => {
     await ws.write("empty/notes.txt", "not a manifest");
     const { manifests, problems } = await loadManifests(["empty"], { cwd: ws.dir });
