@@ -117,7 +117,7 @@ function printSummary(
   }
   if (results.some((r) => r.status === "uncertain")) {
     lines.push(
-      "Uncertain jobs may have been submitted already; rerun with --resubmit-uncertain to submit them again.",
+      "Uncertain jobs: a paid request (the submission, or speech it needs) may have reached the service without an answer. Check the service's console; rerun with --resubmit-uncertain to send it again (it may be paid twice).",
     );
   }
   lines.push(
