@@ -34,46 +34,33 @@ function run(args: string[], cwd: string, env: Record<string, string>) {
   return { child, exit, output: () => ({ stdout, stderr }) };
 }
 
-it("exits 130 within two seconds of Ctrl-C, and the rerun finishes without a duplicate", async () => {
-  sandbox = await startSandbox({ slots: 4, timeScale: 0.1, preProcessingMs: 10 });
-  const dir = await tempDir();
-  await writeTree(dir, { "m.yaml": manifest(12) });
-  const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };
-  const first = run(["run", "m.yaml"], dir, env);
-  // Wait until some tasks are running, then interrupt.
-  while (sandbox.counters.generationsCreated < 3) await new Promise((r) => setTimeout(r, 20));
-  const interruptedAt = Date.now();
-  first.child.kill("SIGINT");
-  expect(await first.exit).toBe(130);
-  expect(Date.now() - interruptedAt).toBeLessThan(2_000);
-  expect(first.output().stderr).toMatch(/Interrupted/);
-  expect(first.output().stderr).toContain("reel: stopping; press Ctrl-C again to quit at once.");
-  const createdBefore = sandbox.counters.generationsCreated;
-  expect(createdBefore).toBeLessThan(12);
+// SIGHUP: a closed terminal stops the run as Ctrl-C does.
+it.each(["SIGINT", "SIGHUP"] as const)(
+  "%s: exits 130 within two seconds, and the rerun finishes without a duplicate",
+  async (signal) => {
+    sandbox = await startSandbox({ slots: 4, timeScale: 0.1, preProcessingMs: 10 });
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manifest(12) });
+    const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };
+    const first = run(["run", "m.yaml"], dir, env);
+    // Wait until some tasks are running, then interrupt.
+    while (sandbox.counters.generationsCreated < 3) await new Promise((r) => setTimeout(r, 20));
+    const interruptedAt = Date.now();
+    first.child.kill(signal);
+    expect(await first.exit).toBe(130);
+    expect(Date.now() - interruptedAt).toBeLessThan(2_000);
+    expect(first.output().stderr).toMatch(/Interrupted/);
+    expect(first.output().stderr).toContain("reel: stopping; press Ctrl-C again to quit at once.");
+    const createdBefore = sandbox.counters.generationsCreated;
+    expect(createdBefore).toBeLessThan(12);
 
-  const second = run(["run", "m.yaml"], dir, env);
-  expect(await second.exit).toBe(0);
-  expect(sandbox.counters.generationsCreated).toBe(12);
-  expect(sandbox.counters.duplicateGenerations()).toBe(0);
-});
-
-it("a closed terminal (SIGHUP) stops the run as Ctrl-C does: nothing cut off, nothing paid twice", async () => {
-  sandbox = await startSandbox({ slots: 4, timeScale: 0.1, preProcessingMs: 10 });
-  const dir = await tempDir();
-  await writeTree(dir, { "m.yaml": manifest(12) });
-  const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };
-  const first = run(["run", "m.yaml"], dir, env);
-  while (sandbox.counters.generationsCreated < 3) await new Promise((r) => setTimeout(r, 20));
-  first.child.kill("SIGHUP");
-  expect(await first.exit).toBe(130);
-  expect(first.output().stderr).toMatch(/Interrupted/);
-
-  const second = run(["run", "m.yaml"], dir, env);
-  expect(await second.exit).toBe(0);
-  expect(second.output().stderr).not.toContain("uncertain");
-  expect(sandbox.counters.generationsCreated).toBe(12);
-  expect(sandbox.counters.duplicateGenerations()).toBe(0);
-});
+    const second = run(["run", "m.yaml"], dir, env);
+    expect(await second.exit).toBe(0);
+    expect(second.output().stderr).not.toContain("uncertain");
+    expect(sandbox.counters.generationsCreated).toBe(12);
+    expect(sandbox.counters.duplicateGenerations()).toBe(0);
+  },
+);
 
 it("--sandbox keeps the emulator's data beside the state file: a rerun resumes and sends nothing new", async () => {
   const dir = await tempDir();
