@@ -89,7 +89,14 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
     });
     return await command.run(parsed, io);
   } catch (error) {
-    return reportError(error, command, io);
+    const code = reportError(error, command, io);
+    // A script that asked for JSON gets JSON on failure too, not an empty stdout.
+    if (rest.includes("--json")) {
+      const { code: reason, message } = error as { code?: unknown; message?: unknown };
+      const fields = { code: typeof reason === "string" ? reason : "E_INTERNAL", message: String(message) };
+      io.stdout.write(`${JSON.stringify({ ok: false, error: fields })}\n`);
+    }
+    return code;
   }
 }
 

@@ -50,6 +50,9 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       const tty = io.stderr.isTTY === true;
       io.stderr.write(`${formatProblems(loaded.problems, { color: tty, codeFrame: tty })}\n`);
       io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
+      if (settings.json) {
+        io.stdout.write(`${JSON.stringify({ outcome: "invalid", problems: loaded.problems })}\n`);
+      }
       return EXIT.invalidInput;
     }
     const only = strings(args.values, "only");

@@ -150,6 +150,13 @@ describe("reel plan", () => {
     expect(out.plan.jobs.new).toEqual(["spring-campaign/intro", "spring-campaign/runway"]);
     expect(out.summary).toEqual({ manifests: 1, videos: 2, seconds: 47 });
     expect((await reel(REPO, "plan", "--only", "nothing/*", "manifests")).code).toBe(2);
+    // A script that asked for JSON gets JSON when it fails too.
+    const refused = await reel(REPO, "plan", "--json", "--only", "nothing/*", "manifests");
+    expect(refused.code).toBe(2);
+    expect(JSON.parse(refused.stdout)).toEqual({
+      ok: false,
+      error: { code: "E_USAGE", message: "--only nothing/* matches no job (jobs are named manifest/id)" },
+    });
   });
 
   it("exits 2 on invalid manifests, without a plan", async () => {
