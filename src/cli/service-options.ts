@@ -77,14 +77,17 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
     if (!apiKey) throw new UsageError("no API key: set the environment variable REEL_API_KEY (never a flag)");
     checkApiKey(apiKey);
   }
-  const concurrencyRaw = str(args.values, "concurrency") ?? io.env.REEL_CONCURRENCY;
+  const concurrencyFlag = str(args.values, "concurrency");
+  const concurrencyRaw = concurrencyFlag ?? io.env.REEL_CONCURRENCY;
+  // Named as the user gave it: a bad REEL_CONCURRENCY is not fixed by looking for a flag.
+  const concurrencyName = concurrencyFlag === undefined ? "REEL_CONCURRENCY" : "--concurrency";
   return {
     sandbox,
     baseUrl: sandbox || baseUrl === undefined ? undefined : canonicalBaseUrl(baseUrl),
     apiKey: sandbox ? undefined : apiKey,
     statePath: resolve(io.cwd, str(args.values, "state") ?? io.env.REEL_STATE ?? ".reel/state.db"),
     outDir: resolve(io.cwd, str(args.values, "out") ?? io.env.REEL_OUT ?? "out"),
-    concurrency: concurrencyRaw === undefined ? 4 : positiveInteger("--concurrency", concurrencyRaw),
+    concurrency: concurrencyRaw === undefined ? 4 : positiveInteger(concurrencyName, concurrencyRaw),
     json: args.values.json === true,
   };
 }

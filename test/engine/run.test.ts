@@ -358,6 +358,21 @@ describe("reel run", () => {
     expect((await run.stop()).code).toBe(130);
   });
 
+  it("refuses a concurrency that is not a whole number, naming where it came from, and sends nothing", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const flag = await runCli(["run", "manifests", "--concurrency", "0"], { cwd: dir, env: env(s) });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("expected --concurrency to be a whole number from 1 up, got '0'");
+    const fromEnv = await runCli(["run", "manifests"], {
+      cwd: dir,
+      env: env(s, { REEL_CONCURRENCY: "zero" }),
+    });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain("expected REEL_CONCURRENCY to be a whole number from 1 up, got 'zero'");
+    expect(s.counters.requests.size).toBe(0);
+  });
+
   it("refuses a key with a line break in it (exit 2, nothing sent), without showing the key", async () => {
     const s = await sandbox();
     const dir = await workspace();
