@@ -8,7 +8,7 @@ import { relative, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { makeEngine, type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
-import { formatProblems, loadManifests, type LoadOptions } from "../manifest/index.js";
+import { formatProblems, loadManifests, type LoadOptions, PROBLEM_CODES } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import type { StateFileError } from "../state/store.js";
@@ -87,6 +87,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   const display = (file: string): string => relative(options.load.cwd, file) || file;
 
   const graceTimers = new Set<NodeJS.Timeout>();
+  const awaitingMedia = new Set<string>(); // manifests skipped for a missing media file
 
   /**
    * True when `file` was changed moments ago and does not end with a line break: most likely a
@@ -133,6 +134,12 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
         message: `manifest name '${manifest.name}' is already used by ${display(owner)}; give this one another name`,
       });
     }
+    // A manifest that names media not there yet, or not whole yet (copied in after it, or still
+    // being copied), is read again at each folder check: media files themselves are not watched.
+    const mediaPending = (code: string): boolean =>
+      code === PROBLEM_CODES.fileMissing || code === PROBLEM_CODES.mediaFormat;
+    if (problems.some((p) => mediaPending(p.code))) awaitingMedia.add(file);
+    else awaitingMedia.delete(file);
     if (problems.length > 0 || !manifest) {
       const text = formatProblems(problems, { color: options.tty ?? false, codeFrame: options.tty ?? false });
       // An invalid file is reported once per version, not at every event; its last valid version
@@ -175,6 +182,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
     schedule(file, async () => {
       const name = nameOf.get(file);
       reported.delete(file);
+      awaitingMedia.delete(file);
       if (name === undefined) return;
       nameOf.delete(file);
       engine.dropManifest(name);
@@ -213,6 +221,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   let identity = await folderIdentity(dir);
   let checking = false;
   const guard = setInterval(() => {
+    for (const file of awaitingMedia) if (!queue.has(file)) schedule(file, () => loadFile(file));
     if (checking) return;
     checking = true;
     void (async () => {
