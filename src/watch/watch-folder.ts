@@ -220,6 +220,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   // and a new folder gets a new watcher, whose first scan picks up what is in it.
   let identity = await folderIdentity(dir);
   let checking = false;
+  let stopping = false;
   const guard = setInterval(() => {
     for (const file of awaitingMedia) if (!queue.has(file)) schedule(file, () => loadFile(file));
     if (checking) return;
@@ -235,8 +236,10 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
       progress.event({ stage: "note", detail: `${display(dir)} was replaced: watching the new folder` });
       // Closed first: chokidar shares one OS watch per path among its watchers, and the old one
       // still watches the deleted folder.
+      if (stopping) return;
       await watcher.close();
       watcher = await startWatcher();
+      if (stopping) await watcher.close(); // the stop below may have closed the old one meanwhile
     })()
       .catch((error: unknown) => options.report(`watch: ${(error as Error).message}\n`))
       .finally(() => {
@@ -247,6 +250,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   if (options.signal?.aborted) endWatch();
   options.signal?.addEventListener("abort", () => endWatch(), { once: true });
   await ended;
+  stopping = true;
   clearInterval(guard);
   for (const timer of graceTimers) clearTimeout(timer);
   await watcher.close();
