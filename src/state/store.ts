@@ -427,13 +427,22 @@ export class StateStore {
     return (this.jobs("WHERE service_id = ? ORDER BY id").all(this.serviceId) as unknown[][]).map(jobRowOf);
   }
 
-  /** The newest version of every job, of every service (or of this store's service when it has one). */
+  /** The current version of every job, of every service (or of this store's service when it has one). */
   listLatestJobs(): (JobRow & { base_url: string })[] {
     const version = this.db.pragma("user_version", { simple: true }) as number;
     if (version === 0) return [];
+    // The version whose video holds <id>.mp4 (the manifest's current one: an edit that was undone
+    // gives the older version its name back), else the newest version.
     return this.sql(
       `SELECT jobs.*, services.base_url FROM jobs JOIN services ON services.id = jobs.service_id
-         WHERE jobs.id IN (SELECT max(id) FROM jobs WHERE (? < 0 OR service_id = ?) GROUP BY service_id, job_key)
+         WHERE jobs.id IN (
+           SELECT id FROM (
+             SELECT id, row_number() OVER (
+               PARTITION BY service_id, job_key
+               ORDER BY coalesce(file = manifest || '/' || video_id || '.mp4', 0) DESC, id DESC
+             ) AS rank
+             FROM jobs WHERE (? < 0 OR service_id = ?)
+           ) WHERE rank = 1)
          ORDER BY jobs.manifest, jobs.video_id`,
     ).all(this.serviceId, this.serviceId) as (JobRow & { base_url: string })[];
   }

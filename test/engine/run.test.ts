@@ -536,6 +536,13 @@ describe("reel run", () => {
     expect((await readdir(join(dir, "out", "beta"))).sort()).toEqual(
       ["again.json", "again.mp4", `${keptSecond}.mp4`, `${keptSecond}.json`].sort(),
     );
+    // status agrees: the job is the version the manifest asks for, not the newest one made.
+    const status = JSON.parse((await runCli(["status", "--json"], { cwd: dir, env: {} })).stdout) as {
+      jobs: { id: string; taskId: string; file: string }[];
+    };
+    expect(status.jobs).toEqual([
+      expect.objectContaining({ id: "again", taskId: first.taskId, file: "beta/again.mp4" }),
+    ]);
   });
 
   it("follows to the end a task whose video was edited while it ran, and keeps that video too", async () => {
