@@ -183,7 +183,8 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
       });
     }
     const bytes = await readFile(abs);
-    text = bytes.toString("utf8");
+    // Without the byte order mark some editors write: it would count as a column of line 1.
+    text = bytes.toString("utf8").replace(/^\uFEFF/, "");
     if (!isUtf8(bytes)) {
       // Read as UTF-8 anyway, a Latin-1 "é" would reach the service as "\uFFFD": a paid video of
       // the wrong text.
