@@ -2,6 +2,7 @@
 // exit codes. `main` takes argv and io as parameters so tests can run it in-process.
 import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { systemReason } from "../engine/atomic-write.js";
 import { ReelError, UsageError } from "../errors.js";
 import type { CliIO, Command } from "./command.js";
 import { COMMANDS } from "./commands.js";
@@ -120,7 +121,7 @@ function reportError(error: unknown, command: Command, io: CliIO): number {
     // user's to fix, and a stack trace would hide the one line that matters.
     const where = system.path === undefined ? "" : ` ${system.path}`;
     io.stderr.write(
-      `reel ${command.name}: cannot ${system.syscall}${where} (${system.message.split(", ")[0]}). Check the paths given (--out, --state) and their permissions, then rerun: what was done is kept.\n`,
+      `reel ${command.name}: cannot ${system.syscall}${where} (${systemReason(system)}). Check the paths given (--out, --state) and their permissions, then rerun: what was done is kept.\n`,
     );
     return EXIT.someJobsFailed;
   }

@@ -59,11 +59,11 @@ export function makeLineProgress(stream: Writable, now: () => number = Date.now)
 }
 
 export function makeTtyProgress(stream: Writable, now: () => number = Date.now): ProgressSink {
-  const counts: Record<Stage, number> = {
+  // Running jobs are a set of keys (below), not a count: a job ends whether or not it was seen running.
+  const counts: Record<Exclude<Stage, "running">, number> = {
     uploaded: 0,
     speech: 0,
     submitted: 0,
-    running: 0,
     done: 0,
     failed: 0,
     uncertain: 0,
@@ -73,7 +73,7 @@ export function makeTtyProgress(stream: Writable, now: () => number = Date.now):
   let started = now();
   let timer: NodeJS.Timeout | undefined;
   const notes: string[] = [];
-  const running = new Set<string>(); // keys seen running and not yet ended: never below zero, never a job that did not run
+  const running = new Set<string>(); // keys seen running and not yet ended
 
   function eta(): string {
     const doneNow = counts.done + counts.failed + counts.uncertain;
@@ -108,11 +108,16 @@ export function makeTtyProgress(stream: Writable, now: () => number = Date.now):
         notes.push(`${e.key ?? ""} ${e.detail ?? ""}`.trim());
         stream.write(`\r\x1b[2K${notes.at(-1)}\n`);
       } else {
-        counts[e.stage]++;
-        if (e.key !== undefined) {
-          if (e.stage === "running") running.add(e.key);
-          else if (e.stage === "done" || e.stage === "failed" || e.stage === "uncertain")
+        if (e.stage === "running") {
+          if (e.key !== undefined) running.add(e.key);
+        } else {
+          counts[e.stage]++;
+          if (
+            e.key !== undefined &&
+            (e.stage === "done" || e.stage === "failed" || e.stage === "uncertain")
+          ) {
             running.delete(e.key);
+          }
         }
         if (e.stage === "failed" || e.stage === "uncertain") {
           stream.write(`\r\x1b[2K${e.stage}: ${e.key ?? ""} ${e.detail ?? ""}\n`);
