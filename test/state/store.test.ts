@@ -152,6 +152,59 @@ describe("state store", () => {
     again.close();
   });
 
+  it("keeps the other writes of a turn, and the events of each, when one write fails on its own", async () => {
+    const path = join(await tempDir(), "state.db");
+    const store = StateStore.open(path, { baseUrl: "x" });
+    const a = store.upsertJob(JOB);
+    const b = store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    await new Promise((resolve) => setImmediate(resolve));
+    // A statement that fails without undoing the transaction (a constraint, not a full disk).
+    const other = new Database(path);
+    other.exec(
+      `CREATE TRIGGER refuse BEFORE UPDATE OF error ON jobs WHEN NEW.error = 'refused' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+    );
+    other.close();
+    store.markSubmitted(a.id, "1");
+    expect(() => store.markUncertain(b.id, "refused")).toThrow(/refused/);
+    store.markFailed(b.id, "local", "no such file");
+    store.close();
+    const db = new Database(path, { readonly: true });
+    const events = db.prepare("SELECT job_id, kind, detail FROM events ORDER BY id").all();
+    const states = db.prepare("SELECT id, state FROM jobs ORDER BY id").all();
+    db.close();
+    expect(states).toEqual([
+      { id: a.id, state: "submitted" },
+      { id: b.id, state: "Fail" },
+    ]);
+    expect(events).toEqual([
+      { job_id: a.id, kind: "submitted", detail: "1" },
+      { job_id: b.id, kind: "fail", detail: "local: no such file" },
+    ]);
+  });
+
+  it("undoes a failed write of several statements whole, its events included", async () => {
+    const path = join(await tempDir(), "state.db");
+    const store = StateStore.open(path, { baseUrl: "x" });
+    const a = store.upsertJob(JOB);
+    const b = store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    store.markSubmitting(a.id).catch(() => {});
+    await store.markSubmitting(b.id);
+    const other = new Database(path);
+    other.exec(
+      `CREATE TRIGGER refuse BEFORE UPDATE OF state ON jobs WHEN NEW.id = ${b.id} AND NEW.state = 'uncertain' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+    );
+    other.close();
+    // a is marked first, then b's update fails: a's change and its event go too.
+    expect(() => store.markInterruptedSubmissionsUncertain()).toThrow(/refused/);
+    store.close();
+    const db = new Database(path, { readonly: true });
+    const kinds = db.prepare("SELECT kind FROM events ORDER BY id").pluck().all();
+    const states = db.prepare("SELECT state FROM jobs ORDER BY id").pluck().all();
+    db.close();
+    expect(states).toEqual(["submitting", "submitting"]);
+    expect(kinds).toEqual(["submitting", "submitting"]);
+  });
+
   it("reads every column of a job row, with its value", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
