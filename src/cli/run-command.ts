@@ -3,7 +3,7 @@
 import { relative } from "node:path";
 import { runBatch, type RunSummary } from "../engine/engine.js";
 import { UsageError } from "../errors.js";
-import { formatProblems, loadManifests, makeJobFilter } from "../manifest/index.js";
+import { checkAllowRead, formatProblems, loadManifests, makeJobFilter } from "../manifest/index.js";
 import { resultOf } from "../report/results.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -40,10 +40,12 @@ function strings(values: ParsedArgs["values"], name: string): string[] {
 async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   const settings = readServiceSettings(args, io, true);
   if (args.positionals.length === 0) throw new UsageError("give at least one manifest file or folder");
+  const allowRead = strings(args.values, "allow-read");
+  await checkAllowRead(allowRead, io.cwd);
   return withWorkSession("run", settings, args, io, async (session) => {
     const loaded = await loadManifests(args.positionals, {
       cwd: io.cwd,
-      allowRead: strings(args.values, "allow-read"),
+      allowRead,
       hashFile: session.hasher,
     });
     if (loaded.problems.length > 0) {

@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
-import { loadManifests } from "../manifest/index.js";
+import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { type JobResult, resultOf } from "../report/results.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import { StateStore } from "../state/store.js";
@@ -40,9 +40,11 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   const json = args.values.json === true;
   let names: Set<string> | undefined;
   if (args.positionals.length > 0) {
+    const allowRead = (args.values["allow-read"] as string[] | undefined) ?? [];
+    await checkAllowRead(allowRead, io.cwd);
     const loaded = await loadManifests(args.positionals, {
       cwd: io.cwd,
-      allowRead: (args.values["allow-read"] as string[] | undefined) ?? [],
+      allowRead,
       // Only the manifests' names are needed: media files are not read (a gigabyte of them would
       // make every `status PATH` hash it all again).
       hashFile: () => Promise.resolve(""),

@@ -2,7 +2,13 @@
 // Problems go to stderr (with a code frame on a TTY), the verdict to stdout; `--json` prints
 // `{ok, problems, summary}` on stdout instead.
 import { UsageError } from "../errors.js";
-import { formatProblems, type LoadResult, loadManifests, type Problem } from "../manifest/index.js";
+import {
+  checkAllowRead,
+  formatProblems,
+  type LoadResult,
+  loadManifests,
+  type Problem,
+} from "../manifest/index.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 
@@ -46,10 +52,12 @@ export function summaryText(summary: LoadSummary): string {
 }
 
 /** Loads manifests for a command that takes PATH... and --allow-read. */
-export function loadFromArgs(args: ParsedArgs, io: CliIO, command: string): Promise<LoadResult> {
+export async function loadFromArgs(args: ParsedArgs, io: CliIO, command: string): Promise<LoadResult> {
   if (args.positionals.length === 0)
     throw new UsageError(`give at least one manifest file or folder: reel ${command} PATH...`);
-  return loadManifests(args.positionals, { cwd: io.cwd, allowRead: stringList(args.values, "allow-read") });
+  const allowRead = stringList(args.values, "allow-read");
+  await checkAllowRead(allowRead, io.cwd);
+  return loadManifests(args.positionals, { cwd: io.cwd, allowRead });
 }
 
 /** Writes problems to stderr, with colour and code frames on a TTY (NO_COLOR turns colour off). */

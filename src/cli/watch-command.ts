@@ -1,6 +1,7 @@
 // `reel watch DIR`: run what lands in a folder of manifests until SIGINT/SIGTERM (exit 0).
 import { parseDuration } from "../duration.js";
 import { UsageError } from "../errors.js";
+import { checkAllowRead } from "../manifest/index.js";
 import { watchFolder } from "../watch/watch-folder.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -34,6 +35,7 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
   const settings = readServiceSettings(args, io, true);
   if (args.positionals.length !== 1) throw new UsageError("give exactly one folder to watch");
   const allowRead = (args.values["allow-read"] as string[] | undefined) ?? [];
+  await checkAllowRead(allowRead, io.cwd);
   const settleRaw = args.values.settle as string | undefined;
   const settleMs = settleRaw === undefined ? undefined : parseDuration(settleRaw);
   if (settleRaw !== undefined && settleMs === undefined) {

@@ -3,7 +3,7 @@
 export { FileChecker, hashFileStreaming, isInside } from "./check-files.js";
 export { type FormatOptions, formatProblems, problemLocation } from "./format-problems.js";
 export { globToRegExp, makeJobFilter } from "./job-filter.js";
-export { DEFAULT_MAX_FILE_BYTES, displayPath, loadManifests } from "./load.js";
+export { checkAllowRead, DEFAULT_MAX_FILE_BYTES, displayPath, loadManifests } from "./load.js";
 export {
   type JobStatus,
   makePlan,

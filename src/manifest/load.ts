@@ -4,6 +4,7 @@
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { isUtf8 } from "node:buffer";
 import path from "node:path";
+import { UsageError } from "../errors.js";
 import { readId } from "../service/check-request.js";
 import { FileChecker, hashFileStreaming, type MediaUse } from "./check-files.js";
 import { rememberSource } from "./format-problems.js";
@@ -183,8 +184,13 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
       });
     }
     const bytes = await readFile(abs);
-    // Without the byte order mark some editors write: it would count as a column of line 1.
-    text = bytes.toString("utf8").replace(/^\uFEFF/, "");
+    // Without the byte order mark some editors write: it would count as a column of line 1. A lone
+    // CR (old Mac line ends) is a line break to YAML but not to the position counter, which would
+    // place every problem on line 1; one character for one keeps every offset.
+    text = bytes
+      .toString("utf8")
+      .replace(/^\uFEFF/, "")
+      .replace(/\r(?!\n)/g, "\n");
     if (!isUtf8(bytes)) {
       // Read as UTF-8 anyway, a Latin-1 "é" would reach the service as "\uFFFD": a paid video of
       // the wrong text.
@@ -335,6 +341,28 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
   return { manifest, problems, name, text };
 }
 
+async function isFolder(abs: string): Promise<boolean> {
+  try {
+    return (await stat(abs)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Refuses `--allow-read` values that name no folder: a mistake in the command, not in a manifest,
+ * so it is said before anything is read (exit 2).
+ */
+export async function checkAllowRead(dirs: readonly string[], cwd: string): Promise<void> {
+  for (const dir of dirs) {
+    if (!(await isFolder(path.resolve(cwd, dir)))) {
+      throw new UsageError(
+        `--allow-read ${dir}: no such folder (it names a folder manifests may read files from)`,
+      );
+    }
+  }
+}
+
 /**
  * Loads manifests from files and folders (folders: every `*.yaml` / `*.yml` below, sorted, hidden
  * entries skipped). Returns the valid manifests and every problem found, sorted by file and position.
@@ -344,21 +372,12 @@ export async function loadManifests(paths: string[], options: LoadOptions): Prom
   const opts: LoadOptions = { ...options, cwd };
   const problems: Problem[] = [];
 
+  // The CLI refuses an --allow-read that names no folder (checkAllowRead); one removed since (a long
+  // watch) allows nothing, so files under it are reported as outside.
   const allowed = [cwd];
   for (const dir of options.allowRead ?? []) {
     const abs = path.resolve(cwd, dir);
-    try {
-      if (!(await stat(abs)).isDirectory()) throw new Error("not a folder");
-      allowed.push(abs);
-    } catch {
-      problems.push({
-        file: dir,
-        line: 0,
-        col: 0,
-        message: "--allow-read needs an existing folder",
-        code: PROBLEM_CODES.notFound,
-      });
-    }
+    if (await isFolder(abs)) allowed.push(abs);
   }
 
   const files = await expandPaths(paths, cwd, problems);

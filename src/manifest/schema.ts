@@ -25,8 +25,8 @@ export const SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
 /** Names and ids become file and folder names under OUT: letters, digits, '.', '_', '-', no leading '.'. */
 export const SAFE_NAME_PATTERN = "^[A-Za-z0-9_-][A-Za-z0-9._-]*$";
 export const SAFE_NAME_MAX = 100;
-/** A string with a URL scheme (two letters or more, so `C:` stays a path) must be https. */
-export const MEDIA_STRING_PATTERN = "^(?:https://|(?![A-Za-z][A-Za-z0-9+.-]+:))";
+/** A string with a URL scheme (two letters or more, so `C:` stays a path) must be https (in any case, as URL schemes are). */
+export const MEDIA_STRING_PATTERN = "^(?:[Hh][Tt][Tt][Pp][Ss]://|(?![A-Za-z][A-Za-z0-9+.-]+:))";
 /** Asset and voice ids: int64 written as an integer or a string of digits (the loader checks the range). */
 export const ID_STRING_PATTERN = "^(?!0+$)[0-9]+$";
 /** Text sent as a condition: the service refuses empty or blank text. */

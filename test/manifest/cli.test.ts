@@ -96,6 +96,14 @@ describe("reel validate", () => {
     expect((await reel(ws.dir, "validate", "--allow-read", ws.outside, "m.yaml")).code).toBe(0);
   });
 
+  it("says an --allow-read folder that does not exist is a mistake in the command, not in a manifest", async () => {
+    await ws.write("m.yaml", "version: 1\nvideos: []\n");
+    const result = await reel(ws.dir, "validate", "--allow-read", "nowhere", "m.yaml");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--allow-read nowhere: no such folder");
+    expect(result.stderr).not.toMatch(/problems? in/);
+  });
+
   it("exits 2 on usage errors", async () => {
     expect((await reel(ws.dir, "validate")).code).toBe(2);
     expect((await reel(ws.dir, "validate", "--bogus", "x")).code).toBe(2);

@@ -119,6 +119,32 @@ describe("loadManifests", () => {
     expect(intro?.specHash).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it("places problems on their own line in a file whose lines end with a lone CR (old Mac style)", async () => {
+    const lines = ["version: 1", "videos:", "  - id: a", "    model: actor-2", "    resolution: 720p"];
+    await ws.write(
+      "cr.yaml",
+      [...lines, "    chunks:", "      - duration: 7", "        text: hi", ""].join("\r"),
+    );
+    const { problems } = await loadManifests(["cr.yaml"], { cwd: ws.dir });
+    expect(problems).toMatchObject([{ line: 7, col: 19, message: expect.stringMatching(/not 7/) }]);
+  });
+
+  it("reads an https URL written in capitals as the same URL (schemes and hosts have no case)", async () => {
+    const chunk = (url: string) =>
+      `    model: actor-2\n    resolution: 720p\n    source: ${url}\n    chunks: [{duration: 5, text: hi}]\n`;
+    await ws.write(
+      "urls.yaml",
+      manifest(
+        `  - id: a\n${chunk("HTTPS://Example.COM/face.png")}  - id: b\n${chunk("https://example.com/face.png")}`,
+      ),
+    );
+    const { manifests, problems } = await loadManifests(["urls.yaml"], { cwd: ws.dir });
+    expect(problems).toEqual([]);
+    const [a, b] = manifests[0]!.jobs;
+    expect(a?.spec.source).toEqual({ kind: "url", url: "https://example.com/face.png" });
+    expect(a?.specHash).toBe(b?.specHash);
+  });
+
   it("searches folders recursively for *.yaml and *.yml, sorted, skipping hidden entries", async () => {
     await ws.write("m/b.yaml", manifest(actor("x")));
     await ws.write("m/a.yml", manifest(actor("x")));
@@ -300,17 +326,11 @@ describe("loadManifests", () => {
     ]);
   });
 
-  it("reports an --allow-read folder that does not exist", async () => {
-    await ws.write("a.yaml", manifest(actor("x")));
+  it("lets an --allow-read folder that no longer exists allow nothing (the CLI refuses a missing one at start)", async () => {
+    await ws.write("a.yaml", manifest(actor("x", `    source: ${path.join(ws.outside, "secret.png")}\n`)));
     const { problems } = await loadManifests(["a.yaml"], { cwd: ws.dir, allowRead: ["nowhere"] });
-    expect(problems).toEqual([
-      {
-        file: "nowhere",
-        line: 0,
-        col: 0,
-        code: "E_NOT_FOUND",
-        message: "--allow-read needs an existing folder",
-      },
+    expect(problems).toMatchObject([
+      { file: "a.yaml", message: expect.stringMatching(/outside the folder/) },
     ]);
   });
 
