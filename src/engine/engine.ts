@@ -862,6 +862,14 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   await engine.whenIdle();
   engine.dispose();
   progress.stop();
+  // Jobs these manifests no longer list that nothing was sent for (a removed video, an edit made
+  // before the submission): forgotten, or status would show them pending for good. Only once the
+  // engine is idle: no job of theirs is under way.
+  const listed = options.listedJobs ?? options.jobs;
+  const keep = new Set(listed.map((job) => versionKey(job.key, job.specHash)));
+  for (const manifest of new Set(listed.map((job) => job.manifest))) {
+    options.store.forgetUnsentJobs(manifest, keep);
+  }
   options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
   if (options.store.writeFailure) throw options.store.writeFailure;
   const versions = options.store.jobsByVersion(); // one read of every row, for both lists

@@ -468,6 +468,29 @@ export class StateStore {
     ).all(this.serviceId, this.serviceId) as (JobRow & { base_url: string })[];
   }
 
+  /**
+   * Forgets the jobs of `manifest` that nothing was ever sent for (pending, no attempt counted, no
+   * task) and that it no longer lists (`keep`: versionKeys): a video removed, or a version edited
+   * away, before its submission. They are no record of credits spent, and would show as pending in
+   * `status` for good. Returns how many.
+   */
+  forgetUnsentJobs(manifest: string, keep: ReadonlySet<string>): number {
+    return this.write(() => {
+      const rows = this.sql(
+        "SELECT id, job_key, spec_hash FROM jobs WHERE service_id = ? AND manifest = ? AND state = 'pending' AND attempts = 0 AND task_id IS NULL",
+        true,
+      ).all(this.serviceId, manifest) as [number, string, string][];
+      let forgotten = 0;
+      for (const [id, key, hash] of rows) {
+        if (keep.has(versionKey(key, hash))) continue;
+        this.sql("DELETE FROM jobs WHERE id = ?").run(id);
+        this.event(id, "forgotten", `${key}: no longer in its manifest; nothing was sent`);
+        forgotten++;
+      }
+      return forgotten;
+    });
+  }
+
   /** Jobs that have a task on the service that has not ended: they must be followed, never resubmitted. */
   listInFlight(): JobRow[] {
     return (
@@ -511,9 +534,11 @@ export class StateStore {
   /** Write-ahead intent of a costed submission: resolves once it is on disk; only then may the request leave. */
   async markSubmitting(id: number): Promise<void> {
     this.writeStatement(() => {
-      this.sql(
+      const changed = this.sql(
         "UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, updated_at = ? WHERE id = ?",
-      ).run(this.now(), id);
+      ).run(this.now(), id).changes;
+      // No intent, no request: a job whose row is gone must never be paid for unrecorded.
+      if (changed !== 1) throw new StateFileError(`job ${id} is not in the state file; it was not submitted`);
       this.event(id, "submitting");
     }, true);
     await this.durable();

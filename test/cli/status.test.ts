@@ -330,6 +330,23 @@ describe("reel status", () => {
     expect(status.jobs[0]?.taskId).not.toBe(first[0]?.taskId);
   });
 
+  it("forgets a video removed from its manifest before anything was sent for it, instead of showing it pending for good", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    await writeTree(dir, { "launch.yaml": PROMO });
+    // --only leaves the trailer unsent: recorded as pending.
+    const only = await runCli(["run", "launch.yaml", "--only", "promo/teaser"], { cwd: dir, env: env(s) });
+    expect(only.code).toBe(0);
+    expect((await runCli(["status"], { cwd: dir, env: {} })).stdout).toMatch(
+      /^promo +2 jobs: 1 pending, 1 Success$/m,
+    );
+
+    await writeFile(join(dir, "launch.yaml"), PROMO.slice(0, PROMO.indexOf("  - id: trailer")));
+    expect((await runCli(["run", "launch.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    expect((await runCli(["status"], { cwd: dir, env: {} })).stdout).toMatch(/^promo +1 job: 1 Success\n$/);
+    expect(s.counters.generationsCreated).toBe(1);
+  });
+
   it("after a run stopped by exhausted credits, shows the unsent jobs as pending with the reason", async () => {
     // 5 credits pay for one 5 s video; one generation at a time, so the second is refused.
     const s = await sandbox({ credits: 5 });

@@ -205,6 +205,28 @@ describe("state store", () => {
     expect(kinds).toEqual(["submitting", "submitting"]);
   });
 
+  it("forgets only unsent jobs a manifest no longer lists, and refuses an intent for a forgotten job", async () => {
+    const path = join(await tempDir(), "state.db");
+    const store = StateStore.open(path, { baseUrl: "x" });
+    const kept = store.upsertJob(JOB);
+    const removed = store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    const sent = store.upsertJob({ ...JOB, key: "m/c", videoId: "c" });
+    const elsewhere = store.upsertJob({ ...JOB, key: "n/d", manifest: "n", videoId: "d" });
+    await store.markSubmitting(sent.id);
+    store.markRefused(sent.id, "503"); // pending again, nothing created: forgettable
+    const paid = store.upsertJob({ ...JOB, key: "m/e", videoId: "e" });
+    await store.markSubmitting(paid.id);
+    store.markSubmitted(paid.id, "9");
+    store.markFailed(paid.id, "task", "boom");
+    store.markPending(paid.id, "--retry-failed"); // pending, but an attempt was paid for: kept
+
+    expect(store.forgetUnsentJobs("m", new Set([`m/a\nh1`]))).toBe(2);
+    const ids = store.listJobs().map((row) => row.id);
+    expect(ids).toEqual([kept.id, elsewhere.id, paid.id]);
+    await expect(store.markSubmitting(removed.id)).rejects.toThrow(/not in the state file/);
+    store.close();
+  });
+
   it("reads every column of a job row, with its value", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
