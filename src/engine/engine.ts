@@ -415,8 +415,11 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       return;
     }
     if (!mayStart(row)) {
-      // A failure stays as it is; its record, written without fsync, is made again if it was lost.
-      if (row.state === "Fail" || row.state === "Canceled") ensureJobRecord(outDir, row);
+      // A failure stays as it is; its record, written without fsync, is made again if it was lost
+      // (an uncertain job's too: one found at start has none yet).
+      if (row.state === "Fail" || row.state === "Canceled" || row.state === "uncertain") {
+        ensureJobRecord(outDir, row);
+      }
       return;
     }
     if (!(await submitAndFollow(job, row.id))) return;
@@ -503,8 +506,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         if (handleFatal(error)) continue;
         const message = (error as Error).message;
         if (error instanceof SpeechUncertainError || error instanceof OutcomeUnknownError) {
-          store.markUncertain(rowId, message);
-          progress.event({ stage: "uncertain", key: job.key, detail: message });
+          markUncertain(rowId, message);
         } else {
           store.markFailed(rowId, "local", message);
           progress.event({ stage: "failed", key: job.key, detail: message });
@@ -558,6 +560,14 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
   }
 
+  /** A submission that may have reached the service: said, and recorded beside the other jobs' records. */
+  function markUncertain(rowId: number, message: string): void {
+    store.markUncertain(rowId, message);
+    const row = store.getJob(rowId);
+    progress.event({ stage: "uncertain", key: row.job_key, detail: message });
+    writeJobRecord(outDir, row, isSuperseded(row));
+  }
+
   let waitingNoted = 0;
   /** Says, at most once a minute, that submissions wait on the service: else a long wait looks like a hang. */
   function noteWaiting(ms: number): void {
@@ -599,8 +609,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     } else {
       // Outcome unknown, or our own abort while the request was on the wire.
       const message = (error as Error).message ?? String(error);
-      store.markUncertain(rowId, message);
-      progress.event({ stage: "uncertain", key, detail: message });
+      markUncertain(rowId, message);
     }
     changed();
     return "end";
@@ -692,7 +701,11 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
     if (row.state === "Fail" || row.state === "Canceled") {
       progress.event({ stage: "failed", key: row.job_key, detail: row.error ?? row.state });
-      writeJobRecord(outDir, row, isSuperseded(row));
+      const superseded = isSuperseded(row);
+      // As when it succeeds: an earlier version's video at <id>.mp4 moves to its hash name, so that
+      // <id>.mp4 and <id>.json always describe the same job.
+      if (!superseded) await keepPreviousVersion(row, `${row.manifest}/${row.video_id}.mp4`);
+      writeJobRecord(outDir, row, superseded);
     }
   }
 
@@ -853,12 +866,11 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   // before anything is sent.
   for (const manifest of byManifest.keys()) await engine.prepareDir(manifest);
   for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
-  // Tasks of versions these manifests no longer ask for (an edit, a removed video) were paid for
-  // too: followed to the end, their videos keep their hash names. With --only, only the selected.
+  // Every task already paid for is followed to the end and its video fetched, whatever asks for it
+  // now: a version edited away (its video keeps its hash name), a removed video, a manifest
+  // deleted or left out of this run (into its own folder). With --only, only the selected.
   const selectedKeys = new Set(options.jobs.map((job) => job.key));
-  engine.followInFlight((row) =>
-    leftOut.length > 0 ? selectedKeys.has(row.job_key) : byManifest.has(row.manifest),
-  );
+  engine.followInFlight((row) => leftOut.length === 0 || selectedKeys.has(row.job_key));
   await engine.whenIdle();
   engine.dispose();
   progress.stop();

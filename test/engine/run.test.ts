@@ -281,6 +281,13 @@ describe("reel run", () => {
     expect(first.stderr).toMatch(/uncertain/);
     expect((await readResults(dir))[0]?.status).toBe("uncertain");
     expect(s.counters.generationsCreated).toBe(1);
+    // Its record says so too, beside where its video would be: the job that needs a look most.
+    const record = JSON.parse(await readFile(join(dir, "out", "beta", "again.json"), "utf8")) as object;
+    expect(record).toMatchObject({
+      status: "uncertain",
+      taskId: null,
+      error: expect.stringMatching(/outcome/),
+    });
 
     // A plain rerun does not resubmit it.
     expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(1);
@@ -543,6 +550,61 @@ describe("reel run", () => {
     expect(status.jobs).toEqual([
       expect.objectContaining({ id: "again", taskId: first.taskId, file: "beta/again.mp4" }),
     ]);
+  });
+
+  it("collects the video of a task whose manifest was deleted while it ran, on the next run of the folder", async () => {
+    const s = await sandbox({ timeScale: 0.5 });
+    const dir = await workspace();
+    await rm(join(dir, "manifests", "alpha.yaml"));
+    await writeTree(dir, { "manifests/other.yaml": manyManifest(1) });
+    const interrupt = new AbortController();
+    const running = runCli(["run", "manifests/beta.yaml"], {
+      cwd: dir,
+      env: env(s),
+      signal: interrupt.signal,
+    });
+    while (s.counters.generationsCreated < 1) await sleep(10);
+    interrupt.abort();
+    expect((await running).code).toBe(130);
+
+    await rm(join(dir, "manifests", "beta.yaml"));
+    const rerun = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2); // beta's task paid once, many/v0 once
+    expect(await readdir(join(dir, "out", "beta"))).toEqual(["again.json", "again.mp4"]);
+    const status = await runCli(["status"], { cwd: dir, env: {} });
+    expect(status.stdout).toMatch(/^beta +1 job: 1 Success$/m);
+  });
+
+  it("moves the old video to its hash name when an edit fails, and gives it back when the edit is undone", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const text = manyManifest(1);
+    await writeTree(dir, { "m.yaml": text });
+    expect((await runCli(["run", "m.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    const first = (await readResults(dir))[0]!;
+    const kept = `v0.${String(first.specHash).slice(0, 8)}`;
+
+    // An asset the service does not have: the new version's task ends Fail.
+    await writeTree(dir, {
+      "m.yaml": text.replace("    chunks:", "    source: { asset: 999999 }\n    chunks:"),
+    });
+    expect((await runCli(["run", "m.yaml"], { cwd: dir, env: env(s) })).code).toBe(1);
+    const out = join(dir, "out", "many");
+    expect((await readdir(out)).sort()).toEqual([`${kept}.json`, `${kept}.mp4`, "v0.json"]);
+    const record = (name: string) => readFile(join(out, name), "utf8").then((t) => JSON.parse(t) as object);
+    expect(await record("v0.json")).toMatchObject({ status: "Fail", file: null });
+    expect(await record(`${kept}.json`)).toMatchObject({ status: "Success", taskId: first.taskId });
+
+    await writeTree(dir, { "m.yaml": text });
+    expect((await runCli(["run", "m.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    expect((await readdir(out)).sort()).toEqual(["v0.json", "v0.mp4"]);
+    expect(await record("v0.json")).toMatchObject({
+      status: "Success",
+      taskId: first.taskId,
+      file: "many/v0.mp4",
+    });
+    expect(s.counters.generationsCreated).toBe(2);
   });
 
   it("follows to the end a task whose video was edited while it ran, and keeps that video too", async () => {
