@@ -101,6 +101,10 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
   }
 }
 
+/** Errors that stop a command before it does anything: another reel holds the state, the state
+ * file or the output folder cannot be used. */
+const REFUSED_AT_START = new Set(["E_STATE_LOCKED", "E_STATE_FILE", "E_OUTPUT_PATH"]);
+
 function reportError(error: unknown, command: Command, io: CliIO): number {
   const err = error as { code?: string; message?: string };
   if (typeof err?.code === "string" && err.code.startsWith("ERR_PARSE_ARGS")) {
@@ -113,7 +117,8 @@ function reportError(error: unknown, command: Command, io: CliIO): number {
   }
   if (error instanceof ReelError) {
     io.stderr.write(`reel ${command.name}: ${error.message}\n`);
-    return EXIT.someJobsFailed;
+    // Refused before any work (exit 2, as for invalid input: nothing was sent), or stopped during it.
+    return REFUSED_AT_START.has(error.code) ? EXIT.invalidInput : EXIT.someJobsFailed;
   }
   const system = error as NodeJS.ErrnoException;
   if (typeof system?.syscall === "string" && typeof system.code === "string") {

@@ -74,9 +74,13 @@ export interface SpeechRow {
   readonly error: string | null;
 }
 
+/**
+ * E_STATE_FILE: the file cannot be used (damaged, foreign, unreadable), found before anything is
+ * sent. E_STATE_WRITE: a write failed during the work (disk full).
+ */
 export class StateFileError extends ReelError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("E_STATE_FILE", message, options);
+  constructor(message: string, options?: { cause?: unknown; code?: "E_STATE_FILE" | "E_STATE_WRITE" }) {
+    super(options?.code ?? "E_STATE_FILE", message, options);
   }
 }
 
@@ -296,7 +300,7 @@ export class StateStore {
   private breakStore(error: unknown): StateFileError {
     this.failure ??= new StateFileError(
       `could not write the state file ${this.path}: ${(error as Error).message}. Work stopped; fix the cause (disk space?) and rerun.`,
-      { cause: error },
+      { cause: error, code: "E_STATE_WRITE" },
     );
     return this.failure;
   }

@@ -44,12 +44,12 @@ it("--out naming a file or a dangling symlink: one line saying what is there", a
   await symlink(join(dir, "nowhere"), join(dir, "dangling"));
 
   const onFile = await reel(["run", "--sandbox", "one.yaml", "--out", "afile"], dir);
-  expect(onFile.code).toBe(1);
+  expect(onFile.code).toBe(2); // nothing was sent: as for invalid input
   expectOneClearLine(onFile.stderr, join(dir, "afile"));
   expect(onFile.stderr).toContain("is not a folder");
 
   const onLink = await reel(["run", "--sandbox", "one.yaml", "--out", "dangling"], dir);
-  expect(onLink.code).toBe(1);
+  expect(onLink.code).toBe(2);
   expectOneClearLine(onLink.stderr, join(dir, "dangling"));
   expect(onLink.stderr).toContain("is a symbolic link");
 });
@@ -74,7 +74,7 @@ it("a state file that is not reel's, with --base-url: the refusal alone, no cras
   await writeFile(join(dir, ".reel", "state.db"), "junk, not SQLite\n");
   const env = { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey };
   const result = await reel(["run", "one.yaml"], dir, env);
-  expect(result.code).toBe(1);
+  expect(result.code).toBe(2);
   expectOneClearLine(result.stderr, join(dir, ".reel", "state.db"));
   expect(result.stderr).toContain("is not a reel state file");
   expect(s.counters.requests.size).toBe(0);
@@ -89,7 +89,7 @@ it("a second reel on a --sandbox state file is told another reel uses it, not ab
   try {
     while (!watchErr.includes("watching")) await new Promise((r) => setTimeout(r, 20));
     const second = await reel(["run", "--sandbox", "one.yaml"], dir);
-    expect(second.code).toBe(1);
+    expect(second.code).toBe(2);
     expectOneClearLine(second.stderr, join(dir, ".reel", "state.db"));
     expect(second.stderr).toContain("another reel process");
   } finally {
