@@ -70,7 +70,10 @@ export function formatPlan(plan: Plan, summaryLine: string): string {
   );
   const lists = [
     ...keyList("in flight", j.inFlight),
-    ...keyList("failed (run --retry-failed to resubmit)", j.failed),
+    ...keyList(
+      "failed (run --retry-failed to resubmit, up to --max-attempts attempts a job, 3 by default)",
+      j.failed,
+    ),
     ...keyList("uncertain (run --resubmit-uncertain to resubmit)", j.uncertain),
   ];
   if (lists.length > 0) lines.push("", ...lists);

@@ -469,9 +469,17 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       case "Fail":
       case "Canceled":
         if (row.fail_kind === "local") return true; // nothing was sent: free to try again
-        if (options.retryFailed && row.attempts < maxAttempts) {
-          store.markPending(row.id, "--retry-failed");
-          return true;
+        if (options.retryFailed) {
+          if (row.attempts < maxAttempts) {
+            store.markPending(row.id, "--retry-failed");
+            return true;
+          }
+          // Else --retry-failed would seem to do nothing, as if the service kept failing.
+          progress.event({
+            stage: "note",
+            key: row.job_key,
+            detail: `not retried: ${row.attempts} of ${maxAttempts} attempts used (--max-attempts N allows more)`,
+          });
         }
         return false;
       case "uncertain":

@@ -142,6 +142,9 @@ describe("reel run --retry-failed", () => {
       const exhausted = await runCli(retry, { cwd: dir, env: env(s) });
       expect(exhausted.code, exhausted.stderr).toBe(1);
       expect(exhausted.stderr).toMatch(/broken\/bad: Fail/);
+      expect(exhausted.stderr).toContain(
+        "broken/bad: not retried: 2 of 2 attempts used (--max-attempts N allows more)",
+      );
     }
     expect(submissions(s)).toBe(3);
     expect(s.counters.generationsCreated).toBe(3);
