@@ -143,7 +143,7 @@ describe("reel run --retry-failed", () => {
       expect(exhausted.code, exhausted.stderr).toBe(1);
       expect(exhausted.stderr).toMatch(/broken\/bad: Fail/);
       expect(exhausted.stderr).toContain(
-        "broken/bad: not retried: 2 of 2 attempts used (--max-attempts N allows more)",
+        "broken/bad not retried: 2 of 2 attempts used (--max-attempts N allows more)",
       );
     }
     expect(submissions(s)).toBe(3);
