@@ -117,6 +117,11 @@ function printSummary(
       "Interrupted: tasks already submitted keep running on the service; rerun the same command to resume.",
     );
   }
+  if (summary.outcome === "incomplete") {
+    lines.push(
+      "Some jobs are not finished yet; rerun the same command to go on (nothing is submitted twice).",
+    );
+  }
   if (undownloaded > 0) {
     lines.push("Rerun the same command to download the videos not downloaded: nothing is generated again.");
   }

@@ -87,7 +87,9 @@ export interface RunBatchOptions extends EngineOptions {
 }
 
 export interface RunSummary {
-  readonly outcome: "completed" | "fatal" | "interrupted";
+  /** incomplete: not stopped, yet some job is not final (its task outlived --poll-deadline, or the
+   * service kept refusing it): a rerun goes on. */
+  readonly outcome: "completed" | "incomplete" | "fatal" | "interrupted";
   /** The error that stopped the run (rejected key, exhausted credits). */
   readonly fatal?: ServiceError;
   /** The current row of every job of the run, after the run. */
@@ -833,6 +835,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   };
 }
 
+/** Where a job's run ends: nothing more happens to it unless the user asks. */
+const FINAL_JOB_STATES: ReadonlySet<JobRow["state"]> = new Set(["Success", "Fail", "Canceled", "uncertain"]);
+
 /** The state file's view of a manifest job. */
 function newJobOf(job: Job): NewJob {
   return {
@@ -900,6 +905,13 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
       : options.listedJobs!.flatMap((job) => versions.get(versionKey(job.key, job.specHash)) ?? []);
   await writeResults(options.outDir, listedRows);
   await writeHtmlReport(options.outDir, listedRows);
-  const outcome = engine.fatal ? "fatal" : engine.stopped ? "interrupted" : "completed";
+  const unfinished = finalRows.some((row) => !FINAL_JOB_STATES.has(row.state));
+  const outcome = engine.fatal
+    ? "fatal"
+    : engine.stopped
+      ? "interrupted"
+      : unfinished
+        ? "incomplete"
+        : "completed";
   return engine.fatal ? { outcome, fatal: engine.fatal, rows: finalRows } : { outcome, rows: finalRows };
 }

@@ -35,6 +35,9 @@ it("stops following a task past --poll-deadline, keeps its id, and the rerun fol
   expect(cut?.file).toBeNull();
   expect(cut?.taskId).toEqual(expect.any(String));
   expect(first.stderr).toContain(`after 1 s (--poll-deadline); task ${String(cut?.taskId)} is kept`);
+  // Not "completed": a script reading run --json must not take unfinished work for finished.
+  expect(first.stderr).toMatch(/^reel run: incomplete\. /m);
+  expect(first.stderr).toContain("rerun the same command to go on");
 
   const second = await runCli(["run", "slow.yaml"], { cwd: dir, env });
   expect(second.code).toBe(0);
