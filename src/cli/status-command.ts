@@ -39,6 +39,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   );
   const json = args.values.json === true;
   let names: Set<string> | undefined;
+  const listedKeys = new Map<string, Set<string>>();
   if (args.positionals.length > 0) {
     const allowRead = (args.values["allow-read"] as string[] | undefined) ?? [];
     await checkAllowRead(allowRead, io.cwd);
@@ -49,8 +50,12 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       // make every `status PATH` hash it all again).
       hashFile: () => Promise.resolve(""),
     });
-    // Every manifest found counts, valid or not: one broken by an edit still has jobs to show.
+    // Every manifest found counts, valid or not: one broken by an edit still has jobs to show. Of a
+    // valid one, only the videos it lists now: one removed from it is no longer its job.
     names = new Set(loaded.names);
+    for (const manifest of loaded.manifests) {
+      listedKeys.set(manifest.name, new Set(manifest.jobs.map((job) => job.key)));
+    }
     if (loaded.names.length === 0 && loaded.problems.length > 0) {
       throw new UsageError(
         `no readable manifest in ${args.positionals.join(" ")}; run 'reel validate' to see why`,
@@ -59,7 +64,9 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   }
   if (!existsSync(statePath)) {
     if (json) {
-      io.stdout.write(`${JSON.stringify({ state: statePath, manifests: {}, services: {}, jobs: [] })}\n`);
+      // `exists`: a mistyped --state or REEL_STATE is told apart from a state with no jobs.
+      const output = { state: statePath, exists: false, manifests: {}, services: {}, jobs: [] };
+      io.stdout.write(`${JSON.stringify(output)}\n`);
     } else io.stdout.write(`No state file at ${statePath}: nothing has run yet.\n`);
     return EXIT.ok;
   }
@@ -76,7 +83,12 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   const store = openStateToRead(statePath, baseUrl);
   let rows: ReturnType<StateStore["listLatestJobs"]>;
   try {
-    rows = store.listLatestJobs().filter((row) => !names || names.has(row.manifest));
+    rows = store
+      .listLatestJobs()
+      .filter(
+        (row) =>
+          !names || (names.has(row.manifest) && (listedKeys.get(row.manifest)?.has(row.job_key) ?? true)),
+      );
   } finally {
     store.close();
   }
@@ -88,7 +100,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     for (const service of new Set(jobs.map((job) => job.service))) {
       services[service] = countStatuses(jobs.filter((job) => job.service === service));
     }
-    const output = { state: statePath, manifests: countStatuses(jobs), services, jobs };
+    const output = { state: statePath, exists: true, manifests: countStatuses(jobs), services, jobs };
     io.stdout.write(`${JSON.stringify(output)}\n`);
     return EXIT.ok;
   }

@@ -170,10 +170,22 @@ describe("reel status", () => {
     expect(missing.stderr).toMatch(/^reel status: .*manifests\/nope\.yaml.*\n$/);
   });
 
-  // BUG: a manifest under PATH that no longer validates (here: its source image was moved away after
-  // the run) is dropped from the filter, so its recorded jobs vanish from `status PATH` without a
-  // word, though status-command.ts means to keep it ("a broken one still has a name"). Flip to
-  // `it` once fixed.
+  it("with PATHs, counts only the videos the manifests list now: a removed one is no longer theirs", async () => {
+    const s = await sandbox();
+    const dir = await ranWorkspace(s);
+    const withoutMug = SHOP.replace(/ {2}- id: mug\n(?: {4}.*\n|\s{6}.*\n)*?(?= {2}- id: lamp)/, "");
+    expect(withoutMug).not.toContain("mug");
+    await writeFile(join(dir, "manifests", "shop.yaml"), withoutMug);
+
+    const result = await runCli(["status", "manifests/shop.yaml"], { cwd: dir, env: {} });
+    expect(result.stdout).toMatch(/^shop +2 jobs: 1 Fail, 1 Success\n/);
+    // Without PATH, the state's record: every job that ran.
+    expect((await runCli(["status"], { cwd: dir, env: {} })).stdout).toMatch(
+      /^shop +3 jobs: 1 Fail, 2 Success$/m,
+    );
+  });
+
+  // Here its source image was moved away after the run: it has a name still, and its jobs show.
   it("with PATHs, still shows the recorded jobs of a manifest that no longer validates", async () => {
     const s = await sandbox();
     const dir = await tempDir();
@@ -209,6 +221,7 @@ describe("reel status", () => {
     expect(json.code).toBe(0);
     expect(parseStatus(json.stdout)).toEqual({
       state: join(dir, "elsewhere", "state.db"),
+      exists: false, // a mistyped REEL_STATE is told apart from a state with no jobs
       manifests: {},
       services: {},
       jobs: [],
