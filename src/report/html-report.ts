@@ -84,7 +84,7 @@ const STATUS_ORDER = [
   "Pending",
   "PreProcessing",
   "submitting",
-  "pending",
+  "unsent",
 ];
 
 const STATUS_CLASS: Readonly<Record<string, string>> = {

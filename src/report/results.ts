@@ -8,7 +8,10 @@ import type { JobRow } from "../state/store.js";
 export interface JobResult {
   readonly manifest: string;
   readonly id: string;
-  /** Success, Fail, Canceled, uncertain, or a non-final state (pending, submitting, PreProcessing, ...). */
+  /**
+   * Success, Fail, Canceled, uncertain, or a non-final state: `unsent` (nothing sent, nothing paid),
+   * `submitting` (sent, answer not recorded yet), or the task's own PreProcessing, Pending, Running.
+   */
   readonly status: string;
   readonly taskId: string | null;
   /** Relative to OUT, or null. */
@@ -27,7 +30,14 @@ export interface JobResult {
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 export function resultOf(row: JobRow): JobResult {
-  const status = row.state === "submitted" ? (row.task_status ?? "PreProcessing") : row.state;
+  // reel's own "pending" is shown as "unsent": the service's "Pending" is a paid task, and the two
+  // must not differ by a capital letter only.
+  const status =
+    row.state === "submitted"
+      ? (row.task_status ?? "PreProcessing")
+      : row.state === "pending"
+        ? "unsent"
+        : row.state;
   return {
     manifest: row.manifest,
     id: row.video_id,

@@ -351,7 +351,7 @@ describe("reel status", () => {
     const only = await runCli(["run", "launch.yaml", "--only", "promo/teaser"], { cwd: dir, env: env(s) });
     expect(only.code).toBe(0);
     expect((await runCli(["status"], { cwd: dir, env: {} })).stdout).toMatch(
-      /^promo +2 jobs: 1 pending, 1 Success$/m,
+      /^promo +2 jobs: 1 Success, 1 unsent$/m,
     );
 
     await writeFile(join(dir, "launch.yaml"), PROMO.slice(0, PROMO.indexOf("  - id: trailer")));
@@ -360,7 +360,7 @@ describe("reel status", () => {
     expect(s.counters.generationsCreated).toBe(1);
   });
 
-  it("after a run stopped by exhausted credits, shows the unsent jobs as pending with the reason", async () => {
+  it("after a run stopped by exhausted credits, shows the unsent jobs as unsent, with the reason", async () => {
     // 5 credits pay for one 5 s video; one generation at a time, so the second is refused.
     const s = await sandbox({ credits: 5 });
     const dir = await tempDir();
@@ -371,8 +371,8 @@ describe("reel status", () => {
 
     const result = await runCli(["status"], { cwd: dir, env: {} });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^shop +3 jobs: .*\b2 pending\b/m);
-    expect(result.stdout).toMatch(/^ {2}shop\/\w+: pending: .*credits/m);
+    expect(result.stdout).toMatch(/^shop +3 jobs: .*\b2 unsent\b/m);
+    expect(result.stdout).toMatch(/^ {2}shop\/\w+: unsent: .*credits/m);
   });
 
   it("refuses a file that is not a state file in one clear line", async () => {

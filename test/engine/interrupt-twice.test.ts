@@ -106,7 +106,7 @@ it.each([
     expect(cutOff.length).toBeGreaterThan(0);
     expect(submitted.length).toBeGreaterThan(0);
     for (const job of Object.values(atExit)) {
-      expect(["pending", "submitting", "PreProcessing", "Pending", "Running", "Success"]).toContain(
+      expect(["unsent", "submitting", "PreProcessing", "Pending", "Running", "Success"]).toContain(
         job.status,
       );
     }

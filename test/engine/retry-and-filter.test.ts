@@ -198,8 +198,8 @@ describe("reel run --only", () => {
     const listed = await readResults(dir);
     expect(listed.map((r) => `${String(r.manifest)}/${String(r.id)} ${String(r.status)}`)).toEqual([
       "alpha/v1 Success",
-      "alpha/v2 pending",
-      "beta/w1 pending",
+      "alpha/v2 unsent",
+      "beta/w1 unsent",
     ]);
     // The state file agrees: only alpha/v1 has a task.
     const status = await runCli(["status", "manifests", "--json"], { cwd: dir, env: env(s) });
