@@ -6,7 +6,7 @@
 // withdraws manifests' jobs while it works.
 import { setMaxListeners } from "node:events";
 import { rename, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import PQueue from "p-queue";
 import {
@@ -135,6 +135,9 @@ const PAUSE_PROBE_MS = { first: 1_000, max: 60_000 } as const;
 
 export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const { client, store, outDir } = options;
+  const outKey = resolve(outDir);
+  /** Whether `row`'s file is recorded in this output folder (rows of earlier reels: taken to be). */
+  const isInOut = (row: JobRow): boolean => row.out_dir === null || row.out_dir === outKey;
   const log = options.logger ?? silentLogger;
   const progress = options.progress ?? silentProgress;
   const maxAttempts = options.maxAttempts ?? 3;
@@ -397,7 +400,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       // The check is synchronous and quick; yielding first lets 10,000 of them at the start of a
       // rerun interleave with the submissions instead of holding them up.
       await setImmediatePromise();
-      if (row.file !== null && isCompleteVideo(join(outDir, row.file))) {
+      if (row.file !== null && isInOut(row) && isCompleteVideo(join(outDir, row.file))) {
         const own = `${row.manifest}/${row.video_id}.mp4`;
         // An edit undone: this version's video was kept as <id>.<hash>.mp4 while the other one
         // took <id>.mp4. It takes its name back (the other keeps its own hash name); no download.
@@ -405,7 +408,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         else ensureJobRecord(outDir, row);
         return;
       }
-      // The user deleted it: fetch it again.
+      // The user deleted it, or it was fetched into another output folder (one state file can serve
+      // several): fetch it again, into this one.
       // Its result address is from an earlier run: it may have expired, or (the sandbox) name a
       // server that is gone. The service is asked for the task again first.
       await download(row.file === null ? row : store.forgetDownload(row), { addressFresh: false });
@@ -749,7 +753,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
               url = await refreshUrl(row);
             }
           }
-          row = store.markDownloaded(row, file);
+          row = store.markDownloaded(row, file, outKey);
           writeJobRecord(outDir, row, superseded);
           changed();
           progress.event({ stage: "done", key: row.job_key, detail: file });
@@ -775,12 +779,12 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
    * the new version takes `<id>.mp4`, an older version's video there moves to `<id>.<hash>.mp4`.
    */
   async function keepPreviousVersion(row: JobRow, file: string): Promise<void> {
-    for (const older of store.listJobsWithFile(row.job_key, file)) {
+    for (const older of store.listJobsWithFile(row.job_key, file, outKey)) {
       if (older.id === row.id) continue;
       const kept = `${older.manifest}/${older.video_id}.${older.spec_hash.slice(0, 8)}.mp4`;
       try {
         await rename(join(outDir, file), join(outDir, kept));
-        writeJobRecord(outDir, store.markDownloaded(older, kept), true);
+        writeJobRecord(outDir, store.markDownloaded(older, kept, outKey), true);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
         store.forgetDownload(older); // the user deleted it already
@@ -792,7 +796,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   async function takeBackName(row: JobRow, own: string): Promise<void> {
     await keepPreviousVersion(row, own);
     await rename(join(outDir, row.file!), join(outDir, own));
-    writeJobRecord(outDir, store.markDownloaded(row, own));
+    writeJobRecord(outDir, store.markDownloaded(row, own, outKey));
     // Its record as a kept version, beside the video that just moved.
     await unlink(join(outDir, row.file!.replace(/\.mp4$/, ".json"))).catch(() => {});
     changed();
@@ -903,8 +907,13 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     leftOut.length === 0
       ? finalRows
       : options.listedJobs!.flatMap((job) => versions.get(versionKey(job.key, job.specHash)) ?? []);
-  await writeResults(options.outDir, listedRows);
-  await writeHtmlReport(options.outDir, listedRows);
+  // A video recorded in another output folder is not in this one's results.
+  const outKey = resolve(options.outDir);
+  const here = listedRows.map((row) =>
+    row.file === null || row.out_dir === null || row.out_dir === outKey ? row : { ...row, file: null },
+  );
+  await writeResults(options.outDir, here);
+  await writeHtmlReport(options.outDir, here);
   const unfinished = finalRows.some((row) => !FINAL_JOB_STATES.has(row.state));
   const outcome = engine.fatal
     ? "fatal"

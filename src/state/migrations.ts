@@ -104,4 +104,10 @@ export const MIGRATIONS: readonly string[] = [
   `
   DROP INDEX IF EXISTS jobs_by_state;
   `,
+  // 4: the output folder a job's file lies in (absolute). One state file may serve several output
+  // folders: a video in one is not the video of another's file of the same name. NULL on rows of
+  // earlier reels: taken to be in whatever folder the run writes to, as they were.
+  `
+  ALTER TABLE jobs ADD COLUMN out_dir TEXT;
+  `,
 ];

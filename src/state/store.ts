@@ -45,6 +45,8 @@ export interface JobRow {
   readonly task_status: string | null;
   readonly result_url: string | null;
   readonly file: string | null;
+  /** The output folder `file` lies in (absolute), or null when recorded by an earlier reel. */
+  readonly out_dir: string | null;
   readonly error: string | null;
   readonly created_at: number;
   readonly submitted_at: number | null;
@@ -642,23 +644,24 @@ export class StateStore {
     this.writeStatement(() => this.setJob(id, { result_url: url }));
   }
 
-  /** Records the video of `row` at `file`; returns the row as now recorded. */
-  markDownloaded(row: JobRow, file: string): JobRow {
+  /** Records the video of `row` at `file` in the output folder `outDir`; returns the row as now recorded. */
+  markDownloaded(row: JobRow, file: string, outDir: string): JobRow {
     return this.writeStatement(() => {
-      const changes = { file, downloaded_at: this.now(), error: null };
+      const changes = { file, out_dir: outDir, downloaded_at: this.now(), error: null };
       const updatedAt = this.setJob(row.id, changes);
       this.event(row.id, "downloaded", file);
       return { ...row, ...changes, updated_at: updatedAt };
     });
   }
 
-  /** Versions of a job whose video is recorded at `file` (relative to OUT). */
-  listJobsWithFile(key: string, file: string): JobRow[] {
+  /** Versions of a job whose video is recorded at `file` of the output folder `outDir`. */
+  listJobsWithFile(key: string, file: string, outDir: string): JobRow[] {
     return (
-      this.jobs("WHERE service_id = ? AND job_key = ? AND file = ?").all(
+      this.jobs("WHERE service_id = ? AND job_key = ? AND file = ? AND (out_dir IS NULL OR out_dir = ?)").all(
         this.serviceId,
         key,
         file,
+        outDir,
       ) as unknown[][]
     ).map(jobRowOf);
   }
@@ -666,7 +669,7 @@ export class StateStore {
   /** The file of a Success was lost (deleted by the user): download it again from its task. */
   forgetDownload(row: JobRow): JobRow {
     return this.writeStatement(() => {
-      const changes = { file: null, downloaded_at: null };
+      const changes = { file: null, out_dir: null, downloaded_at: null };
       return { ...row, ...changes, updated_at: this.setJob(row.id, changes) };
     });
   }
@@ -838,11 +841,11 @@ export function versionKey(jobKey: string, specHash: string): string {
 }
 
 const JOB_COLUMNS =
-  "id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, fail_kind, attempts, task_id, task_status, result_url, file, error, created_at, submitted_at, running_at, finished_at, downloaded_at, updated_at";
+  "id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, fail_kind, attempts, task_id, task_status, result_url, file, error, created_at, submitted_at, running_at, finished_at, downloaded_at, updated_at, out_dir";
 
 /**
  * A job row as an object of fixed shape. better-sqlite3 builds a row object property by property,
- * which makes a dictionary-mode object of ~1.6 KB for these 22 columns and costs ~20 µs; a run reads
+ * which makes a dictionary-mode object of ~1.6 KB for these 23 columns and costs ~20 µs; a run reads
  * a row several times per job, so rows are read as arrays and built here (~250 B, ~5 µs).
  */
 function jobRowOf(v: unknown[]): JobRow {
@@ -869,6 +872,7 @@ function jobRowOf(v: unknown[]): JobRow {
     finished_at: v[19] as JobRow["finished_at"],
     downloaded_at: v[20] as JobRow["downloaded_at"],
     updated_at: v[21] as JobRow["updated_at"],
+    out_dir: v[22] as JobRow["out_dir"],
   };
 }
 

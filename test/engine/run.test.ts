@@ -607,6 +607,25 @@ describe("reel run", () => {
     expect(s.counters.generationsCreated).toBe(2);
   });
 
+  it("keeps apart the videos of two output folders that share a state file", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const text = manyManifest(1);
+    await writeTree(dir, { "m.yaml": text });
+    const run = (out: string) => runCli(["run", "m.yaml", "--out", out], { cwd: dir, env: env(s) });
+    expect((await run("A")).code).toBe(0);
+    await writeTree(dir, { "m.yaml": text.replace('"take 0"', '"take 0, edited"') });
+    expect((await run("B")).code).toBe(0);
+    const edited = (await readResults(dir, "B"))[0]!;
+
+    // A holds the first version's video under v0.mp4: it is not the edited job's video.
+    expect((await run("A")).code).toBe(0);
+    const record = JSON.parse(await readFile(join(dir, "A", "many", "v0.json"), "utf8")) as object;
+    expect(record).toMatchObject({ taskId: edited.taskId, specHash: edited.specHash });
+    expect((await readResults(dir, "A"))[0]).toMatchObject({ taskId: edited.taskId, file: "many/v0.mp4" });
+    expect(s.counters.generationsCreated).toBe(2); // fetched again, never generated again
+  });
+
   it("follows to the end a task whose video was edited while it ran, and keeps that video too", async () => {
     const s = await sandbox({ timeScale: 0.5 }); // 2 s of video: about 1 s of work
     const dir = await workspace();

@@ -29,6 +29,7 @@ export function makeRow(
     task_status: "Success",
     result_url: null,
     file: `${fields.manifest}/${fields.video_id}.mp4`,
+    out_dir: "/out",
     error: null,
     created_at: T0,
     submitted_at: T0 + 1_000,

@@ -142,7 +142,7 @@ describe("state store", () => {
     await new Promise((resolve) => setImmediate(resolve));
     failDownloadRecords(path); // SQLite undoes the whole turn, intents included
     const intent = store.markSubmitting(a.id);
-    expect(() => store.markDownloaded(store.getJob(b.id), "m/b.mp4")).toThrow(/disk is full/);
+    expect(() => store.markDownloaded(store.getJob(b.id), "m/b.mp4", "/out")).toThrow(/disk is full/);
     // The request guarded by this intent must never leave.
     await expect(intent).rejects.toThrow(StateFileError);
     expect(() => store.markSubmitted(a.id, "1")).toThrow(/could not write the state file/);
@@ -234,7 +234,7 @@ describe("state store", () => {
     await store.markSubmitting(row.id);
     store.markSubmitted(row.id, "77");
     store.recordTaskStatus(row.id, "Success", "http://x/v.mp4", undefined);
-    store.markDownloaded(store.getJob(row.id), "m/a.mp4");
+    store.markDownloaded(store.getJob(row.id), "m/a.mp4", "/out");
     const read = store.getJob(row.id);
     store.close();
     // A column added by a migration but not read by the store would be missing here.
