@@ -503,8 +503,17 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     const refs: (AssetRef | SpeechRef)[] = [];
     if (job.spec.source) refs.push(job.spec.source);
     for (const chunk of job.spec.chunks) if (chunk.audio) refs.push(chunk.audio);
-    const ids = await Promise.all(refs.map((ref) => resolver.resolve(ref)));
-    return new Map(refs.map((ref, i) => [ref, ids[i]!]));
+    // Every call is waited for, even once one failed: a speech call still retrying may be paid for,
+    // and the run must not end before its answer is recorded (it would be found uncertain).
+    const settled = await Promise.allSettled(refs.map((ref) => resolver.resolve(ref)));
+    const errors = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+    if (errors.length > 0) {
+      // One that may have cost credits decides what the job becomes (uncertain, not a plain failure).
+      throw (
+        errors.find((e) => e instanceof SpeechUncertainError || e instanceof OutcomeUnknownError) ?? errors[0]
+      );
+    }
+    return new Map(refs.map((ref, i) => [ref, (settled[i] as PromiseFulfilledResult<Id>).value]));
   }
 
   /** Submits the job and follows its task. True when the task reached a final state. */

@@ -4,6 +4,7 @@
 // every task waits for its next poll, which against a real service can be 30 s away.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
@@ -119,4 +120,39 @@ it("stops at once while every task sleeps until its next poll, and keeps the tas
     ["submitted", true],
   ]);
   expect(s.counters.generationsCreated).toBe(2);
+});
+
+it("does not end with a paid speech call in flight when another asset of its job failed", async () => {
+  // Speech takes 800 ms; the job's image is gone by the time it is uploaded, which fails at once.
+  const s = await sandbox({ faults: { latencyMs: 800, routes: ["POST /v1/audios"] } });
+  const dir = await tempDir();
+  await writeTree(dir, {
+    "m.yaml": `version: 1\nname: m\nvideos:\n  - id: a\n    model: avatar-h1\n    resolution: 540p\n    source: ./face.png\n    chunks:\n      - duration: 3\n        speech: { voice: 17, text: "Hello." }\n`,
+    "face.png": { fixture: "tiny.png" },
+  });
+  const { manifests } = await loadManifests(["m.yaml"], { cwd: dir });
+  await rm(join(dir, "face.png"));
+  const store = StateStore.open(join(dir, "state.db"), { baseUrl: s.baseUrl });
+  const client = makeClient({ baseUrl: s.baseUrl, apiKey: s.apiKey });
+  const summary = await runBatch({
+    jobs: manifests[0]!.jobs,
+    client,
+    store,
+    outDir: join(dir, "out"),
+    cacheDir: join(dir, "cache"),
+    progress: {
+      start() {},
+      stop() {},
+      event(e: unknown) {
+        console.log("EV", Date.now() % 100000, JSON.stringify(e));
+      },
+    } as never,
+  });
+  console.log("END", Date.now() % 100000);
+  // The speech's answer is recorded before the run ends: no "may have been created" at the next start.
+  const speech = store.findSpeech("17", "Hello.")?.state;
+  await client.close();
+  expect(speech).toBe("done");
+  expect(summary.rows[0]).toMatchObject({ state: "Fail", fail_kind: "local" });
+  store.close();
 });
