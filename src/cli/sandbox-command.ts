@@ -73,6 +73,8 @@ Options:
       ...(timeScale !== undefined ? { timeScale } : {}),
       ...(credits !== undefined ? { credits } : {}),
       bigIds: args.values["big-ids"] === true,
+      // Restarted without a data dir, it must not hand out again the ids its clients still hold.
+      clockIds: true,
       ...(dataDir !== undefined ? { dataDir: resolve(io.cwd, dataDir), persist: true } : {}),
       logger,
     });

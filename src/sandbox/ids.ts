@@ -7,8 +7,14 @@ import type { Id } from "../service/api-types.js";
 export const BIG_FIRST_ID = 1800000000000000001n;
 const SMALL_FIRST_ID = 1001n;
 
-export function firstId(bigIds: boolean): bigint {
-  return bigIds ? BIG_FIRST_ID : SMALL_FIRST_ID;
+/**
+ * `fromClock`: the sequence of a sandbox that keeps nothing across starts begins at a point taken
+ * from the clock (1,000 ids per millisecond since 1970), so ids a client got before a restart never
+ * name what the new start makes: a resumed run is told "not found", never given another job's video.
+ */
+export function firstId(bigIds: boolean, fromClock = false): bigint {
+  const base = bigIds ? BIG_FIRST_ID : SMALL_FIRST_ID;
+  return fromClock ? base + BigInt(Date.now()) * 1000n : base;
 }
 
 /**

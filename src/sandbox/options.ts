@@ -70,6 +70,12 @@ export interface SandboxOptions {
    * ahead to the big range, turning it off never goes back. @defaultValue false
    */
   readonly bigIds?: boolean;
+  /**
+   * Start the id sequence from the clock (see firstId), for a sandbox that keeps nothing across
+   * starts but may be restarted under its clients (`reel sandbox` without --data-dir). Ignored with
+   * `persist`. @defaultValue false (ids from 1001: what tests read)
+   */
+  readonly clockIds?: boolean;
   /** Failures to inject. @defaultValue none */
   readonly faults?: SandboxFaults;
   /** Receives one debug line per request; never the key. @defaultValue a silent logger */
@@ -87,6 +93,7 @@ export interface ResolvedOptions {
   readonly preProcessingMs: number;
   readonly credits: number | undefined;
   readonly bigIds: boolean;
+  readonly clockIds: boolean;
   readonly faults: SandboxFaults;
   readonly logger: Logger;
 }
@@ -206,6 +213,7 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     preProcessingMs,
     credits: options.credits,
     bigIds: options.bigIds ?? false,
+    clockIds: options.clockIds ?? false,
     faults,
     logger: options.logger ?? silentLogger,
   };

@@ -121,7 +121,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   );
   // A stored sequence only moves forward: `bigIds` on an old data dir jumps to the big range, and
   // leaving it off later never goes back to ids already handed out.
-  const first = firstId(opts.bigIds);
+  const first = firstId(opts.bigIds, opts.clockIds && !opts.persist);
   const nextId = makeIdSequence(persisted && persisted.nextId > first ? persisted.nextId : first, (next) =>
     persistence.saveNextId(next),
   );

@@ -44,6 +44,41 @@ describe("reel sandbox", () => {
     expect(stderr.text()).not.toContain("sk-test-key");
   });
 
+  test("a restart without --data-dir never hands out again the ids of the previous start", async () => {
+    const startAndSubmit = async (): Promise<string> => {
+      const stdout = capture();
+      const controller = new AbortController();
+      const io: CliIO = {
+        stdout: stdout.stream,
+        stderr: capture().stream,
+        env: {},
+        cwd: ROOT,
+        signal: controller.signal,
+      };
+      const running = main(["sandbox", "--port", "0", "--key", "sk-test-key"], io);
+      while (!stdout.text().includes("REEL_API_KEY=")) await new Promise((resolve) => setTimeout(resolve, 5));
+      const [, baseUrl] = LINES.exec(stdout.text()) ?? [];
+      const res = await fetch(`${baseUrl}/v1/generations`, {
+        method: "POST",
+        headers: { authorization: "Bearer sk-test-key", "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "actor-2",
+          resolution: "720p",
+          chunks: [{ duration: 5, conditions: [{ type: "text", content: "x" }] }],
+        }),
+      });
+      const text = await res.text();
+      controller.abort();
+      expect(await running).toBe(0);
+      return /"id":\s*(\d+)/.exec(text)![1]!;
+    };
+    const first = await startAndSubmit();
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    const second = await startAndSubmit();
+    // A client resuming after the restart is told its task is unknown, never given another's video.
+    expect(BigInt(second)).toBeGreaterThan(BigInt(first));
+  });
+
   test("bad flags exit 2 before listening", async () => {
     const stdout = capture();
     const stderr = capture();
