@@ -2,7 +2,6 @@
 // vs already made, speech to generate, seconds of video per model. Human text, or `--json`.
 
 import { existsSync } from "node:fs";
-import path from "node:path";
 import { UsageError } from "../errors.js";
 import { makeJobFilter, makePlan, type Plan } from "../manifest/index.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
@@ -11,7 +10,7 @@ import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToRead } from "./read-state.js";
-import { SANDBOX_SERVICE_ID } from "./service-options.js";
+import { envSetting, SANDBOX_SERVICE_ID, statePathOf } from "./service-options.js";
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--allow-read DIR]... [--json]
@@ -109,11 +108,7 @@ export const planCommand: Command = {
       throw new UsageError(`--only ${only.join(", ")} matches no job (jobs are named manifest/id)`);
     }
 
-    const stateArg = args.values.state;
-    const statePath = path.resolve(
-      io.cwd,
-      typeof stateArg === "string" ? stateArg : (io.env.REEL_STATE ?? ".reel/state.db"),
-    );
+    const statePath = statePathOf(args, io);
     const store = openStateForPlan(statePath, args, io);
     let plan: Plan;
     try {
@@ -144,8 +139,8 @@ function openStateForPlan(statePath: string, args: ParsedArgs, io: CliIO): State
       ? SANDBOX_SERVICE_ID
       : typeof flag === "string"
         ? canonicalBaseUrl(flag)
-        : io.env.REEL_BASE_URL === undefined
+        : envSetting(io.env, "REEL_BASE_URL") === undefined
           ? undefined
-          : canonicalBaseUrl(io.env.REEL_BASE_URL);
+          : canonicalBaseUrl(envSetting(io.env, "REEL_BASE_URL")!);
   return openStateToRead(statePath, baseUrl ?? "last");
 }

@@ -36,9 +36,26 @@ export interface ServiceSettings {
   readonly json: boolean;
 }
 
+/** A flag's value; an empty one is refused (`--out ""` would mean the current folder). */
 function str(values: ParsedArgs["values"], name: string): string | undefined {
   const v = values[name];
-  return typeof v === "string" ? v : undefined;
+  if (typeof v !== "string") return undefined;
+  if (v.trim() === "") throw new UsageError(`--${name} was given an empty value`);
+  return v;
+}
+
+/**
+ * A REEL_* variable, or undefined when unset or empty: `REEL_OUT= reel run` (or a CI variable
+ * exported empty) means the default, not the current folder.
+ */
+export function envSetting(env: CliIO["env"], name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === "" ? undefined : value;
+}
+
+/** The state file: --state FILE, else REEL_STATE, else .reel/state.db under the current folder. */
+export function statePathOf(args: ParsedArgs, io: CliIO): string {
+  return resolve(io.cwd, str(args.values, "state") ?? envSetting(io.env, "REEL_STATE") ?? ".reel/state.db");
 }
 
 export function positiveInteger(name: string, raw: string): number {
@@ -52,7 +69,7 @@ export function positiveInteger(name: string, raw: string): number {
 /** Reads and checks the service options. `needService` is false for commands that only read state. */
 export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: boolean): ServiceSettings {
   const sandbox = args.values.sandbox === true;
-  const baseUrl = str(args.values, "base-url") ?? io.env.REEL_BASE_URL;
+  const baseUrl = str(args.values, "base-url") ?? envSetting(io.env, "REEL_BASE_URL");
   const apiKey = io.env.REEL_API_KEY;
   if (sandbox && str(args.values, "base-url")) {
     throw new UsageError("--sandbox and --base-url exclude each other: the sandbox has its own address");
@@ -76,17 +93,29 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
     }
     if (!apiKey) throw new UsageError("no API key: set the environment variable REEL_API_KEY (never a flag)");
     checkApiKey(apiKey);
+    // The key goes in the Authorization header only: in the address it would be stored in the state
+    // file and shown by status. The message shows neither.
+    if (baseUrl.includes(apiKey)) {
+      throw new UsageError(
+        "--base-url contains the API key; give the service's address alone (the key is sent in a header, from REEL_API_KEY)",
+      );
+    }
+    if (/\/v1\/?$/i.test(url.pathname)) {
+      throw new UsageError(
+        `--base-url should not end with /v1: reel adds the /v1 of each endpoint itself (give '${baseUrl.replace(/\/v1\/?$/i, "")}')`,
+      );
+    }
   }
   const concurrencyFlag = str(args.values, "concurrency");
-  const concurrencyRaw = concurrencyFlag ?? io.env.REEL_CONCURRENCY;
+  const concurrencyRaw = concurrencyFlag ?? envSetting(io.env, "REEL_CONCURRENCY");
   // Named as the user gave it: a bad REEL_CONCURRENCY is not fixed by looking for a flag.
   const concurrencyName = concurrencyFlag === undefined ? "REEL_CONCURRENCY" : "--concurrency";
   return {
     sandbox,
     baseUrl: sandbox || baseUrl === undefined ? undefined : canonicalBaseUrl(baseUrl),
     apiKey: sandbox ? undefined : apiKey,
-    statePath: resolve(io.cwd, str(args.values, "state") ?? io.env.REEL_STATE ?? ".reel/state.db"),
-    outDir: resolve(io.cwd, str(args.values, "out") ?? io.env.REEL_OUT ?? "out"),
+    statePath: statePathOf(args, io),
+    outDir: resolve(io.cwd, str(args.values, "out") ?? envSetting(io.env, "REEL_OUT") ?? "out"),
     concurrency: concurrencyRaw === undefined ? 4 : positiveInteger(concurrencyName, concurrencyRaw),
     json: args.values.json === true,
   };
@@ -122,6 +151,12 @@ export const SANDBOX_SERVICE_ID = "sandbox:local";
 
 export function isLoopback(hostname: string): boolean {
   return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d+){3}$/.test(hostname);
+}
+
+/** `origin` under every name of this machine, same scheme and port. */
+function loopbackOrigins(origin: URL): string[] {
+  const port = origin.port === "" ? "" : `:${origin.port}`;
+  return ["127.0.0.1", "localhost", "[::1]"].map((host) => `${origin.protocol}//${host}${port}`);
 }
 
 export interface ConnectedService {
@@ -176,8 +211,9 @@ export async function connectService(
   return {
     client,
     baseUrl,
-    // A local service (a standalone `reel sandbox`) serves its files over http too.
-    httpOrigins: isLoopback(origin.hostname) ? [origin.origin] : [],
+    // A local service (a standalone `reel sandbox`) serves its files over http too, under whatever
+    // name of this machine it gives them (`localhost` in the base URL, `127.0.0.1` in its links).
+    httpOrigins: isLoopback(origin.hostname) ? loopbackOrigins(origin) : [],
     apiKey: settings.apiKey!,
     polling: isLoopback(origin.hostname) ? LOCAL_POLLING : REMOTE_POLLING,
     close: () => client.close(),

@@ -1,7 +1,6 @@
 // `reel status [PATH...]`: jobs per manifest and state, read from the state file alone (no call to
 // the service). With PATHs, only the manifests found there.
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { type JobResult, resultOf } from "../report/results.js";
@@ -10,7 +9,7 @@ import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToRead } from "./read-state.js";
-import { SANDBOX_SERVICE_ID } from "./service-options.js";
+import { SANDBOX_SERVICE_ID, statePathOf } from "./service-options.js";
 
 export const statusCommand: Command = {
   name: "status",
@@ -33,10 +32,7 @@ PATH: manifest files or folders, to show only their jobs.
 };
 
 async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
-  const statePath = resolve(
-    io.cwd,
-    (args.values.state as string | undefined) ?? io.env.REEL_STATE ?? ".reel/state.db",
-  );
+  const statePath = statePathOf(args, io);
   const json = args.values.json === true;
   let names: Set<string> | undefined;
   const listedKeys = new Map<string, Set<string>>();

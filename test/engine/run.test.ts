@@ -1,5 +1,6 @@
 // `reel run` end to end against the sandbox over real HTTP, with a real state file and output folder:
 // what users are promised (each video once, each credit intended, nothing lost).
+import { existsSync } from "node:fs";
 import { lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
@@ -391,6 +392,37 @@ describe("reel run", () => {
     expect(s.counters.requests.size).toBe(0);
   });
 
+  it("refuses a base URL that holds the key or ends in /v1 (exit 2, nothing sent, the key not shown)", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const withKey = await runCli(["run", "manifests", "--base-url", `${s.baseUrl}/${s.apiKey}`], {
+      cwd: dir,
+      env: env(s),
+    });
+    expect(withKey.code).toBe(2);
+    expect(withKey.stderr).toContain("--base-url contains the API key");
+    expect(withKey.stderr).not.toContain(s.apiKey);
+    const v1 = await runCli(["run", "manifests", "--base-url", `${s.baseUrl}/v1`], { cwd: dir, env: env(s) });
+    expect(v1.code).toBe(2);
+    expect(v1.stderr).toContain(
+      `should not end with /v1: reel adds the /v1 of each endpoint itself (give '${s.baseUrl}')`,
+    );
+    expect(s.counters.requests.size).toBe(0);
+    expect(existsSync(join(dir, ".reel", "state.db"))).toBe(false);
+  });
+
+  it("takes an empty REEL_OUT, REEL_STATE or REEL_CONCURRENCY for unset: the defaults, not the current folder", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manyManifest(1) });
+    const blank = env(s, { REEL_OUT: "", REEL_STATE: " ", REEL_CONCURRENCY: "" });
+    const result = await runCli(["run", "m.yaml"], { cwd: dir, env: blank });
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(join(dir, "out", "many", "v0.mp4"))).toBe(true);
+    expect(existsSync(join(dir, ".reel", "state.db"))).toBe(true);
+    expect(existsSync(join(dir, "results.jsonl"))).toBe(false);
+  });
+
   it("knows the service however its address is spelled: a rerun with another spelling sends nothing", async () => {
     const s = await sandbox();
     const dir = await workspace();
@@ -624,6 +656,16 @@ describe("reel run", () => {
     expect(record).toMatchObject({ taskId: edited.taskId, specHash: edited.specHash });
     expect((await readResults(dir, "A"))[0]).toMatchObject({ taskId: edited.taskId, file: "many/v0.mp4" });
     expect(s.counters.generationsCreated).toBe(2); // fetched again, never generated again
+  });
+
+  it("downloads from a local service named localhost whose links say 127.0.0.1", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manyManifest(1) });
+    const local = { ...env(s), REEL_BASE_URL: s.baseUrl.replace("127.0.0.1", "localhost") };
+    const result = await runCli(["run", "m.yaml"], { cwd: dir, env: local });
+    expect(result.code, result.stderr).toBe(0);
+    expect((await readResults(dir))[0]).toMatchObject({ status: "Success", file: "many/v0.mp4" });
   });
 
   it("follows to the end a task whose video was edited while it ran, and keeps that video too", async () => {
