@@ -111,6 +111,8 @@ interface Call<T> {
 /**
  * Codes of errors raised before a single byte of the request could leave. UND_ERR_INVALID_ARG:
  * undici refused the request itself (a header value with a line break, say), before connecting.
+ * The TLS ones end the handshake, which comes before the request (a certificate refused, a server
+ * that answers the handshake in plain http).
  */
 const NOT_SENT_CODES = new Set([
   "ECONNREFUSED",
@@ -119,6 +121,14 @@ const NOT_SENT_CODES = new Set([
   "ENETUNREACH",
   "EHOSTUNREACH",
   "UND_ERR_INVALID_ARG",
+  "ERR_SSL_WRONG_VERSION_NUMBER",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
 ]);
 
 export function makeClient(options: ClientOptions): ServiceClient {

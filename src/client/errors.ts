@@ -159,5 +159,10 @@ function suffix(info: CallInfo): string {
 function describeCause(cause: unknown): string {
   const c = cause as { code?: string; message?: string } | undefined;
   if (!c) return "unknown";
-  return c.code && !c.message?.includes(c.code) ? `${c.message} (${c.code})` : (c.message ?? String(cause));
+  if (c.code === "ERR_SSL_WRONG_VERSION_NUMBER") {
+    return "TLS handshake failed: the server does not speak TLS (is it plain http?) (ERR_SSL_WRONG_VERSION_NUMBER)";
+  }
+  // On one line: OpenSSL's messages carry line breaks, and the log has one line per event.
+  const message = (c.message ?? String(cause)).replace(/\s*\n\s*/g, " ").trim();
+  return c.code && !message.includes(c.code) ? `${message} (${c.code})` : message;
 }

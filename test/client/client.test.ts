@@ -176,6 +176,25 @@ describe("errors", () => {
     expect((error as NetworkError).sent).toBe(false);
   });
 
+  it("https to a plain-http server fails the handshake: not sent, said on one line", async () => {
+    const server = createServer((_req, res) => res.end("{}"));
+    open_.servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    const client = makeClient({
+      baseUrl: `https://127.0.0.1:${port}`,
+      apiKey: "k",
+      retry: { maxAttempts: 2, baseDelayMs: 1 },
+    });
+    const error = await client.submitGeneration(actorRequest()).catch((e: unknown) => e);
+    await client.close();
+    // Never "outcome unknown": nothing could have been paid for.
+    expect(error).toBeInstanceOf(NetworkError);
+    expect((error as NetworkError).sent).toBe(false);
+    expect((error as Error).message).toContain("the server does not speak TLS (is it plain http?)");
+    expect((error as Error).message).not.toContain("\n");
+  });
+
   it("a server that never answers gives a TimeoutError; a costed call then has an unknown outcome", async () => {
     const server = createServer(() => {}); // accepts and never answers
     open_.servers.push(server);

@@ -585,10 +585,12 @@ describe("reel run", () => {
   });
 
   it("collects the video of a task whose manifest was deleted while it ran, on the next run of the folder", async () => {
-    const s = await sandbox({ timeScale: 0.5 });
+    const s = await sandbox({ timeScale: 0.25 });
     const dir = await workspace();
     await rm(join(dir, "manifests", "alpha.yaml"));
-    await writeTree(dir, { "manifests/other.yaml": manyManifest(1) });
+    await writeTree(dir, {
+      "manifests/other.yaml": manyManifest(2).replace(/ {2}- id: v0\n.*\n.*\n.*\n/, ""),
+    });
     const interrupt = new AbortController();
     const running = runCli(["run", "manifests/beta.yaml"], {
       cwd: dir,
@@ -602,7 +604,7 @@ describe("reel run", () => {
     await rm(join(dir, "manifests", "beta.yaml"));
     const rerun = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
     expect(rerun.code, rerun.stderr).toBe(0);
-    expect(s.counters.generationsCreated).toBe(2); // beta's task paid once, many/v0 once
+    expect(s.counters.generationsCreated).toBe(2); // beta's task paid once, many/v1 once
     expect(await readdir(join(dir, "out", "beta"))).toEqual(["again.json", "again.mp4"]);
     const status = await runCli(["status"], { cwd: dir, env: {} });
     expect(status.stdout).toMatch(/^beta +1 job: 1 Success$/m);
