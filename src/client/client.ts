@@ -87,6 +87,8 @@ export interface CallOptions {
 
 export interface ServiceClient {
   readonly baseUrl: string;
+  /** Whether the service has answered any call yet (any status): it is reachable at this address. */
+  readonly answered: boolean;
   /** Uploads a file, streamed from disk (never read whole into memory). */
   uploadAsset(path: string, options?: CallOptions): Promise<{ id: Id }>;
   getAsset(id: Id, options?: CallOptions): Promise<Asset>;
@@ -153,6 +155,7 @@ export function makeClient(options: ClientOptions): ServiceClient {
       });
   const dispatcher: Dispatcher = options.dispatcher ?? ownDispatcher!;
   const authorization = `Bearer ${options.apiKey}`;
+  let answered = false;
 
   async function once<T>(call: Call<T>, endpoint: string, signal: AbortSignal | undefined): Promise<T> {
     const prepared = call.body ? await call.body() : undefined;
@@ -177,6 +180,7 @@ export function makeClient(options: ClientOptions): ServiceClient {
       if (signal?.aborted) throw error;
       throw transportError({ endpoint }, error);
     }
+    answered = true;
     if (status >= 200 && status < 300) {
       try {
         return call.decode(parseJson(text));
@@ -211,12 +215,22 @@ export function makeClient(options: ClientOptions): ServiceClient {
       if (attempt >= retry.maxAttempts || Date.now() - started + delay > retry.maxElapsedMs) throw failure;
       log.warn({ endpoint, attempt, delayMs: delay, code: failure.code, status: failure.status }, "retrying");
       options.onRetry?.({ error: failure, attempt, delayMs: delay });
-      await sleep(delay, undefined, { signal });
+      try {
+        await sleep(delay, undefined, { signal });
+      } catch (error) {
+        // Stopped between tries: nothing is on the wire, and a request never sent stays known as such
+        // (a costed one must not be taken for one whose outcome is unknown).
+        if (failure instanceof NetworkError && !failure.sent) throw failure;
+        throw error;
+      }
     }
   }
 
   return {
     baseUrl,
+    get answered() {
+      return answered;
+    },
     uploadAsset: (path, o) =>
       perform(
         {

@@ -148,6 +148,13 @@ export class OutcomeUnknownError extends ServiceError {
 }
 
 /** Conditions that stop a whole run: nothing else can succeed until the user acts. */
+/** The service could not be reached at all before it ever answered: a wrong address, or it is down. */
+export class ServiceUnreachableError extends ServiceError {
+  constructor(message: string, cause: NetworkError) {
+    super("E_UNREACHABLE", message, { endpoint: cause.endpoint }, { cause });
+  }
+}
+
 export function isFatalServiceError(error: unknown): error is AuthError | CreditsError {
   return error instanceof AuthError || error instanceof CreditsError;
 }

@@ -12,6 +12,7 @@ import PQueue from "p-queue";
 import {
   isFatalServiceError,
   NetworkError,
+  ServiceUnreachableError,
   NotFoundError,
   OutcomeUnknownError,
   RateLimitError,
@@ -223,9 +224,24 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   let probeDelay: number = PAUSE_PROBE_MS.first;
   const announced = new Set<string>();
 
+  /**
+   * A run whose service has never answered, and whose calls cannot even connect (connection
+   * refused, unknown host): the address is wrong or the service is down. Said at once, rather than
+   * submissions waiting on it with backoff for an hour.
+   */
+  function unreachable(error: unknown): ServiceError | undefined {
+    if (onFatal !== "stop" || !(error instanceof NetworkError) || error.sent || client.answered)
+      return undefined;
+    return new ServiceUnreachableError(
+      `cannot reach the service at ${client.baseUrl} (${error.message}). Check --base-url (REEL_BASE_URL) and that the service is up; nothing was sent, rerun once it answers.`,
+      error,
+    );
+  }
+
   /** True when `error` is fatal; in "pause" mode the caller then awaits `whenServiceUsable` and retries. */
-  function handleFatal(error: unknown): boolean {
-    if (!isFatalServiceError(error)) return false;
+  function handleFatal(thrown: unknown): boolean {
+    const error = isFatalServiceError(thrown) ? thrown : unreachable(thrown);
+    if (error === undefined) return false;
     if (onFatal === "stop") {
       if (!fatal) {
         fatal = error;
@@ -599,7 +615,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     waitingNoted = Date.now();
     progress.event({
       stage: "note",
-      detail: `the service refuses new submissions for now (busy or rate limited): waiting ${formatDuration(ms)} before trying again`,
+      detail: `the service refuses new submissions for now (busy, rate limited, or not reachable): waiting ${formatDuration(ms)} before trying again`,
     });
   }
 
@@ -614,7 +630,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     } else if (
       error instanceof ServiceError &&
       !(error instanceof OutcomeUnknownError) &&
-      !submitAbort.signal.aborted
+      // After our own abort, only a request known never to have left is a definite refusal.
+      (!submitAbort.signal.aborted || (error instanceof NetworkError && !error.sent))
     ) {
       // A definite refusal (401, 402, 429/503 past the retries, connection refused): nothing was
       // created, so no attempt was spent and the job goes back to pending.

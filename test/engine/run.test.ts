@@ -423,6 +423,23 @@ describe("reel run", () => {
     expect(existsSync(join(dir, "results.jsonl"))).toBe(false);
   });
 
+  it("stops with exit 3 and says so when nothing answers at the base URL, instead of waiting on it", async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise((r) => server.close(r)); // nothing listens there now
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manyManifest(2) });
+    const result = await runCli(["run", "m.yaml"], {
+      cwd: dir,
+      env: { REEL_BASE_URL: `http://127.0.0.1:${port}`, REEL_API_KEY: "k" },
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(`cannot reach the service at http://127.0.0.1:${port}`);
+    expect(result.stderr).toContain("Check --base-url (REEL_BASE_URL)");
+    expect((await readResults(dir)).map((r) => r.status)).toEqual(["unsent", "unsent"]);
+  });
+
   it("knows the service however its address is spelled: a rerun with another spelling sends nothing", async () => {
     const s = await sandbox();
     const dir = await workspace();
