@@ -19,46 +19,48 @@ function capture(): { stream: PassThrough; text: () => string } {
   return { stream, text: () => text };
 }
 
+/** `reel sandbox --key sk-test-key` run through main(), once it printed its two lines. */
+async function startInProcess() {
+  const stdout = capture();
+  const stderr = capture();
+  const controller = new AbortController();
+  const io: CliIO = {
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    env: {},
+    cwd: ROOT,
+    signal: controller.signal,
+  };
+  const running = main(["sandbox", "--port", "0", "--key", "sk-test-key"], io);
+  while (!stdout.text().includes("REEL_API_KEY=")) await new Promise((resolve) => setTimeout(resolve, 5));
+  const [, baseUrl] = LINES.exec(stdout.text()) ?? [];
+  return {
+    baseUrl: baseUrl!,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    stop: () => {
+      controller.abort();
+      return running;
+    },
+  };
+}
+
 describe("reel sandbox", () => {
   test("in-process: prints the two lines, serves, stops on abort", async () => {
-    const stdout = capture();
-    const stderr = capture();
-    const controller = new AbortController();
-    const io: CliIO = {
-      stdout: stdout.stream,
-      stderr: stderr.stream,
-      env: {},
-      cwd: ROOT,
-      signal: controller.signal,
-    };
-    const running = main(["sandbox", "--port", "0", "--key", "sk-test-key"], io);
-    while (!stdout.text().includes("REEL_API_KEY=")) await new Promise((resolve) => setTimeout(resolve, 5));
-    const [, baseUrl] = LINES.exec(stdout.text()) ?? [];
-    expect(stdout.text()).toMatch(LINES);
-    const res = await fetch(`${baseUrl}/v1/generations/77`, {
+    const sandbox = await startInProcess();
+    expect(sandbox.stdout()).toMatch(LINES);
+    const res = await fetch(`${sandbox.baseUrl}/v1/generations/77`, {
       headers: { authorization: "Bearer sk-test-key" },
     });
     expect(res.status).toBe(404);
-    controller.abort();
-    expect(await running).toBe(0);
-    expect(stderr.text()).not.toContain("sk-test-key");
+    expect(await sandbox.stop()).toBe(0);
+    expect(sandbox.stderr()).not.toContain("sk-test-key");
   });
 
   test("a restart without --data-dir never hands out again the ids of the previous start", async () => {
     const startAndSubmit = async (): Promise<string> => {
-      const stdout = capture();
-      const controller = new AbortController();
-      const io: CliIO = {
-        stdout: stdout.stream,
-        stderr: capture().stream,
-        env: {},
-        cwd: ROOT,
-        signal: controller.signal,
-      };
-      const running = main(["sandbox", "--port", "0", "--key", "sk-test-key"], io);
-      while (!stdout.text().includes("REEL_API_KEY=")) await new Promise((resolve) => setTimeout(resolve, 5));
-      const [, baseUrl] = LINES.exec(stdout.text()) ?? [];
-      const res = await fetch(`${baseUrl}/v1/generations`, {
+      const sandbox = await startInProcess();
+      const res = await fetch(`${sandbox.baseUrl}/v1/generations`, {
         method: "POST",
         headers: { authorization: "Bearer sk-test-key", "content-type": "application/json" },
         body: JSON.stringify({
@@ -68,8 +70,7 @@ describe("reel sandbox", () => {
         }),
       });
       const text = await res.text();
-      controller.abort();
-      expect(await running).toBe(0);
+      expect(await sandbox.stop()).toBe(0);
       return /"id":\s*(\d+)/.exec(text)![1]!;
     };
     const first = await startAndSubmit();
