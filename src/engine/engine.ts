@@ -12,13 +12,13 @@ import PQueue from "p-queue";
 import {
   isFatalServiceError,
   NetworkError,
-  ServiceUnreachableError,
   NotFoundError,
   OutcomeUnknownError,
   RateLimitError,
   type ServiceClient,
   ServerError,
   ServiceError,
+  ServiceUnreachableError,
   ValidationError,
 } from "../client/index.js";
 import { formatDuration } from "../duration.js";
@@ -91,7 +91,7 @@ export interface RunSummary {
   /** incomplete: not stopped, yet some job is not final (its task outlived --poll-deadline, or the
    * service kept refusing it): a rerun goes on. */
   readonly outcome: "completed" | "incomplete" | "fatal" | "interrupted";
-  /** The error that stopped the run (rejected key, exhausted credits). */
+  /** The error that stopped the run (rejected key, exhausted credits, a service never reached). */
   readonly fatal?: ServiceError;
   /** The current row of every job of the run, after the run. */
   readonly rows: readonly JobRow[];

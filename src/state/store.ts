@@ -5,7 +5,7 @@
 // - Group commit: the writes of one turn of the event loop share one IMMEDIATE transaction, committed
 //   at the end of that turn (setImmediate), before any I/O callback can act on them. No await runs
 //   inside it, since better-sqlite3 is synchronous. A kill -9 can lose only the writes of the turn it
-//   interrupts, exactly as if it had come a moment earlier. Per job, a run makes about six writes;
+//   interrupts, exactly as if it had come a moment earlier. Per job, a run makes about four writes;
 //   one commit each cost more CPU than the rest of the job (fcntl locks, WAL appends).
 //   A failing write undoes only itself: one that runs a single statement is undone by SQLite, a
 //   longer one runs in its own SAVEPOINT. The events of a turn are inserted by one statement, just
