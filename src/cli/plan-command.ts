@@ -133,14 +133,15 @@ export const planCommand: Command = {
  */
 function openStateForPlan(statePath: string, args: ParsedArgs, io: CliIO): StateStore | undefined {
   if (!existsSync(statePath)) return undefined;
-  const flag = args.values["base-url"];
+  const given =
+    typeof args.values["base-url"] === "string"
+      ? args.values["base-url"]
+      : envSetting(io.env, "REEL_BASE_URL");
   const baseUrl =
     args.values.sandbox === true
       ? SANDBOX_SERVICE_ID
-      : typeof flag === "string"
-        ? canonicalBaseUrl(flag)
-        : envSetting(io.env, "REEL_BASE_URL") === undefined
-          ? undefined
-          : canonicalBaseUrl(envSetting(io.env, "REEL_BASE_URL")!);
+      : given === undefined
+        ? undefined
+        : canonicalBaseUrl(given);
   return openStateToRead(statePath, baseUrl ?? "last");
 }

@@ -99,6 +99,15 @@ function env(s: Sandbox, extra: Record<string, string> = {}): Record<string, str
   return { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey, ...extra };
 }
 
+/** Runs `manifest` and interrupts it (Ctrl-C, exit 130) once its first task is on the service. */
+async function interruptOnceSubmitted(s: Sandbox, dir: string, manifest: string): Promise<void> {
+  const interrupt = new AbortController();
+  const running = runCli(["run", manifest], { cwd: dir, env: env(s), signal: interrupt.signal });
+  while (s.counters.generationsCreated < 1) await sleep(10);
+  interrupt.abort();
+  expect((await running).code).toBe(130);
+}
+
 const WRITES = ["POST /v1/generations", "POST /v1/assets", "POST /v1/audios"] as const;
 function writeCalls(s: Sandbox): number {
   return WRITES.reduce((sum, w) => {
@@ -608,15 +617,7 @@ describe("reel run", () => {
     await writeTree(dir, {
       "manifests/other.yaml": manyManifest(2).replace(/ {2}- id: v0\n.*\n.*\n.*\n/, ""),
     });
-    const interrupt = new AbortController();
-    const running = runCli(["run", "manifests/beta.yaml"], {
-      cwd: dir,
-      env: env(s),
-      signal: interrupt.signal,
-    });
-    while (s.counters.generationsCreated < 1) await sleep(10);
-    interrupt.abort();
-    expect((await running).code).toBe(130);
+    await interruptOnceSubmitted(s, dir, "manifests/beta.yaml");
 
     await rm(join(dir, "manifests", "beta.yaml"));
     const rerun = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
@@ -690,15 +691,7 @@ describe("reel run", () => {
   it("follows to the end a task whose video was edited while it ran, and keeps that video too", async () => {
     const s = await sandbox({ timeScale: 0.5 }); // 2 s of video: about 1 s of work
     const dir = await workspace();
-    const interrupt = new AbortController();
-    const running = runCli(["run", "manifests/beta.yaml"], {
-      cwd: dir,
-      env: env(s),
-      signal: interrupt.signal,
-    });
-    while (s.counters.generationsCreated < 1) await sleep(10);
-    interrupt.abort();
-    expect((await running).code).toBe(130);
+    await interruptOnceSubmitted(s, dir, "manifests/beta.yaml");
     const first = (await readResults(dir))[0]!;
     expect(first.taskId).toEqual(expect.any(String));
 
