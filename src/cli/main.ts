@@ -4,6 +4,7 @@ import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { systemReason } from "../engine/atomic-write.js";
 import { ReelError, UsageError } from "../errors.js";
+import { explainArgError } from "./arg-errors.js";
 import type { CliIO, Command } from "./command.js";
 import { COMMANDS } from "./commands.js";
 import { EXIT } from "./exit-codes.js";
@@ -108,7 +109,8 @@ const REFUSED_AT_START = new Set(["E_STATE_LOCKED", "E_STATE_FILE", "E_OUTPUT_PA
 function reportError(error: unknown, command: Command, io: CliIO): number {
   const err = error as { code?: string; message?: string };
   if (typeof err?.code === "string" && err.code.startsWith("ERR_PARSE_ARGS")) {
-    io.stderr.write(`reel ${command.name}: ${err.message}\nRun 'reel ${command.name} --help' for usage.\n`);
+    const said = explainArgError(err.message ?? "", command.options) ?? err.message;
+    io.stderr.write(`reel ${command.name}: ${said}\nRun 'reel ${command.name} --help' for its options.\n`);
     return EXIT.invalidInput;
   }
   if (error instanceof UsageError) {

@@ -1,4 +1,6 @@
 // `reel watch DIR`: run what lands in a folder of manifests until SIGINT/SIGTERM (exit 0).
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
 import { parseDuration } from "../duration.js";
 import { UsageError } from "../errors.js";
 import { checkAllowRead } from "../manifest/index.js";
@@ -31,9 +33,22 @@ export const watchCommand: Command = {
   run: runWatch,
 };
 
+/**
+ * A folder missing at the start is almost always a typo, and a watcher waiting on it would wait for
+ * good in silence. (One deleted while watching is waited for: see watchFolder.)
+ */
+async function checkWatchedFolder(dir: string): Promise<void> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info) throw new UsageError(`no folder at ${dir}; check the path, or create it first (mkdir -p)`);
+  if (!info.isDirectory()) {
+    throw new UsageError(`${dir} is a file; give the folder that holds the manifests`);
+  }
+}
+
 async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
   const settings = readServiceSettings(args, io, true);
   if (args.positionals.length !== 1) throw new UsageError("give exactly one folder to watch");
+  await checkWatchedFolder(resolve(io.cwd, args.positionals[0]!));
   const allowRead = (args.values["allow-read"] as string[] | undefined) ?? [];
   await checkAllowRead(allowRead, io.cwd);
   const settleRaw = args.values.settle as string | undefined;
