@@ -9,8 +9,8 @@ import { makePlanStateView } from "../state/plan-view.js";
 import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
-import { openStateToRead } from "./read-state.js";
-import { envSetting, SANDBOX_SERVICE_ID, statePathOf } from "./service-options.js";
+import { lastServiceOf, openStateToRead } from "./read-state.js";
+import { checkBaseUrl, envSetting, SANDBOX_SERVICE_ID, statePathOf } from "./service-options.js";
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--allow-read DIR]... [--json]
@@ -44,11 +44,12 @@ function keyList(label: string, keys: readonly string[]): string[] {
   return [`${label}:`, ...shown];
 }
 
-export function formatPlan(plan: Plan, summaryLine: string): string {
+export function formatPlan(plan: Plan, summaryLine: string, comparedWith: string): string {
   const j = plan.jobs;
   const uploadBytes = plan.uploads.new.reduce((sum, u) => sum + u.size, 0);
   const lines = [
     summaryLine,
+    comparedWith,
     "",
     `jobs       ${j.new.length} new, ${j.done.length} done, ${j.inFlight.length} in flight, ${j.failed.length} failed, ${j.uncertain.length} uncertain`,
     `uploads    ${plan.uploads.new.length} to upload (${formatBytes(uploadBytes)}), ${plan.uploads.cached.length} already uploaded`,
@@ -109,7 +110,7 @@ export const planCommand: Command = {
     }
 
     const statePath = statePathOf(args, io);
-    const store = openStateForPlan(statePath, args, io);
+    const { store, service } = openStateForPlan(statePath, args, io);
     let plan: Plan;
     try {
       plan = makePlan(manifests, store ? makePlanStateView(store) : undefined);
@@ -119,29 +120,51 @@ export const planCommand: Command = {
 
     const summary = summarize({ manifests, problems: [] });
     if (args.values.json === true) {
-      io.stdout.write(`${JSON.stringify({ ok: true, state: statePath, summary, plan })}\n`);
+      io.stdout.write(
+        `${JSON.stringify({ ok: true, state: statePath, service: service ?? null, summary, plan })}\n`,
+      );
     } else {
-      io.stdout.write(formatPlan(plan, `${summaryText(summary)}: ok`));
+      io.stdout.write(
+        formatPlan(plan, `${summaryText(summary)}: ok`, comparedWith(statePath, store, service)),
+      );
     }
     return EXIT.ok;
   },
 };
 
+/** What the plan was compared with: a mistyped --state or another service explains "all new". */
+function comparedWith(statePath: string, store: StateStore | undefined, service: string | undefined): string {
+  if (!store) return `compared with: nothing (no state file at ${statePath}): every job is new`;
+  const name = service === SANDBOX_SERVICE_ID ? "the sandbox (--sandbox)" : (service ?? "no service yet");
+  return `compared with: ${name}, in ${statePath}`;
+}
+
 /**
  * The state of the service this plan is for, read-only: the one of --base-url / REEL_BASE_URL, the
- * sandbox's with --sandbox, or else the one the state file used last.
+ * sandbox's with --sandbox, or else the one the state file used last. A base URL given is checked as
+ * `run` checks it, so a plan against a mistyped address says so instead of showing every job as new.
  */
-function openStateForPlan(statePath: string, args: ParsedArgs, io: CliIO): StateStore | undefined {
-  if (!existsSync(statePath)) return undefined;
+function openStateForPlan(
+  statePath: string,
+  args: ParsedArgs,
+  io: CliIO,
+): { store: StateStore | undefined; service: string | undefined } {
+  if (args.values.sandbox === true && args.values["base-url"] !== undefined) {
+    throw new UsageError("--sandbox and --base-url exclude each other: the sandbox has its own address");
+  }
   const given =
     typeof args.values["base-url"] === "string"
       ? args.values["base-url"]
       : envSetting(io.env, "REEL_BASE_URL");
-  const baseUrl =
+  if (given !== undefined && args.values.sandbox !== true)
+    checkBaseUrl(given, envSetting(io.env, "REEL_API_KEY"));
+  const chosen =
     args.values.sandbox === true
       ? SANDBOX_SERVICE_ID
       : given === undefined
         ? undefined
         : canonicalBaseUrl(given);
-  return openStateToRead(statePath, baseUrl ?? "last");
+  if (!existsSync(statePath)) return { store: undefined, service: chosen };
+  const service = chosen ?? lastServiceOf(statePath);
+  return { store: openStateToRead(statePath, service), service };
 }

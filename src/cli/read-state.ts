@@ -3,14 +3,21 @@
 import { UsageError } from "../errors.js";
 import { StateFileError, StateStore } from "../state/store.js";
 
-/** Opens `path` read-only, for the service `baseUrl` (its last service when "last", every one when undefined). */
-export function openStateToRead(path: string, baseUrl: string | "last" | undefined): StateStore {
+/** Opens `path` read-only, for the service `baseUrl` (every service's jobs when undefined). */
+export function openStateToRead(path: string, baseUrl: string | undefined): StateStore {
+  return asUsageError(() =>
+    StateStore.open(path, baseUrl === undefined ? { readonly: true } : { readonly: true, baseUrl }),
+  );
+}
+
+/** The service whose jobs changed last in the state file at `path`, if any. */
+export function lastServiceOf(path: string): string | undefined {
+  return asUsageError(() => StateStore.lastService(path));
+}
+
+function asUsageError<T>(read: () => T): T {
   try {
-    const service = baseUrl === "last" ? StateStore.lastService(path) : baseUrl;
-    return StateStore.open(
-      path,
-      service === undefined ? { readonly: true } : { readonly: true, baseUrl: service },
-    );
+    return read();
   } catch (error) {
     if (error instanceof StateFileError) throw new UsageError(error.message, { cause: error });
     throw error;

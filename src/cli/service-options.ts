@@ -80,31 +80,9 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
         "no service address: give --base-url URL or set REEL_BASE_URL (or use --sandbox to try reel against the built-in emulator)",
       );
     }
-    let url: URL;
-    try {
-      url = new URL(baseUrl);
-    } catch {
-      throw new UsageError(`--base-url '${baseUrl}' is not a URL (expected e.g. https://api.example.com)`);
-    }
-    if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopback(url.hostname))) {
-      throw new UsageError(
-        `--base-url must be https (plain http only on 127.0.0.1/localhost), got '${baseUrl}'`,
-      );
-    }
+    checkBaseUrl(baseUrl, apiKey);
     if (!apiKey) throw new UsageError("no API key: set the environment variable REEL_API_KEY (never a flag)");
     checkApiKey(apiKey);
-    // The key goes in the Authorization header only: in the address it would be stored in the state
-    // file and shown by status. The message shows neither.
-    if (baseUrl.includes(apiKey)) {
-      throw new UsageError(
-        "--base-url contains the API key; give the service's address alone (the key is sent in a header, from REEL_API_KEY)",
-      );
-    }
-    if (/\/v1\/?$/i.test(url.pathname)) {
-      throw new UsageError(
-        `--base-url should not end with /v1: reel adds the /v1 of each endpoint itself (give '${baseUrl.replace(/\/v1\/?$/i, "")}')`,
-      );
-    }
   }
   const concurrencyFlag = str(args.values, "concurrency");
   const concurrencyRaw = concurrencyFlag ?? envSetting(io.env, "REEL_CONCURRENCY");
@@ -119,6 +97,36 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
     concurrency: concurrencyRaw === undefined ? 4 : positiveInteger(concurrencyName, concurrencyRaw),
     json: args.values.json === true,
   };
+}
+
+/**
+ * Refuses a base URL that could not work, or that would put the key where it is stored: before any
+ * work, so a typo costs one line rather than a run of failures. `apiKey`, when known, must not be in it.
+ */
+export function checkBaseUrl(baseUrl: string, apiKey: string | undefined): void {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new UsageError(`--base-url '${baseUrl}' is not a URL (expected e.g. https://api.example.com)`);
+  }
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopback(url.hostname))) {
+    throw new UsageError(
+      `--base-url must be https (plain http only on 127.0.0.1/localhost), got '${baseUrl}'`,
+    );
+  }
+  // The key goes in the Authorization header only: in the address it would be stored in the state
+  // file and shown by status. The message shows neither.
+  if (apiKey && baseUrl.includes(apiKey)) {
+    throw new UsageError(
+      "--base-url contains the API key; give the service's address alone (the key is sent in a header, from REEL_API_KEY)",
+    );
+  }
+  if (/\/v1\/?$/i.test(url.pathname)) {
+    throw new UsageError(
+      `--base-url should not end with /v1: reel adds the /v1 of each endpoint itself (give '${baseUrl.replace(/\/v1\/?$/i, "")}')`,
+    );
+  }
 }
 
 /**

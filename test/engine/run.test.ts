@@ -149,11 +149,16 @@ describe("reel run", () => {
     const plan = await runCli(["plan", "manifests", "--json"], { cwd: dir, env: env(s) });
     expect(plan.code).toBe(0);
     const planned = JSON.parse(plan.stdout).plan;
+    expect(JSON.parse(plan.stdout).service).toBe(s.baseUrl);
     expect(planned.jobs.done).toHaveLength(6);
     expect(planned.jobs.new).toHaveLength(0);
     expect(planned.uploads.new).toHaveLength(0);
     expect(planned.speech.new).toHaveLength(0);
     expect([...s.counters.requests.values()].reduce((a, b) => a + b, 0)).toBe(requestsBefore);
+    // Without REEL_BASE_URL, the service the state file used last, named.
+    const humanPlan = await runCli(["plan", "manifests"], { cwd: dir });
+    expect(humanPlan.stdout).toContain(`compared with: ${s.baseUrl}, in ${join(dir, ".reel", "state.db")}\n`);
+    expect(humanPlan.stdout).toContain("jobs       0 new, 6 done");
 
     const writesBefore = writeCalls(s);
     const second = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });

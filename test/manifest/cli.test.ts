@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CliIO } from "../../src/cli/command.js";
@@ -122,6 +123,7 @@ describe("reel plan", () => {
     expect(run.stdout).toBe(
       [
         "1 manifest, 5 videos, 72 s of video: ok",
+        `compared with: nothing (no state file at ${join(REPO, ".reel", "state.db")}): every job is new`,
         "",
         "jobs       5 new, 0 done, 0 in flight, 0 failed, 0 uncertain",
         "uploads    4 to upload (12.1 KB), 0 already uploaded",
@@ -165,6 +167,26 @@ describe("reel plan", () => {
       ok: false,
       error: { code: "E_USAGE", message: "--only nothing/* matches no job (jobs are named manifest/id)" },
     });
+  });
+
+  it("checks a base URL as run does, rather than showing every job new against a mistyped one", async () => {
+    await ws.write("good.yaml", GOOD);
+    const v1 = await reel(ws.dir, "plan", "good.yaml", "--base-url", "https://api.example.com/v1");
+    expect(v1.code).toBe(2);
+    expect(v1.stderr).toContain("--base-url should not end with /v1");
+    const plain = await reel(ws.dir, "plan", "good.yaml", "--base-url", "http://api.example.com");
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain("--base-url must be https");
+    const both = await reel(
+      ws.dir,
+      "plan",
+      "good.yaml",
+      "--sandbox",
+      "--base-url",
+      "https://api.example.com",
+    );
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("exclude each other");
   });
 
   it("exits 2 on invalid manifests, without a plan", async () => {
