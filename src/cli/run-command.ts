@@ -53,7 +53,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       io.stderr.write(`${formatProblems(loaded.problems, { color: tty, codeFrame: tty })}\n`);
       io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
       if (settings.json) {
-        io.stdout.write(`${JSON.stringify({ outcome: "invalid", problems: loaded.problems })}\n`);
+        io.stdout.write(`${JSON.stringify({ ok: false, outcome: "invalid", problems: loaded.problems })}\n`);
       }
       return EXIT.invalidInput;
     }
@@ -65,8 +65,9 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       throw new UsageError(`--only ${only.join(", ")} matches no job (jobs are named manifest/id)`);
     }
     const summary = await runBatch({ ...session.engine, jobs, listedJobs: allJobs });
-    printSummary(summary, settings.outDir, settings.json, io, session.logFile, session.hasher.stats);
-    return exitCodeOf(summary);
+    const code = exitCodeOf(summary);
+    printSummary(summary, code, settings.outDir, settings.json, io, session.logFile, session.hasher.stats);
+    return code;
   });
 }
 
@@ -79,6 +80,7 @@ export function exitCodeOf(summary: RunSummary): number {
 
 function printSummary(
   summary: RunSummary,
+  exitCode: number,
   outDir: string,
   json: boolean,
   io: CliIO,
@@ -90,7 +92,15 @@ function printSummary(
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
   if (json) {
     io.stdout.write(
-      `${JSON.stringify({ outcome: summary.outcome, error: summary.fatal?.message ?? null, counts, outDir, results })}\n`,
+      `${JSON.stringify({
+        // As every command's JSON: `ok` is true when the exit code is 0; `error` is {code, message}.
+        ok: exitCode === EXIT.ok,
+        outcome: summary.outcome,
+        error: summary.fatal ? { code: summary.fatal.code, message: summary.fatal.message } : null,
+        counts,
+        outDir,
+        results,
+      })}\n`,
     );
     return;
   }

@@ -61,7 +61,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   if (!existsSync(statePath)) {
     if (json) {
       // `exists`: a mistyped --state or REEL_STATE is told apart from a state with no jobs.
-      const output = { state: statePath, exists: false, manifests: {}, services: {}, jobs: [] };
+      const output = { ok: true, state: statePath, exists: false, manifests: {}, services: {}, jobs: [] };
       io.stdout.write(`${JSON.stringify(output)}\n`);
     } else io.stdout.write(`No state file at ${statePath}: nothing has run yet.\n`);
     return EXIT.ok;
@@ -96,7 +96,14 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     for (const service of new Set(jobs.map((job) => job.service))) {
       services[service] = countStatuses(jobs.filter((job) => job.service === service));
     }
-    const output = { state: statePath, exists: true, manifests: countStatuses(jobs), services, jobs };
+    const output = {
+      ok: true,
+      state: statePath,
+      exists: true,
+      manifests: countStatuses(jobs),
+      services,
+      jobs,
+    };
     io.stdout.write(`${JSON.stringify(output)}\n`);
     return EXIT.ok;
   }

@@ -63,6 +63,7 @@ interface StatusJob {
   service: string;
 }
 interface StatusJson {
+  ok: boolean;
   state: string;
   manifests: Record<string, Record<string, number>>;
   services: Record<string, Record<string, Record<string, number>>>;
@@ -220,6 +221,7 @@ describe("reel status", () => {
     });
     expect(json.code).toBe(0);
     expect(parseStatus(json.stdout)).toEqual({
+      ok: true,
       state: join(dir, "elsewhere", "state.db"),
       exists: false, // a mistyped REEL_STATE is told apart from a state with no jobs
       manifests: {},

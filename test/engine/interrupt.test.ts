@@ -67,6 +67,7 @@ it("--sandbox keeps the emulator's data beside the state file: a rerun resumes a
   await writeTree(dir, { "m.yaml": manifest(3) });
   const first = run(["run", "--sandbox", "m.yaml", "--json"], dir, {});
   expect(await first.exit).toBe(0);
+  expect(JSON.parse(first.output().stdout)).toMatchObject({ ok: true, outcome: "completed", error: null });
   const firstResults = JSON.parse(first.output().stdout).results as { taskId: string }[];
   const second = run(["run", "--sandbox", "m.yaml", "--json"], dir, {});
   expect(await second.exit).toBe(0);

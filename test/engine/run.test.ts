@@ -322,9 +322,15 @@ describe("reel run", () => {
     const s = await sandbox();
     const dir = await workspace();
     const wrong = "sk-this-key-is-wrong-0123456789abcdef";
-    const result = await runCli(["run", "manifests"], { cwd: dir, env: env(s, { REEL_API_KEY: wrong }) });
+    const result = await runCli(["run", "manifests", "--json"], {
+      cwd: dir,
+      env: env(s, { REEL_API_KEY: wrong }),
+    });
     expect(result.code).toBe(3);
-    expect(result.stderr).toMatch(/rejected the API key/);
+    // --json: the reason is in the document, as every command's error is.
+    const json = JSON.parse(result.stdout) as { ok: boolean; outcome: string; error: { message: string } };
+    expect(json).toMatchObject({ ok: false, outcome: "fatal", error: { code: "E_AUTH" } });
+    expect(json.error.message).toMatch(/rejected the API key/);
     expect(s.counters.generationsCreated).toBe(0);
     const everything = [result.stdout, result.stderr];
     for (const folder of [".reel", ".reel/logs", "out"]) {
