@@ -13,7 +13,8 @@ import { lastServiceOf, openStateToRead } from "./read-state.js";
 import { checkBaseUrl, envSetting, SANDBOX_SERVICE_ID, statePathOf } from "./service-options.js";
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
-const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--allow-read DIR]... [--json]
+const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--base-url URL | --sandbox]
+                 [--allow-read DIR]... [--json]
 
 PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to the service.
 
@@ -27,7 +28,7 @@ Options:
   --allow-read DIR   let manifests read files under DIR too (repeatable)
   --json             print the plan as JSON on stdout
 
-Exit codes: 0, 2 invalid manifests.`;
+Exit codes: 0, 2 invalid manifests or options, or a state file that cannot be read.`;
 
 const LIST_LIMIT = 20;
 

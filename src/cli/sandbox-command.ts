@@ -45,7 +45,9 @@ Options:
   --big-ids        hand out ids above 2^53 to test clients for lost digits
   --data-dir DIR   keep assets, tasks, ids and credits in DIR, so that a sandbox started
                    again on DIR (any port, even after kill -9) knows every id it handed out
-                   and finishes the tasks it had (default: nothing kept after exit)`,
+                   and finishes the tasks it had (default: nothing kept after exit)
+
+Exit codes: 0 on a clean stop (SIGINT, SIGTERM), 2 bad options or the port in use.`,
   options: {
     port: { type: "string" },
     key: { type: "string" },

@@ -14,13 +14,19 @@ import { SANDBOX_SERVICE_ID, statePathOf } from "./service-options.js";
 export const statusCommand: Command = {
   name: "status",
   summary: "jobs per manifest and state, from the state file",
-  usage: `Usage: reel status [PATH...] [--state FILE] [--base-url URL] [--json]
+  usage: `Usage: reel status [PATH...] [--state FILE] [--base-url URL | --sandbox] [--json]
 
-PATH: manifest files or folders, to show only their jobs.
-  --state FILE     state file (env REEL_STATE; default .reel/state.db)
-  --base-url URL   only the jobs run against this service (default: every service in the file)
-  --sandbox        only the jobs run with --sandbox
-  --json           machine-readable output on stdout`,
+PATH: manifest files or folders, to show only their jobs. Nothing is sent to the service.
+
+Options:
+  --state FILE       state file (env REEL_STATE; default .reel/state.db)
+  --base-url URL     only the jobs run against this service (default: every service in the file)
+  --sandbox          only the jobs run with --sandbox
+  --allow-read DIR   let manifests read files under DIR too (repeatable)
+  --json             machine-readable output on stdout
+
+Exit codes: 0 (also when there is no state file yet), 2 bad options or a state file that
+cannot be read.`,
   options: {
     state: { type: "string" },
     "base-url": { type: "string" },

@@ -23,7 +23,10 @@ Options:
                          e.g. 300ms, 3s). A file not ending with a line break gets 3s. A writer
                          that pauses longer can be read half-written: write elsewhere, then mv
                          the file into DIR (one atomic rename)
-${WORK_USAGE}`;
+${WORK_USAGE}
+
+Exit codes: 0 stopped cleanly (Ctrl-C, SIGTERM), 1 the state file could no longer be written,
+2 bad options or folder (nothing started), 130 a second Ctrl-C (quit at once).`;
 
 export const watchCommand: Command = {
   name: "watch",

@@ -45,6 +45,7 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
   --poll-deadline TIME   stop following a task after TIME (e.g. 30m, 6h, 2d; default 24h); its task
                          id is kept and the next run follows it again
   --allow-read DIR       let manifests read files under DIR too (repeatable)
+
 ${SERVICE_USAGE}`;
 
 export interface WorkSession {

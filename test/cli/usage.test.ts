@@ -57,3 +57,14 @@ it("watch refuses a folder that does not exist, or a file, before starting anyth
   expect(missing).toMatch(/no folder at \S*incomming; check the path, or create it first/);
   expect(await refused(["watch", "--sandbox", "a-file"])).toMatch(/a-file is a file; give the folder/);
 });
+
+it("every command's --help lists its options and its exit codes", async () => {
+  const dir = await tempDir();
+  for (const command of ["validate", "plan", "run", "watch", "status", "sandbox"]) {
+    const help = await runCli([command, "--help"], { cwd: dir });
+    expect(help.code).toBe(0);
+    expect(help.stdout, command).toMatch(new RegExp(`^reel ${command}: .+\\n\\nUsage: reel ${command} `));
+    expect(help.stdout, command).toContain("\nOptions:\n");
+    expect(help.stdout, command).toMatch(/\nExit codes: 0/);
+  }
+});
