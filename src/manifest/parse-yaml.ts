@@ -22,6 +22,7 @@ import {
   parseDocument,
 } from "yaml";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
+import { yamlHint } from "./yaml-hints.js";
 
 export interface YamlLimits {
   /** Most values the document may stand for once every alias is expanded. @defaultValue 1,000,000 */
@@ -237,7 +238,18 @@ export function parseThorough(text: string, limits: YamlLimits = {}): ParseYamlR
   const { doc, lineCounter } = document;
   const at = (offset: number) => positionOf(lineCounter, offset);
 
+  // One syntax problem per line: the others of a line follow from the first (a tab used as
+  // indentation also reads as a key split over lines, and as a nested mapping).
+  const linesWithSyntaxError = new Set<number>();
   for (const issue of [...doc.errors, ...doc.warnings]) {
+    const line = at(issue.pos[0]).line;
+    if (linesWithSyntaxError.has(line)) continue;
+    linesWithSyntaxError.add(line);
+    const hint = yamlHint(doc, text, issue);
+    if (hint) {
+      problems.push({ ...at(hint.offset), message: hint.message, code: PROBLEM_CODES.yamlSyntax });
+      continue;
+    }
     const source = text.slice(issue.pos[0], issue.pos[1]);
     problems.push({ ...at(issue.pos[0]), ...yamlMessage(issue.code, issue.message, source) });
   }
