@@ -547,8 +547,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         if (error instanceof SpeechUncertainError || error instanceof OutcomeUnknownError) {
           markUncertain(rowId, message);
         } else {
-          store.markFailed(rowId, "local", message);
-          progress.event({ stage: "failed", key: job.key, detail: message });
+          // Said with the failure: a Fail usually means credits spent; this one cost nothing.
+          const local = `${message.replace(/\.$/, "")}; nothing was sent for this video, and the next run tries it again`;
+          store.markFailed(rowId, "local", local);
+          progress.event({ stage: "failed", key: job.key, detail: local });
         }
         changed();
         return false;

@@ -99,7 +99,14 @@ it("fails only the job whose https source cannot be fetched, naming the address,
   expect(run.stderr).toContain(`${media.origin}/gone.png`);
   expect(run.stderr).toMatch(/404/);
   expect(sandbox.counters.generationsCreated).toBe(1);
-  const results = await readResults<{ id: string; status: string }>(dir);
+  expect(run.stderr).toContain("nothing was sent for this video, and the next run tries it again");
+  const results = await readResults<{ id: string; status: string; error: string }>(dir);
   expect(results.find((r) => r.id === "gone")?.status).toBe("Fail");
+  expect(results.find((r) => r.id === "gone")?.error).toContain("the next run tries it again");
   expect(results.find((r) => r.id === "ok")?.status).toBe("Success");
+  // As said: the next run tries it again (and still sends nothing for it while the address fails).
+  const hitsBefore = media.hits.get("/gone.png") ?? 0;
+  expect((await reel(["run", "m.yaml"], dir)).code).toBe(1);
+  expect(media.hits.get("/gone.png")).toBeGreaterThan(hitsBefore);
+  expect(sandbox.counters.generationsCreated).toBe(1);
 });
