@@ -41,8 +41,9 @@ export interface AssetResolverOptions {
   readonly costedSignal: AbortSignal;
   /** @defaultValue 512 MiB */
   readonly maxRemoteBytes?: number;
-  readonly onUpload?: (sha256: string) => void;
-  readonly onSpeech?: (voiceId: string) => void;
+  /** `source`: the file's path, or the address it was fetched from. */
+  readonly onUpload?: (source: string, sha256: string) => void;
+  readonly onSpeech?: (voiceId: string, text: string) => void;
 }
 
 export interface AssetResolver {
@@ -64,7 +65,8 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     return promise;
   }
 
-  async function uploadFile(path: string, sha256: string): Promise<Id> {
+  /** `source`: what the user named (a path, or the address of a fetched file), for the progress line. */
+  async function uploadFile(path: string, sha256: string, source = path): Promise<Id> {
     return once(`sha:${sha256}`, async () => {
       const known = store.findAsset(sha256);
       if (known) return known;
@@ -83,7 +85,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         }
       });
       store.recordAsset(sha256, result.id, size);
-      options.onUpload?.(sha256);
+      options.onUpload?.(source, sha256);
       return result.id;
     });
   }
@@ -154,7 +156,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
             { signal: options.costedSignal },
           );
           store.markSpeechDone(ref.voiceId, ref.text, audio.id, audio.duration);
-          options.onSpeech?.(ref.voiceId);
+          options.onSpeech?.(ref.voiceId, ref.text);
           return audio.id;
         } catch (error) {
           if (error instanceof OutcomeUnknownError)
@@ -176,7 +178,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         case "url": {
           const fetched = await once(`url:${ref.url}`, async () => {
             const remote = await fetchRemote(ref.url);
-            return uploadFile(remote.path, remote.sha256);
+            return uploadFile(remote.path, remote.sha256, ref.url);
           });
           return fetched;
         }

@@ -6,7 +6,7 @@
 // withdraws manifests' jobs while it works.
 import { setMaxListeners } from "node:events";
 import { rename, unlink } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import PQueue from "p-queue";
 import {
@@ -213,8 +213,14 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     resubmitUncertain: options.resubmitUncertain ?? false,
     signal: stop.signal,
     costedSignal: submitAbort.signal,
-    onUpload: (sha) => progress.event({ stage: "uploaded", detail: sha.slice(0, 12) }),
-    onSpeech: (voice) => progress.event({ stage: "speech", detail: `voice ${voice}` }),
+    // Named as the manifest names them; the hash tells apart two files of one name.
+    onUpload: (source, sha) =>
+      progress.event({ stage: "uploaded", detail: `${shownPath(source)} (sha256 ${sha.slice(0, 12)})` }),
+    onSpeech: (voice, text) =>
+      progress.event({
+        stage: "speech",
+        detail: `voice ${voice}: ${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}...` : text)}`,
+      }),
   });
 
   // ---- fatal conditions: stop, or pause until they clear ----
@@ -951,4 +957,11 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
         ? "incomplete"
         : "completed";
   return engine.fatal ? { outcome, fatal: engine.fatal, rows: finalRows } : { outcome, rows: finalRows };
+}
+
+/** A local path relative to the current folder when under it, as the user would write it. */
+function shownPath(source: string): string {
+  if (!isAbsolute(source)) return source; // an https address
+  const rel = relative(process.cwd(), source);
+  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? source : rel;
 }

@@ -123,6 +123,9 @@ describe("reel run", () => {
     const first = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
     expect(first.stderr).toContain("completed");
     expect(first.code).toBe(0);
+    // Uploads and speech are named as the manifests name them, not by hash alone.
+    expect(first.stderr).toMatch(/uploaded +\S*manifests\/media\/voice\.wav \(sha256 [0-9a-f]{12}\)\n/);
+    expect(first.stderr).toMatch(/speech +voice \d+: ".+"\n/);
 
     expect(s.counters.generationsCreated).toBe(6);
     expect(s.counters.duplicateGenerations()).toBe(0);
