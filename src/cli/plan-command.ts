@@ -53,6 +53,11 @@ export function formatPlan(plan: Plan, summaryLine: string, comparedWith: string
     comparedWith,
     "",
     `jobs       ${j.new.length} new, ${j.done.length} done, ${j.inFlight.length} in flight, ${j.failed.length} failed, ${j.uncertain.length} uncertain`,
+    ...(plan.repeats.length > 0
+      ? [
+          `           ${plan.repeats.length} of the new jobs repeat a video already made under another name (see below)`,
+        ]
+      : []),
     `uploads    ${plan.uploads.new.length} to upload (${formatBytes(uploadBytes)}), ${plan.uploads.cached.length} already uploaded`,
     `downloads  ${plan.downloads.length} https file(s) to fetch, then upload`,
     `speech     ${plan.speech.new.length} to generate, ${plan.speech.cached.length} already made`,
@@ -76,6 +81,10 @@ export function formatPlan(plan: Plan, summaryLine: string, comparedWith: string
       j.failed,
     ),
     ...keyList("uncertain (run --resubmit-uncertain to resubmit)", j.uncertain),
+    ...keyList(
+      "new, yet the same request as a video already made (a renamed manifest or id?): a run pays for these again; to keep the old ones, give the manifest its old name (name: ...) or the video its old id",
+      plan.repeats.map((r) => `${r.key} (made as ${r.sameAs})`),
+    ),
   ];
   if (lists.length > 0) lines.push("", ...lists);
   return `${lines.join("\n")}\n`;

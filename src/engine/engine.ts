@@ -897,6 +897,20 @@ function newJobOf(job: Job): NewJob {
 function startProgress(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
   const done = store.downloadedVersions();
   progress.start(jobs.length, jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length);
+  // A job's identity is manifest/id (PRODUCT.md): a renamed manifest makes every video new, to be
+  // paid for again. Allowed, but never silently.
+  const made = store.madeSpecs();
+  const repeats = jobs.filter((job) => {
+    const sameAs = made.get(job.specHash);
+    return sameAs !== undefined && sameAs !== job.key && store.findJob(job.key, job.specHash) === undefined;
+  });
+  if (repeats.length > 0) {
+    const first = repeats[0]!;
+    progress.event({
+      stage: "note",
+      detail: `${repeats.length} new ${repeats.length === 1 ? "job repeats a video" : "jobs repeat videos"} already made under another name (${first.key} = ${made.get(first.specHash)}): ${repeats.length === 1 ? "it is" : "they are"} generated and paid for again. A renamed manifest or id? Ctrl-C, give the old name back, and rerun ('reel plan' lists them).`,
+    });
+  }
 }
 
 /** A one-shot run: every job to a final state, then results.jsonl and index.html. */

@@ -11,6 +11,8 @@ export type JobStatus = "done" | "in-flight" | "failed" | "uncertain" | "new";
 /** What the plan needs to know of the state file. The state part implements it. */
 export interface PlanStateView {
   jobStatus(key: string, specHash: string): JobStatus;
+  /** The key of a job already generated with exactly this request, if any. */
+  madeAs(specHash: string): string | undefined;
   assetUploaded(sha256: string): boolean;
   speechMade(voiceId: string, text: string): boolean;
 }
@@ -44,6 +46,11 @@ export interface Plan {
   /** Job keys (`manifest/id`) by status, in manifest order. */
   jobs: { new: string[]; done: string[]; inFlight: string[]; failed: string[]; uncertain: string[] };
   /**
+   * New jobs whose request is exactly that of a video already generated under another key (a
+   * renamed manifest or id): a run pays for them again. `sameAs`: the key it was made under.
+   */
+  repeats: { key: string; sameAs: string }[];
+  /**
    * Local files the new jobs use, once per content: to upload, or already uploaded. Only new jobs
    * count: done and in-flight jobs need nothing, failed and uncertain ones are not resubmitted
    * unless asked (`run --retry-failed`, `--resubmit-uncertain`).
@@ -76,6 +83,7 @@ export function makePlan(manifests: readonly NormalizedManifest[], view?: PlanSt
     videos: 0,
     seconds: 0,
     jobs: { new: [], done: [], inFlight: [], failed: [], uncertain: [] },
+    repeats: [],
     uploads: { new: [], cached: [] },
     downloads: [],
     speech: { new: [], cached: [] },
@@ -100,6 +108,8 @@ export function makePlan(manifests: readonly NormalizedManifest[], view?: PlanSt
       line.videos++;
       line.seconds += job.seconds;
       if (status !== "new") continue;
+      const sameAs = view?.madeAs(job.specHash);
+      if (sameAs !== undefined && sameAs !== job.key) plan.repeats.push({ key: job.key, sameAs });
       line.newVideos++;
       line.newSeconds += job.seconds;
       for (const ref of refsOf(job)) {

@@ -4,7 +4,9 @@ import type { JobStatus, PlanStateView } from "../manifest/index.js";
 import type { StateStore } from "./store.js";
 
 export function makePlanStateView(store: StateStore): PlanStateView {
+  let made: Map<string, string> | undefined;
   return {
+    madeAs: (specHash) => (made ??= store.madeSpecs()).get(specHash),
     jobStatus(key: string, specHash: string): JobStatus {
       const row = store.findJob(key, specHash);
       switch (row?.state) {

@@ -444,6 +444,18 @@ export class StateStore {
     return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
   }
 
+  /**
+   * For each spec hash that a job of this service was generated with (Success), the key of one such
+   * job: a new job with the same request under another name (a renamed manifest) would pay again.
+   */
+  madeSpecs(): Map<string, string> {
+    const rows = this.sql(
+      "SELECT spec_hash, job_key FROM jobs WHERE service_id = ? AND state = 'Success' ORDER BY id",
+      true,
+    ).all(this.serviceId) as [string, string][];
+    return new Map(rows);
+  }
+
   /** Every job version of this service, by versionKey(key, spec hash): one query for a whole run. */
   jobsByVersion(): Map<string, JobRow> {
     return new Map(this.listJobs().map((row) => [versionKey(row.job_key, row.spec_hash), row]));

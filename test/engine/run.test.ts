@@ -170,6 +170,35 @@ describe("reel run", () => {
     expect(s.counters.generationsCreated).toBe(6);
   });
 
+  it("says, in plan and at the start of a run, that a renamed manifest's videos are new and paid again", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    // The same videos under a new manifest name (the file copied, its name: line changed).
+    await writeFile(join(dir, "manifests", "beta-2.yaml"), BETA.replace("name: beta", "name: beta-2"));
+
+    const plan = await runCli(["plan", "manifests/beta-2.yaml"], { cwd: dir, env: env(s) });
+    expect(plan.stdout).toContain("1 of the new jobs repeat a video already made under another name");
+    expect(plan.stdout).toContain("  beta-2/again (made as beta/again)");
+    const json = JSON.parse(
+      (await runCli(["plan", "manifests/beta-2.yaml", "--json"], { cwd: dir, env: env(s) })).stdout,
+    ) as { plan: { repeats: unknown } };
+    expect(json.plan.repeats).toEqual([{ key: "beta-2/again", sameAs: "beta/again" }]);
+    // Unchanged manifests repeat nothing.
+    const same = await runCli(["plan", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
+    expect(same.stdout).not.toContain("repeat");
+
+    const run = await runCli(["run", "manifests/beta-2.yaml"], { cwd: dir, env: env(s) });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(
+      "1 new job repeats a video already made under another name (beta-2/again = beta/again): it is generated and paid for again",
+    );
+    expect(s.counters.generationsCreated).toBe(2);
+    // Once made under its new name, it is no longer new: no note.
+    const again = await runCli(["run", "manifests/beta-2.yaml"], { cwd: dir, env: env(s) });
+    expect(again.stderr).not.toContain("repeat");
+  });
+
   it("downloads a deleted video again from its task, without a new generation", async () => {
     const s = await sandbox();
     const dir = await workspace();

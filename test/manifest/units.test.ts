@@ -151,6 +151,7 @@ describe("makePlan", () => {
       jobStatus: (key) => status[key] ?? "new",
       assetUploaded: (sha) => sha.startsWith("1"),
       speechMade: (voice) => voice === "2",
+      madeAs: () => undefined,
     };
     const plan = makePlan(manifests, view);
     expect(plan.jobs).toEqual({
