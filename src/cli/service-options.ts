@@ -116,8 +116,9 @@ export function checkBaseUrl(baseUrl: string, apiKey: string | undefined): void 
     );
   }
   // The key goes in the Authorization header only: in the address it would be stored in the state
-  // file and shown by status. The message shows neither.
-  if (apiKey && baseUrl.includes(apiKey)) {
+  // file and shown by status. The message shows neither. (A placeholder key of a few letters would
+  // match ordinary addresses.)
+  if (apiKey && apiKey.length >= 8 && baseUrl.includes(apiKey)) {
     throw new UsageError(
       "--base-url contains the API key; give the service's address alone (the key is sent in a header, from REEL_API_KEY)",
     );
