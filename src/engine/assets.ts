@@ -48,6 +48,11 @@ export interface AssetResolverOptions {
 
 export interface AssetResolver {
   resolve(ref: AssetRef | SpeechRef): Promise<Id>;
+  /**
+   * The id reel has on record for `ref` (a file or address it uploaded, speech it made), as a
+   * submission would use it now; undefined for an `{asset: N}` of the manifest, or none yet.
+   */
+  knownId(ref: AssetRef | SpeechRef): Id | undefined;
   /** Forget an asset id the service lost, so the next resolve uploads again. */
   forget(assetId: Id): void;
 }
@@ -184,6 +189,22 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         }
         case "speech":
           return makeSpeech(ref);
+      }
+    },
+    knownId(ref) {
+      switch (ref.kind) {
+        case "asset":
+          return undefined;
+        case "file":
+          return store.findAsset(ref.sha256);
+        case "url": {
+          const fetched = store.findRemote(ref.url);
+          return fetched && store.findAsset(fetched.sha256);
+        }
+        case "speech": {
+          const row = store.findSpeech(ref.voiceId, ref.text);
+          return row?.state === "done" ? (row.asset_id ?? undefined) : undefined;
+        }
       }
     },
     forget(assetId) {

@@ -452,26 +452,37 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
     if (!(await submitAndFollow(job, row.id))) return;
     let final = store.getJob(row.id);
-    if (await forgetLostAssets(final)) {
+    if (await forgetLostAssets(job, final)) {
       if (!(await submitAndFollow(job, row.id))) return;
       final = store.getJob(row.id);
     }
     await afterFinal(final);
   }
 
+  /** Asset ids this engine found deleted on the service: no submission may use them any more. */
+  const lostAssets = new Set<string>();
+
   /**
    * A task that failed because an asset it names is missing or invalid on the service (deleted
    * there since reel uploaded it): reel's record of that upload is stale. Forget it, so the asset is
    * uploaded again, and let the job try once more (a counted attempt). True when it will.
+   * Every asset reel made for the job is checked, not only the one named: a task fails on the first
+   * lost asset it meets, and a retry with another lost one would fail again.
    */
-  async function forgetLostAssets(row: JobRow): Promise<boolean> {
+  async function forgetLostAssets(job: Job, row: JobRow): Promise<boolean> {
     if (row.state !== "Fail" || row.fail_kind !== "task" || row.attempts >= maxAttempts) return false;
     // Only assets reel made itself can be made again (an `{asset: N}` of the manifest cannot), and
     // only those the service no longer knows: a reason that merely names an asset ("audio asset 5
-    // is too long") must not cost a second submission.
-    const lost: string[] = [];
-    for (const [, id] of (row.error ?? "").matchAll(/asset (\d+)/gi)) {
-      if (!id || !store.madeAsset(id) || lost.includes(id)) continue;
+    // is too long") must not cost a second submission. One another job found lost already counts
+    // (its record is gone by now): this job was submitted with it before that was known.
+    const named = [...(row.error ?? "").matchAll(/asset (\d+)/gi)].map((m) => m[1]!);
+    const knownLost = named.filter((id) => lostAssets.has(id));
+    const suspects = named.filter((id) => !lostAssets.has(id) && store.madeAsset(id));
+    if (knownLost.length === 0 && suspects.length === 0) return false;
+    const own = refsOf(job).flatMap((ref) => resolver.knownId(ref) ?? []);
+    const lost = [...knownLost];
+    for (const id of new Set([...suspects, ...own])) {
+      if (lostAssets.has(id)) continue;
       try {
         await client.getAsset(id, { signal: stop.signal });
       } catch (error) {
@@ -479,7 +490,11 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       }
     }
     if (lost.length === 0) return false;
-    for (const assetId of lost) resolver.forget(assetId);
+    for (const assetId of lost) {
+      if (lostAssets.has(assetId)) continue;
+      lostAssets.add(assetId);
+      resolver.forget(assetId);
+    }
     store.markPending(row.id, `asset ${lost.join(", ")} lost on the service: uploading again`);
     progress.event({
       stage: "note",
@@ -522,9 +537,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   }
 
   async function resolveRefs(job: Job): Promise<Map<AssetRef | SpeechRef, Id>> {
-    const refs: (AssetRef | SpeechRef)[] = [];
-    if (job.spec.source) refs.push(job.spec.source);
-    for (const chunk of job.spec.chunks) if (chunk.audio) refs.push(chunk.audio);
+    const refs = refsOf(job);
     // Every call is waited for, even once one failed: a speech call still retrying may be paid for,
     // and the run must not end before its answer is recorded (it would be found uncertain).
     const settled = await Promise.allSettled(refs.map((ref) => resolver.resolve(ref)));
@@ -567,6 +580,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           // Checked again here: the job may have been withdrawn, or the service paused, while it queued.
           if (stop.signal.aborted || fatal || !isWanted(job)) return "end";
           if (pause) return "retry";
+          // Another job found one of these assets deleted on the service while this one queued:
+          // resolved again (uploaded again) rather than paid for with an asset known to be gone.
+          if ([...ids.values()].some((id) => lostAssets.has(id))) return "retry";
           await store.markSubmitting(rowId);
           // The intent took a turn to reach the disk: Ctrl-C, a withdrawn manifest or a pause may have
           // come meanwhile. Nothing was sent yet, so the intent is simply taken back.
@@ -978,4 +994,12 @@ function shownPath(source: string): string {
   if (!isAbsolute(source)) return source; // an https address
   const rel = relative(process.cwd(), source);
   return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? source : rel;
+}
+
+/** The assets a job's request refers to: its source image, and each chunk's audio. */
+function refsOf(job: Job): (AssetRef | SpeechRef)[] {
+  const refs: (AssetRef | SpeechRef)[] = [];
+  if (job.spec.source) refs.push(job.spec.source);
+  for (const chunk of job.spec.chunks) if (chunk.audio) refs.push(chunk.audio);
+  return refs;
 }

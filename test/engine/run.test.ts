@@ -573,6 +573,59 @@ describe("reel run", () => {
     expect(s.counters.generationsCreated).toBe(3); // beta, gamma's failed try, gamma's retry
   });
 
+  it("after an asset shared by many jobs is lost, every job gets its one retry and none is sent with it again", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const shared = (take: string) =>
+      `version: 1\nname: shared\ndefaults:\n  model: actor-1\n  resolution: 720p\n  source: ./media/face.png\nvideos:\n${[1, 2, 3, 4, 5, 6].map((i) => `  - id: s${i}\n    chunks:\n      - duration: 5\n        text: "${take} ${i}"\n`).join("")}`;
+    await writeTree(dir, { "manifests/shared.yaml": shared("take one") });
+    expect((await runCli(["run", "manifests/shared.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    const db = new Database(join(dir, ".reel", "state.db"), { readonly: true });
+    const { asset_id: imageId } = db.prepare("SELECT asset_id FROM assets").get() as { asset_id: string };
+    db.close();
+    const client = makeClient({ baseUrl: s.baseUrl, apiKey: s.apiKey });
+    await client.deleteAsset(imageId);
+    await client.close();
+
+    await writeTree(dir, { "manifests/shared.yaml": shared("take two") });
+    const result = await runCli(["run", "manifests/shared.yaml", "--concurrency", "6"], {
+      cwd: dir,
+      env: env(s),
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const results = await readResults<{ id: string; status: string; attempts: number }>(dir);
+    const second = results.filter((r) => r.status !== "Success" || r.attempts > 0);
+    expect(second.map((r) => r.status)).toEqual(Array(6).fill("Success"));
+    for (const r of second) expect(r.attempts).toBeLessThanOrEqual(2);
+    // The image content: uploaded by the first run, then once again, shared by every retry.
+    expect([...s.counters.uploadsByHash.values()]).toEqual([2]);
+  });
+
+  it("when a task fails on one lost asset, every lost asset of the job is uploaded again before its retry", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const avatar = (seconds: number) =>
+      `version: 1\nname: both\nvideos:\n  - id: talk\n    model: avatar-h1\n    resolution: 540p\n    source: ./media/face.png\n    chunks:\n      - duration: ${seconds}\n        audio: ./media/voice.wav\n`;
+    await writeTree(dir, { "manifests/both.yaml": avatar(2) });
+    expect((await runCli(["run", "manifests/both.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    const db = new Database(join(dir, ".reel", "state.db"), { readonly: true });
+    const ids = (db.prepare("SELECT asset_id FROM assets").all() as { asset_id: string }[]).map(
+      (r) => r.asset_id,
+    );
+    db.close();
+    expect(ids).toHaveLength(2);
+    const client = makeClient({ baseUrl: s.baseUrl, apiKey: s.apiKey });
+    for (const id of ids) await client.deleteAsset(id);
+    await client.close();
+
+    await writeTree(dir, { "manifests/both.yaml": avatar(3) });
+    const result = await runCli(["run", "manifests/both.yaml"], { cwd: dir, env: env(s) });
+    expect(result.code, result.stderr).toBe(0);
+    const [talk] = await readResults<{ status: string; attempts: number }>(dir);
+    expect(talk).toMatchObject({ status: "Success", attempts: 2 });
+    expect(s.counters.generationsCreated).toBe(3); // the first run, the failed try, the retry
+  });
+
   it("never writes through a symlink planted in the output folder", async () => {
     const s = await sandbox();
     const dir = await workspace();
