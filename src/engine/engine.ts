@@ -122,8 +122,12 @@ export interface Engine {
   dispose(): void;
 }
 
-/** How long a submission already on the wire may finish after Ctrl-C, so its answer is recorded. */
-const SUBMIT_GRACE_MS = 1_500;
+/**
+ * How long a submission already on the wire may finish after Ctrl-C, so its answer is recorded: one
+ * cut off is `uncertain`, a task perhaps paid for whose id is lost. Most answers take milliseconds;
+ * a slow service gets this long (said on screen), and a second Ctrl-C still quits at once.
+ */
+const SUBMIT_GRACE_MS = 15_000;
 /**
  * Submissions refused for the moment (429 or 503 past the client's own retries) are tried again
  * after 1 s doubling up to 60 s; after this many in one run, the rest are left pending.
@@ -160,16 +164,25 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   // Submissions get a grace period after `stop`, so an answer on its way is still recorded.
   const submitAbort = new AbortController();
   setMaxListeners(0, submitAbort.signal);
+  /** Submissions sent and not answered yet. */
+  let submissionsOnWire = 0;
   stop.signal.addEventListener(
     "abort",
-    // A fresh reason, never the fatal ServiceError that stopped us: a submission cut off here may
-    // have reached the service, so it must be recorded as uncertain, not as a definite refusal.
-    () =>
+    () => {
+      if (submissionsOnWire > 0) {
+        progress.event({
+          stage: "note",
+          detail: `waiting up to ${SUBMIT_GRACE_MS / 1000} s for the answer to ${submissionsOnWire} submission(s) already sent, so that what was paid is recorded; Ctrl-C again quits at once (they are then marked uncertain)`,
+        });
+      }
+      // A fresh reason, never the fatal ServiceError that stopped us: a submission cut off here may
+      // have reached the service, so it must be recorded as uncertain, not as a definite refusal.
       setTimeout(
         () =>
           submitAbort.abort(new ReelError("E_INTERRUPTED", "stopped while the submission was on the wire")),
         SUBMIT_GRACE_MS,
-      ).unref(),
+      ).unref();
+    },
     { once: true },
   );
 
@@ -591,6 +604,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
             return pause && !stop.signal.aborted ? "retry" : "end";
           }
           let taskId: string;
+          submissionsOnWire++;
           try {
             ({ id: taskId } = await client.submitGeneration(body, { signal: submitAbort.signal }));
             store.markSubmitted(rowId, taskId);
@@ -600,6 +614,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
             log.info({ job: job.key, taskId }, "submitted");
           } catch (error) {
             return recordSubmitFailure(job.key, rowId, error);
+          } finally {
+            submissionsOnWire--;
           }
           const submitted = {
             task_id: taskId,

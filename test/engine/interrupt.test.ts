@@ -77,3 +77,31 @@ it("--sandbox keeps the emulator's data beside the state file: a rerun resumes a
   const video = await readFile(join(dir, "out", "slow", "v0.mp4"));
   expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
 });
+
+it("Ctrl-C while submissions wait 2.5 s for their answer: says it waits, records their tasks, none uncertain", async () => {
+  // Every submission is answered after 2.5 to 3 s: longer than a second or two of grace would last.
+  sandbox = await startSandbox({
+    slots: 4,
+    timeScale: 0.05,
+    preProcessingMs: 10,
+    faults: { seed: 3, latencyMs: [2_500, 3_000], routes: ["POST /v1/generations"] },
+  });
+  const dir = await tempDir();
+  await writeTree(dir, { "m.yaml": manifest(4) });
+  const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };
+  const first = run(["run", "m.yaml", "--concurrency", "2"], dir, env);
+  while (!first.output().stderr.includes("reel: 4 jobs")) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 500)); // two submissions are on the wire
+  first.child.kill("SIGINT");
+  expect(await first.exit).toBe(130);
+  const stderr = first.output().stderr;
+  expect(stderr).toContain("waiting up to 15 s for the answer to 2 submission(s) already sent");
+  expect(stderr).not.toMatch(/\] uncertain|\d uncertain/); // no job marked so, in the log or the summary
+  expect(stderr.match(/submitted +slow\/v\d task/g)).toHaveLength(2);
+
+  const second = run(["run", "m.yaml"], dir, env);
+  expect(await second.exit).toBe(0);
+  expect(second.output().stderr).not.toContain("uncertain");
+  expect(sandbox.counters.generationsCreated).toBe(4);
+  expect(sandbox.counters.duplicateGenerations()).toBe(0);
+}, 30_000);
