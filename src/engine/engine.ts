@@ -290,7 +290,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         announced.add(error.code);
         progress.event({
           stage: "note",
-          detail: `paused: ${error.message} Checking again with backoff; work resumes by itself.`,
+          // The client's message ends with what a one-shot run needs ("..., then rerun"): a watcher
+          // needs no rerun.
+          detail: `paused: ${error.message.replace(/,? then rerun\b[^.]*\./, ".")} Checking again with backoff; work resumes by itself.`,
         });
       }
       void probe(error);
@@ -429,8 +431,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   }
 
   async function processJob(job: Job, rowId: number): Promise<void> {
-    // Read when admitted, not when queued: the row may have changed meanwhile (watch mode).
-    const row = store.getJob(rowId);
+    // Read when admitted, not when queued: the row may have changed meanwhile (watch mode), or be
+    // gone (a video removed from its manifest before it was sent).
+    const row = store.findJobById(rowId);
+    if (!row) return;
     if (row.state === "Success") {
       // The check is synchronous and quick; yielding first lets 10,000 of them at the start of a
       // rerun interleave with the submissions instead of holding them up.
@@ -517,6 +521,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     return true;
   }
 
+  /** Jobs --retry-failed has resubmitted in this run. */
+  const retried = new Set<number>();
+
   /** Whether a job that is not in flight should be (re)submitted now. */
   function mayStart(row: JobRow): boolean {
     switch (row.state) {
@@ -525,8 +532,11 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       case "Fail":
       case "Canceled":
         if (row.fail_kind === "local") return true; // nothing was sent: free to try again
-        if (options.retryFailed) {
+        // Once per run (per watch session): a watcher reads a manifest again at every save, and each
+        // save must not spend another paid attempt on the same failing video.
+        if (options.retryFailed && !retried.has(row.id)) {
           if (row.attempts < maxAttempts) {
+            retried.add(row.id);
             store.markPending(row.id, "--retry-failed");
             return true;
           }
@@ -642,7 +652,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   /** A submission that may have reached the service: said, and recorded beside the other jobs' records. */
   function markUncertain(rowId: number, message: string): void {
     store.markUncertain(rowId, message);
-    const row = store.getJob(rowId);
+    const row = store.findJobById(rowId);
+    if (!row) return; // a video removed before it was sent (watch): its speech alone stays uncertain
     progress.event({ stage: "uncertain", key: row.job_key, detail: message });
     writeJobRecord(outDir, row, isSuperseded(row));
   }
@@ -929,8 +940,15 @@ function newJobOf(job: Job): NewJob {
 function startProgress(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
   const done = store.downloadedVersions();
   progress.start(jobs.length, jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length);
-  // A job's identity is manifest/id (PRODUCT.md): a renamed manifest makes every video new, to be
-  // paid for again. Allowed, but never silently.
+  noteRepeatedJobs(progress, store, jobs);
+}
+
+/**
+ * A job's identity is manifest/id (PRODUCT.md): a renamed manifest makes every video new, to be
+ * paid for again. Allowed (without a seed, the same request makes another take), but never
+ * silently. Called before the jobs are recorded.
+ */
+export function noteRepeatedJobs(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
   const made = store.madeSpecs();
   const repeats = jobs.filter((job) => {
     const sameAs = made.get(job.specHash);

@@ -431,6 +431,11 @@ export class StateStore {
     return values && jobRowOf(values);
   }
 
+  findJobById(id: number): JobRow | undefined {
+    const values = this.jobs("WHERE id = ?").get(id) as unknown[] | undefined;
+    return values && jobRowOf(values);
+  }
+
   getJob(id: number): JobRow {
     return jobRowOf(this.jobs("WHERE id = ?").get(id) as unknown[]);
   }

@@ -6,12 +6,12 @@ import type { Stats } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { relative, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
-import { makeEngine, type EngineOptions } from "../engine/engine.js";
+import { makeEngine, noteRepeatedJobs, type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import { formatProblems, loadManifests, type LoadOptions, PROBLEM_CODES } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
-import type { StateFileError } from "../state/store.js";
+import { type StateFileError, versionKey } from "../state/store.js";
 import { isIgnoredPath, isManifestFile } from "./manifest-files.js";
 
 const DEFAULT_SETTLE_MS = 700;
@@ -82,6 +82,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
 
   const nameOf = new Map<string, string>(); // file -> manifest name it defines
   const reported = new Map<string, string>(); // file -> the problems last printed for it
+  const clashes = new Map<string, string>(); // file skipped for a name another file holds -> that name, lower case
   const queue = new Map<string, Promise<void>>(); // one load at a time per file
 
   const display = (file: string): string => relative(options.load.cwd, file) || file;
@@ -125,6 +126,8 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
     // Compared without case, as `run` does: on macOS and Windows `Promo` and `promo` share a folder.
     const same = (name: string): boolean => name.toLowerCase() === manifest?.name.toLowerCase();
     const owner = manifest && [...nameOf].find(([other, name]) => other !== file && same(name))?.[0];
+    if (manifest && owner) clashes.set(file, manifest.name.toLowerCase());
+    else clashes.delete(file);
     if (manifest && owner) {
       problems.push({
         file: display(file),
@@ -152,13 +155,32 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
     }
     reported.delete(file);
     const previous = nameOf.get(file);
-    if (previous !== undefined && previous !== manifest.name) engine.dropManifest(previous);
     nameOf.set(file, manifest.name);
+    if (previous !== undefined && previous !== manifest.name) release(previous);
     progress.event({
       stage: "note",
       detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'`,
     });
+    noteRepeatedJobs(progress, options.store, manifest.jobs);
     await engine.setManifestJobs(manifest.name, manifest.jobs);
+    // Versions edited away or videos removed before they were sent: nothing of them to keep (a run
+    // does the same at its end), else `status` would show them waiting for good.
+    options.store.forgetUnsentJobs(
+      manifest.name,
+      new Set(manifest.jobs.map((j) => versionKey(j.key, j.specHash))),
+    );
+  }
+
+  /**
+   * A manifest name no file defines any more: its unsent videos are dropped, and a file skipped
+   * because it claimed the same name is read again.
+   */
+  function release(name: string): void {
+    engine.dropManifest(name);
+    options.store.forgetUnsentJobs(name, new Set());
+    for (const [other, claimed] of clashes) {
+      if (claimed === name.toLowerCase()) schedule(other, () => loadFile(other));
+    }
   }
 
   function schedule(file: string, work: () => Promise<void>): void {
@@ -183,9 +205,10 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
       const name = nameOf.get(file);
       reported.delete(file);
       awaitingMedia.delete(file);
+      clashes.delete(file);
       if (name === undefined) return;
       nameOf.delete(file);
-      engine.dropManifest(name);
+      release(name);
       progress.event({
         stage: "note",
         detail: `${display(file)} deleted: its unsubmitted videos are dropped`,

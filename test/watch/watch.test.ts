@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { StateStore } from "../../src/state/store.js";
-import { startCli, until, writeTree } from "../helpers/cli.js";
+import { runCli, startCli, until, writeTree } from "../helpers/cli.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { readResults } from "../helpers/results.js";
@@ -103,8 +103,69 @@ describe("reel watch", () => {
       20_000,
     );
     await new Promise((r) => setTimeout(r, 2_000));
+    // The dropped videos are forgotten, not shown as waiting: status lists the one paid for alone.
+    const status = await runCli(["status", "--json"], { cwd: dir });
+    const jobs = (JSON.parse(status.stdout) as { jobs: { id: string; status: string }[] }).jobs;
+    expect(jobs.map((j) => `${j.id} ${j.status}`)).toEqual(["v0 Success"]);
     await w.stop();
     expect(s.counters.generationsCreated).toBe(1);
+  });
+
+  it("runs a manifest skipped for a name clash once the file holding the name is gone", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const w = watcher(dir, s);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    await writeFile(join(dir, "incoming", "one.yaml"), manifest("w1", [{ id: "first", text: "one" }]));
+    await until(() => existsSync(video(dir, "w1", "first")), "the first manifest's video");
+    await writeFile(join(dir, "incoming", "two.yaml"), manifest("w1", [{ id: "second", text: "two" }]));
+    await until(() => w.output().stderr.includes("already used by incoming/one.yaml"), "the clash");
+    await rm(join(dir, "incoming", "one.yaml"));
+    // No touch of two.yaml needed: the name is free, so it is read again.
+    await until(() => existsSync(video(dir, "w1", "second")), "the second manifest's video");
+    await w.stop();
+    expect(s.counters.generationsCreated).toBe(2);
+  });
+
+  it("says when a renamed manifest's videos are made and paid for again", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const w = watcher(dir, s);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    const text = manifest("x", [{ id: "v0", text: "same" }]).replace("name: x\n", "");
+    await writeFile(join(dir, "incoming", "promo.yaml"), text);
+    await until(() => existsSync(video(dir, "promo", "v0")), "the video");
+    await rename(join(dir, "incoming", "promo.yaml"), join(dir, "incoming", "promo-final.yaml"));
+    await until(
+      () =>
+        w
+          .output()
+          .stderr.includes(
+            "1 new job repeats a video already made under another name (promo-final/v0 = promo/v0)",
+          ),
+      "the note",
+    );
+    await w.stop();
+  });
+
+  it("--retry-failed resubmits a failed video once per session, not at every save of its manifest", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    const w = watcher(dir, s, ["--retry-failed", "--settle", "200ms"]);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    const broken = `version: 1\nname: r\nvideos:\n  - id: bad\n    model: actor-2\n    resolution: 720p\n    chunks:\n      - duration: 5\n        text: "x"\n        audio: { asset: 99999999 }\n`;
+    const submissions = () => s.counters.requestCount("POST", "/v1/generations");
+    await writeFile(join(dir, "incoming", "r.yaml"), broken);
+    await until(() => w.output().stderr.includes("failed    r/bad"), "the failure");
+    expect(submissions()).toBe(1);
+    await writeFile(join(dir, "incoming", "r.yaml"), broken); // saved again: the one retry
+    await until(() => submissions() === 2, "the retry");
+    await until(() => w.output().stderr.split("failed    r/bad").length === 3, "the retry's failure");
+    await writeFile(join(dir, "incoming", "r.yaml"), `${broken}\n`); // and again: no more
+    await until(() => w.output().stderr.split("video(s) of 'r'").length === 4, "the third read");
+    await new Promise((r) => setTimeout(r, 1_000));
+    await w.stop();
+    expect(submissions()).toBe(2);
   });
 
   it("handles a burst of 200 manifests landing at once, each video submitted once", async () => {
