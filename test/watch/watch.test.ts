@@ -303,6 +303,24 @@ describe("reel watch", () => {
     expect(stderr.split("skipped until fixed").length - 1).toBe(1);
   });
 
+  it("with no credits left, pauses and says it resumes by itself, not to rerun", async () => {
+    const s = await sandbox({ credits: 5 });
+    const dir = await workspace();
+    const w = watcher(dir, s);
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    const two = [
+      { id: "v0", text: "paid" },
+      { id: "v1", text: "no credits left for this one" },
+    ];
+    await writeFile(join(dir, "incoming", "c.yaml"), manifest("c", two));
+    await until(() => w.output().stderr.includes("paused:"), "the pause");
+    const { stderr } = await w.stop();
+    const pause = stderr.split("\n").find((line) => line.includes("paused:"))!;
+    expect(pause).toContain("not enough credits");
+    expect(pause).toContain("work resumes by itself");
+    expect(pause).not.toContain("rerun");
+  });
+
   it("resumes after a restart, including manifests that landed or changed while it was stopped", async () => {
     const s = await sandbox();
     const dir = await workspace();
