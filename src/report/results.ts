@@ -1,6 +1,6 @@
 // The machine-readable record of a run (PRODUCT.md, "Output layout"): one JSON file per job beside
 // its video, and OUT/results.jsonl with one line per job, rewritten whole (atomically) each time.
-import { statSync } from "node:fs";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic, writeSmallFileAtomicSync } from "../engine/atomic-write.js";
 import type { JobRow } from "../state/store.js";
@@ -77,12 +77,26 @@ export function writeJobRecord(outDir: string, row: JobRow, superseded = false):
   writeSmallFileAtomicSync(recordPath(outDir, row, superseded), `${JSON.stringify(record, null, 2)}\n`);
 }
 
-/** Writes the job's record again if it is missing or empty. */
+/**
+ * Writes the job's record again if it is missing, empty or cut short (a power cut, an editor): a
+ * record reel wrote ends with "}\n". Two bytes read, not the whole file: a rerun checks every job.
+ */
 export function ensureJobRecord(outDir: string, row: JobRow): void {
+  const path = recordPath(outDir, row, false);
   try {
-    if (statSync(recordPath(outDir, row, false)).size > 0) return;
+    const { size } = statSync(path);
+    if (size >= 2) {
+      const fd = openSync(path, "r");
+      try {
+        const tail = Buffer.alloc(2);
+        readSync(fd, tail, 0, 2, size - 2);
+        if (tail.toString("latin1") === "}\n") return;
+      } finally {
+        closeSync(fd);
+      }
+    }
   } catch {
-    // missing: write it
+    // missing or unreadable: write it
   }
   writeJobRecord(outDir, row);
 }

@@ -273,7 +273,7 @@ describe("reel run", () => {
     expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
   });
 
-  it("writes again a job record that is missing or empty, without a new generation", async () => {
+  it("writes again a job record that is missing, empty or cut short, without a new generation", async () => {
     const s = await sandbox();
     const dir = await workspace();
     expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
@@ -281,10 +281,12 @@ describe("reel run", () => {
     const whole = await readFile(recordPath, "utf8");
     // Records are written without fsync (they are made from the state file): what a power cut can
     // leave of one is an empty file.
-    await writeFile(recordPath, "");
-    expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+    for (const damaged of ["", whole.slice(0, 40), "garbage\n"]) {
+      await writeFile(recordPath, damaged);
+      expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
+      expect(await readFile(recordPath, "utf8")).toBe(whole);
+    }
     expect(s.counters.generationsCreated).toBe(1);
-    expect(await readFile(recordPath, "utf8")).toBe(whole);
   });
 
   it(
