@@ -166,7 +166,9 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         } catch (error) {
           if (error instanceof OutcomeUnknownError)
             store.markSpeechUncertain(ref.voiceId, ref.text, error.message);
-          else if (!signal.aborted) store.clearSpeech(ref.voiceId, ref.text);
+          // A definite refusal (a 401 that stopped the run, say) created nothing, stopped or not:
+          // left as "creating", the next run would take it for a speech perhaps paid for.
+          else if (!signal.aborted || refusedForCertain(error)) store.clearSpeech(ref.voiceId, ref.text);
           throw error;
         }
       });

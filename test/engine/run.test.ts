@@ -365,6 +365,30 @@ describe("reel run", () => {
     expect((await readResults(dir))[0]?.status).toBe("Success");
   });
 
+  it("after a rejected key, the rerun with the right key makes the refused speech: nothing is left uncertain", async () => {
+    const s = await sandbox();
+    const dir = await workspace();
+    // Speech and uploads in flight together, so the first 401 may come back on either.
+    const speeches = [1, 2, 3, 4, 5, 6]
+      .map(
+        (i) =>
+          `  - id: t${i}\n    model: avatar-h1\n    resolution: 540p\n    source: ./media/face.png\n    chunks:\n      - duration: 2\n        speech: { voice: 17, text: "line ${i}" }\n`,
+      )
+      .join("");
+    await writeTree(dir, { "manifests/talk.yaml": `version: 1\nname: talk\nvideos:\n${speeches}` });
+    for (let round = 0; round < 3; round++) {
+      const wrong = await runCli(["run", "manifests"], {
+        cwd: dir,
+        env: env(s, { REEL_API_KEY: "sk-this-key-is-wrong-0123456789abcdef" }),
+      });
+      expect(wrong.code).toBe(3);
+    }
+    const right = await runCli(["run", "manifests"], { cwd: dir, env: env(s) });
+    expect(right.stderr).not.toContain("uncertain");
+    expect(right.code, right.stderr).toBe(0);
+    expect(s.counters.requestCount("POST", "/v1/audios")).toBeGreaterThanOrEqual(6);
+  });
+
   it("stops at once with exit 3 on a rejected key, and the key appears nowhere", async () => {
     const s = await sandbox();
     const dir = await workspace();
