@@ -592,7 +592,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           // Said with the failure: a Fail usually means credits spent; this one cost nothing.
           const local = `${message.replace(/\.$/, "")}; nothing was sent for this video, and the next run tries it again`;
           store.markFailed(rowId, "local", local);
-          progress.event({ stage: "failed", key: job.key, detail: local });
+          // As a failure on the service: said, its record written, an earlier version moved aside.
+          const failed = store.findJobById(rowId);
+          if (failed) await afterFinal(failed);
         }
         changed();
         return false;

@@ -103,6 +103,9 @@ it("fails only the job whose https source cannot be fetched, naming the address,
   const results = await readResults<{ id: string; status: string; error: string }>(dir);
   expect(results.find((r) => r.id === "gone")?.status).toBe("Fail");
   expect(results.find((r) => r.id === "gone")?.error).toContain("the next run tries it again");
+  // Its record is written, as for a failure on the service.
+  const record = JSON.parse(await readFile(join(dir, "out", "remote", "gone.json"), "utf8")) as object;
+  expect(record).toMatchObject({ status: "Fail", taskId: null });
   expect(results.find((r) => r.id === "ok")?.status).toBe("Success");
   // As said: the next run tries it again (and still sends nothing for it while the address fails).
   const hitsBefore = media.hits.get("/gone.png") ?? 0;
