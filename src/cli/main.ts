@@ -95,7 +95,10 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
     // A script that asked for JSON gets JSON on failure too, not an empty stdout.
     if (rest.includes("--json")) {
       const { code: reason, message } = error as { code?: unknown; message?: unknown };
-      const fields = { code: typeof reason === "string" ? reason : "E_INTERNAL", message: String(message) };
+      const argError = typeof reason === "string" && reason.startsWith("ERR_PARSE_ARGS");
+      const fields = argError
+        ? { code: "E_USAGE", message: explainArgError(String(message), command.options) ?? String(message) }
+        : { code: typeof reason === "string" ? reason : "E_INTERNAL", message: String(message) };
       io.stdout.write(`${JSON.stringify({ ok: false, error: fields })}\n`);
     }
     return code;

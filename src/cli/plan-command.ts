@@ -27,6 +27,7 @@ Options:
   --sandbox          compare with what was done on the built-in sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
   --json             print the plan as JSON on stdout
+  --out, --concurrency  accepted and ignored, so that a script can give plan the options of run
 
 Exit codes: 0, 2 invalid manifests or options, or a state file that cannot be read.`;
 
@@ -101,12 +102,17 @@ export const planCommand: Command = {
     sandbox: { type: "boolean" },
     "allow-read": { type: "string", multiple: true },
     json: { type: "boolean" },
+    // Taken and ignored, so that scripts can give plan the options they give run.
+    out: { type: "string" },
+    concurrency: { type: "string" },
   },
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
     const loaded = await loadFromArgs(args, io, "plan");
     if (loaded.problems.length > 0) {
       if (args.values.json === true)
-        io.stdout.write(`${JSON.stringify({ ok: false, problems: loaded.problems })}\n`);
+        io.stdout.write(
+          `${JSON.stringify({ ok: false, error: { code: "E_INVALID", message: `${loaded.problems.length} problem(s)` }, problems: loaded.problems })}\n`,
+        );
       else writeProblems(loaded.problems, io, "plan");
       return EXIT.invalidInput;
     }

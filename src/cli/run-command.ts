@@ -54,7 +54,13 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       io.stderr.write(`${formatProblems(loaded.problems, { color: tty, codeFrame: tty })}\n`);
       io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
       if (settings.json) {
-        io.stdout.write(`${JSON.stringify({ ok: false, outcome: "invalid", problems: loaded.problems })}\n`);
+        const error = {
+          code: "E_INVALID",
+          message: `${loaded.problems.length} problem(s); nothing was sent`,
+        };
+        io.stdout.write(
+          `${JSON.stringify({ ok: false, outcome: "invalid", error, problems: loaded.problems })}\n`,
+        );
       }
       return EXIT.invalidInput;
     }

@@ -68,3 +68,24 @@ it("every command's --help lists its options and its exit codes", async () => {
     expect(help.stdout, command).toMatch(/\nExit codes: 0/);
   }
 });
+
+it("with --json, an option mistake is a JSON error in reel's words; plan takes run's --out and ignores it", async () => {
+  const dir = await tempDir();
+  await writeTree(dir, { "one.yaml": ONE, "bad.yaml": ONE.replace("720p", "540p") });
+  const typo = await runCli(["run", "--json", "--concurency", "3", "one.yaml"], { cwd: dir });
+  expect(typo.code).toBe(2);
+  expect(JSON.parse(typo.stdout)).toEqual({
+    ok: false,
+    error: { code: "E_USAGE", message: "unknown option --concurency; did you mean --concurrency?" },
+  });
+  const invalid = await runCli(["run", "--sandbox", "--json", "bad.yaml"], { cwd: dir });
+  expect(invalid.code).toBe(2);
+  expect(JSON.parse(invalid.stdout)).toMatchObject({
+    ok: false,
+    outcome: "invalid",
+    error: { code: "E_INVALID", message: "1 problem(s); nothing was sent" },
+  });
+  const plan = await runCli(["plan", "one.yaml", "--out", "elsewhere", "--concurrency", "8"], { cwd: dir });
+  expect(plan.code, plan.stderr).toBe(0);
+  expect(existsSync(join(dir, "elsewhere"))).toBe(false);
+});
