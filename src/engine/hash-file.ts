@@ -1,5 +1,5 @@
-// Content hashes of local files, streamed (never read whole) and cached by (path, size, mtime) in the
-// state file, so a rerun over unchanged files reads none of them.
+// Content hashes of local files, streamed (never read whole) and cached by (path, size, mtime, ctime,
+// inode) in the state file, so a rerun over unchanged files reads none of them.
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
@@ -39,16 +39,20 @@ export function makeCachedHasher(store: StateStore): CachedHasher {
     const work = (async () => {
       const lookedAt = Date.now();
       const info = await stat(absPath, { bigint: true });
-      const size = Number(info.size);
-      const mtime = info.mtimeNs.toString();
-      const known = store.findFileHash(absPath, size, mtime);
+      const stamp = {
+        size: Number(info.size),
+        mtimeNs: info.mtimeNs.toString(),
+        ctimeNs: info.ctimeNs.toString(),
+        ino: info.ino.toString(),
+      };
+      const known = store.findFileHash(absPath, stamp);
       if (known) {
         stats.cached++;
         return known;
       }
       const sha = await sha256File(absPath);
       stats.hashed++;
-      if (lookedAt - Number(info.mtimeMs) >= RACY_MS) store.recordFileHash(absPath, size, mtime, sha);
+      if (lookedAt - Number(info.mtimeMs) >= RACY_MS) store.recordFileHash(absPath, stamp, sha);
       return sha;
     })();
     inFlight.set(absPath, work);

@@ -110,4 +110,12 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE jobs ADD COLUMN out_dir TEXT;
   `,
+  // 5: a file's ctime and inode join its size and mtime in the key of its cached hash. A file replaced
+  // by one of the same size with its mtime kept (cp -p, rsync -a, touch -r) still gets a new ctime,
+  // and a new inode when moved into place: git's index looks at them for the same reason. Rows of
+  // earlier reels (NULL) match nothing: each file is read once more.
+  `
+  ALTER TABLE file_hashes ADD COLUMN ctime_ns TEXT;
+  ALTER TABLE file_hashes ADD COLUMN ino TEXT;
+  `,
 ];

@@ -69,6 +69,14 @@ export interface NewJob {
   readonly model: string;
 }
 
+/** What tells a file's content apart without reading it (see migration 5). */
+export interface FileStamp {
+  readonly size: number;
+  readonly mtimeNs: string;
+  readonly ctimeNs: string;
+  readonly ino: string;
+}
+
 export interface SpeechRow {
   readonly state: "creating" | "done" | "uncertain";
   readonly asset_id: string | null;
@@ -819,21 +827,20 @@ export class StateStore {
 
   // ---- local caches (not scoped by service) ----
 
-  findFileHash(path: string, size: number, mtimeNs: string): string | undefined {
-    const row = this.sql("SELECT sha256 FROM file_hashes WHERE path = ? AND size = ? AND mtime_ns = ?").get(
-      path,
-      size,
-      mtimeNs,
-    ) as { sha256: string } | undefined;
+  findFileHash(path: string, stamp: FileStamp): string | undefined {
+    const row = this.sql(
+      "SELECT sha256 FROM file_hashes WHERE path = ? AND size = ? AND mtime_ns = ? AND ctime_ns = ? AND ino = ?",
+    ).get(path, stamp.size, stamp.mtimeNs, stamp.ctimeNs, stamp.ino) as { sha256: string } | undefined;
     return row?.sha256;
   }
 
-  recordFileHash(path: string, size: number, mtimeNs: string, sha256: string): void {
+  recordFileHash(path: string, stamp: FileStamp, sha256: string): void {
     this.write(() =>
       this.sql(
-        `INSERT INTO file_hashes (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)
-           ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256`,
-      ).run(path, size, mtimeNs, sha256),
+        `INSERT INTO file_hashes (path, size, mtime_ns, ctime_ns, ino, sha256) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,
+             ctime_ns = excluded.ctime_ns, ino = excluded.ino, sha256 = excluded.sha256`,
+      ).run(path, stamp.size, stamp.mtimeNs, stamp.ctimeNs, stamp.ino, sha256),
     );
   }
 

@@ -172,6 +172,23 @@ it("reads an edited file again (same name, same size), uploads it once, and rema
   expect(s.counters.generationsCreated).toBe(6);
 });
 
+it("reads again a file replaced by one of the same size with its mtime kept (cp -p, touch -r)", async () => {
+  const s = await sandbox();
+  const dir = await workspace();
+  expect((await run(dir, s)).code).toBe(0);
+  const voice = join(dir, "media", "voice.wav");
+  const { atime, mtime, size } = await stat(voice);
+  const bytes = await readFile(voice);
+  bytes[44 + 300] = bytes[44 + 300]! ^ 0xff;
+  await writeFile(voice, bytes);
+  await utimes(voice, atime, mtime); // as touch -r does: only the ctime tells of the change
+  expect((await stat(voice)).size).toBe(size);
+  const replaced = await run(dir, s);
+  expect(replaced.code).toBe(0);
+  expect(replaced.hashed).toBe(1);
+  expect(s.counters.uploadsByHash.get(await sha256Of(voice))).toBe(1);
+});
+
 it("reads a touched but unchanged file again, and then uploads and generates nothing", async () => {
   const s = await sandbox();
   const dir = await workspace();

@@ -267,7 +267,12 @@ describe("state store", () => {
   it("refuses a damaged state file instead of recreating it", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    for (let i = 0; i < 200; i++) store.recordFileHash(`/f/${i}`, i, String(i), "ab".repeat(32));
+    for (let i = 0; i < 200; i++)
+      store.recordFileHash(
+        `/f/${i}`,
+        { size: i, mtimeNs: String(i), ctimeNs: "0", ino: "0" },
+        "ab".repeat(32),
+      );
     store.close();
     // Overwrite the b-tree header of every page but the first with garbage (the file header stays valid).
     const db = readFileSync(path);
