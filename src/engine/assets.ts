@@ -4,7 +4,7 @@
 // the same content share one in-flight promise.
 import { createHash, randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdir, rename, stat, unlink } from "node:fs/promises";
+import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -14,6 +14,7 @@ import { NetworkError, OutcomeUnknownError, type ServiceClient, ServiceError } f
 import { ReelError } from "../errors.js";
 import type { AssetRef, SpeechRef } from "../manifest/index.js";
 import type { Id } from "../service/api-types.js";
+import { ACCEPTED_FORMATS_TEXT, MEDIA_KIND, SNIFF_BYTES, sniffFormat } from "../service/media-format.js";
 import type { StateStore } from "../state/store.js";
 
 export class SpeechUncertainError extends ReelError {
@@ -95,7 +96,8 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     });
   }
 
-  async function fetchRemote(url: string): Promise<{ path: string; sha256: string }> {
+  /** Fetches `url` into the cache, once; content that is not of its `use` is refused, not cached. */
+  async function fetchRemote(url: string, use: "image" | "audio"): Promise<{ path: string; sha256: string }> {
     const cached = store.findRemote(url);
     if (cached) {
       try {
@@ -126,6 +128,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         },
       });
       await pipeline(response.body, meter, createWriteStream(temp, { flags: "wx" }));
+      await checkFetched(url, temp, use);
     } catch (error) {
       await unlink(temp).catch(() => {});
       if (error instanceof ReelError || signal.aborted) throw error;
@@ -184,7 +187,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
           return uploadFile(ref.path, ref.sha256);
         case "url": {
           const fetched = await once(`url:${ref.url}`, async () => {
-            const remote = await fetchRemote(ref.url);
+            const remote = await fetchRemote(ref.url, ref.use);
             return uploadFile(remote.path, remote.sha256, ref.url);
           });
           return fetched;
@@ -219,5 +222,30 @@ function refusedForCertain(error: unknown): boolean {
   if (error instanceof NetworkError) return !error.sent;
   return (
     error instanceof ServiceError && error.status !== undefined && error.status >= 400 && error.status < 500
+  );
+}
+
+/**
+ * A fetched source is judged by its bytes, as a local file is by `validate`: an MP3 given as the
+ * source image, or an HTML error page served with 200, would otherwise be uploaded and cost a
+ * submission that can only fail.
+ */
+async function checkFetched(url: string, path: string, use: "image" | "audio"): Promise<void> {
+  const handle = await open(path, "r");
+  let head: Buffer;
+  try {
+    ({ buffer: head } = await handle.read(Buffer.alloc(SNIFF_BYTES), 0, SNIFF_BYTES, 0));
+  } finally {
+    await handle.close();
+  }
+  const format = sniffFormat(head);
+  if (format !== undefined && MEDIA_KIND[format] === use) return;
+  const found =
+    format === undefined
+      ? "none of the accepted formats (an error page?)"
+      : `${format.toUpperCase()} ${MEDIA_KIND[format]}`;
+  throw new ReelError(
+    "E_REMOTE_SOURCE",
+    `${url} is not ${use === "image" ? "an image" : "audio"}: its content is ${found}; accepted: ${ACCEPTED_FORMATS_TEXT}`,
   );
 }

@@ -96,7 +96,7 @@ export class FileChecker {
    * used as `field` ("source", "audio"). `written` is the text as the user wrote it, for messages.
    */
   async check(written: string, manifestDir: string, field: string, use: MediaUse): Promise<MediaCheck> {
-    if (/^[A-Za-z][A-Za-z0-9+.-]+:/.test(written)) return checkUrl(written, field);
+    if (/^[A-Za-z][A-Za-z0-9+.-]+:/.test(written)) return checkUrl(written, field, use);
     if (written.includes("\0")) {
       return {
         ok: false,
@@ -233,7 +233,7 @@ export class FileChecker {
   }
 }
 
-function checkUrl(written: string, field: string): MediaCheck {
+function checkUrl(written: string, field: string, use: MediaUse): MediaCheck {
   let url: URL;
   try {
     url = new URL(written);
@@ -258,7 +258,7 @@ function checkUrl(written: string, field: string): MediaCheck {
       code: PROBLEM_CODES.badUrl,
     };
   }
-  return { ok: true, ref: { kind: "url", url: url.href } };
+  return { ok: true, ref: { kind: "url", url: url.href, use } };
 }
 
 function reason(error: unknown): string {

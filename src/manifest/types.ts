@@ -16,7 +16,12 @@ export type AssetRef =
       /** Recognised from the content, not the name. */
       format: MediaFormat;
     }
-  | { kind: "url"; url: string }
+  | {
+      kind: "url";
+      url: string;
+      /** What the request uses it as: checked once fetched, before it is uploaded. */
+      use: "image" | "audio";
+    }
   | { kind: "asset"; id: Id };
 
 /** Audio that reel generates with POST /v1/audios before the generation. */

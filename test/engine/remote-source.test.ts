@@ -24,13 +24,17 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** Serves /face.png; any other path is a 404. Counts the requests per path. */
+/** Serves /face.png, and /page.png as an HTML page with 200; any other path is a 404. Counts the requests per path. */
 async function mediaServer(): Promise<{ origin: string; hits: Map<string, number> }> {
   const hits = new Map<string, number>();
   server = createServer(
     { key: readFileSync(join(TLS, "key.pem")), cert: readFileSync(join(TLS, "cert.pem")) },
     (req, res) => {
       hits.set(req.url ?? "", (hits.get(req.url ?? "") ?? 0) + 1);
+      if (req.url === "/page.png") {
+        res.writeHead(200, { "content-type": "text/html" }).end("<html><body>Sign in</body></html>");
+        return;
+      }
       if (req.url !== "/face.png") {
         res.writeHead(404).end("not here");
         return;
@@ -112,4 +116,20 @@ it("fails only the job whose https source cannot be fetched, naming the address,
   expect((await reel(["run", "m.yaml"], dir)).code).toBe(1);
   expect(media.hits.get("/gone.png")).toBeGreaterThan(hitsBefore);
   expect(sandbox.counters.generationsCreated).toBe(1);
+});
+
+it("refuses a fetched source that is not an image (an HTML page served with 200) before uploading or submitting", async () => {
+  sandbox = await startSandbox({ slots: 4, timeScale: 0.001, preProcessingMs: 1 });
+  const media = await mediaServer();
+  const dir = await tempDir();
+  await writeTree(dir, {
+    "m.yaml": `version: 1\nname: remote\ndefaults:\n  resolution: 540p\nvideos:\n${video("page", `${media.origin}/page.png`)}`,
+  });
+  const run = await reel(["run", "m.yaml"], dir);
+  expect(run.code).toBe(1);
+  expect(run.stderr).toContain(
+    `${media.origin}/page.png is not an image: its content is none of the accepted formats`,
+  );
+  expect(sandbox.counters.requestCount("POST", "/v1/assets")).toBe(0);
+  expect(sandbox.counters.generationsCreated).toBe(0);
 });

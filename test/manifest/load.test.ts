@@ -114,7 +114,7 @@ describe("loadManifests", () => {
       resolution: "720p",
       seed: 3,
       source: { kind: "asset", id: "1800000000000000001" },
-      chunks: [{ duration: 5, audio: { kind: "url", url: "https://example.com/a.mp3" } }],
+      chunks: [{ duration: 5, audio: { kind: "url", url: "https://example.com/a.mp3", use: "audio" } }],
     });
     expect(intro?.specHash).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -141,7 +141,7 @@ describe("loadManifests", () => {
     const { manifests, problems } = await loadManifests(["urls.yaml"], { cwd: ws.dir });
     expect(problems).toEqual([]);
     const [a, b] = manifests[0]!.jobs;
-    expect(a?.spec.source).toEqual({ kind: "url", url: "https://example.com/face.png" });
+    expect(a?.spec.source).toEqual({ kind: "url", url: "https://example.com/face.png", use: "image" });
     expect(a?.specHash).toBe(b?.specHash);
   });
 

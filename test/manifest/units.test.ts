@@ -109,7 +109,7 @@ describe("makePlan", () => {
           model: "avatar-h1",
           chunks: [{ duration: 30, audio: { kind: "speech", voiceId: "1", text: "t" } }],
         }),
-        job("m", "d", { source: { kind: "url", url: "https://x.test/a.png" } }),
+        job("m", "d", { source: { kind: "url", url: "https://x.test/a.png", use: "image" } }),
         job("m", "e", { source: file("3") }),
         job("m", "f"),
         job("m", "g", {

@@ -127,7 +127,11 @@ describe("renderHtmlReport", () => {
             format: "png",
           },
           chunks: [
-            { duration: 20, text: "smiles", audio: { kind: "url", url: "https://cdn.example/a.mp3" } },
+            {
+              duration: 20,
+              text: "smiles",
+              audio: { kind: "url", url: "https://cdn.example/a.mp3", use: "audio" },
+            },
             { duration: 12, audio: { kind: "asset", id: "456" } },
           ],
         },
