@@ -116,7 +116,12 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
       const response = await request(url, { method: "GET", signal });
       if (response.statusCode !== 200) {
         await response.body.dump();
-        throw new ReelError("E_REMOTE_SOURCE", `could not fetch ${url}: HTTP ${response.statusCode}`);
+        const location = response.headers.location;
+        const moved =
+          response.statusCode >= 300 && response.statusCode < 400
+            ? `; reel does not follow redirects for sources: give the final address${typeof location === "string" ? ` (${location})` : ""}`
+            : "";
+        throw new ReelError("E_REMOTE_SOURCE", `could not fetch ${url}: HTTP ${response.statusCode}${moved}`);
       }
       const meter = new Transform({
         transform(chunk: Buffer, _enc, done) {

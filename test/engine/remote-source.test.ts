@@ -31,6 +31,10 @@ async function mediaServer(): Promise<{ origin: string; hits: Map<string, number
     { key: readFileSync(join(TLS, "key.pem")), cert: readFileSync(join(TLS, "cert.pem")) },
     (req, res) => {
       hits.set(req.url ?? "", (hits.get(req.url ?? "") ?? 0) + 1);
+      if (req.url === "/moved.png") {
+        res.writeHead(302, { location: "/face.png" }).end();
+        return;
+      }
       if (req.url === "/page.png") {
         res.writeHead(200, { "content-type": "text/html" }).end("<html><body>Sign in</body></html>");
         return;
@@ -123,12 +127,16 @@ it("refuses a fetched source that is not an image (an HTML page served with 200)
   const media = await mediaServer();
   const dir = await tempDir();
   await writeTree(dir, {
-    "m.yaml": `version: 1\nname: remote\ndefaults:\n  resolution: 540p\nvideos:\n${video("page", `${media.origin}/page.png`)}`,
+    "m.yaml": `version: 1\nname: remote\ndefaults:\n  resolution: 540p\nvideos:\n${video("page", `${media.origin}/page.png`)}${video("moved", `${media.origin}/moved.png`)}`,
   });
   const run = await reel(["run", "m.yaml"], dir);
   expect(run.code).toBe(1);
   expect(run.stderr).toContain(
     `${media.origin}/page.png is not an image: its content is none of the accepted formats`,
+  );
+  // A redirect is not followed (a source is fetched where the manifest says), and the message says so.
+  expect(run.stderr).toContain(
+    "moved.png: HTTP 302; reel does not follow redirects for sources: give the final address (/face.png)",
   );
   expect(sandbox.counters.requestCount("POST", "/v1/assets")).toBe(0);
   expect(sandbox.counters.generationsCreated).toBe(0);
