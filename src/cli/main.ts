@@ -64,6 +64,8 @@ export async function main(argv: readonly string[], io?: CliIO): Promise<number>
 }
 
 async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
+  // `reel help run` is `reel run --help`.
+  if (argv[0] === "help" && argv[1] !== undefined) return dispatch([argv[1], "--help"], io);
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout.write(HELP);

@@ -66,6 +66,7 @@ it("every command's --help lists its options and its exit codes", async () => {
     expect(help.stdout, command).toMatch(new RegExp(`^reel ${command}: .+\\n\\nUsage: reel ${command} `));
     expect(help.stdout, command).toContain("\nOptions:\n");
     expect(help.stdout, command).toMatch(/\nExit codes: 0/);
+    expect((await runCli(["help", command], { cwd: dir })).stdout).toBe(help.stdout);
   }
 });
 
