@@ -3,7 +3,7 @@
 
 import { existsSync } from "node:fs";
 import { UsageError } from "../errors.js";
-import { makeJobFilter, makePlan, type Plan } from "../manifest/index.js";
+import { makeJobFilter, makePlan, onlyHint, type Plan } from "../manifest/index.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import { makePlanStateView } from "../state/plan-view.js";
 import { StateStore } from "../state/store.js";
@@ -122,7 +122,7 @@ export const planCommand: Command = {
       .map((m) => ({ ...m, jobs: m.jobs.filter((job) => filter(job.key)) }))
       .filter((m) => m.jobs.length > 0 || only.length === 0);
     if (only.length > 0 && manifests.length === 0) {
-      throw new UsageError(`--only ${only.join(", ")} matches no job (jobs are named manifest/id)`);
+      throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
     }
 
     const statePath = statePathOf(args, io);

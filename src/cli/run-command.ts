@@ -3,7 +3,7 @@
 import { relative } from "node:path";
 import { runBatch, type RunSummary } from "../engine/engine.js";
 import { UsageError } from "../errors.js";
-import { checkAllowRead, formatProblems, loadManifests, makeJobFilter } from "../manifest/index.js";
+import { checkAllowRead, formatProblems, loadManifests, makeJobFilter, onlyHint } from "../manifest/index.js";
 import { resultOf } from "../report/results.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -69,7 +69,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     const allJobs = loaded.manifests.flatMap((m) => m.jobs);
     const jobs = allJobs.filter((job) => filter(job.key));
     if (only.length > 0 && jobs.length === 0) {
-      throw new UsageError(`--only ${only.join(", ")} matches no job (jobs are named manifest/id)`);
+      throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
     }
     const summary = await runBatch({ ...session.engine, jobs, listedJobs: allJobs });
     const code = exitCodeOf(summary);

@@ -2,7 +2,7 @@
 // parts use is exported here.
 export { FileChecker, hashFileStreaming, isInside } from "./check-files.js";
 export { type FormatOptions, formatProblems, problemLocation } from "./format-problems.js";
-export { globToRegExp, makeJobFilter } from "./job-filter.js";
+export { globToRegExp, makeJobFilter, onlyHint } from "./job-filter.js";
 export { checkAllowRead, DEFAULT_MAX_FILE_BYTES, displayPath, loadManifests } from "./load.js";
 export {
   type JobStatus,

@@ -22,6 +22,13 @@ export function globToRegExp(glob: string): RegExp {
 }
 
 /** A predicate on job keys: true when any glob matches, or always when no glob is given. */
+/** Why `--only` may have matched nothing, for its message. */
+export function onlyHint(globs: readonly string[]): string {
+  return globs.some((g) => /[[\]{}]/.test(g))
+    ? " ('*' and '?' are the only wildcards: [...] and {...} are taken as they are written; jobs are named manifest/id)"
+    : " (jobs are named manifest/id)";
+}
+
 export function makeJobFilter(globs: readonly string[]): (key: string) => boolean {
   if (globs.length === 0) return () => true;
   const patterns = globs.map(globToRegExp);

@@ -355,9 +355,14 @@ async function isFolder(abs: string): Promise<boolean> {
  */
 export async function checkAllowRead(dirs: readonly string[], cwd: string): Promise<void> {
   for (const dir of dirs) {
-    if (!(await isFolder(path.resolve(cwd, dir)))) {
+    const abs = path.resolve(cwd, dir);
+    if (!(await isFolder(abs))) {
+      const exists = await stat(abs).then(
+        () => true,
+        () => false,
+      );
       throw new UsageError(
-        `--allow-read ${dir}: no such folder (it names a folder manifests may read files from)`,
+        `--allow-read ${dir}: ${exists ? "is a file, not a folder; give the folder that holds it" : "no such folder"} (it names a folder manifests may read files from)`,
       );
     }
   }

@@ -90,3 +90,12 @@ it("with --json, an option mistake is a JSON error in reel's words; plan takes r
   expect(plan.code, plan.stderr).toBe(0);
   expect(existsSync(join(dir, "elsewhere"))).toBe(false);
 });
+
+it("--allow-read naming a file, and --only with [...], say what is wrong", async () => {
+  const file = await refused(["validate", "--allow-read", "a-file", "one.yaml"]);
+  expect(file).toContain("--allow-read a-file: is a file, not a folder; give the folder that holds it");
+  const brackets = await refused(["plan", "--only", "one/[ab]", "one.yaml"]);
+  expect(brackets).toContain(
+    "'*' and '?' are the only wildcards: [...] and {...} are taken as they are written",
+  );
+});
