@@ -10,7 +10,13 @@ import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { lastServiceOf, openStateToRead } from "./read-state.js";
-import { checkBaseUrl, envSetting, SANDBOX_SERVICE_ID, statePathOf } from "./service-options.js";
+import {
+  checkBaseUrl,
+  envSetting,
+  refuseSandboxWithBaseUrl,
+  SANDBOX_SERVICE_ID,
+  statePathOf,
+} from "./service-options.js";
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--base-url URL | --sandbox]
@@ -165,9 +171,7 @@ function openStateForPlan(
   args: ParsedArgs,
   io: CliIO,
 ): { store: StateStore | undefined; service: string | undefined } {
-  if (args.values.sandbox === true && args.values["base-url"] !== undefined) {
-    throw new UsageError("--sandbox and --base-url exclude each other: the sandbox has its own address");
-  }
+  refuseSandboxWithBaseUrl(args);
   const given =
     typeof args.values["base-url"] === "string"
       ? args.values["base-url"]

@@ -66,14 +66,19 @@ export function positiveInteger(name: string, raw: string): number {
   return value;
 }
 
+/** `--sandbox` names a service of its own: with `--base-url` too, which one was meant is unknown. */
+export function refuseSandboxWithBaseUrl(args: ParsedArgs): void {
+  if (args.values.sandbox === true && args.values["base-url"] !== undefined) {
+    throw new UsageError("--sandbox and --base-url exclude each other: the sandbox has its own address");
+  }
+}
+
 /** Reads and checks the service options. `needService` is false for commands that only read state. */
 export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: boolean): ServiceSettings {
   const sandbox = args.values.sandbox === true;
   const baseUrl = str(args.values, "base-url") ?? envSetting(io.env, "REEL_BASE_URL");
   const apiKey = io.env.REEL_API_KEY;
-  if (sandbox && str(args.values, "base-url")) {
-    throw new UsageError("--sandbox and --base-url exclude each other: the sandbox has its own address");
-  }
+  refuseSandboxWithBaseUrl(args);
   if (needService && !sandbox) {
     if (!baseUrl) {
       throw new UsageError(

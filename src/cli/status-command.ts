@@ -9,7 +9,7 @@ import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToRead } from "./read-state.js";
-import { SANDBOX_SERVICE_ID, statePathOf } from "./service-options.js";
+import { refuseSandboxWithBaseUrl, SANDBOX_SERVICE_ID, statePathOf } from "./service-options.js";
 
 export const statusCommand: Command = {
   name: "status",
@@ -72,9 +72,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     } else io.stdout.write(`No state file at ${statePath}: nothing has run yet.\n`);
     return EXIT.ok;
   }
-  if (args.values.sandbox === true && args.values["base-url"] !== undefined) {
-    throw new UsageError("--sandbox and --base-url exclude each other: the sandbox has its own address");
-  }
+  refuseSandboxWithBaseUrl(args);
   // As run records it: without trailing slashes.
   const baseUrl =
     args.values.sandbox === true

@@ -951,10 +951,13 @@ function startProgress(progress: ProgressSink, store: StateStore, jobs: readonly
  * silently. Called before the jobs are recorded.
  */
 export function noteRepeatedJobs(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
+  // Jobs already recorded are not new: a watcher re-reading a saved manifest reads no other rows.
+  const fresh = jobs.filter((job) => !store.hasJob(job.key, job.specHash));
+  if (fresh.length === 0) return;
   const made = store.madeSpecs();
-  const repeats = jobs.filter((job) => {
+  const repeats = fresh.filter((job) => {
     const sameAs = made.get(job.specHash);
-    return sameAs !== undefined && sameAs !== job.key && store.findJob(job.key, job.specHash) === undefined;
+    return sameAs !== undefined && sameAs !== job.key;
   });
   if (repeats.length > 0) {
     const first = repeats[0]!;

@@ -96,6 +96,10 @@ export class StateFileError extends ReelError {
 
 const APP_ID = "reel-state";
 
+/** A job version's head, by the unique index (service, key, spec hash). */
+const JOB_HEAD_SQL =
+  "SELECT id, state, file FROM jobs WHERE service_id = ? AND job_key = ? AND spec_hash = ?";
+
 /** Stores open for writing: a process that exits without closing one still commits its last turn. */
 const openStores = new Set<StateStore>();
 process.on("exit", () => {
@@ -425,9 +429,12 @@ export class StateStore {
       now,
       now,
     );
-    return this.sql(
-      "SELECT id, state, file FROM jobs WHERE service_id = ? AND job_key = ? AND spec_hash = ?",
-    ).get(this.serviceId, job.key, job.specHash) as JobHead;
+    return this.sql(JOB_HEAD_SQL).get(this.serviceId, job.key, job.specHash) as JobHead;
+  }
+
+  /** Whether this job version is recorded (the index lookup of upsertJobs, no row read). */
+  hasJob(key: string, specHash: string): boolean {
+    return this.sql(JOB_HEAD_SQL).get(this.serviceId, key, specHash) !== undefined;
   }
 
   findJob(key: string, specHash: string): JobRow | undefined {
