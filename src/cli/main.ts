@@ -109,7 +109,7 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
 
 /** Errors that stop a command before it does anything: another reel holds the state, the state
  * file or the output folder cannot be used. */
-const REFUSED_AT_START = new Set(["E_STATE_LOCKED", "E_STATE_FILE", "E_OUTPUT_PATH"]);
+const REFUSED_AT_START = new Set(["E_STATE_LOCKED", "E_STATE_FILE", "E_OUTPUT_PATH", "E_OTHER_SERVICE"]);
 
 function reportError(error: unknown, command: Command, io: CliIO): number {
   const err = error as { code?: string; message?: string };

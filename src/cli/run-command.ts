@@ -2,13 +2,14 @@
 // job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
 import { relative } from "node:path";
 import { runBatch, type RunSummary } from "../engine/engine.js";
+import { SentElsewhereError } from "../engine/sent-elsewhere.js";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, formatProblems, loadManifests, makeJobFilter, onlyHint } from "../manifest/index.js";
 import { resultOf } from "../report/results.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readServiceSettings } from "./service-options.js";
-import { WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
+import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
 
 const USAGE = `Usage: reel run PATH... [options]
 
@@ -71,6 +72,8 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     if (only.length > 0 && jobs.length === 0) {
       throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
     }
+    const refusal = refusalOf(settings, args, session.store)(jobs);
+    if (refusal !== undefined) throw new SentElsewhereError(refusal);
     const summary = await runBatch({ ...session.engine, jobs, listedJobs: allJobs });
     const code = exitCodeOf(summary);
     printSummary(summary, code, settings.outDir, settings.json, io, session.logFile, session.hasher.stats);

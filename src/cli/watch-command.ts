@@ -8,7 +8,7 @@ import { watchFolder } from "../watch/watch-folder.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readServiceSettings } from "./service-options.js";
-import { WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
+import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
 
 const USAGE = `Usage: reel watch DIR [options]
 
@@ -68,6 +68,7 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
       report: (text) => io.stderr.write(text),
       tty: io.stderr.isTTY === true,
       settleMs,
+      refuseJobs: refusalOf(settings, args, session.store),
     });
     io.stderr.write(
       "reel watch: stopped. Tasks already submitted keep running; start again to follow them.\n",

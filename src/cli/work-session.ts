@@ -14,7 +14,9 @@ import {
   type ProgressSink,
   teeProgress,
 } from "../engine/progress.js";
+import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
+import type { Job } from "../manifest/index.js";
 import { StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { UsageError } from "../errors.js";
@@ -37,6 +39,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   "resubmit-uncertain": { type: "boolean" },
   "poll-deadline": { type: "string" },
   "allow-read": { type: "string", multiple: true },
+  "new-service": { type: "boolean" },
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
@@ -45,6 +48,9 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
   --poll-deadline TIME   stop following a task after TIME (e.g. 30m, 6h, 2d; default 24h); its task
                          id is kept and the next run follows it again
   --allow-read DIR       let manifests read files under DIR too (repeatable)
+  --new-service          make again on this service the jobs already sent to another base URL
+                         (paid again); without it, reel refuses them, as the address may be
+                         another name of the same service
 
 ${SERVICE_USAGE}`;
 
@@ -94,6 +100,20 @@ function retryNotes(progress: ProgressSink): NonNullable<ClientOptions["onRetry"
 }
 
 const RETRY_NOTE_MS = 15_000;
+
+/**
+ * Why `jobs` must not be sent now, or undefined: some were already sent to another base URL (see
+ * sent-elsewhere.ts), unless --new-service says to make them again. The sandbox is free, so its
+ * work never counts and a run on it is never refused.
+ */
+export function refusalOf(
+  settings: ServiceSettings,
+  args: ParsedArgs,
+  store: StateStore,
+): (jobs: readonly Job[]) => string | undefined {
+  if (settings.sandbox || args.values["new-service"] === true) return () => undefined;
+  return (jobs) => sentElsewhereProblem(store, jobs, settings.baseUrl!, [SANDBOX_SERVICE_ID]);
+}
 
 /** Opens a session, runs `work` in it, and always closes the state, the service and the log. */
 export async function withWorkSession<T>(

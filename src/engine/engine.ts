@@ -809,9 +809,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       // A version of the video that is no longer the wanted one (its spec was edited after it was
       // submitted) keeps its result beside the current one instead of overwriting it.
       const superseded = isSuperseded(row);
-      const file = superseded
-        ? `${row.manifest}/${row.video_id}.${row.spec_hash.slice(0, 8)}.mp4`
-        : `${row.manifest}/${row.video_id}.mp4`;
+      const file = superseded ? keptName(row) : `${row.manifest}/${row.video_id}.mp4`;
       if (!superseded) await keepPreviousVersion(row, file);
       for (;;) {
         if (stop.signal.aborted) return;
@@ -860,7 +858,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   async function keepPreviousVersion(row: JobRow, file: string): Promise<void> {
     for (const older of store.listJobsWithFile(row.job_key, file, outKey)) {
       if (older.id === row.id) continue;
-      const kept = `${older.manifest}/${older.video_id}.${older.spec_hash.slice(0, 8)}.mp4`;
+      const kept = keptName(older);
       try {
         await rename(join(outDir, file), join(outDir, kept));
         writeJobRecord(outDir, store.markDownloaded(older, kept, outKey), true);
@@ -868,6 +866,20 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
         store.forgetDownload(older); // the user deleted it already
       }
+    }
+  }
+
+  /**
+   * The name a version's video is kept under beside the current one: `<id>.<hash>.mp4`, or with a
+   * counter when another row holds that name (the same version made by another service, after
+   * --new-service): a video is never written over by another's.
+   */
+  function keptName(row: JobRow): string {
+    const stem = `${row.manifest}/${row.video_id}.${row.spec_hash.slice(0, 8)}`;
+    for (let n = 1; ; n++) {
+      const name = n === 1 ? `${stem}.mp4` : `${stem}-${n}.mp4`;
+      if (store.listJobsWithFile(row.job_key, name, outKey).every((other) => other.id === row.id))
+        return name;
     }
   }
 

@@ -35,6 +35,8 @@ export const PROBLEM_CODES = {
   mediaKind: "E_MEDIA_KIND",
   mediaFormat: "E_MEDIA_FORMAT",
   badUrl: "E_BAD_URL",
+  /** Not of the file itself: its jobs were sent to another service (watch reports it here). */
+  sentElsewhere: "E_OTHER_SERVICE",
 } as const;
 
 export type ProblemCode = (typeof PROBLEM_CODES)[keyof typeof PROBLEM_CODES];

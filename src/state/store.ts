@@ -455,6 +455,40 @@ export class StateStore {
     return jobRowOf(this.jobs("WHERE id = ?").get(id) as unknown[]);
   }
 
+  /**
+   * Of `jobs`, those this service never sent but another service did (the same job key and spec
+   * hash, sent at least once): the same videos asked of another base URL. Another spelling of one
+   * service (`localhost` for `127.0.0.1`, a second DNS name) cannot be told from a new service, so
+   * the caller asks the user before paying for them again. `ignore`: services whose work costs
+   * nothing (the sandbox), never counted.
+   */
+  listSentElsewhere(
+    jobs: readonly { readonly key: string; readonly specHash: string }[],
+    ignore: readonly string[],
+  ): { key: string; baseUrl: string }[] {
+    const elsewhere = new Map<string, string>(); // versionKey -> base URL
+    const rows = this.sql(
+      `SELECT jobs.job_key, jobs.spec_hash, services.base_url FROM jobs
+         JOIN services ON services.id = jobs.service_id
+         WHERE jobs.service_id <> ? AND jobs.attempts > 0 ORDER BY jobs.id`,
+      true,
+    ).all(this.serviceId) as [string, string, string][];
+    for (const [key, hash, baseUrl] of rows) {
+      if (!ignore.includes(baseUrl)) elsewhere.set(versionKey(key, hash), baseUrl);
+    }
+    if (elsewhere.size === 0) return [];
+    const found: { key: string; baseUrl: string }[] = [];
+    for (const job of jobs) {
+      const baseUrl = elsewhere.get(versionKey(job.key, job.specHash));
+      if (baseUrl === undefined) continue;
+      const here = this.findJob(job.key, job.specHash);
+      if (here === undefined || (here.attempts === 0 && here.state === "pending")) {
+        found.push({ key: job.key, baseUrl });
+      }
+    }
+    return found;
+  }
+
   /** The job versions of this service whose video was downloaded, as versionKey(key, spec hash). */
   downloadedVersions(): Set<string> {
     const rows = this.sql(
@@ -686,16 +720,20 @@ export class StateStore {
     });
   }
 
-  /** Versions of a job whose video is recorded at `file` of the output folder `outDir`. */
+  /**
+   * Versions of a job whose video is recorded at `file` of the output folder `outDir`, by any
+   * service: a video another service made is moved aside too, never written over.
+   */
   listJobsWithFile(key: string, file: string, outDir: string): JobRow[] {
     return (
-      this.jobs("WHERE service_id = ? AND job_key = ? AND file = ? AND (out_dir IS NULL OR out_dir = ?)").all(
-        this.serviceId,
-        key,
-        file,
-        outDir,
-      ) as unknown[][]
-    ).map(jobRowOf);
+      // `service_id IN (...)`: the unique index (service_id, job_key, spec_hash) serves it, probed
+      // once per service, where a condition on job_key alone would read every row at each download.
+      (
+        this.jobs(
+          "WHERE service_id IN (SELECT id FROM services) AND job_key = ? AND file = ? AND (out_dir IS NULL OR out_dir = ?)",
+        ).all(key, file, outDir) as unknown[][]
+      ).map(jobRowOf)
+    );
   }
 
   /** The file of a Success was lost (deleted by the user): download it again from its task. */

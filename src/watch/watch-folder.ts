@@ -8,7 +8,13 @@ import { relative, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { makeEngine, noteRepeatedJobs, type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
-import { formatProblems, loadManifests, type LoadOptions, PROBLEM_CODES } from "../manifest/index.js";
+import {
+  formatProblems,
+  type Job,
+  loadManifests,
+  type LoadOptions,
+  PROBLEM_CODES,
+} from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import { type StateFileError, versionKey } from "../state/store.js";
@@ -40,6 +46,11 @@ export interface WatchOptions extends Omit<
    * @defaultValue 700
    */
   readonly settleMs?: number | undefined;
+  /**
+   * Why a valid manifest's jobs must not be sent (reported, and the manifest skipped until it or
+   * the state changes), or undefined. The CLI refuses jobs already sent to another service.
+   */
+  readonly refuseJobs?: (jobs: readonly Job[]) => string | undefined;
   /** Called once the initial scan is done and the watcher listens. */
   readonly onReady?: () => void;
 }
@@ -143,6 +154,16 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
       code === PROBLEM_CODES.fileMissing || code === PROBLEM_CODES.mediaFormat;
     if (problems.some((p) => mediaPending(p.code))) awaitingMedia.add(file);
     else awaitingMedia.delete(file);
+    const refusal = manifest && problems.length === 0 ? options.refuseJobs?.(manifest.jobs) : undefined;
+    if (refusal !== undefined) {
+      problems.push({
+        file: display(file),
+        line: 0,
+        col: 0,
+        code: PROBLEM_CODES.sentElsewhere,
+        message: refusal,
+      });
+    }
     if (problems.length > 0 || !manifest) {
       const text = formatProblems(problems, { color: options.tty ?? false, codeFrame: options.tty ?? false });
       // An invalid file is reported once per version, not at every event; its last valid version
