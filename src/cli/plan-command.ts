@@ -65,6 +65,11 @@ export function formatPlan(plan: Plan, summaryLine: string, comparedWith: string
           `           ${plan.repeats.length} of the new jobs repeat a video already made under another name (see below)`,
         ]
       : []),
+    ...(plan.sentElsewhere.length > 0
+      ? [
+          `           ${plan.sentElsewhere.length} of the new jobs were already sent to another service address: run refuses them without --new-service (see below)`,
+        ]
+      : []),
     `uploads    ${plan.uploads.new.length} to upload (${formatBytes(uploadBytes)}), ${plan.uploads.cached.length} already uploaded`,
     `downloads  ${plan.downloads.length} https file(s) to fetch, then upload`,
     `speech     ${plan.speech.new.length} to generate, ${plan.speech.cached.length} already made`,
@@ -91,6 +96,10 @@ export function formatPlan(plan: Plan, summaryLine: string, comparedWith: string
     ...keyList(
       "new, yet the same request as a video already made (a renamed manifest or id?): a run pays for these again; to keep the old ones, give the manifest its old name (name: ...) or the video its old id",
       plan.repeats.map((r) => `${r.key} (made as ${r.sameAs})`),
+    ),
+    ...keyList(
+      "new here, yet already sent to another address (the same service under another name? use that address; another service? run --new-service pays for them again)",
+      plan.sentElsewhere.map((r) => `${r.key} (sent to ${r.baseUrl})`),
     ),
   ];
   if (lists.length > 0) lines.push("", ...lists);
@@ -136,6 +145,11 @@ export const planCommand: Command = {
     let plan: Plan;
     try {
       plan = makePlan(manifests, store ? makePlanStateView(store) : undefined);
+      if (store && service !== undefined && service !== SANDBOX_SERVICE_ID) {
+        const fresh = new Set(plan.jobs.new);
+        const jobs = manifests.flatMap((m) => m.jobs).filter((job) => fresh.has(job.key));
+        plan.sentElsewhere = store.listSentElsewhere(jobs, [SANDBOX_SERVICE_ID]);
+      }
     } finally {
       store?.close();
     }

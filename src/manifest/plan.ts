@@ -51,6 +51,12 @@ export interface Plan {
    */
   repeats: { key: string; sameAs: string }[];
   /**
+   * New jobs already sent to another service address (the same key and spec): `run` refuses them
+   * unless --new-service, as the address may be another name of the same service. Filled by the
+   * caller, which knows the services.
+   */
+  sentElsewhere: { key: string; baseUrl: string }[];
+  /**
    * Local files the new jobs use, once per content: to upload, or already uploaded. Only new jobs
    * count: done and in-flight jobs need nothing, failed and uncertain ones are not resubmitted
    * unless asked (`run --retry-failed`, `--resubmit-uncertain`).
@@ -84,6 +90,7 @@ export function makePlan(manifests: readonly NormalizedManifest[], view?: PlanSt
     seconds: 0,
     jobs: { new: [], done: [], inFlight: [], failed: [], uncertain: [] },
     repeats: [],
+    sentElsewhere: [],
     uploads: { new: [], cached: [] },
     downloads: [],
     speech: { new: [], cached: [] },

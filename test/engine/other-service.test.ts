@@ -56,6 +56,11 @@ describe("another address for a service already used", () => {
     expect(s.counters.generationsCreated).toBe(2);
     expect(s.counters.requestCount("POST", "/v1/assets")).toBe(0);
 
+    // plan says so before anything is run.
+    const plan = await runCli(["plan", "m"], { cwd: dir, env: aliased });
+    expect(plan.stdout).toContain("2 of the new jobs were already sent to another service address");
+    expect(plan.stdout).toContain(`  lost/v1 (sent to ${s.baseUrl})`);
+
     // --json: the refusal as every command's error document.
     const json = await runCli(["run", "m", "--json"], { cwd: dir, env: aliased });
     expect(json.code).toBe(2);
