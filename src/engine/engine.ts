@@ -928,7 +928,9 @@ function newJobOf(job: Job): NewJob {
     manifest: job.manifest,
     videoId: job.id,
     specHash: job.specHash,
-    specJson: JSON.stringify(job.spec),
+    // A file's stamp (device, inode, times) says which file was checked, for the upload; the record
+    // keeps what was sent.
+    specJson: JSON.stringify(job.spec, (key, value: unknown) => (key === "stamp" ? undefined : value)),
     seconds: job.seconds,
     model: job.model,
   };
