@@ -23,6 +23,7 @@ import {
   type ConnectedService,
   connectService,
   positiveInteger,
+  PRIVATE_SOURCES_OPTION,
   SANDBOX_SERVICE_ID,
   SERVICE_OPTIONS,
   SERVICE_USAGE,
@@ -37,6 +38,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   "resubmit-uncertain": { type: "boolean" },
   "poll-deadline": { type: "string" },
   "allow-read": { type: "string", multiple: true },
+  ...PRIVATE_SOURCES_OPTION,
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
@@ -45,6 +47,9 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
   --poll-deadline TIME   stop following a task after TIME (e.g. 30m, 6h, 2d; default 24h); its task
                          id is kept and the next run follows it again
   --allow-read DIR       let manifests read files under DIR too (repeatable)
+  --allow-private-sources
+                         fetch https sources from loopback, link-local and private addresses
+                         too (refused by default: a manifest must not reach into your network)
 
 ${SERVICE_USAGE}`;
 
@@ -144,6 +149,7 @@ export async function withWorkSession<T>(
         store,
         outDir: settings.outDir,
         cacheDir: join(stateDir, "cache"),
+        allowPrivateSources: args.values["allow-private-sources"] === true,
         concurrency: settings.concurrency,
         retryFailed: args.values["retry-failed"] === true,
         resubmitUncertain: args.values["resubmit-uncertain"] === true,

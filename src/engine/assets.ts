@@ -24,6 +24,7 @@ import {
 import type { Id } from "../service/api-types.js";
 import { ACCEPTED_FORMATS_TEXT, MEDIA_KIND, SNIFF_BYTES, sniffFormat } from "../service/media-format.js";
 import type { StateStore } from "../state/store.js";
+import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "./source-address.js";
 
 export class SpeechUncertainError extends ReelError {
   constructor(voiceId: string, text: string) {
@@ -73,6 +74,8 @@ export interface AssetResolverOptions {
   readonly costedSignal: AbortSignal;
   /** @defaultValue 512 MiB */
   readonly maxRemoteBytes?: number;
+  /** Fetch https sources from loopback, link-local and private addresses too. @defaultValue false */
+  readonly allowPrivateSources?: boolean;
   /** `source`: the file's path, or the address it was fetched from. */
   readonly onUpload?: (source: string, sha256: string) => void;
   readonly onSpeech?: (voiceId: string, text: string) => void;
@@ -155,9 +158,14 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     let size = 0;
     // The first bytes, judged as they came: the cached file is not read back to judge it.
     let head = Buffer.alloc(0);
+    const allowPrivate = options.allowPrivateSources ?? false;
+    // A host written as an address is connected to without a lookup: checked here. Names are checked
+    // in the lookup of the connection itself (makeSourceAgent).
+    if (!allowPrivate && isPrivateAddress(new URL(url).hostname)) throw new PrivateSourceError(url);
+    const dispatcher = makeSourceAgent(url, allowPrivate);
     try {
       // undici's request follows no redirects: a source must be served where the manifest says.
-      const response = await request(url, { method: "GET", signal });
+      const response = await request(url, { method: "GET", signal, dispatcher });
       if (response.statusCode !== 200) {
         await response.body.dump();
         const location = response.headers.location;
@@ -186,6 +194,8 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
       throw new ReelError("E_REMOTE_SOURCE", `could not fetch ${url}: ${(error as Error).message}`, {
         cause: error,
       });
+    } finally {
+      await dispatcher.close().catch(() => {});
     }
     const sha256 = hash.digest("hex");
     const path = join(options.cacheDir, sha256);
