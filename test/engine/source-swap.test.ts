@@ -9,7 +9,9 @@ import { createHash } from "node:crypto";
 import { link, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import PQueue from "p-queue";
 import { makeClient } from "../../src/client/index.js";
+import { makeAssetResolver } from "../../src/engine/assets.js";
 import { runBatch } from "../../src/engine/engine.js";
 import { makeCachedHasher } from "../../src/engine/hash-file.js";
 import { loadManifests } from "../../src/manifest/index.js";
@@ -127,4 +129,42 @@ it("uploads an image that did not change (the check and the upload agree)", asyn
   expect(seen.row.state).toBe("Success");
   expect(seen.sandbox.counters.uploadsByHash.size).toBe(1);
   expect(seen.assetOfImage).toBeDefined();
+});
+
+it("uploads a fetched source only as the bytes that were fetched and judged, not a link put in place of its cached copy", async () => {
+  const s = await sandbox();
+  const dir = await tempDir();
+  const outside = await tempDir();
+  const image = await readFile(join(REPO, "manifests", "media", "face.png"));
+  const url = "https://media.example/face.png";
+  // The state says the address was fetched, judged an image, and kept in the cache; its copy has
+  // since become a link to a secret of the same size (which the cache's size check lets through).
+  const cached = join(dir, "cache", sha256(image));
+  const secret = join(outside, "secret.bin");
+  await writeFile(secret, Buffer.alloc(image.length, 7));
+  await writeTree(dir, { "cache/.keep": "" });
+  await symlink(secret, cached);
+  const store = StateStore.open(join(dir, "state.db"), { baseUrl: s.baseUrl });
+  store.recordRemote(url, sha256(image), cached, image.length);
+  const client = makeClient({ baseUrl: s.baseUrl, apiKey: s.apiKey });
+  const controller = new AbortController();
+  try {
+    const resolver = makeAssetResolver({
+      client,
+      store,
+      queue: new PQueue({ concurrency: 1 }),
+      cacheDir: join(dir, "cache"),
+      resubmitUncertain: false,
+      signal: controller.signal,
+      costedSignal: controller.signal,
+    });
+    await expect(resolver.resolve({ kind: "url", url, use: "image" })).rejects.toThrow(
+      `the copy of ${url} kept in ${cached} was replaced by a link after reel checked it, so it was not uploaded`,
+    );
+    expect(s.counters.requestCount("POST", "/v1/assets")).toBe(0);
+    expect(store.findAsset(sha256(image))).toBeUndefined();
+  } finally {
+    await client.close();
+    store.close();
+  }
 });
