@@ -13,6 +13,7 @@ import { lastServiceOf, openStateToRead } from "./read-state.js";
 import {
   checkBaseUrl,
   envSetting,
+  PRIVATE_SOURCES_OPTION,
   refuseSandboxWithBaseUrl,
   SANDBOX_SERVICE_ID,
   statePathOf,
@@ -33,7 +34,8 @@ Options:
   --sandbox          compare with what was done on the built-in sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
   --json             print the plan as JSON on stdout
-  --out, --concurrency  accepted and ignored, so that a script can give plan the options of run
+  --out, --concurrency, --allow-private-sources
+                     accepted and ignored, so that a script can give plan the options of run
 
 Exit codes: 0, 2 invalid manifests or options, or a state file that cannot be read.`;
 
@@ -120,6 +122,7 @@ export const planCommand: Command = {
     // Taken and ignored, so that scripts can give plan the options they give run.
     out: { type: "string" },
     concurrency: { type: "string" },
+    ...PRIVATE_SOURCES_OPTION,
   },
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
     const loaded = await loadFromArgs(args, io, "plan");

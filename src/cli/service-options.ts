@@ -17,6 +17,12 @@ export const SERVICE_OPTIONS: OptionsConfig = {
   json: { type: "boolean" },
 };
 
+/**
+ * `--allow-private-sources`, of run and watch (and taken by plan, which fetches nothing): https
+ * sources on loopback, link-local and private addresses are refused without it.
+ */
+export const PRIVATE_SOURCES_OPTION: OptionsConfig = { "allow-private-sources": { type: "boolean" } };
+
 export const SERVICE_USAGE = `Service options:
   --base-url URL       the service's address (env REEL_BASE_URL); required unless --sandbox
   --sandbox            run against the built-in emulator of the service, in-process

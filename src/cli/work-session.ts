@@ -25,6 +25,7 @@ import {
   type ConnectedService,
   connectService,
   positiveInteger,
+  PRIVATE_SOURCES_OPTION,
   SANDBOX_SERVICE_ID,
   SERVICE_OPTIONS,
   SERVICE_USAGE,
@@ -40,6 +41,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   "poll-deadline": { type: "string" },
   "allow-read": { type: "string", multiple: true },
   "new-service": { type: "boolean" },
+  ...PRIVATE_SOURCES_OPTION,
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
@@ -51,6 +53,9 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
   --new-service          make again on this service the jobs already sent to another base URL
                          (paid again); without it, reel refuses them, as the address may be
                          another name of the same service
+  --allow-private-sources
+                         fetch https sources from loopback, link-local and private addresses
+                         too (refused by default: a manifest must not reach into your network)
 
 ${SERVICE_USAGE}`;
 
@@ -164,6 +169,7 @@ export async function withWorkSession<T>(
         store,
         outDir: settings.outDir,
         cacheDir: join(stateDir, "cache"),
+        allowPrivateSources: args.values["allow-private-sources"] === true,
         concurrency: settings.concurrency,
         retryFailed: args.values["retry-failed"] === true,
         resubmitUncertain: args.values["resubmit-uncertain"] === true,

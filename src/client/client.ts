@@ -1,10 +1,13 @@
 // The typed client of the service: one function per endpoint of api-spec.md section 4, over one
 // keep-alive undici Agent, with the retry rules of retry-policy.ts. The key goes only into the
 // Authorization header of requests to `baseUrl`; nothing else ever sees it.
+import { randomBytes } from "node:crypto";
 import { openAsBlob } from "node:fs";
 import { basename } from "node:path";
+import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher, FormData } from "undici";
+import { ReelError } from "../errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import type {
   Asset,
@@ -81,6 +84,19 @@ export interface ClientOptions {
   }) => void;
 }
 
+/**
+ * A file to upload as a stream the caller controls (reel uploads from the descriptor it checked the
+ * file through, never by opening a path again). `read` is called once per attempt: a stream can be
+ * read once only. An error it throws ends the upload before its last bytes and is thrown as is.
+ */
+export interface UploadSource {
+  /** The part's file name; the service tells the format by content. */
+  readonly filename: string;
+  /** Exactly the number of bytes `read` yields. */
+  readonly size: number;
+  readonly read: () => AsyncIterable<Uint8Array>;
+}
+
 export interface CallOptions {
   readonly signal?: AbortSignal;
 }
@@ -89,8 +105,8 @@ export interface ServiceClient {
   readonly baseUrl: string;
   /** Whether the service has answered any call yet (any status): it is reachable at this address. */
   readonly answered: boolean;
-  /** Uploads a file, streamed from disk (never read whole into memory). */
-  uploadAsset(path: string, options?: CallOptions): Promise<{ id: Id }>;
+  /** Uploads a file (a path, or a source's stream), streamed (never read whole into memory). */
+  uploadAsset(file: string | UploadSource, options?: CallOptions): Promise<{ id: Id }>;
   getAsset(id: Id, options?: CallOptions): Promise<Asset>;
   deleteAsset(id: Id, options?: CallOptions): Promise<{ id: Id }>;
   /** Costed: never retried once it may have taken effect (throws OutcomeUnknownError). */
@@ -106,7 +122,11 @@ interface Call<T> {
   readonly method: "GET" | "POST" | "DELETE";
   readonly path: string;
   /** Made anew for every attempt: a streamed body can be read once only. */
-  readonly body?: () => Promise<{ body: string | FormData; contentType?: string }>;
+  readonly body?: () => Promise<{
+    body: string | FormData | Readable;
+    contentType?: string;
+    length?: number;
+  }>;
   readonly decode: (json: unknown) => T;
 }
 
@@ -161,6 +181,7 @@ export function makeClient(options: ClientOptions): ServiceClient {
     const prepared = call.body ? await call.body() : undefined;
     const headers: Record<string, string> = { authorization, accept: "application/json" };
     if (prepared?.contentType) headers["content-type"] = prepared.contentType;
+    if (prepared?.length !== undefined) headers["content-length"] = String(prepared.length);
     let status: number;
     let text: string;
     let retryAfter: string | undefined;
@@ -177,7 +198,8 @@ export function makeClient(options: ClientOptions): ServiceClient {
         signal,
       ));
     } catch (error) {
-      if (signal?.aborted) throw error;
+      // A ReelError is the caller's own, from an upload's stream (the file changed): no transport fault.
+      if (signal?.aborted || error instanceof ReelError) throw error;
       throw transportError({ endpoint }, error);
     }
     answered = true;
@@ -231,16 +253,17 @@ export function makeClient(options: ClientOptions): ServiceClient {
     get answered() {
       return answered;
     },
-    uploadAsset: (path, o) =>
+    uploadAsset: (file, o) =>
       perform(
         {
           kind: "upload",
           method: "POST",
           path: "/v1/assets",
           body: async () => {
+            if (typeof file !== "string") return multipartBody(file);
             // A file-backed Blob: undici streams it part by part, the file is never held in memory.
             const form = new FormData();
-            form.set("file", await openAsBlob(path), basename(path));
+            form.set("file", await openAsBlob(file), basename(file));
             return { body: form };
           },
           decode: decodeIdResponse,
@@ -287,6 +310,28 @@ export function makeClient(options: ClientOptions): ServiceClient {
 function idPath(id: Id): string {
   if (!/^\d+$/.test(id)) throw new TypeError(`not an id: ${JSON.stringify(id)}`);
   return id;
+}
+
+/** One `file` part of multipart/form-data around the source's stream, with its exact length. */
+function multipartBody(file: UploadSource): { body: Readable; contentType: string; length: number } {
+  const boundary = `reel-${randomBytes(16).toString("hex")}`;
+  // Quoted as browsers do (WHATWG multipart/form-data encoding).
+  const name = file.filename.replace(/\r/g, "%0D").replace(/\n/g, "%0A").replace(/"/g, "%22");
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n` +
+      "Content-Type: application/octet-stream\r\n\r\n",
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  async function* parts(): AsyncGenerator<Uint8Array> {
+    yield head;
+    yield* file.read();
+    yield tail;
+  }
+  return {
+    body: Readable.from(parts(), { objectMode: false }),
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    length: head.length + file.size + tail.length,
+  };
 }
 
 function jsonBody(value: object): () => Promise<{ body: string; contentType: string }> {

@@ -2,8 +2,9 @@
 // as text. JSON calls go through undici's dispatch API with a handler that gathers the body:
 // `request` wraps every response body in a Node stream, which cost about a third of an exchange's
 // CPU (GET on the CI machine: 66-103 us through dispatch, 115-153 us through request + text()), and
-// a run makes two of these exchanges per video. Uploads (a FormData body) keep `request`.
+// a run makes two of these exchanges per video. Uploads (a FormData or stream body) keep `request`.
 // Both paths raise undici's own errors, so the client maps them to "sent or not" the same way.
+import type { Readable } from "node:stream";
 import { type Dispatcher, type FormData, request } from "undici";
 
 export interface ExchangeRequest {
@@ -13,7 +14,7 @@ export interface ExchangeRequest {
   readonly path: string;
   readonly method: "GET" | "POST" | "DELETE";
   readonly headers: Record<string, string>;
-  readonly body: string | FormData | null;
+  readonly body: string | FormData | Readable | null;
 }
 
 export interface ExchangeResponse {

@@ -4,8 +4,8 @@
 // the same content share one in-flight promise.
 import { createHash, randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { type FileHandle, mkdir, rename, stat, unlink } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type PQueue from "p-queue";
@@ -13,9 +13,18 @@ import { request } from "undici";
 import { NetworkError, OutcomeUnknownError, type ServiceClient, ServiceError } from "../client/index.js";
 import { ReelError } from "../errors.js";
 import type { AssetRef, SpeechRef } from "../manifest/index.js";
+import {
+  type FileStamp,
+  isLinkRefusal,
+  openNoFollow,
+  READ_CHUNK,
+  sameFile,
+  stampOf,
+} from "../manifest/media-file.js";
 import type { Id } from "../service/api-types.js";
 import { ACCEPTED_FORMATS_TEXT, MEDIA_KIND, SNIFF_BYTES, sniffFormat } from "../service/media-format.js";
 import type { StateStore } from "../state/store.js";
+import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "./source-address.js";
 
 export class SpeechUncertainError extends ReelError {
   constructor(voiceId: string, text: string) {
@@ -24,6 +33,29 @@ export class SpeechUncertainError extends ReelError {
       `speech for voice ${voiceId} ("${text.slice(0, 40)}") may have been created already, but no answer was recorded; rerun with --resubmit-uncertain to create it again`,
     );
   }
+}
+
+/**
+ * A file changed between its check and its upload (replaced by a link or another file, edited):
+ * nothing of it reached the service, and the next run checks it again.
+ */
+export class SourceChangedError extends ReelError {
+  constructor(source: string, what: string) {
+    super("E_SOURCE_CHANGED", `${source} ${what} after reel checked it, so it was not uploaded`);
+  }
+}
+
+/** A file to upload, and what it was judged to be when checked. */
+interface CheckedFile {
+  readonly path: string;
+  readonly sha256: string;
+  readonly size: number;
+  /** The file that was checked (local files); a fetched copy is known by its hash alone. */
+  readonly stamp?: FileStamp;
+  /** The file as the user knows it, for messages. */
+  readonly source: string;
+  /** What the user named (a path, or the address of a fetched file), for the progress line. */
+  readonly named: string;
 }
 
 export interface AssetResolverOptions {
@@ -42,6 +74,8 @@ export interface AssetResolverOptions {
   readonly costedSignal: AbortSignal;
   /** @defaultValue 512 MiB */
   readonly maxRemoteBytes?: number;
+  /** Fetch https sources from loopback, link-local and private addresses too. @defaultValue false */
+  readonly allowPrivateSources?: boolean;
   /** `source`: the file's path, or the address it was fetched from. */
   readonly onUpload?: (source: string, sha256: string) => void;
   readonly onSpeech?: (voiceId: string, text: string) => void;
@@ -71,37 +105,48 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     return promise;
   }
 
-  /** `source`: what the user named (a path, or the address of a fetched file), for the progress line. */
-  async function uploadFile(path: string, sha256: string, source = path): Promise<Id> {
+  async function uploadFile(file: CheckedFile): Promise<Id> {
+    const { sha256 } = file;
     return once(`sha:${sha256}`, async () => {
       const known = store.findAsset(sha256);
       if (known) return known;
-      const size = (await stat(path)).size;
       const result = await queue.add(async () => {
-        // The intent makes an upload cut off by a crash visible: the service may have stored it, and
-        // with no way to look an asset up by content, the next run can only upload it again.
-        store.markUploading(sha256);
+        // Opened here, in the queue: file descriptors are bounded by the uploads at once.
+        const handle = await openChecked(file);
         try {
-          return await client.uploadAsset(path, { signal });
-        } catch (error) {
-          // Refused for certain (a 4xx, or never sent): nothing was stored on the service, so the
-          // next run has no lost upload to report.
-          if (refusedForCertain(error)) store.forgetUploadIntent(sha256);
-          throw error;
+          // The intent makes an upload cut off by a crash visible: the service may have stored it, and
+          // with no way to look an asset up by content, the next run can only upload it again.
+          store.markUploading(sha256);
+          try {
+            return await client.uploadAsset(
+              { filename: basename(file.path), size: file.size, read: () => readVerified(handle, file) },
+              { signal },
+            );
+          } catch (error) {
+            // Refused for certain (a 4xx, never sent, or cut before its end because the file changed):
+            // nothing was stored on the service, so the next run has no lost upload to report.
+            if (refusedForCertain(error)) store.forgetUploadIntent(sha256);
+            throw error;
+          }
+        } finally {
+          await handle.close();
         }
       });
-      store.recordAsset(sha256, result.id, size);
-      options.onUpload?.(source, sha256);
+      store.recordAsset(sha256, result.id, file.size);
+      options.onUpload?.(file.named, sha256);
       return result.id;
     });
   }
 
   /** Fetches `url` into the cache, once; content that is not of its `use` is refused, not cached. */
-  async function fetchRemote(url: string, use: "image" | "audio"): Promise<{ path: string; sha256: string }> {
+  async function fetchRemote(
+    url: string,
+    use: "image" | "audio",
+  ): Promise<{ path: string; sha256: string; size: number }> {
     const cached = store.findRemote(url);
     if (cached) {
       try {
-        if ((await stat(cached.path)).size === cached.size) return cached;
+        if ((await stat(cached.path)).size === cached.size) return { ...cached, size: cached.size };
       } catch {
         // cache file gone: fetch again
       }
@@ -111,9 +156,16 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     const limit = options.maxRemoteBytes ?? 512 * 1024 ** 2;
     const hash = createHash("sha256");
     let size = 0;
+    // The first bytes, judged as they came: the cached file is not read back to judge it.
+    let head = Buffer.alloc(0);
+    const allowPrivate = options.allowPrivateSources ?? false;
+    // A host written as an address is connected to without a lookup: checked here. Names are checked
+    // in the lookup of the connection itself (makeSourceAgent).
+    if (!allowPrivate && isPrivateAddress(new URL(url).hostname)) throw new PrivateSourceError(url);
+    const dispatcher = makeSourceAgent(url, allowPrivate);
     try {
       // undici's request follows no redirects: a source must be served where the manifest says.
-      const response = await request(url, { method: "GET", signal });
+      const response = await request(url, { method: "GET", signal, dispatcher });
       if (response.statusCode !== 200) {
         await response.body.dump();
         const location = response.headers.location;
@@ -129,23 +181,27 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
           if (size > limit)
             return done(new ReelError("E_REMOTE_SOURCE", `${url} is larger than ${limit} bytes`));
           hash.update(chunk);
+          if (head.length < SNIFF_BYTES)
+            head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
           done(null, chunk);
         },
       });
       await pipeline(response.body, meter, createWriteStream(temp, { flags: "wx" }));
-      await checkFetched(url, temp, use);
+      checkFetched(url, head, use);
     } catch (error) {
       await unlink(temp).catch(() => {});
       if (error instanceof ReelError || signal.aborted) throw error;
       throw new ReelError("E_REMOTE_SOURCE", `could not fetch ${url}: ${(error as Error).message}`, {
         cause: error,
       });
+    } finally {
+      await dispatcher.close().catch(() => {});
     }
     const sha256 = hash.digest("hex");
     const path = join(options.cacheDir, sha256);
     await rename(temp, path);
     store.recordRemote(url, sha256, path, size);
-    return { path, sha256 };
+    return { path, sha256, size };
   }
 
   async function makeSpeech(ref: SpeechRef): Promise<Id> {
@@ -189,11 +245,16 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         case "asset":
           return ref.id;
         case "file":
-          return uploadFile(ref.path, ref.sha256);
+          return uploadFile({ ...ref, source: ref.path, named: ref.path });
         case "url": {
           const fetched = await once(`url:${ref.url}`, async () => {
             const remote = await fetchRemote(ref.url, ref.use);
-            return uploadFile(remote.path, remote.sha256, ref.url);
+            // Uploaded from the cache, checked against the hash of the bytes fetched and judged.
+            return uploadFile({
+              ...remote,
+              source: `the copy of ${ref.url} kept in ${remote.path}`,
+              named: ref.url,
+            });
           });
           return fetched;
         }
@@ -223,7 +284,64 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
   };
 }
 
+/**
+ * Opens the file to upload without following a link, and makes sure it is the file that was checked
+ * (same device and inode, size and modification time): a file swapped since is not read at all.
+ */
+async function openChecked(file: CheckedFile): Promise<FileHandle> {
+  let handle: FileHandle;
+  try {
+    handle = await openNoFollow(file.path);
+  } catch (error) {
+    if (isLinkRefusal(error)) throw new SourceChangedError(file.source, "was replaced by a link");
+    if ((error as NodeJS.ErrnoException).code === "ENOENT")
+      throw new SourceChangedError(file.source, "was removed");
+    throw error;
+  }
+  try {
+    const info = await handle.stat({ bigint: true });
+    const now = stampOf(info);
+    if (!info.isFile() || (file.stamp && (now.dev !== file.stamp.dev || now.ino !== file.stamp.ino))) {
+      throw new SourceChangedError(file.source, "was replaced by another file");
+    }
+    if (now.size !== file.size || (file.stamp && !sameFile(now, file.stamp))) {
+      throw new SourceChangedError(file.source, "was edited");
+    }
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/**
+ * The file's bytes from the open descriptor, hashed on the way. The last chunk is held back until
+ * the whole file has been hashed: bytes that differ from what was checked (the file edited in place
+ * during the upload) end the upload before its end, so the service stores nothing, and the hash the
+ * state file keeps always names the content that was uploaded.
+ */
+async function* readVerified(handle: FileHandle, file: CheckedFile): AsyncGenerator<Uint8Array> {
+  const hash = createHash("sha256");
+  let held: Buffer | undefined;
+  let position = 0;
+  while (position < file.size) {
+    const chunk = Buffer.allocUnsafe(Math.min(READ_CHUNK, file.size - position));
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+    if (bytesRead === 0) break;
+    hash.update(chunk.subarray(0, bytesRead));
+    position += bytesRead;
+    if (held) yield held;
+    held = chunk.subarray(0, bytesRead);
+  }
+  const { bytesRead: beyond } = await handle.read(Buffer.alloc(1), 0, 1, position);
+  if (position !== file.size || beyond > 0 || hash.digest("hex") !== file.sha256) {
+    throw new SourceChangedError(file.source, "changed while it was being uploaded");
+  }
+  if (held) yield held;
+}
+
 function refusedForCertain(error: unknown): boolean {
+  if (error instanceof SourceChangedError) return true;
   if (error instanceof NetworkError) return !error.sent;
   return (
     error instanceof ServiceError && error.status !== undefined && error.status >= 400 && error.status < 500
@@ -235,14 +353,7 @@ function refusedForCertain(error: unknown): boolean {
  * source image, or an HTML error page served with 200, would otherwise be uploaded and cost a
  * submission that can only fail.
  */
-async function checkFetched(url: string, path: string, use: "image" | "audio"): Promise<void> {
-  const handle = await open(path, "r");
-  let head: Buffer;
-  try {
-    ({ buffer: head } = await handle.read(Buffer.alloc(SNIFF_BYTES), 0, SNIFF_BYTES, 0));
-  } finally {
-    await handle.close();
-  }
+function checkFetched(url: string, head: Buffer, use: "image" | "audio"): void {
   const format = sniffFormat(head);
   if (format !== undefined && MEDIA_KIND[format] === use) return;
   const found =

@@ -42,6 +42,8 @@ export interface EngineOptions {
   readonly outDir: string;
   /** Remote sources are fetched here before upload. */
   readonly cacheDir: string;
+  /** Fetch https sources from loopback, link-local and private addresses too. @defaultValue false */
+  readonly allowPrivateSources?: boolean;
   /** Generations unfinished (submitted, not final) at once. @defaultValue 4 */
   readonly concurrency?: number;
   /** Resubmit jobs that ended Fail or Canceled (a new attempt, counted). @defaultValue false */
@@ -223,6 +225,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     store,
     queue: transfers,
     cacheDir: options.cacheDir,
+    allowPrivateSources: options.allowPrivateSources ?? false,
     resubmitUncertain: options.resubmitUncertain ?? false,
     signal: stop.signal,
     costedSignal: submitAbort.signal,
@@ -940,7 +943,9 @@ function newJobOf(job: Job): NewJob {
     manifest: job.manifest,
     videoId: job.id,
     specHash: job.specHash,
-    specJson: JSON.stringify(job.spec),
+    // A file's stamp (device, inode, times) says which file was checked, for the upload; the record
+    // keeps what was sent.
+    specJson: JSON.stringify(job.spec, (key, value: unknown) => (key === "stamp" ? undefined : value)),
     seconds: job.seconds,
     model: job.model,
   };

@@ -1,13 +1,7 @@
 // Content hashes of local files, streamed (never read whole) and cached by (path, size, mtime, ctime,
 // inode) in the state file, so a rerun over unchanged files reads none of them.
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
-import { pipeline } from "node:stream/promises";
+import { type OpenedFile, sha256OfOpened } from "../manifest/media-file.js";
 import type { StateStore } from "../state/store.js";
-
-/** 1 MiB reads: few enough syscalls that hashing runs at the speed of SHA-256 itself. */
-const READ_CHUNK = 1 << 20;
 
 /**
  * A file whose timestamp is this close to the moment it was looked at could be edited again within
@@ -18,14 +12,9 @@ const READ_CHUNK = 1 << 20;
  */
 const RACY_MS = 2_000;
 
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  await pipeline(createReadStream(path, { highWaterMark: READ_CHUNK }), hash);
-  return hash.digest("hex");
-}
-
 export interface CachedHasher {
-  (absPath: string): Promise<string>;
+  /** The hash of `opened` (the file at `absPath`), read from the descriptor unless cached. */
+  (absPath: string, opened: OpenedFile): Promise<string>;
   /** Files actually read (cache misses) since creation. */
   readonly stats: { hashed: number; cached: number };
 }
@@ -33,33 +22,31 @@ export interface CachedHasher {
 export function makeCachedHasher(store: StateStore): CachedHasher {
   const stats = { hashed: 0, cached: 0 };
   const inFlight = new Map<string, Promise<string>>();
-  const hasher = async (absPath: string): Promise<string> => {
-    const pending = inFlight.get(absPath);
+  const hasher = async (absPath: string, opened: OpenedFile): Promise<string> => {
+    // Keyed by the file too: another file put at this path meanwhile is another hash.
+    const key = `${absPath}\0${opened.stamp.dev}:${opened.stamp.ino}:${opened.stamp.mtimeNs}`;
+    const pending = inFlight.get(key);
     if (pending) return pending;
     const work = (async () => {
       const lookedAt = Date.now();
-      const info = await stat(absPath, { bigint: true });
-      const stamp = {
-        size: Number(info.size),
-        mtimeNs: info.mtimeNs.toString(),
-        ctimeNs: info.ctimeNs.toString(),
-        ino: info.ino.toString(),
-      };
+      const { size, mtimeNs, ctimeNs, ino } = opened.stamp;
+      const stamp = { size, mtimeNs, ctimeNs, ino };
       const known = store.findFileHash(absPath, stamp);
       if (known) {
         stats.cached++;
         return known;
       }
-      const sha = await sha256File(absPath);
+      const sha = await sha256OfOpened(opened.handle);
       stats.hashed++;
-      if (lookedAt - Number(info.mtimeMs) >= RACY_MS) store.recordFileHash(absPath, stamp, sha);
+      if (lookedAt - Number(BigInt(mtimeNs) / 1_000_000n) >= RACY_MS)
+        store.recordFileHash(absPath, stamp, sha);
       return sha;
     })();
-    inFlight.set(absPath, work);
+    inFlight.set(key, work);
     try {
       return await work;
     } finally {
-      inFlight.delete(absPath);
+      inFlight.delete(key);
     }
   };
   return Object.assign(hasher, { stats });

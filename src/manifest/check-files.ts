@@ -1,10 +1,9 @@
 // Checks a schema can't express, on the media a manifest names: local files exist, are readable,
 // stay inside the allowed folders (also after following symlinks), and are of the kind expected by
 // their content; remote sources are https URLs. Results are cached per path for the whole load, so
-// 10,000 videos sharing three files cost three look-ups and three hashes.
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { open, realpath, stat } from "node:fs/promises";
+// 10,000 videos sharing three files cost three look-ups and three hashes. Each file is opened once:
+// its kind, its hash and its stamp (what the upload checks it against) all come from that descriptor.
+import { realpath } from "node:fs/promises";
 import path from "node:path";
 import {
   MEDIA_KIND,
@@ -14,6 +13,15 @@ import {
   sniffFormat,
 } from "../service/media-format.js";
 import { findCorruptionIn } from "../service/media-integrity.js";
+import {
+  type FileStamp,
+  isLinkRefusal,
+  type OpenedFile,
+  openedPath,
+  openNoFollow,
+  sha256OfOpened,
+  stampOf,
+} from "./media-file.js";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
 import type { AssetRef } from "./types.js";
 
@@ -38,15 +46,9 @@ const FORMAT_WORDS: Record<MediaFormat, string> = {
 
 export type MediaCheck = { ok: true; ref: AssetRef } | { ok: false; message: string; code: ProblemCode };
 
-/** sha256 hex of a file, streamed. */
-export function hashFileStreaming(absPath: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const hash = createHash("sha256");
-    createReadStream(absPath)
-      .on("error", reject)
-      .on("data", (chunk) => hash.update(chunk))
-      .on("end", () => resolve(hash.digest("hex")));
-  });
+/** sha256 hex of an opened file, read from its start. */
+export function hashFileStreaming(_absPath: string, opened: OpenedFile): Promise<string> {
+  return sha256OfOpened(opened.handle);
 }
 
 export function isInside(child: string, parent: string): boolean {
@@ -55,7 +57,15 @@ export function isInside(child: string, parent: string): boolean {
 }
 
 type Resolved =
-  | { ok: true; real: string; size: number; format: MediaFormat | undefined }
+  | {
+      ok: true;
+      real: string;
+      size: number;
+      format: MediaFormat | undefined;
+      stamp: FileStamp;
+      /** Of files whose format could be used (image or audio). */
+      hash: Promise<string> | undefined;
+    }
   | { ok: false; message: string; code: ProblemCode };
 
 export interface FileCheckerOptions {
@@ -63,7 +73,7 @@ export interface FileCheckerOptions {
   readonly cwd: string;
   /** Folders files may be read from (cwd included), as given (absolute). */
   readonly allowed: readonly string[];
-  readonly hashFile: (absPath: string) => Promise<string>;
+  readonly hashFile: (absPath: string, opened: OpenedFile) => Promise<string>;
 }
 
 /** Runs at most `max` tasks at once (file handles are finite: 10,000 distinct files must not open at once). */
@@ -86,6 +96,7 @@ function makeLimiter(max: number): <T>(task: () => Promise<T>) => Promise<T> {
 export class FileChecker {
   private readonly limit = makeLimiter(16);
   private readonly resolved = new Map<string, Promise<Resolved>>();
+  /** By file (device, inode, size, mtime): two links to one file are hashed once. */
   private readonly hashes = new Map<string, Promise<string>>();
   private allowedReal: Promise<string[]> | undefined;
 
@@ -127,16 +138,17 @@ export class FileChecker {
         code: PROBLEM_CODES.mediaKind,
       };
     }
-    let hash = this.hashes.get(found.real);
-    if (!hash) {
-      const real = found.real;
-      hash = this.limit(() => this.options.hashFile(real));
-      this.hashes.set(found.real, hash);
-    }
     try {
       return {
         ok: true,
-        ref: { kind: "file", path: found.real, sha256: await hash, size: found.size, format: found.format },
+        ref: {
+          kind: "file",
+          path: found.real,
+          sha256: await found.hash!,
+          size: found.size,
+          format: found.format,
+          stamp: found.stamp,
+        },
       };
     } catch (error) {
       return {
@@ -195,8 +207,21 @@ export class FileChecker {
         code: PROBLEM_CODES.pathOutside,
       };
     }
+    let handle;
     try {
-      const info = await stat(real);
+      handle = await openNoFollow(real);
+    } catch (error) {
+      // The path resolved to a file, then named a link: it changed under the check.
+      const why = isLinkRefusal(error) ? "it was replaced by a link while it was checked" : reason(error);
+      return {
+        ok: false,
+        message: `${written} could not be read: ${why}`,
+        code: PROBLEM_CODES.fileUnreadable,
+      };
+    }
+    try {
+      const opened: OpenedFile = { handle, stamp: stampOf(await handle.stat({ bigint: true })) };
+      const info = await handle.stat();
       if (!info.isFile()) {
         const what = info.isDirectory() ? "a folder" : "not a regular file";
         return {
@@ -205,30 +230,46 @@ export class FileChecker {
           code: PROBLEM_CODES.fileUnreadable,
         };
       }
-      const handle = await open(real, "r");
-      try {
-        const head = new Uint8Array(SNIFF_BYTES);
-        const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
-        const format = sniffFormat(head.subarray(0, bytesRead));
-        // Cut short or broken (an interrupted copy or download): the service would refuse the upload.
-        const broken = format && (await findCorruptionIn(handle, format, info.size));
-        if (format && broken) {
-          return {
-            ok: false,
-            message: `${written} looks like ${FORMAT_WORDS[format]} but is cut short or damaged (${broken}); copy or download it again`,
-            code: PROBLEM_CODES.mediaFormat,
-          };
-        }
-        return { ok: true, real, size: info.size, format };
-      } finally {
-        await handle.close();
+      const where = await openedPath(opened, real);
+      if (where === undefined || !allowedReal.some((dir) => isInside(where, dir))) {
+        return {
+          ok: false,
+          message: `${written} is a link to ${where ?? "a file"}, outside the folder reel was started in (${this.options.cwd}); allow it with --allow-read DIR`,
+          code: PROBLEM_CODES.pathOutside,
+        };
       }
+      const head = new Uint8Array(SNIFF_BYTES);
+      const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
+      const format = sniffFormat(head.subarray(0, bytesRead));
+      // Cut short or broken (an interrupted copy or download): the service would refuse the upload.
+      const broken = format && (await findCorruptionIn(handle, format, opened.stamp.size));
+      if (format && broken) {
+        return {
+          ok: false,
+          message: `${written} looks like ${FORMAT_WORDS[format]} but is cut short or damaged (${broken}); copy or download it again`,
+          code: PROBLEM_CODES.mediaFormat,
+        };
+      }
+      const usable =
+        format !== undefined && (MEDIA_KIND[format] === "image" || MEDIA_KIND[format] === "audio");
+      const { stamp } = opened;
+      const key = `${stamp.dev}:${stamp.ino}:${stamp.size}:${stamp.mtimeNs}`;
+      let hash = usable ? this.hashes.get(key) : undefined;
+      if (usable && !hash) {
+        hash = this.options.hashFile(real, opened);
+        this.hashes.set(key, hash);
+      }
+      // Read while the descriptor is open; a failure is the field's problem, said by check().
+      await hash?.catch(() => undefined);
+      return { ok: true, real, size: stamp.size, format, stamp, hash };
     } catch (error) {
       return {
         ok: false,
         message: `${written} could not be read: ${reason(error)}`,
         code: PROBLEM_CODES.fileUnreadable,
       };
+    } finally {
+      await handle.close();
     }
   }
 }

@@ -36,7 +36,14 @@ function codeFrame(text: string, line: number, col: number, color: boolean): str
   const red = style(color, 31, 39);
   const out: string[] = [];
   for (let n = first; n <= last; n++) {
-    const content = (lines[n - 1] ?? "").replace(/\t/g, " ");
+    // Control characters shown as their symbols (one for one, so the caret stays in place): a
+    // manifest's escape sequences must not reach the terminal.
+    const content = (lines[n - 1] ?? "")
+      .replace(/\t/g, " ")
+      // eslint-disable-next-line no-control-regex -- control characters are what is looked for
+      .replace(/[\x00-\x1f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0)))
+      .replace(/\x7f/g, "\u2421")
+      .replace(/[\x80-\x9f]/g, "\ufffd");
     const shown = content.length > 100 ? `${content.slice(0, 100)}…` : content;
     out.push(`${n === line ? red(">") : " "} ${dim(`${String(n).padStart(width)} |`)} ${shown}`);
     if (n === line)

@@ -149,6 +149,35 @@ function isOversizedId(value: unknown): boolean {
   return typeof value === "string" && /^\d+$/.test(value) && BigInt(value) > INT64_MAX;
 }
 
+/**
+ * UTF-16 or UTF-32 (as some Windows editors and PowerShell's `>` save text), told by the byte order
+ * mark, or without one by the zero bytes of ASCII text: one in two (UTF-16), three in four (UTF-32).
+ */
+export function wideEncoding(bytes: Uint8Array): string | undefined {
+  const [a, b, c, d] = bytes;
+  if (a === 0xff && b === 0xfe && c === 0 && d === 0) return "UTF-32";
+  if (a === 0 && b === 0 && c === 0xfe && d === 0xff) return "UTF-32";
+  if ((a === 0xff && b === 0xfe) || (a === 0xfe && b === 0xff)) return "UTF-16";
+  const head = bytes.subarray(0, 512 - (Math.min(bytes.length, 512) % 4));
+  if (head.length < 4) return undefined;
+  const zeros = [0, 0, 0, 0];
+  head.forEach((byte, i) => {
+    if (byte === 0) zeros[i % 4]!++;
+  });
+  const quarter = head.length / 4;
+  const mostly = (n: number) => n >= 0.9 * quarter;
+  const few = (n: number) => n <= 0.1 * quarter;
+  const [z0, z1, z2, z3] = zeros as [number, number, number, number];
+  if (
+    (mostly(z1) && mostly(z2) && mostly(z3) && few(z0)) ||
+    (mostly(z0) && mostly(z1) && mostly(z2) && few(z3))
+  )
+    return "UTF-32";
+  if ((mostly(z1) && mostly(z3) && few(z0) && few(z2)) || (mostly(z0) && mostly(z2) && few(z1) && few(z3)))
+    return "UTF-16";
+  return undefined;
+}
+
 interface FileOutcome {
   manifest?: NormalizedManifest;
   text?: string;
@@ -184,6 +213,16 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
       });
     }
     const bytes = await readFile(abs);
+    const wide = wideEncoding(bytes);
+    if (wide) {
+      // Read as UTF-8, every other byte is a NUL: said for what it is, before any other message.
+      return fail({
+        line: 1,
+        col: 1,
+        message: `this file is ${wide} text, not UTF-8; save it as UTF-8`,
+        code: PROBLEM_CODES.readFailed,
+      });
+    }
     // Without the byte order mark some editors write: it would count as a column of line 1. A lone
     // CR (old Mac line ends) is a line break to YAML but not to the position counter, which would
     // place every problem on line 1; one character for one keeps every offset.

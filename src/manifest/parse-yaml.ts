@@ -85,8 +85,41 @@ function yamlMessage(code: string, message: string, source: string): { message: 
 }
 
 export function parseYaml(text: string, limits: YamlLimits = {}): ParseYamlResult {
+  const control = findControlCharacter(text);
+  if (control) return { ok: false, problems: [control] };
   const fast = parseFast(text, limits);
+  if (Array.isArray(fast)) return { ok: false, problems: fast };
   return fast ? { ok: true, parsed: fast } : parseThorough(text, limits);
+}
+
+function tooDeepMessage(maxDepth: number): string {
+  return `mappings and lists are nested deeper than ${maxDepth} levels; a manifest needs far fewer`;
+}
+
+/** What the stack gives when a parser recurses through absurd nesting: the problem is the depth. */
+function isStackOverflow(message: string): boolean {
+  return /Maximum call stack size exceeded/i.test(message);
+}
+
+/**
+ * YAML text cannot hold control characters other than tab and line breaks (YAML 1.2, c-printable):
+ * one parser refuses them, the other kept a raw NUL inside a quoted string, which would reach the
+ * service in a paid request. Refused here, at its place, before either parser runs.
+ */
+function findControlCharacter(text: string): YamlProblem | undefined {
+  // eslint-disable-next-line no-control-regex -- control characters are what is looked for
+  const found = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F]/.exec(text);
+  if (!found) return undefined;
+  const code = found[0].charCodeAt(0);
+  const what =
+    code === 0
+      ? "a NUL character (byte 0)"
+      : `a control character (U+${code.toString(16).toUpperCase().padStart(4, "0")})`;
+  return {
+    ...linePosition(findLineStarts(text), found.index),
+    message: `${what}: YAML text cannot contain one, not even inside quotes; remove it`,
+    code: PROBLEM_CODES.yamlSyntax,
+  };
 }
 
 // js-yaml's schema, narrowed to exactly the YAML 1.2 core schema that the `yaml` package uses
@@ -114,8 +147,11 @@ const FAST_SCHEMA = FAILSAFE_SCHEMA.extend({
   implicit: [types.null, types.bool, EXACT_INT, CORE_FLOAT_TYPE],
 });
 
-/** The value, or undefined when js-yaml refuses the text or the value breaks a limit. */
-function parseFast(text: string, limits: YamlLimits): ParsedYaml | undefined {
+/**
+ * The value; or the problem when the nesting is too deep (said at once: the other parser would
+ * recurse through all of it); or undefined when js-yaml refuses the text or the value breaks a limit.
+ */
+function parseFast(text: string, limits: YamlLimits): ParsedYaml | YamlProblem[] | undefined {
   const maxExpanded = limits.maxExpandedNodes ?? DEFAULT_YAML_LIMITS.maxExpandedNodes;
   const maxDepth = limits.maxDepth ?? DEFAULT_YAML_LIMITS.maxDepth;
   const opened: number[] = [];
@@ -137,7 +173,12 @@ function parseFast(text: string, limits: YamlLimits): ParsedYaml | undefined {
         }
       },
     });
-  } catch {
+  } catch (error) {
+    const { reason, mark } = error as { reason?: string; mark?: { position?: number } };
+    if (reason?.startsWith("nesting exceeded maxDepth") && mark?.position !== undefined) {
+      const at = linePosition(findLineStarts(text), mark.position);
+      return [{ ...at, message: tooDeepMessage(maxDepth), code: PROBLEM_CODES.yamlSyntax }];
+    }
     return undefined;
   }
   // Without an anchor there is no alias, and js-yaml has bounded the depth already.
@@ -223,17 +264,9 @@ export function parseThorough(text: string, limits: YamlLimits = {}): ParseYamlR
     document = parseThoroughDocument(text);
   } catch (error) {
     // The parser itself gave up (for instance on absurd nesting): nothing to point at but the start.
-    return {
-      ok: false,
-      problems: [
-        {
-          line: 1,
-          col: 1,
-          message: `YAML syntax: ${(error as Error).message}`,
-          code: PROBLEM_CODES.yamlSyntax,
-        },
-      ],
-    };
+    const text = (error as Error).message;
+    const message = isStackOverflow(text) ? tooDeepMessage(maxDepth) : `YAML syntax: ${text}`;
+    return { ok: false, problems: [{ line: 1, col: 1, message, code: PROBLEM_CODES.yamlSyntax }] };
   }
   const { doc, lineCounter } = document;
   const at = (offset: number) => positionOf(lineCounter, offset);
@@ -241,7 +274,13 @@ export function parseThorough(text: string, limits: YamlLimits = {}): ParseYamlR
   // One syntax problem per line: the others of a line follow from the first (a tab used as
   // indentation also reads as a key split over lines, and as a nested mapping).
   const linesWithSyntaxError = new Set<number>();
+  // Where the parser ran out of stack: the walk below says the nesting is too deep, where it starts.
+  let overflowAt: number | undefined;
   for (const issue of [...doc.errors, ...doc.warnings]) {
+    if (isStackOverflow(issue.message)) {
+      overflowAt ??= issue.pos[0];
+      continue;
+    }
     const line = at(issue.pos[0]).line;
     if (linesWithSyntaxError.has(line)) continue;
     linesWithSyntaxError.add(line);
@@ -296,7 +335,7 @@ export function parseThorough(text: string, limits: YamlLimits = {}): ParseYamlR
         tooDeep = true;
         problems.push({
           ...at(node.range?.[0] ?? 0),
-          message: `mappings and lists are nested deeper than ${maxDepth} levels`,
+          message: tooDeepMessage(maxDepth),
           code: PROBLEM_CODES.yamlSyntax,
         });
       }
@@ -338,6 +377,9 @@ export function parseThorough(text: string, limits: YamlLimits = {}): ParseYamlR
   };
 
   const total = sizeOf(doc.contents, 0);
+  if (overflowAt !== undefined && !tooDeep) {
+    problems.push({ ...at(overflowAt), message: tooDeepMessage(maxDepth), code: PROBLEM_CODES.yamlSyntax });
+  }
   if (total > maxExpanded && Number.isFinite(total)) {
     problems.push(
       biggestAlias

@@ -2,6 +2,7 @@
 // The "as written" side is inferred from the schema (schema.ts: ManifestInput).
 import type { AspectRatio, Id, Model, Resolution } from "../service/api-types.js";
 import type { MediaFormat } from "../service/media-format.js";
+import type { FileStamp, OpenedFile } from "./media-file.js";
 import type { Problem } from "./problem.js";
 
 /** An asset the request refers to: a local file (by content), a remote file, or one already uploaded. */
@@ -15,6 +16,8 @@ export type AssetRef =
       size: number;
       /** Recognised from the content, not the name. */
       format: MediaFormat;
+      /** The file that was judged: the upload sends this one (same device and inode) or nothing. */
+      stamp: FileStamp;
     }
   | {
       kind: "url";
@@ -78,8 +81,11 @@ export interface LoadOptions {
   readonly cwd: string;
   /** More folders manifests may read files from (`--allow-read DIR`), relative to cwd or absolute. */
   readonly allowRead?: readonly string[];
-  /** sha256 hex of a file's content. @defaultValue streams the file through node:crypto */
-  readonly hashFile?: (absPath: string) => Promise<string>;
+  /**
+   * sha256 hex of the content of `opened`, the file at `absPath` as it was opened for its checks.
+   * @defaultValue reads the descriptor through node:crypto
+   */
+  readonly hashFile?: (absPath: string, opened: OpenedFile) => Promise<string>;
   /** Largest manifest file read, in bytes. @defaultValue 16 MiB */
   readonly maxFileBytes?: number;
 }

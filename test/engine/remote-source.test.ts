@@ -1,6 +1,7 @@
 // Remote sources: an https URL in a manifest is fetched (once per URL), then uploaded (once per
 // content), as api-spec.md requires. Media is served over real TLS on loopback; `reel run` runs in a
-// child process that trusts the test certificate through NODE_EXTRA_CA_CERTS.
+// child process that trusts the test certificate through NODE_EXTRA_CA_CERTS, and is given
+// --allow-private-sources (loopback is refused without it: private-sources.test.ts).
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:https";
@@ -55,7 +56,7 @@ function video(id: string, source: string): string {
 }
 
 async function reel(args: string[], cwd: string): Promise<{ code: number | null; stderr: string }> {
-  const child = spawnReel(args, {
+  const child = spawnReel([...args, "--allow-private-sources"], {
     cwd,
     env: {
       REEL_BASE_URL: sandbox!.baseUrl,

@@ -91,6 +91,8 @@ describe("loadManifests", () => {
         sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
         size: 552,
         format: "png",
+        // The file that was checked, which the upload must find again.
+        stamp: expect.objectContaining({ size: 552, ino: expect.stringMatching(/^\d+$/) }),
       },
       chunks: [
         {

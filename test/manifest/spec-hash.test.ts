@@ -104,7 +104,14 @@ videos:
   it("is a pure function of the spec, not of where files lie", () => {
     const spec = (p: string): JobSpec => ({
       model: "actor-2",
-      source: { kind: "file", path: p, sha256: "ab".repeat(32), size: 3, format: "png" },
+      source: {
+        kind: "file",
+        path: p,
+        sha256: "ab".repeat(32),
+        size: 3,
+        format: "png",
+        stamp: { dev: "1", ino: "1", size: 3, mtimeNs: "0", ctimeNs: "0" },
+      },
       chunks: [{ duration: 5, text: "hi" }],
     });
     expect(computeSpecHash(spec("/a/x.png"))).toBe(computeSpecHash(spec("/b/y.png")));

@@ -20,6 +20,7 @@ const file = (sha: string, format: "png" | "mp3" = "png") =>
     sha256: sha.repeat(64).slice(0, 64),
     size: 10,
     format,
+    stamp: { dev: "1", ino: "1", size: 10, mtimeNs: "0", ctimeNs: "0" },
   }) as const;
 
 describe("toGenerationRequest", () => {

@@ -125,6 +125,7 @@ describe("renderHtmlReport", () => {
             sha256: "a",
             size: 1,
             format: "png",
+            stamp: { dev: "1", ino: "1", size: 1, mtimeNs: "0", ctimeNs: "0" },
           },
           chunks: [
             {
