@@ -117,6 +117,16 @@ export interface OpenStateOptions {
   readonly now?: () => number;
 }
 
+/**
+ * A write-ahead intent that did not win its row: it is no longer in the state the caller read (two
+ * processes on one state file, whatever fooled the lock). Nothing may be sent for it.
+ */
+export class ClaimLostError extends ReelError {
+  constructor(message: string) {
+    super("E_STATE_CLAIMED", message);
+  }
+}
+
 export class StateStore {
   private readonly serviceId: number;
   /** Prepared once per SQL text: preparing costs more than running these small statements. */
@@ -132,6 +142,8 @@ export class StateStore {
   private failure: StateFileError | undefined;
   /** The turn's events as [at, job id, kind, detail], inserted with its COMMIT (see `event`). */
   private events: (string | number | null)[][] = [];
+  /** Upload intents this store wrote: one found that it did not write is another process's. */
+  private readonly ownUploads = new Set<string>();
 
   private constructor(
     private readonly db: Database.Database,
@@ -152,8 +164,7 @@ export class StateStore {
     }
     if (!readonly) mkdirSync(dirname(path), { recursive: true });
     checkHeader(path);
-    // Locked by its real path: two runs reaching one file through different links still exclude
-    // each other.
+    // A lock on the file itself (see lock.ts): every link to it, from any process, meets it.
     const lock = readonly ? undefined : acquireLock(realStatePath(path));
     let db: Database.Database | undefined;
     try {
@@ -569,17 +580,30 @@ export class StateStore {
     return now;
   }
 
-  /** Write-ahead intent of a costed submission: resolves once it is on disk; only then may the request leave. */
-  async markSubmitting(id: number): Promise<void> {
-    this.writeStatement(() => {
+  /**
+   * Write-ahead intent of a costed submission: resolves once it is on disk; only then may the request
+   * leave. A compare-and-set: the row is claimed only from a state a submission may start from
+   * (`pending`, which --retry-failed and --resubmit-uncertain return a job to first, or a failure
+   * before anything was sent). Resolves false, with nothing written, when the row is in another
+   * state: another process on this state file claimed it, and nothing may be sent.
+   */
+  async markSubmitting(id: number): Promise<boolean> {
+    const claimed = this.writeStatement(() => {
       const changed = this.sql(
-        "UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, updated_at = ? WHERE id = ?",
+        `UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, updated_at = ?
+           WHERE id = ? AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))`,
       ).run(this.now(), id).changes;
+      if (changed === 1) {
+        this.event(id, "submitting");
+        return true;
+      }
       // No intent, no request: a job whose row is gone must never be paid for unrecorded.
-      if (changed !== 1) throw new StateFileError(`job ${id} is not in the state file; it was not submitted`);
-      this.event(id, "submitting");
+      if (!this.findJobById(id))
+        throw new StateFileError(`job ${id} is not in the state file; it was not submitted`);
+      return false;
     }, true);
-    await this.durable();
+    if (claimed) await this.durable();
+    return claimed;
   }
 
   /**
@@ -637,11 +661,18 @@ export class StateStore {
     });
   }
 
-  /** Back to `pending` for a new attempt (retry of a failure or of an uncertain submission). */
-  markPending(id: number, why: string): void {
-    this.writeStatement(() => {
-      this.setJob(id, { state: "pending", fail_kind: null, error: null });
-      this.event(id, "pending", why);
+  /**
+   * Back to `pending` for a new attempt (retry of a failure or of an uncertain submission). Only from
+   * those final states: false, with nothing written, when the row has moved on meanwhile (another
+   * process on this state file retried it already: pending again, it would be paid for twice).
+   */
+  markPending(id: number, why: string): boolean {
+    return this.writeStatement(() => {
+      const changed = this.sql(
+        "UPDATE jobs SET state = 'pending', fail_kind = NULL, error = NULL, updated_at = ? WHERE id = ? AND state IN ('Fail', 'Canceled', 'uncertain')",
+      ).run(this.now(), id).changes;
+      if (changed === 1) this.event(id, "pending", why);
+      return changed === 1;
     });
   }
 
@@ -720,12 +751,23 @@ export class StateStore {
     return row?.asset_id;
   }
 
+  /**
+   * The intent of an upload. One intent wins: an intent this store did not write (intents of a dead
+   * run are taken at start, see takeInterruptedUploads) is another process's upload of the same
+   * content, under way, and this one throws ClaimLostError instead of uploading a second copy.
+   */
   markUploading(sha256: string): void {
-    this.write(() =>
-      this.sql(
+    this.write(() => {
+      const changed = this.sql(
         "INSERT INTO upload_intents (service_id, sha256, started_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-      ).run(this.serviceId, sha256, this.now()),
-    );
+      ).run(this.serviceId, sha256, this.now()).changes;
+      if (changed === 0 && !this.ownUploads.has(sha256)) {
+        throw new ClaimLostError(
+          `the file of sha256 ${sha256.slice(0, 12)} is being uploaded by another process using this state file; not uploaded twice`,
+        );
+      }
+      this.ownUploads.add(sha256);
+    });
   }
 
   /** An upload the service refused for certain: nothing to report at the next start. */
@@ -782,13 +824,24 @@ export class StateStore {
     ).get(this.serviceId, voiceId, text) as SpeechRow | undefined;
   }
 
-  /** Write-ahead intent of a costed speech call: resolves once it is on disk. */
+  /**
+   * Write-ahead intent of a costed speech call: resolves once it is on disk. A compare-and-set: made
+   * only where no speech row is, or over an `uncertain` one (--resubmit-uncertain). A row `creating`
+   * or `done` was written by another process on this state file since the caller looked: it throws
+   * ClaimLostError, and the speech is not paid for twice.
+   */
   async markSpeechCreating(voiceId: string, text: string): Promise<void> {
     this.writeStatement(() => {
-      this.sql(
+      const changed = this.sql(
         `INSERT INTO speech (service_id, voice_id, text, state, updated_at) VALUES (?, ?, ?, 'creating', ?)
-           ON CONFLICT (service_id, voice_id, text) DO UPDATE SET state = 'creating', asset_id = NULL, error = NULL, updated_at = excluded.updated_at`,
-      ).run(this.serviceId, voiceId, text, this.now());
+           ON CONFLICT (service_id, voice_id, text) DO UPDATE SET state = 'creating', asset_id = NULL, error = NULL, updated_at = excluded.updated_at
+           WHERE speech.state = 'uncertain'`,
+      ).run(this.serviceId, voiceId, text, this.now()).changes;
+      if (changed !== 1) {
+        throw new ClaimLostError(
+          `speech for voice ${voiceId} ("${text.slice(0, 40)}") is being or was made by another process using this state file; not paid for twice (rerun to use it)`,
+        );
+      }
     }, true);
     await this.durable();
   }
