@@ -15,7 +15,8 @@ import {
   teeProgress,
 } from "../engine/progress.js";
 import { type Logger, makeLogger } from "../log/logger.js";
-import { StateStore } from "../state/store.js";
+import { earlierWork, lostStateMessage, readRecords, restoredJobOf } from "../state/rebuild.js";
+import { StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { UsageError } from "../errors.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
@@ -37,6 +38,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   "resubmit-uncertain": { type: "boolean" },
   "poll-deadline": { type: "string" },
   "allow-read": { type: "string", multiple: true },
+  "rebuild-state": { type: "boolean" },
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
@@ -45,6 +47,10 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
   --poll-deadline TIME   stop following a task after TIME (e.g. 30m, 6h, 2d; default 24h); its task
                          id is kept and the next run follows it again
   --allow-read DIR       let manifests read files under DIR too (repeatable)
+  --rebuild-state        rebuild a lost (missing, emptied) state file from the job records in the
+                         output folder: recorded jobs are done, followed by task id, or uncertain,
+                         never submitted again. Without it, a state file found empty beside such
+                         records or earlier logs is refused (exit 2)
 
 ${SERVICE_USAGE}`;
 
@@ -95,6 +101,17 @@ function retryNotes(progress: ProgressSink): NonNullable<ClientOptions["onRetry"
 
 const RETRY_NOTE_MS = 15_000;
 
+/** --rebuild-state: the records in OUT written back into the state file, and said. */
+function rebuildState(store: StateStore, outDir: string, io: CliIO): void {
+  const restored = readRecords(outDir).flatMap((record) => restoredJobOf(record, outDir) ?? []);
+  const written = store.restoreJobs(restored);
+  store.flush();
+  const count = (state: string): number => restored.filter((job) => job.state === state).length;
+  io.stderr.write(
+    `reel: state rebuilt from the records in ${outDir}: ${written} job(s) written (${count("Success")} done, ${count("submitted")} followed by task id, ${count("Fail") + count("Canceled")} failed, ${count("uncertain")} uncertain; jobs the state knew already were kept)\n`,
+  );
+}
+
 /** Opens a session, runs `work` in it, and always closes the state, the service and the log. */
 export async function withWorkSession<T>(
   kind: "run" | "watch",
@@ -122,11 +139,20 @@ export async function withWorkSession<T>(
   });
   // The state file first: its lock is what tells a second reel on it to wait, before the sandbox
   // (whose data sits beside it) would refuse it with a message about the sandbox instead.
+  const rebuild = args.values["rebuild-state"] === true;
   const store = StateStore.open(settings.statePath, {
     baseUrl: settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!,
+    whenNew: (how) => {
+      if (rebuild) return;
+      // An emptied file is never new beside records; a missing one may be (a new --state beside an
+      // output folder another state file fills), unless logs of its own earlier runs are there.
+      const evidence = earlierWork(settings.statePath, settings.outDir, logFile, how === "empty");
+      if (evidence) throw new StateFileError(lostStateMessage(settings.statePath, how, evidence));
+    },
   });
   let service: ConnectedService | undefined;
   try {
+    if (rebuild) rebuildState(store, settings.outDir, io);
     const human = io.stderr.isTTY ? makeTtyProgress(io.stderr) : makeLineProgress(io.stderr);
     // `run --json` prints one document at its end; a watch never ends, so its events are the output.
     const progress =

@@ -779,6 +779,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         if (FINAL_STATUSES.has(status)) return true;
       } catch (error) {
         if (stop.signal.aborted) return false;
+        // The state file can no longer be written: stop everything (see track), not poll on forever.
+        if (error instanceof StateFileError) throw error;
         if (handleFatal(error)) {
           if (onFatal === "stop") return false;
           continue;

@@ -37,7 +37,7 @@ export interface StateLock {
  */
 export function acquireLock(path: string): StateLock {
   // O_CREAT without O_EXCL: two reels creating the file at once open the same inode.
-  const fd = openSync(path, "a+", 0o600);
+  const fd = openSync(path, "a+", 0o644);
   try {
     flockSync(fd, "exnb");
   } catch (error) {

@@ -18,13 +18,14 @@
 //   harmless (the job is then found with an intent and no answer, and becomes `uncertain`). The
 //   intents of one turn share one fsync.
 // - The API key is never written here.
-import { closeSync, existsSync, mkdirSync, openSync, readSync, realpathSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { ReelError } from "../errors.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import { acquireLock, type StateLock } from "./lock.js";
 import { MIGRATIONS } from "./migrations.js";
+import type { RestoredJob } from "./rebuild.js";
 
 export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
 export type FailKind = "local" | "rejected" | "task";
@@ -115,6 +116,13 @@ export interface OpenStateOptions {
   /** Read-only use (plan, status): no lock, no migration, no service row created. */
   readonly readonly?: boolean;
   readonly now?: () => number;
+  /**
+   * Called, with the file locked and before any table is created, when the state holds nothing:
+   * "missing" (no file was there) or "empty" (a file of no bytes, or with no tables). A reel state
+   * file is never empty once opened, so an empty one beside earlier work is a state file lost (an
+   * emptied file, a deleted WAL): the caller may throw to refuse it, before anything is paid again.
+   */
+  readonly whenNew?: (how: "missing" | "empty") => void;
 }
 
 /**
@@ -142,6 +150,9 @@ export class StateStore {
   private failure: StateFileError | undefined;
   /** The turn's events as [at, job id, kind, detail], inserted with its COMMIT (see `event`). */
   private events: (string | number | null)[][] = [];
+  /** The WAL file SQLite writes to, and its inode once seen (see checkWal). */
+  private readonly walPath: string;
+  private walIno: number | undefined;
   /** Upload intents this store wrote: one found that it did not write is another process's. */
   private readonly ownUploads = new Set<string>();
 
@@ -154,7 +165,11 @@ export class StateStore {
     private readonly readonly: boolean,
   ) {
     this.serviceId = serviceId ?? -1;
-    if (!readonly) openStores.add(this);
+    this.walPath = `${realStatePath(path)}-wal`;
+    if (!readonly) {
+      openStores.add(this);
+      this.walIno = statSync(this.walPath, { throwIfNoEntry: false })?.ino;
+    }
   }
 
   static open(path: string, options: OpenStateOptions): StateStore {
@@ -164,6 +179,7 @@ export class StateStore {
     }
     if (!readonly) mkdirSync(dirname(path), { recursive: true });
     checkHeader(path);
+    const existed = existsSync(path);
     // A lock on the file itself (see lock.ts): every link to it, from any process, meets it.
     const lock = readonly ? undefined : acquireLock(realStatePath(path));
     let db: Database.Database | undefined;
@@ -177,6 +193,7 @@ export class StateStore {
         );
       }
       if (!readonly) {
+        if (options.whenNew && isEmpty(db)) options.whenNew(existed ? "empty" : "missing");
         db.pragma("journal_mode = WAL");
         db.pragma("synchronous = NORMAL");
         migrate(db, path);
@@ -322,9 +339,9 @@ export class StateStore {
     return this.write(fn, durable, false);
   }
 
-  private breakStore(error: unknown): StateFileError {
+  private breakStore(error: unknown, then = "fix the cause (disk space?) and rerun"): StateFileError {
     this.failure ??= new StateFileError(
-      `could not write the state file ${this.path}: ${(error as Error).message}. Work stopped; fix the cause (disk space?) and rerun.`,
+      `could not write the state file ${this.path}: ${(error as Error).message}. Work stopped; ${then}.`,
       { cause: error, code: "E_STATE_WRITE" },
     );
     return this.failure;
@@ -384,6 +401,35 @@ export class StateStore {
       if (this.db.inTransaction) this.sql("ROLLBACK").run();
       throw failure;
     }
+    this.checkWal();
+  }
+
+  /**
+   * The WAL holds every commit since the last checkpoint. Deleted while reel runs (by hand, a
+   * cleaning script), SQLite goes on writing into the unlinked file, and all of it, intents
+   * included, is lost when the process ends: a rerun would find those jobs unsent and pay again.
+   * Checked after each commit (one stat): the commits are copied into the database file by a
+   * checkpoint (SQLite still holds the WAL open), and the store breaks, so that no costed call
+   * follows. A rerun starts with a fresh WAL.
+   */
+  private checkWal(): void {
+    const ino = statSync(this.walPath, { throwIfNoEntry: false })?.ino;
+    if (this.walIno === undefined || ino === this.walIno) {
+      this.walIno ??= ino;
+      return;
+    }
+    let saved = "what it recorded was saved into the state file";
+    try {
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch (error) {
+      saved = `saving what it recorded failed too (${(error as Error).message})`;
+    }
+    throw this.breakStore(
+      new Error(
+        `its write-ahead log ${this.walPath} was ${ino === undefined ? "deleted" : "replaced"} while reel was running; ${saved}`,
+      ),
+      "nothing more is sent. Rerun to resume (a fresh log is made); do not delete a state file's -wal file while reel runs",
+    );
   }
 
   /** Why the state file can no longer be written, once a commit failed. */
@@ -441,6 +487,57 @@ export class StateStore {
       now,
     );
     return this.sql(JOB_HEAD_SQL).get(this.serviceId, job.key, job.specHash) as JobHead;
+  }
+
+  /**
+   * Rows made from the records in the output folder (`reel run --rebuild-state`, see rebuild.ts): a
+   * job version the state does not know is added; one it knows only as unsent or as an intent
+   * (`pending`, `submitting`: an older copy of the state) takes what its record shows. Others are
+   * kept as they are. Returns how many rows were written.
+   */
+  restoreJobs(jobs: readonly RestoredJob[]): number {
+    return this.write(() => {
+      let written = 0;
+      for (const job of jobs) {
+        const head = this.sql(JOB_HEAD_SQL).get(this.serviceId, job.key, job.specHash) as JobHead | undefined;
+        if (head && head.state !== "pending" && head.state !== "submitting") continue;
+        if (head) this.sql("DELETE FROM jobs WHERE id = ?").run(head.id);
+        const values = [
+          this.serviceId,
+          job.key,
+          job.manifest,
+          job.videoId,
+          job.specHash,
+          job.specJson,
+          job.seconds,
+          job.model,
+          job.state,
+          job.failKind,
+          job.attempts,
+          job.taskId,
+          job.taskStatus,
+          job.file,
+          job.outDir,
+          job.error,
+          job.createdAt,
+          job.submittedAt,
+          job.finishedAt,
+          job.downloadedAt,
+          this.now(),
+        ];
+        const { lastInsertRowid } = this.sql(
+          `INSERT INTO jobs (${head ? "id, " : ""}service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, fail_kind, attempts, task_id, task_status, file, out_dir, error, created_at, submitted_at, finished_at, downloaded_at, updated_at)
+             VALUES (${head ? "?, " : ""}${values.map(() => "?").join(", ")})`,
+        ).run(...(head ? [head.id, ...values] : values));
+        this.event(
+          Number(lastInsertRowid),
+          "restored",
+          `${job.state}${job.taskId ? ` (task ${job.taskId})` : ""}`,
+        );
+        written++;
+      }
+      return written;
+    });
   }
 
   /** Whether this job version is recorded (the index lookup of upsertJobs, no row read). */
@@ -958,6 +1055,11 @@ function jobRowOf(v: unknown[]): JobRow {
     updated_at: v[21] as JobRow["updated_at"],
     out_dir: v[22] as JobRow["out_dir"],
   };
+}
+
+/** Whether the database holds no table at all: a file of no bytes, or one created and never written. */
+function isEmpty(db: Database.Database): boolean {
+  return (db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n === 0;
 }
 
 /** Refuses, before SQLite touches it, a file that is not a SQLite database at all. */
