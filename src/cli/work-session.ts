@@ -17,7 +17,8 @@ import {
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
-import { StateStore } from "../state/store.js";
+import { earlierWork, lostStateMessage, readRecords, restoredJobOf } from "../state/rebuild.js";
+import { StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { UsageError } from "../errors.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
@@ -42,6 +43,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   "allow-read": { type: "string", multiple: true },
   "new-service": { type: "boolean" },
   ...PRIVATE_SOURCES_OPTION,
+  "rebuild-state": { type: "boolean" },
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
@@ -56,6 +58,10 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
   --allow-private-sources
                          fetch https sources from loopback, link-local and private addresses
                          too (refused by default: a manifest must not reach into your network)
+  --rebuild-state        rebuild a lost (missing, emptied) state file from the job records in the
+                         output folder: recorded jobs are done, followed by task id, or uncertain,
+                         never submitted again. Without it, a state file found empty beside such
+                         records or earlier logs is refused (exit 2)
 
 ${SERVICE_USAGE}`;
 
@@ -120,6 +126,17 @@ export function refusalOf(
   return (jobs) => sentElsewhereProblem(store, jobs, settings.baseUrl!, [SANDBOX_SERVICE_ID]);
 }
 
+/** --rebuild-state: the records in OUT written back into the state file, and said. */
+function rebuildState(store: StateStore, outDir: string, io: CliIO): void {
+  const restored = readRecords(outDir).flatMap((record) => restoredJobOf(record, outDir) ?? []);
+  const written = store.restoreJobs(restored);
+  store.flush();
+  const count = (state: string): number => restored.filter((job) => job.state === state).length;
+  io.stderr.write(
+    `reel: state rebuilt from the records in ${outDir}: ${written} job(s) written (${count("Success")} done, ${count("submitted")} followed by task id, ${count("Fail") + count("Canceled")} failed, ${count("uncertain")} uncertain; jobs the state knew already were kept)\n`,
+  );
+}
+
 /** Opens a session, runs `work` in it, and always closes the state, the service and the log. */
 export async function withWorkSession<T>(
   kind: "run" | "watch",
@@ -147,11 +164,20 @@ export async function withWorkSession<T>(
   });
   // The state file first: its lock is what tells a second reel on it to wait, before the sandbox
   // (whose data sits beside it) would refuse it with a message about the sandbox instead.
+  const rebuild = args.values["rebuild-state"] === true;
   const store = StateStore.open(settings.statePath, {
     baseUrl: settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!,
+    whenNew: (how) => {
+      if (rebuild) return;
+      // An emptied file is never new beside records; a missing one may be (a new --state beside an
+      // output folder another state file fills), unless logs of its own earlier runs are there.
+      const evidence = earlierWork(settings.statePath, settings.outDir, logFile, how === "empty");
+      if (evidence) throw new StateFileError(lostStateMessage(settings.statePath, how, evidence));
+    },
   });
   let service: ConnectedService | undefined;
   try {
+    if (rebuild) rebuildState(store, settings.outDir, io);
     const human = io.stderr.isTTY ? makeTtyProgress(io.stderr) : makeLineProgress(io.stderr);
     // `run --json` prints one document at its end; a watch never ends, so its events are the output.
     const progress =

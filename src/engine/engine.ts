@@ -26,7 +26,7 @@ import { ReelError } from "../errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
-import { ensureJobRecord, writeJobRecord, writeResults } from "../report/results.js";
+import { ensureJobRecord, resultOf, writeJobRecord, writeResults } from "../report/results.js";
 import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
 import { type JobRow, type NewJob, StateFileError, type StateStore, versionKey } from "../state/store.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
@@ -515,7 +515,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       lostAssets.add(assetId);
       resolver.forget(assetId);
     }
-    store.markPending(row.id, `asset ${lost.join(", ")} lost on the service: uploading again`);
+    if (!store.markPending(row.id, `asset ${lost.join(", ")} lost on the service: uploading again`)) {
+      claimLost(row.id);
+      return false;
+    }
     progress.event({
       stage: "note",
       key: row.job_key,
@@ -540,8 +543,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         if (options.retryFailed && !retried.has(row.id)) {
           if (row.attempts < maxAttempts) {
             retried.add(row.id);
-            store.markPending(row.id, "--retry-failed");
-            return true;
+            if (store.markPending(row.id, "--retry-failed")) return true;
+            claimLost(row.id);
+            return false;
           }
           // Else --retry-failed would seem to do nothing, as if the service kept failing.
           progress.event({
@@ -553,8 +557,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         return false;
       case "uncertain":
         if (options.resubmitUncertain) {
-          store.markPending(row.id, "--resubmit-uncertain");
-          return true;
+          if (store.markPending(row.id, "--resubmit-uncertain")) return true;
+          claimLost(row.id);
         }
         return false;
       default:
@@ -611,7 +615,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           // Another job found one of these assets deleted on the service while this one queued:
           // resolved again (uploaded again) rather than paid for with an asset known to be gone.
           if ([...ids.values()].some((id) => lostAssets.has(id))) return "retry";
-          await store.markSubmitting(rowId);
+          if (!(await store.markSubmitting(rowId))) {
+            claimLost(rowId);
+            return "end";
+          }
           // The intent took a turn to reach the disk: Ctrl-C, a withdrawn manifest or a pause may have
           // come meanwhile. Nothing was sent yet, so the intent is simply taken back.
           if (stop.signal.aborted || fatal || !isWanted(job) || pause) {
@@ -652,6 +659,19 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       }
       if (outcome !== "retry") return outcome === "final";
     }
+  }
+
+  /**
+   * The state file refused this run's claim on a job (see store.markSubmitting): its row moved on
+   * since this run read it, which only another process writing the same state file does. Nothing is
+   * sent; said, since the job's outcome is then that other process's.
+   */
+  function claimLost(rowId: number): void {
+    const row = store.findJobById(rowId);
+    const detail = `not submitted: the state file shows this job ${row ? resultOf(row).status : "removed"}${row?.task_id ? ` (task ${row.task_id})` : ""}, changed by another process using the same state file; nothing was sent for it by this run`;
+    log.warn({ rowId, state: row?.state }, detail);
+    progress.event({ stage: "note", key: row?.job_key, detail });
+    changed();
   }
 
   /** A submission that may have reached the service: said, and recorded beside the other jobs' records. */
@@ -762,6 +782,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         if (FINAL_STATUSES.has(status)) return true;
       } catch (error) {
         if (stop.signal.aborted) return false;
+        // The state file can no longer be written: stop everything (see track), not poll on forever.
+        if (error instanceof StateFileError) throw error;
         if (handleFatal(error)) {
           if (onFatal === "stop") return false;
           continue;

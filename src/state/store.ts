@@ -18,13 +18,14 @@
 //   harmless (the job is then found with an intent and no answer, and becomes `uncertain`). The
 //   intents of one turn share one fsync.
 // - The API key is never written here.
-import { closeSync, existsSync, mkdirSync, openSync, readSync, realpathSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { ReelError } from "../errors.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import { acquireLock, type StateLock } from "./lock.js";
 import { MIGRATIONS } from "./migrations.js";
+import type { RestoredJob } from "./rebuild.js";
 
 export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
 export type FailKind = "local" | "rejected" | "task";
@@ -115,6 +116,23 @@ export interface OpenStateOptions {
   /** Read-only use (plan, status): no lock, no migration, no service row created. */
   readonly readonly?: boolean;
   readonly now?: () => number;
+  /**
+   * Called, with the file locked and before any table is created, when the state holds nothing:
+   * "missing" (no file was there) or "empty" (a file of no bytes, or with no tables). A reel state
+   * file is never empty once opened, so an empty one beside earlier work is a state file lost (an
+   * emptied file, a deleted WAL): the caller may throw to refuse it, before anything is paid again.
+   */
+  readonly whenNew?: (how: "missing" | "empty") => void;
+}
+
+/**
+ * A write-ahead intent that did not win its row: it is no longer in the state the caller read (two
+ * processes on one state file, whatever fooled the lock). Nothing may be sent for it.
+ */
+export class ClaimLostError extends ReelError {
+  constructor(message: string) {
+    super("E_STATE_CLAIMED", message);
+  }
 }
 
 export class StateStore {
@@ -132,6 +150,11 @@ export class StateStore {
   private failure: StateFileError | undefined;
   /** The turn's events as [at, job id, kind, detail], inserted with its COMMIT (see `event`). */
   private events: (string | number | null)[][] = [];
+  /** The WAL file SQLite writes to, and its inode once seen (see checkWal). */
+  private readonly walPath: string;
+  private walIno: number | undefined;
+  /** Upload intents this store wrote: one found that it did not write is another process's. */
+  private readonly ownUploads = new Set<string>();
 
   private constructor(
     private readonly db: Database.Database,
@@ -142,7 +165,11 @@ export class StateStore {
     private readonly readonly: boolean,
   ) {
     this.serviceId = serviceId ?? -1;
-    if (!readonly) openStores.add(this);
+    this.walPath = `${realStatePath(path)}-wal`;
+    if (!readonly) {
+      openStores.add(this);
+      this.walIno = statSync(this.walPath, { throwIfNoEntry: false })?.ino;
+    }
   }
 
   static open(path: string, options: OpenStateOptions): StateStore {
@@ -152,8 +179,8 @@ export class StateStore {
     }
     if (!readonly) mkdirSync(dirname(path), { recursive: true });
     checkHeader(path);
-    // Locked by its real path: two runs reaching one file through different links still exclude
-    // each other.
+    const existed = existsSync(path);
+    // A lock on the file itself (see lock.ts): every link to it, from any process, meets it.
     const lock = readonly ? undefined : acquireLock(realStatePath(path));
     let db: Database.Database | undefined;
     try {
@@ -166,6 +193,7 @@ export class StateStore {
         );
       }
       if (!readonly) {
+        if (options.whenNew && isEmpty(db)) options.whenNew(existed ? "empty" : "missing");
         db.pragma("journal_mode = WAL");
         db.pragma("synchronous = NORMAL");
         migrate(db, path);
@@ -311,9 +339,9 @@ export class StateStore {
     return this.write(fn, durable, false);
   }
 
-  private breakStore(error: unknown): StateFileError {
+  private breakStore(error: unknown, then = "fix the cause (disk space?) and rerun"): StateFileError {
     this.failure ??= new StateFileError(
-      `could not write the state file ${this.path}: ${(error as Error).message}. Work stopped; fix the cause (disk space?) and rerun.`,
+      `could not write the state file ${this.path}: ${(error as Error).message}. Work stopped; ${then}.`,
       { cause: error, code: "E_STATE_WRITE" },
     );
     return this.failure;
@@ -373,6 +401,35 @@ export class StateStore {
       if (this.db.inTransaction) this.sql("ROLLBACK").run();
       throw failure;
     }
+    this.checkWal();
+  }
+
+  /**
+   * The WAL holds every commit since the last checkpoint. Deleted while reel runs (by hand, a
+   * cleaning script), SQLite goes on writing into the unlinked file, and all of it, intents
+   * included, is lost when the process ends: a rerun would find those jobs unsent and pay again.
+   * Checked after each commit (one stat): the commits are copied into the database file by a
+   * checkpoint (SQLite still holds the WAL open), and the store breaks, so that no costed call
+   * follows. A rerun starts with a fresh WAL.
+   */
+  private checkWal(): void {
+    const ino = statSync(this.walPath, { throwIfNoEntry: false })?.ino;
+    if (this.walIno === undefined || ino === this.walIno) {
+      this.walIno ??= ino;
+      return;
+    }
+    let saved = "what it recorded was saved into the state file";
+    try {
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch (error) {
+      saved = `saving what it recorded failed too (${(error as Error).message})`;
+    }
+    throw this.breakStore(
+      new Error(
+        `its write-ahead log ${this.walPath} was ${ino === undefined ? "deleted" : "replaced"} while reel was running; ${saved}`,
+      ),
+      "nothing more is sent. Rerun to resume (a fresh log is made); do not delete a state file's -wal file while reel runs",
+    );
   }
 
   /** Why the state file can no longer be written, once a commit failed. */
@@ -430,6 +487,57 @@ export class StateStore {
       now,
     );
     return this.sql(JOB_HEAD_SQL).get(this.serviceId, job.key, job.specHash) as JobHead;
+  }
+
+  /**
+   * Rows made from the records in the output folder (`reel run --rebuild-state`, see rebuild.ts): a
+   * job version the state does not know is added; one it knows only as unsent or as an intent
+   * (`pending`, `submitting`: an older copy of the state) takes what its record shows. Others are
+   * kept as they are. Returns how many rows were written.
+   */
+  restoreJobs(jobs: readonly RestoredJob[]): number {
+    return this.write(() => {
+      let written = 0;
+      for (const job of jobs) {
+        const head = this.sql(JOB_HEAD_SQL).get(this.serviceId, job.key, job.specHash) as JobHead | undefined;
+        if (head && head.state !== "pending" && head.state !== "submitting") continue;
+        if (head) this.sql("DELETE FROM jobs WHERE id = ?").run(head.id);
+        const values = [
+          this.serviceId,
+          job.key,
+          job.manifest,
+          job.videoId,
+          job.specHash,
+          job.specJson,
+          job.seconds,
+          job.model,
+          job.state,
+          job.failKind,
+          job.attempts,
+          job.taskId,
+          job.taskStatus,
+          job.file,
+          job.outDir,
+          job.error,
+          job.createdAt,
+          job.submittedAt,
+          job.finishedAt,
+          job.downloadedAt,
+          this.now(),
+        ];
+        const { lastInsertRowid } = this.sql(
+          `INSERT INTO jobs (${head ? "id, " : ""}service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, fail_kind, attempts, task_id, task_status, file, out_dir, error, created_at, submitted_at, finished_at, downloaded_at, updated_at)
+             VALUES (${head ? "?, " : ""}${values.map(() => "?").join(", ")})`,
+        ).run(...(head ? [head.id, ...values] : values));
+        this.event(
+          Number(lastInsertRowid),
+          "restored",
+          `${job.state}${job.taskId ? ` (task ${job.taskId})` : ""}`,
+        );
+        written++;
+      }
+      return written;
+    });
   }
 
   /** Whether this job version is recorded (the index lookup of upsertJobs, no row read). */
@@ -603,17 +711,30 @@ export class StateStore {
     return now;
   }
 
-  /** Write-ahead intent of a costed submission: resolves once it is on disk; only then may the request leave. */
-  async markSubmitting(id: number): Promise<void> {
-    this.writeStatement(() => {
+  /**
+   * Write-ahead intent of a costed submission: resolves once it is on disk; only then may the request
+   * leave. A compare-and-set: the row is claimed only from a state a submission may start from
+   * (`pending`, which --retry-failed and --resubmit-uncertain return a job to first, or a failure
+   * before anything was sent). Resolves false, with nothing written, when the row is in another
+   * state: another process on this state file claimed it, and nothing may be sent.
+   */
+  async markSubmitting(id: number): Promise<boolean> {
+    const claimed = this.writeStatement(() => {
       const changed = this.sql(
-        "UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, updated_at = ? WHERE id = ?",
+        `UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, updated_at = ?
+           WHERE id = ? AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))`,
       ).run(this.now(), id).changes;
+      if (changed === 1) {
+        this.event(id, "submitting");
+        return true;
+      }
       // No intent, no request: a job whose row is gone must never be paid for unrecorded.
-      if (changed !== 1) throw new StateFileError(`job ${id} is not in the state file; it was not submitted`);
-      this.event(id, "submitting");
+      if (!this.findJobById(id))
+        throw new StateFileError(`job ${id} is not in the state file; it was not submitted`);
+      return false;
     }, true);
-    await this.durable();
+    if (claimed) await this.durable();
+    return claimed;
   }
 
   /**
@@ -671,11 +792,18 @@ export class StateStore {
     });
   }
 
-  /** Back to `pending` for a new attempt (retry of a failure or of an uncertain submission). */
-  markPending(id: number, why: string): void {
-    this.writeStatement(() => {
-      this.setJob(id, { state: "pending", fail_kind: null, error: null });
-      this.event(id, "pending", why);
+  /**
+   * Back to `pending` for a new attempt (retry of a failure or of an uncertain submission). Only from
+   * those final states: false, with nothing written, when the row has moved on meanwhile (another
+   * process on this state file retried it already: pending again, it would be paid for twice).
+   */
+  markPending(id: number, why: string): boolean {
+    return this.writeStatement(() => {
+      const changed = this.sql(
+        "UPDATE jobs SET state = 'pending', fail_kind = NULL, error = NULL, updated_at = ? WHERE id = ? AND state IN ('Fail', 'Canceled', 'uncertain')",
+      ).run(this.now(), id).changes;
+      if (changed === 1) this.event(id, "pending", why);
+      return changed === 1;
     });
   }
 
@@ -758,12 +886,23 @@ export class StateStore {
     return row?.asset_id;
   }
 
+  /**
+   * The intent of an upload. One intent wins: an intent this store did not write (intents of a dead
+   * run are taken at start, see takeInterruptedUploads) is another process's upload of the same
+   * content, under way, and this one throws ClaimLostError instead of uploading a second copy.
+   */
   markUploading(sha256: string): void {
-    this.write(() =>
-      this.sql(
+    this.write(() => {
+      const changed = this.sql(
         "INSERT INTO upload_intents (service_id, sha256, started_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-      ).run(this.serviceId, sha256, this.now()),
-    );
+      ).run(this.serviceId, sha256, this.now()).changes;
+      if (changed === 0 && !this.ownUploads.has(sha256)) {
+        throw new ClaimLostError(
+          `the file of sha256 ${sha256.slice(0, 12)} is being uploaded by another process using this state file; not uploaded twice`,
+        );
+      }
+      this.ownUploads.add(sha256);
+    });
   }
 
   /** An upload the service refused for certain: nothing to report at the next start. */
@@ -820,13 +959,24 @@ export class StateStore {
     ).get(this.serviceId, voiceId, text) as SpeechRow | undefined;
   }
 
-  /** Write-ahead intent of a costed speech call: resolves once it is on disk. */
+  /**
+   * Write-ahead intent of a costed speech call: resolves once it is on disk. A compare-and-set: made
+   * only where no speech row is, or over an `uncertain` one (--resubmit-uncertain). A row `creating`
+   * or `done` was written by another process on this state file since the caller looked: it throws
+   * ClaimLostError, and the speech is not paid for twice.
+   */
   async markSpeechCreating(voiceId: string, text: string): Promise<void> {
     this.writeStatement(() => {
-      this.sql(
+      const changed = this.sql(
         `INSERT INTO speech (service_id, voice_id, text, state, updated_at) VALUES (?, ?, ?, 'creating', ?)
-           ON CONFLICT (service_id, voice_id, text) DO UPDATE SET state = 'creating', asset_id = NULL, error = NULL, updated_at = excluded.updated_at`,
-      ).run(this.serviceId, voiceId, text, this.now());
+           ON CONFLICT (service_id, voice_id, text) DO UPDATE SET state = 'creating', asset_id = NULL, error = NULL, updated_at = excluded.updated_at
+           WHERE speech.state = 'uncertain'`,
+      ).run(this.serviceId, voiceId, text, this.now()).changes;
+      if (changed !== 1) {
+        throw new ClaimLostError(
+          `speech for voice ${voiceId} ("${text.slice(0, 40)}") is being or was made by another process using this state file; not paid for twice (rerun to use it)`,
+        );
+      }
     }, true);
     await this.durable();
   }
@@ -943,6 +1093,11 @@ function jobRowOf(v: unknown[]): JobRow {
     updated_at: v[21] as JobRow["updated_at"],
     out_dir: v[22] as JobRow["out_dir"],
   };
+}
+
+/** Whether the database holds no table at all: a file of no bytes, or one created and never written. */
+function isEmpty(db: Database.Database): boolean {
+  return (db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n === 0;
 }
 
 /** Refuses, before SQLite touches it, a file that is not a SQLite database at all. */

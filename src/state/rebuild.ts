@@ -1,0 +1,254 @@
+// The records in the output folder are a second copy of what was paid: each job's `<id>.json` (its
+// spec hash, task id, status and file) and `results.jsonl`. A state file found empty beside them, or
+// beside the logs of earlier runs, was lost (truncated, its WAL deleted), not new: starting afresh
+// would pay again for every job and overwrite their videos with new takes. This module finds that
+// evidence, and reads the records back into job rows (`reel run --rebuild-state`).
+import { type Dirent, readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import type { FailKind, JobState } from "./store.js";
+
+/** A job as its record in OUT shows it (src/report/results.ts writes these fields). */
+export interface RecordedJob {
+  readonly manifest: string;
+  readonly id: string;
+  readonly specHash: string;
+  readonly status: string;
+  readonly taskId: string | null;
+  readonly file: string | null;
+  readonly error: string | null;
+  readonly attempts: number;
+  readonly model: string;
+  readonly seconds: number;
+  readonly createdAt: string | null;
+  readonly submittedAt: string | null;
+  readonly finishedAt: string | null;
+  readonly downloadedAt: string | null;
+  /** The spec that was sent (per-job records only; results.jsonl has none). */
+  readonly spec?: unknown;
+}
+
+/** A job row made from a record: what store.restoreJobs writes. */
+export interface RestoredJob {
+  readonly key: string;
+  readonly manifest: string;
+  readonly videoId: string;
+  readonly specHash: string;
+  readonly specJson: string;
+  readonly seconds: number;
+  readonly model: string;
+  readonly state: JobState;
+  readonly failKind: FailKind | null;
+  readonly attempts: number;
+  readonly taskId: string | null;
+  readonly taskStatus: string | null;
+  readonly file: string | null;
+  readonly outDir: string | null;
+  readonly error: string | null;
+  readonly createdAt: number;
+  readonly submittedAt: number | null;
+  readonly finishedAt: number | null;
+  readonly downloadedAt: number | null;
+}
+
+const TASK_STATUSES = new Set(["PreProcessing", "Pending", "Running"]);
+
+/** How far a record shows a job went: of two records of one job version, the further one counts. */
+function rank(status: string): number {
+  if (status === "unsent") return 0;
+  if (status === "submitting") return 1;
+  if (status === "uncertain") return 2;
+  if (TASK_STATUSES.has(status)) return 3;
+  return 4; // Success, Fail, Canceled
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+
+function recordOf(value: unknown): RecordedJob | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const r = value as Record<string, unknown>;
+  const manifest = str(r.manifest);
+  const id = str(r.id);
+  const specHash = str(r.specHash);
+  const status = str(r.status);
+  if (!manifest || !id || !specHash || !status) return undefined;
+  return {
+    manifest,
+    id,
+    specHash,
+    status,
+    taskId: str(r.taskId) ?? (typeof r.taskId === "number" ? String(r.taskId) : null),
+    file: str(r.file),
+    error: str(r.error),
+    attempts: typeof r.attempts === "number" ? r.attempts : 1,
+    model: str(r.model) ?? "",
+    seconds: typeof r.seconds === "number" ? r.seconds : 0,
+    createdAt: str(r.createdAt),
+    submittedAt: str(r.submittedAt),
+    finishedAt: str(r.finishedAt),
+    downloadedAt: str(r.downloadedAt),
+    ...("spec" in r ? { spec: r.spec } : {}),
+  };
+}
+
+function entries(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return undefined; // cut short, or not reel's
+  }
+}
+
+/**
+ * Every job version recorded in `outDir`: the per-job records of each manifest folder, and the lines
+ * of results.jsonl. Of two records of one version, the one that went further counts; the spec comes
+ * from a per-job record.
+ */
+export function readRecords(outDir: string): RecordedJob[] {
+  const found = new Map<string, RecordedJob>();
+  const add = (record: RecordedJob | undefined): void => {
+    if (!record) return;
+    const key = `${record.manifest}/${record.id}\n${record.specHash}`;
+    const known = found.get(key);
+    if (!known) return void found.set(key, record);
+    const further = rank(record.status) > rank(known.status) ? record : known;
+    const spec = known.spec !== undefined ? known.spec : record.spec;
+    found.set(key, spec === undefined ? further : { ...further, spec });
+  };
+  for (const folder of entries(outDir)) {
+    if (!folder.isDirectory()) continue;
+    for (const file of entries(join(outDir, folder.name))) {
+      if (file.isFile() && file.name.endsWith(".json")) {
+        add(recordOf(readJson(join(outDir, folder.name, file.name))));
+      }
+    }
+  }
+  let lines: string[] = [];
+  try {
+    lines = readFileSync(join(outDir, "results.jsonl"), "utf8").split("\n");
+  } catch {
+    // none
+  }
+  for (const line of lines) {
+    if (line.trim() === "") continue;
+    try {
+      add(recordOf(JSON.parse(line)));
+    } catch {
+      // a line cut short
+    }
+  }
+  return [...found.values()];
+}
+
+const NOTHING_SENT = "nothing was sent for this video";
+
+/** The row a record stands for, or undefined for a job whose record shows nothing was sent. */
+export function restoredJobOf(record: RecordedJob, outDir: string): RestoredJob | undefined {
+  const time = (iso: string | null): number | null => {
+    const ms = iso === null ? NaN : Date.parse(iso);
+    return Number.isNaN(ms) ? null : ms;
+  };
+  const base = {
+    key: `${record.manifest}/${record.id}`,
+    manifest: record.manifest,
+    videoId: record.id,
+    specHash: record.specHash,
+    specJson: JSON.stringify(record.spec ?? null),
+    seconds: record.seconds,
+    model: record.model,
+    attempts: record.attempts,
+    taskId: record.taskId,
+    file: null,
+    outDir: null,
+    error: record.error,
+    createdAt: time(record.createdAt) ?? Date.now(),
+    submittedAt: time(record.submittedAt),
+    finishedAt: time(record.finishedAt),
+    downloadedAt: null,
+  };
+  const unknownOutcome = (why: string): RestoredJob => ({
+    ...base,
+    state: "uncertain",
+    failKind: null,
+    taskStatus: null,
+    error: `rebuilt from its record: ${why}; the service may have received it (--resubmit-uncertain sends it again)`,
+  });
+  switch (record.status) {
+    case "unsent":
+      return undefined;
+    case "Success":
+      return {
+        ...base,
+        state: "Success",
+        failKind: null,
+        taskStatus: "Success",
+        file: record.file,
+        outDir: record.file === null ? null : resolve(outDir),
+        downloadedAt: record.file === null ? null : time(record.downloadedAt),
+      };
+    case "Fail":
+    case "Canceled": {
+      // No task: refused (422) or failed before anything was sent, which the message says.
+      const failKind: FailKind =
+        record.taskId !== null ? "task" : record.error?.includes(NOTHING_SENT) ? "local" : "rejected";
+      return { ...base, state: record.status, failKind, taskStatus: record.status };
+    }
+    case "uncertain":
+      return { ...base, state: "uncertain", failKind: null, taskStatus: null };
+    default:
+      // A task on the service not final yet (followed by its id), or an intent with no answer.
+      if (record.taskId !== null) {
+        return {
+          ...base,
+          state: "submitted",
+          failKind: null,
+          taskStatus: TASK_STATUSES.has(record.status) ? record.status : "PreProcessing",
+        };
+      }
+      return unknownOutcome(`sent (${record.status}) with no task id recorded`);
+  }
+}
+
+/**
+ * What shows that the state file at `statePath` was used before: reel's records in `outDir`, and
+ * logs of earlier runs beside it (`logs/`, other than `currentLog`). A description for the message,
+ * or undefined when nothing does. `records`: whether records count (a state file that is merely
+ * missing may be new beside an output folder another state file fills).
+ */
+export function earlierWork(
+  statePath: string,
+  outDir: string,
+  currentLog: string | undefined,
+  records: boolean,
+): string | undefined {
+  const found: string[] = [];
+  if (records) {
+    const n = readRecords(outDir).length;
+    if (n > 0) found.push(`${n} job record(s) in ${outDir}`);
+  }
+  const logs = join(dirname(statePath), "logs");
+  const earlier = entries(logs).filter((entry) => {
+    if (!entry.isFile() || !entry.name.endsWith(".log")) return false;
+    const path = join(logs, entry.name);
+    if (currentLog !== undefined && resolve(path) === resolve(currentLog)) return false;
+    try {
+      return statSync(path).size > 0;
+    } catch {
+      return false;
+    }
+  });
+  if (earlier.length > 0) found.push(`the logs of ${earlier.length} earlier run(s) in ${logs}`);
+  return found.length > 0 ? found.join(" and ") : undefined;
+}
+
+/** The refusal of a lost state file, with the way out. */
+export function lostStateMessage(statePath: string, how: "missing" | "empty", evidence: string): string {
+  return `the state file ${statePath} is ${how === "missing" ? "missing" : "empty"}, but ${evidence} show that reel ran with it before: it was lost (emptied, deleted, or its -wal file deleted). It is the record of what was paid, so reel does not start afresh and pay again for every job. Rerun with --rebuild-state to rebuild it from the records in the output folder (${basename(statePath)} then holds each recorded job as done, followed by its task id, or uncertain: none is submitted again; jobs with no record are new). Nothing was sent.`;
+}

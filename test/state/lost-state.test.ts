@@ -1,0 +1,156 @@
+// A state file lost under reel (emptied, deleted, its WAL deleted) is never taken for a new one: the
+// records in OUT and the logs beside the state show that work was paid for. reel refuses (exit 2,
+// nothing sent), rebuilds the state from the records with --rebuild-state (nothing paid again), and
+// stops a run whose WAL vanishes before its next costed call.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { spawnReel, until, writeTree } from "../helpers/cli.js";
+import { readResults } from "../helpers/results.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+let sandbox: Sandbox | undefined;
+const children: ReturnType<typeof spawn>[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+  await sandbox?.close();
+  sandbox = undefined;
+});
+
+function manifest(count: number): string {
+  const videos = Array.from(
+    { length: count },
+    (_, i) =>
+      `  - id: v${i}\n    chunks:\n      - duration: ${i % 2 === 0 ? 10 : 5}\n        text: "take ${i}"\n`,
+  ).join("");
+  return `version: 1\nname: lost\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos}`;
+}
+
+function reel(args: string[], cwd: string, env: Record<string, string>) {
+  const child = spawnReel(args, { cwd, env });
+  children.push(child);
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  child.stdout.resume();
+  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, exit, stderr: () => stderr };
+}
+
+async function setUp(jobs: number, sandboxOptions = {}) {
+  sandbox = await startSandbox({ slots: 8, timeScale: 0.01, preProcessingMs: 5, ...sandboxOptions });
+  const dir = await tempDir();
+  await writeTree(dir, { "m.yaml": manifest(jobs) });
+  const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };
+  return { dir, env, state: join(dir, ".reel", "state.db") };
+}
+
+describe("a lost state file", () => {
+  it("refuses an emptied state file beside the records, then rebuilds it from them: nothing paid again", async () => {
+    const JOBS = 30;
+    const { dir, env, state } = await setUp(JOBS);
+    const first = reel(["run", "m.yaml", "--concurrency", "8"], dir, env);
+    expect(await first.exit, first.stderr()).toBe(0);
+    expect(sandbox!.counters.generationsCreated).toBe(JOBS);
+    const video = join(dir, "out", "lost", "v0.mp4");
+    const before = statSync(video);
+
+    truncateSync(state, 0);
+    const refused = reel(["run", "m.yaml"], dir, env);
+    const refusedCode = await refused.exit;
+    // Before: taken for a new state file, all 30 jobs paid again and their videos overwritten.
+    expect(sandbox!.counters.generationsCreated).toBe(JOBS);
+    expect(refusedCode).toBe(2);
+    expect(refused.stderr()).toContain(`the state file ${state} is empty`);
+    expect(refused.stderr()).toMatch(/30 job record\(s\) in .*out/);
+    expect(refused.stderr()).toContain("--rebuild-state");
+    expect(refused.stderr()).toContain("Nothing was sent");
+    // Refused again, not taken for new the second time either.
+    expect(await reel(["run", "m.yaml"], dir, env).exit).toBe(2);
+
+    const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
+    expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
+    expect(rebuilt.stderr()).toMatch(/state rebuilt from the records .*: 30 job\(s\) written \(30 done/);
+    expect(sandbox!.counters.generationsCreated).toBe(JOBS);
+    // The videos were not overwritten by new takes.
+    expect(statSync(video).ino).toBe(before.ino);
+    expect(statSync(video).mtimeMs).toBe(before.mtimeMs);
+    const results = await readResults<{ status: string; taskId: string }>(dir);
+    expect(results.map((r) => r.status)).toEqual(Array(JOBS).fill("Success"));
+  }, 60_000);
+
+  it("refuses a deleted state file beside the logs of its runs; a new state file in a new folder starts", async () => {
+    const { dir, env, state } = await setUp(3);
+    expect(await reel(["run", "m.yaml"], dir, env).exit).toBe(0);
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${state}${suffix}`, { force: true });
+    const refused = reel(["run", "m.yaml"], dir, env);
+    expect(await refused.exit).toBe(2);
+    expect(refused.stderr()).toMatch(/is missing, but the logs of 1 earlier run\(s\)/);
+    expect(sandbox!.counters.generationsCreated).toBe(3);
+    // Another state file of its own folder, sharing OUT: new, and runs (the user's choice to pay).
+    const other = reel(["run", "m.yaml", "--state", ".staging/state.db"], dir, env);
+    expect(await other.exit, other.stderr()).toBe(0);
+  }, 60_000);
+
+  it("rebuilds jobs in flight and intents with no answer from their records: followed or uncertain, never resent", async () => {
+    const { dir, env } = await setUp(2);
+    await writeTree(dir, {
+      // As a run left them: v0's task was running (results.jsonl), v1 was sent with no answer.
+      "out/results.jsonl": "",
+    });
+    const first = reel(["run", "m.yaml"], dir, env);
+    expect(await first.exit).toBe(0);
+    const results = await readResults<Record<string, unknown>>(dir);
+    const v0 = results.find((r) => r.id === "v0")!;
+    const v1 = results.find((r) => r.id === "v1")!;
+    const taskOfV0 = v0.taskId as string;
+    await writeTree(dir, {
+      "out/results.jsonl": `${JSON.stringify({ ...v0, status: "Running", file: null })}\n${JSON.stringify({ ...v1, status: "submitting", taskId: null, file: null })}\n`,
+    });
+    rmSync(join(dir, "out", "lost"), { recursive: true });
+    rmSync(join(dir, ".reel"), { recursive: true });
+    const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
+    expect(await rebuilt.exit).toBe(1); // v1 is uncertain
+    expect(sandbox!.counters.generationsCreated).toBe(2);
+    const after = await readResults<{ id: string; status: string; taskId: string | null }>(dir);
+    expect(after.find((r) => r.id === "v0")).toMatchObject({ status: "Success", taskId: taskOfV0 });
+    expect(after.find((r) => r.id === "v1")).toMatchObject({ status: "uncertain" });
+    expect(existsSync(join(dir, "out", "lost", "v0.mp4"))).toBe(true);
+  }, 60_000);
+});
+
+describe("a WAL deleted while reel runs", () => {
+  it("stops the run before its next costed call, keeps what it recorded, and a rerun after kill -9 pays nothing twice", async () => {
+    const JOBS = 40;
+    const { dir, env, state } = await setUp(JOBS, { slots: 4, timeScale: 0.05 });
+    const run = reel(["run", "m.yaml", "--concurrency", "4"], dir, env);
+    await until(() => sandbox!.counters.generationsCreated >= 6, "some submissions");
+    unlinkSync(`${state}-wal`);
+    // Give it a moment to notice at its next commit, then kill it as a crash would.
+    await until(
+      () => run.stderr().includes("write-ahead log") || run.child.exitCode !== null,
+      "the run to notice",
+      10_000,
+    ).catch(() => {});
+    const createdAtStop = sandbox!.counters.generationsCreated;
+    run.child.kill("SIGKILL");
+    await run.exit;
+    expect(run.stderr()).toMatch(/write-ahead log .*state\.db-wal was deleted while reel was running/);
+    // Nothing more was paid for after it noticed.
+    expect(sandbox!.counters.generationsCreated).toBe(createdAtStop);
+    expect(createdAtStop).toBeLessThan(JOBS);
+
+    const rerun = reel(["run", "m.yaml", "--concurrency", "4"], dir, env);
+    expect([0, 1]).toContain(await rerun.exit);
+    expect(sandbox!.counters.duplicateGenerations()).toBe(0);
+    expect(sandbox!.counters.generationsCreated).toBe(JOBS);
+    expect(
+      readFileSync(join(dir, "out", "results.jsonl"), "utf8")
+        .trim()
+        .split("\n"),
+    ).toHaveLength(JOBS);
+  }, 90_000);
+});
