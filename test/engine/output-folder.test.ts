@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { mkdir, readdir, readFile, truncate, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
@@ -157,6 +158,27 @@ describe("a full disk under the output folder", () => {
       const record = JSON.parse(await readFile(join(out, "m", `v${i}.json`), "utf8")) as { error: unknown };
       expect(record.error).toBeNull();
     }
+  }, 60_000);
+});
+
+describe("a full disk under a watcher's output folder", () => {
+  it("ends the watch at once with exit 3 and the message, instead of failing every video", async (ctx) => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    await mkdir(join(dir, "incoming"));
+    const out = join(dir, "out");
+    await mkdir(out);
+    const grow = mountSmallDisk(out, "48k");
+    if (typeof grow === "string") ctx.skip(grow);
+
+    const w = startCli(["watch", "incoming", "--settle", "200ms"], { cwd: dir, env: env(s) });
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    await writeFile(join(dir, "incoming", "m.yaml"), manifest("m", 12));
+    const code = await Promise.race([w.exited, sleep(30_000).then(() => "still watching")]);
+    if (code === "still watching") await w.stop();
+    expect(code).toBe(3);
+    expect(w.output().stderr).toContain("the disk is full (ENOSPC: no space left on device)");
+    expect(w.output().stderr).not.toContain("download failed");
   }, 60_000);
 });
 
