@@ -17,3 +17,14 @@ export class UsageError extends ReelError {
     super("E_USAGE", message, options);
   }
 }
+
+/**
+ * The disk under the output folder refused a write during the work: full (ENOSPC), over quota
+ * (EDQUOT), read-only (EROFS) or failing (EIO). Trying again cannot help and every other video would
+ * meet the same: the work stops at once (exit 3), nothing lost, and a rerun resumes.
+ */
+export class OutputDiskError extends ReelError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("E_OUTPUT_DISK", message, options);
+  }
+}

@@ -107,9 +107,15 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
   }
 }
 
-/** Errors that stop a command before it does anything: another reel holds the state, the state
- * file or the output folder cannot be used. */
-const REFUSED_AT_START = new Set(["E_STATE_LOCKED", "E_STATE_FILE", "E_OUTPUT_PATH", "E_OTHER_SERVICE"]);
+/** Errors that stop a command before it does anything: another reel holds the state or the output
+ * folder, the state file or the output folder cannot be used, jobs already sent to another service. */
+const REFUSED_AT_START = new Set([
+  "E_STATE_LOCKED",
+  "E_STATE_FILE",
+  "E_OUTPUT_PATH",
+  "E_OUT_LOCKED",
+  "E_OTHER_SERVICE",
+]);
 
 function reportError(error: unknown, command: Command, io: CliIO): number {
   const err = error as { code?: string; message?: string };
@@ -124,7 +130,9 @@ function reportError(error: unknown, command: Command, io: CliIO): number {
   }
   if (error instanceof ReelError) {
     io.stderr.write(`reel ${command.name}: ${error.message}\n`);
-    // Refused before any work (exit 2, as for invalid input: nothing was sent), or stopped during it.
+    // Refused before any work (exit 2, as for invalid input: nothing was sent), or stopped during it:
+    // by a full disk, like a service that stops the work (exit 3: nothing lost, a rerun resumes).
+    if (error.code === "E_OUTPUT_DISK") return EXIT.fatalService;
     return REFUSED_AT_START.has(error.code) ? EXIT.invalidInput : EXIT.someJobsFailed;
   }
   const system = error as NodeJS.ErrnoException;

@@ -20,8 +20,8 @@ Options:
 ${WORK_USAGE}
 
 Exit codes: 0 all succeeded, 1 some job failed or is uncertain, 2 invalid input (nothing sent),
-3 stopped by the service (rejected key, no credits) or no service answering at the address (a
-rerun resumes), 130 interrupted.`;
+3 stopped by the service (rejected key, no credits), no service answering at the address, or the
+output folder's disk full or failing (a rerun resumes), 130 interrupted.`;
 
 export const runCommand: Command = {
   name: "run",

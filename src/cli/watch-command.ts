@@ -26,7 +26,8 @@ Options:
 ${WORK_USAGE}
 
 Exit codes: 0 stopped cleanly (Ctrl-C, SIGTERM), 1 the state file could no longer be written,
-2 bad options or folder (nothing started), 130 a second Ctrl-C (quit at once).`;
+2 bad options or folder (nothing started), 3 the output folder's disk is full or failing (start
+again once space is freed), 130 a second Ctrl-C (quit at once).`;
 
 export const watchCommand: Command = {
   name: "watch",

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { closeSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { ReelError } from "../errors.js";
+import { OutputDiskError, ReelError } from "../errors.js";
 
 export function tempPathFor(target: string): string {
   // randomUUID draws from a cached pool of random bytes: cheaper than randomBytes per file.
@@ -39,6 +39,30 @@ export function systemReason(error: unknown): string {
   return ((error as Error).message ?? String(error)).split(", ")[0]!;
 }
 
+/** What each disk failure means, said in the user's words. */
+const DISK_FAILURES: Readonly<Record<string, string>> = {
+  ENOSPC: "the disk is full",
+  EDQUOT: "your disk quota is used up",
+  EROFS: "the disk is read-only",
+  EIO: "the disk reported an input/output error",
+};
+
+/**
+ * `error` as an OutputDiskError when the disk under `dir` refused a write for a reason that holds
+ * for every other file too (full, over quota, read-only, failing); otherwise undefined. The one
+ * place that decides which file system errors stop the work.
+ */
+export function asDiskFailure(error: unknown, dir: string): OutputDiskError | undefined {
+  if (error instanceof OutputDiskError) return error;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const meaning = code === undefined ? undefined : DISK_FAILURES[code];
+  if (meaning === undefined) return undefined;
+  return new OutputDiskError(
+    `cannot write into ${dir}: ${meaning} (${systemReason(error)}). reel stopped; nothing is lost: every task already paid for is kept in the state file. Free some space (or fix the disk), then rerun the same command: the videos are fetched again, never generated again.`,
+    { cause: error },
+  );
+}
+
 function notAFolder(dir: string, symlink: boolean): ReelError {
   return new ReelError(
     "E_OUTPUT_PATH",
@@ -57,17 +81,21 @@ export async function writeFileAtomic(
   options: { readonly sync?: boolean } = {},
 ): Promise<void> {
   const temp = tempPathFor(target);
-  const handle = await open(temp, "wx", 0o644);
   try {
-    await handle.writeFile(data);
-    if (options.sync ?? true) await handle.sync();
-  } catch (error) {
+    const handle = await open(temp, "wx", 0o644);
+    try {
+      await handle.writeFile(data);
+      if (options.sync ?? true) await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await unlink(temp).catch(() => {});
+      throw error;
+    }
     await handle.close();
-    await unlink(temp).catch(() => {});
-    throw error;
+    await rename(temp, target);
+  } catch (error) {
+    throw asDiskFailure(error, dirname(target)) ?? error;
   }
-  await handle.close();
-  await rename(temp, target);
 }
 
 /**
@@ -77,7 +105,12 @@ export async function writeFileAtomic(
  */
 export function writeSmallFileAtomicSync(target: string, data: string): void {
   const temp = tempPathFor(target);
-  const fd = openSync(temp, "wx", 0o644);
+  let fd: number;
+  try {
+    fd = openSync(temp, "wx", 0o644);
+  } catch (error) {
+    throw asDiskFailure(error, dirname(target)) ?? error;
+  }
   let open = true;
   try {
     writeFileSync(fd, data);
@@ -92,7 +125,7 @@ export function writeSmallFileAtomicSync(target: string, data: string): void {
     } catch {
       // never created, or renamed
     }
-    throw error;
+    throw asDiskFailure(error, dirname(target)) ?? error;
   }
 }
 

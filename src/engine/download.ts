@@ -2,7 +2,9 @@
 // MP4 by its first bytes and against its announced length, capped in size while streaming, then
 // renamed into place. Never sends the API key (the result URL is another origin's address), follows
 // redirects only to https (or an origin the caller trusts, the sandbox), resumes a broken transfer
-// with a Range request when the server allows it.
+// with a Range request when the server allows it. Hashes the video (SHA-256) as it is written, so
+// that its content is known without reading it again.
+import { createHash, type Hash } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -17,8 +19,9 @@ import {
 import { unlink } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher } from "undici";
+import { dirname } from "node:path";
 import { ReelError } from "../errors.js";
-import { tempPathFor } from "./atomic-write.js";
+import { asDiskFailure, tempPathFor } from "./atomic-write.js";
 
 /**
  * - "expired": the URL no longer serves the file: ask the service for a fresh one.
@@ -76,7 +79,15 @@ interface TempFile {
   fd: number | undefined;
   /** Bytes of the video on disk; 0, or at least the 8 whose MP4 signature was checked. */
   size: number;
+  /** SHA-256 of the `size` bytes on disk, fed as each write lands (a resume goes on from it). */
+  hash: Hash;
   synced: boolean;
+}
+
+/** A video saved under its name: what it holds, for later checks that it is still the same. */
+export interface SavedVideo {
+  readonly size: number;
+  readonly sha256: string;
 }
 
 /**
@@ -91,8 +102,11 @@ const MAX_REDIRECT_BODY = 64 * 1024;
 /** Windows has no O_DSYNC: there, every video is fdatasync'ed before its rename. */
 const O_DSYNC: number = constants.O_DSYNC ?? 0;
 
-/** Downloads `url` to `dest`, whose folder must exist (see ensureRealDir). Returns the size in bytes. */
-export async function downloadVideo(options: DownloadOptions): Promise<number> {
+/**
+ * Downloads `url` to `dest`, whose folder must exist (see ensureRealDir). A disk that refuses the
+ * writes (full, read-only...) is an OutputDiskError, never tried again.
+ */
+export async function downloadVideo(options: DownloadOptions): Promise<SavedVideo> {
   const maxBytes = options.maxBytes ?? 2 * 1024 ** 3;
   const attempts = options.attempts ?? 10;
   const file: TempFile = {
@@ -100,6 +114,7 @@ export async function downloadVideo(options: DownloadOptions): Promise<number> {
     created: false,
     fd: undefined,
     size: 0,
+    hash: createHash("sha256"),
     synced: false,
   };
   let done = false;
@@ -111,6 +126,8 @@ export async function downloadVideo(options: DownloadOptions): Promise<number> {
         break;
       } catch (error) {
         if (options.signal?.aborted) throw error;
+        const disk = asDiskFailure(error, dirname(options.dest));
+        if (disk) throw disk; // every try would meet the same disk
         const retryable = !(error instanceof DownloadError) || error.failure === "retry";
         if (!retryable) throw error;
         if (file.size > before) attempt = 0; // it got further: a flaky link may take many tries
@@ -121,19 +138,23 @@ export async function downloadVideo(options: DownloadOptions): Promise<number> {
       }
     }
     const fd = file.fd!;
-    // On disk before it takes its name: after a power cut, a video under its final name is whole
-    // (some file systems would otherwise show the right size with zeroed blocks).
-    if (!file.synced) {
-      await new Promise<void>((resolve, reject) =>
-        fdatasync(fd, (error) => (error ? reject(error) : resolve())),
-      );
+    try {
+      // On disk before it takes its name: after a power cut, a video under its final name is whole
+      // (some file systems would otherwise show the right size with zeroed blocks).
+      if (!file.synced) {
+        await new Promise<void>((resolve, reject) =>
+          fdatasync(fd, (error) => (error ? reject(error) : resolve())),
+        );
+      }
+      // Closing and renaming are quick metadata calls, made synchronously.
+      file.fd = undefined;
+      closeSync(fd);
+      renameSync(file.path, options.dest);
+    } catch (error) {
+      throw asDiskFailure(error, dirname(options.dest)) ?? error;
     }
-    // Closing and renaming are quick metadata calls, made synchronously.
-    file.fd = undefined;
-    closeSync(fd);
-    renameSync(file.path, options.dest);
     done = true;
-    return file.size;
+    return { size: file.size, sha256: file.hash.digest("hex") };
   } finally {
     if (!done) {
       if (file.fd !== undefined) {
@@ -224,6 +245,7 @@ function fetchInto(
     const startOver = (): void => {
       if (file.fd !== undefined) ftruncateSync(file.fd, 0);
       file.size = 0;
+      file.hash = createHash("sha256");
       position = 0;
       signatureChecked = false;
     };
@@ -259,10 +281,12 @@ function fetchInto(
       writing = true;
       if (!ended) controller?.pause();
       const at = file.size;
-      writeAt(file.fd, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes), at).then(
+      const data = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
+      writeAt(file.fd, data, at).then(
         () => {
           writing = false;
           file.size = at + bytes;
+          file.hash.update(data); // once on disk: a failed write must not count in the hash
           if (failure) settle(failure);
           else if (ended) write(true);
           else if (batchFull()) write(false);

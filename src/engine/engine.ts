@@ -5,7 +5,7 @@
 // One engine serves a one-shot `run` (runBatch, below) and a long-lived `watch`, which adds and
 // withdraws manifests' jobs while it works.
 import { setMaxListeners } from "node:events";
-import { rename, unlink } from "node:fs/promises";
+import { lstat, rename, unlink } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import PQueue from "p-queue";
@@ -22,16 +22,26 @@ import {
   ValidationError,
 } from "../client/index.js";
 import { formatDuration } from "../duration.js";
-import { ReelError } from "../errors.js";
+import { OutputDiskError, ReelError } from "../errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { ensureJobRecord, resultOf, writeJobRecord, writeResults } from "../report/results.js";
 import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
-import { type JobRow, type NewJob, StateFileError, type StateStore, versionKey } from "../state/store.js";
+import {
+  type JobRow,
+  type NewJob,
+  StateFileError,
+  type StateStore,
+  type VideoFacts,
+  versionKey,
+} from "../state/store.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
-import { ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
-import { DownloadError, downloadVideo, isCompleteVideo } from "./download.js";
+import { asDiskFailure, ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
+import { DownloadError, downloadVideo } from "./download.js";
+import { sha256File } from "./hash-file.js";
+import { lockOutDir, probeWritable } from "./out-dir.js";
+import { checkSavedVideo, stampOfPath } from "./video-check.js";
 import { DEFAULT_POLL_TIMING, nextPollDelay, type PollTiming, RunRateEstimator } from "./poll-schedule.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
 import { makeStoppableSleep } from "./stoppable-sleep.js";
@@ -75,8 +85,11 @@ export interface EngineOptions {
   readonly onFatal?: "stop" | "pause";
   /** Called after each job changes in a way results.jsonl shows (watch mode rewrites it). */
   readonly onJobChange?: () => void;
-  /** Called once if the state file can no longer be written: the engine has stopped all work. */
-  readonly onStateFailure?: (error: StateFileError) => void;
+  /**
+   * Called once if the state file, or the disk of the output folder, can no longer be written: the
+   * engine has stopped all work.
+   */
+  readonly onStateFailure?: (error: StateFileError | OutputDiskError) => void;
 }
 
 export interface RunBatchOptions extends EngineOptions {
@@ -93,8 +106,11 @@ export interface RunSummary {
   /** incomplete: not stopped, yet some job is not final (its task outlived --poll-deadline, or the
    * service kept refusing it): a rerun goes on. */
   readonly outcome: "completed" | "incomplete" | "fatal" | "interrupted";
-  /** The error that stopped the run (rejected key, exhausted credits, a service never reached). */
-  readonly fatal?: ServiceError;
+  /**
+   * The error that stopped the run (rejected key, exhausted credits, a service never reached, the
+   * output folder's disk full).
+   */
+  readonly fatal?: ServiceError | OutputDiskError;
   /** The current row of every job of the run, after the run. */
   readonly rows: readonly JobRow[];
 }
@@ -116,11 +132,14 @@ export interface Engine {
   whenIdle(): Promise<void>;
   /** The current row of every wanted job, manifest by manifest. `versions`: store.jobsByVersion(), if read. */
   wantedRows(versions?: Map<string, JobRow>): JobRow[];
-  /** The condition that stopped the engine ("stop" mode), if any. */
-  readonly fatal: ServiceError | undefined;
+  /** The condition that stopped the engine ("stop" mode; a full disk in both modes), if any. */
+  readonly fatal: ServiceError | OutputDiskError | undefined;
   /** Whether all work was stopped: by the signal, or by a fatal condition other than no credits. */
   readonly stopped: boolean;
-  /** Stops listening to the signal. Work in progress is not awaited (see whenIdle). */
+  /**
+   * Stops listening to the signal and unlocks the output folder. Work in progress is not awaited (see
+   * whenIdle).
+   */
   dispose(): void;
 }
 
@@ -159,7 +178,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   // Every in-flight request listens on `stop`: many listeners are expected.
   setMaxListeners(0, stop.signal);
   const sleep = makeStoppableSleep(stop.signal);
-  let fatal: ServiceError | undefined;
+  let fatal: ServiceError | OutputDiskError | undefined;
   const onUserAbort = (): void => stop.abort(options.signal?.reason);
   if (options.signal?.aborted) onUserAbort();
   options.signal?.addEventListener("abort", onUserAbort, { once: true });
@@ -204,7 +223,15 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     });
   }
   await ensureRealDir(outDir, { mayBeLink: true });
-  await removeStaleTempFiles(outDir);
+  // Held until dispose: from here on, temp files in the folder are this engine's own or a dead run's.
+  const outLock = lockOutDir(outDir);
+  try {
+    probeWritable(outDir);
+    await removeStaleTempFiles(outDir);
+  } catch (error) {
+    outLock.release();
+    throw error;
+  }
 
   const concurrency = options.concurrency ?? 4;
   const downloadConcurrency = options.downloadConcurrency ?? 4;
@@ -368,6 +395,17 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           options.onStateFailure?.(error);
           return;
         }
+        if (error instanceof OutputDiskError) {
+          // Every other video would meet the same disk: stop at once rather than fail them one by
+          // one. Tasks keep their ids in the state file; a rerun follows them and downloads.
+          if (!fatal) {
+            fatal = error;
+            log.error({ err: error.message }, "output disk refused a write: stopping");
+            options.onStateFailure?.(error);
+          }
+          stop.abort(error);
+          return;
+        }
         if (!handleFatal(error)) log.error({ rowId, err: error }, "unexpected error");
       })
       .finally(() => working.delete(rowId));
@@ -401,6 +439,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       prepared = ensureRealDir(dir).then(
         async () => {
           await removeStaleTempFiles(dir);
+          // A folder that exists but refuses writes is found before the manifest's first costed call.
+          probeWritable(dir);
         },
         (error: unknown) => {
           preparedDirs.delete(manifest); // checked again next time (watch: the user may fix it)
@@ -442,14 +482,29 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       // The check is synchronous and quick; yielding first lets 10,000 of them at the start of a
       // rerun interleave with the submissions instead of holding them up.
       await setImmediatePromise();
-      if (row.file !== null && isInOut(row) && isCompleteVideo(join(outDir, row.file))) {
+      const found =
+        row.file !== null && isInOut(row) ? await checkSavedVideo(join(outDir, row.file), row) : undefined;
+      if (found?.kind === "same") {
+        let current = found.stamp === undefined ? row : store.recordVideoStamp(row, found.stamp);
         const own = `${row.manifest}/${row.video_id}.mp4`;
         // An edit undone: this version's video was kept as <id>.<hash>.mp4 while the other one
         // took <id>.mp4. It takes its name back (the other keeps its own hash name); no download.
-        if (row.file !== own && isWanted(job)) await downloads.add(() => takeBackName(row, own));
-        else ensureJobRecord(outDir, row);
+        if (row.file !== own && isWanted(job)) {
+          await downloads.add(() => takeBackName(current, own));
+        } else if (current.error !== null) {
+          // The video is whole: an error an earlier run recorded after saving it (its record hit a
+          // full disk) is over.
+          current = store.clearJobError(current);
+          writeJobRecord(outDir, current, isSuperseded(current));
+          changed();
+        } else {
+          ensureJobRecord(outDir, current);
+        }
         return;
       }
+      // Not the video reel saved (cut short, edited, replaced): the user's file is kept under another
+      // name, never overwritten, and the video is fetched again from its task (never generated again).
+      if (found?.kind === "changed") await keepChangedVideo(row);
       // The user deleted it, or it was fetched into another output folder (one state file can serve
       // several): fetch it again, into this one.
       // Its result address is from an earlier run: it may have expired, or (the sandbox) name a
@@ -840,14 +895,17 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         if (stop.signal.aborted) return;
         try {
           let url = addressFresh && row.result_url ? row.result_url : await refreshUrl(row);
+          let video: VideoFacts;
           for (let refreshed = 0; ; refreshed++) {
             try {
-              await downloadVideo({
+              const dest = join(outDir, file);
+              const saved = await downloadVideo({
                 url,
-                dest: join(outDir, file),
+                dest,
                 signal: stop.signal,
                 httpOrigins: options.httpOrigins ?? [],
               });
+              video = { ...saved, stamp: stampOfPath(dest) };
               break;
             } catch (error) {
               // An expired address: ask the service for the task again, never resubmit.
@@ -855,12 +913,15 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
               url = await refreshUrl(row);
             }
           }
-          row = store.markDownloaded(row, file, outKey);
+          row = store.markDownloaded(row, file, outKey, video);
           writeJobRecord(outDir, row, superseded);
           changed();
           progress.event({ stage: "done", key: row.job_key, detail: file });
           return;
         } catch (error) {
+          // A full disk is no failure of this video: it stops the engine (see track).
+          const disk = asDiskFailure(error, join(outDir, row.manifest));
+          if (disk) throw disk;
           if (stop.signal.aborted) return;
           if (handleFatal(error)) {
             if (onFatal === "stop" || !(await whenServiceUsable())) return;
@@ -908,6 +969,27 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
   }
 
+  /**
+   * Moves aside a file found where `row`'s video should be that is not that video: to
+   * `<id>.<sha256 of its content, 8 hex>.mp4`, the naming of kept versions, under a name nothing
+   * uses (a `-2`... suffix if need be), so nothing reel writes later can replace it.
+   */
+  async function keepChangedVideo(row: JobRow): Promise<void> {
+    const path = join(outDir, row.file!);
+    const sha = (await sha256File(path)).slice(0, 8);
+    for (let n = 1; ; n++) {
+      const kept = `${row.manifest}/${row.video_id}.${sha}${n > 1 ? `-${n}` : ""}.mp4`;
+      if (await lstat(join(outDir, kept)).catch(() => undefined)) continue;
+      await rename(path, join(outDir, kept));
+      progress.event({
+        stage: "note",
+        key: row.job_key,
+        detail: `${row.file} is not the video reel saved (cut short, edited or replaced): kept as ${kept}; the video is fetched again from task ${row.task_id} (not generated again)`,
+      });
+      return;
+    }
+  }
+
   /** Moves `row`'s video (kept under its hash name) back to `own`, `<id>.mp4`. */
   async function takeBackName(row: JobRow, own: string): Promise<void> {
     await keepPreviousVersion(row, own);
@@ -951,6 +1033,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     },
     dispose() {
       options.signal?.removeEventListener("abort", onUserAbort);
+      outLock.release();
     },
   };
 }
@@ -1017,21 +1100,24 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     list.push(job);
     byManifest.set(job.manifest, list);
   }
-  startProgress(progress, options.store, options.jobs);
   const selected = new Set(options.jobs);
   const leftOut = (options.listedJobs ?? []).filter((job) => !selected.has(job));
-  if (leftOut.length > 0) options.store.upsertJobs(leftOut.map(newJobOf));
-  // Every output folder is checked before any job starts: one that cannot be made stops the run
-  // before anything is sent.
-  for (const manifest of byManifest.keys()) await engine.prepareDir(manifest);
-  for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
-  // Every task already paid for is followed to the end and its video fetched, whatever asks for it
-  // now: a version edited away (its video keeps its hash name), a removed video, a manifest
-  // deleted or left out of this run (into its own folder). With --only, only the selected.
-  const selectedKeys = new Set(options.jobs.map((job) => job.key));
-  engine.followInFlight((row) => leftOut.length === 0 || selectedKeys.has(row.job_key));
-  await engine.whenIdle();
-  engine.dispose();
+  try {
+    // Every output folder is checked before any job starts: one that cannot be made or written
+    // stops the run before anything is sent.
+    for (const manifest of byManifest.keys()) await engine.prepareDir(manifest);
+    startProgress(progress, options.store, options.jobs);
+    if (leftOut.length > 0) options.store.upsertJobs(leftOut.map(newJobOf));
+    for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
+    // Every task already paid for is followed to the end and its video fetched, whatever asks for
+    // it now: a version edited away (its video keeps its hash name), a removed video, a manifest
+    // deleted or left out of this run (into its own folder). With --only, only the selected.
+    const selectedKeys = new Set(options.jobs.map((job) => job.key));
+    engine.followInFlight((row) => leftOut.length === 0 || selectedKeys.has(row.job_key));
+    await engine.whenIdle();
+  } finally {
+    engine.dispose();
+  }
   progress.stop();
   // Jobs these manifests no longer list that nothing was sent for (a removed video, an edit made
   // before the submission): forgotten, or status would show them pending for good. Only once the
@@ -1054,8 +1140,13 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   const here = listedRows.map((row) =>
     row.file === null || row.out_dir === null || row.out_dir === outKey ? row : { ...row, file: null },
   );
-  await writeResults(options.outDir, here);
-  await writeHtmlReport(options.outDir, here);
+  try {
+    await writeResults(options.outDir, here);
+    await writeHtmlReport(options.outDir, here);
+  } catch (error) {
+    // The disk that stopped the run refuses these too: the rerun writes them.
+    if (!(engine.fatal instanceof OutputDiskError && asDiskFailure(error, options.outDir))) throw error;
+  }
   const unfinished = finalRows.some((row) => !FINAL_JOB_STATES.has(row.state));
   const outcome = engine.fatal
     ? "fatal"

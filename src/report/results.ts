@@ -73,7 +73,13 @@ const recordPath = (outDir: string, row: JobRow, superseded: boolean): string =>
  * run finds it missing or emptied by a power cut (ensureJobRecord).
  */
 export function writeJobRecord(outDir: string, row: JobRow, superseded = false): void {
-  const record = { ...resultOf(row), spec: JSON.parse(row.spec_json) as unknown };
+  // What the video held when reel wrote it: a script (or a person with sha256sum) can check it.
+  const record = {
+    ...resultOf(row),
+    size: row.file_size,
+    sha256: row.file_sha256,
+    spec: JSON.parse(row.spec_json) as unknown,
+  };
   writeSmallFileAtomicSync(recordPath(outDir, row, superseded), `${JSON.stringify(record, null, 2)}\n`);
 }
 

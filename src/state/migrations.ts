@@ -118,4 +118,13 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE file_hashes ADD COLUMN ctime_ns TEXT;
   ALTER TABLE file_hashes ADD COLUMN ino TEXT;
   `,
+  // 6: what a job's video held when reel wrote it (size, SHA-256) and the stamp it had then
+  // ("mtime_ns:ctime_ns:ino"), so a rerun tells a video cut short or replaced from the one it saved:
+  // the size is compared always, the content hashed again only when the stamp changed. NULL on
+  // videos of earlier reels: only their first bytes are checked, as before.
+  `
+  ALTER TABLE jobs ADD COLUMN file_size INTEGER;
+  ALTER TABLE jobs ADD COLUMN file_sha256 TEXT;
+  ALTER TABLE jobs ADD COLUMN file_stamp TEXT;
+  `,
 ];

@@ -55,6 +55,17 @@ export interface JobRow {
   readonly finished_at: number | null;
   readonly downloaded_at: number | null;
   readonly updated_at: number;
+  /** Size and SHA-256 of the video when reel wrote it, and its stamp then (see migration 6). */
+  readonly file_size: number | null;
+  readonly file_sha256: string | null;
+  readonly file_stamp: string | null;
+}
+
+/** What reel knows of a video it wrote: its content, and the stamp (see migration 6) it had then. */
+export interface VideoFacts {
+  readonly size: number;
+  readonly sha256: string;
+  readonly stamp: string;
 }
 
 /** The little of a job row that a run starts from. */
@@ -838,10 +849,19 @@ export class StateStore {
     this.writeStatement(() => this.setJob(id, { result_url: url }));
   }
 
-  /** Records the video of `row` at `file` in the output folder `outDir`; returns the row as now recorded. */
-  markDownloaded(row: JobRow, file: string, outDir: string): JobRow {
+  /**
+   * Records the video of `row` at `file` in the output folder `outDir`; returns the row as now
+   * recorded. `video`: what was written (a fresh download); a video moved keeps what it had.
+   */
+  markDownloaded(row: JobRow, file: string, outDir: string, video?: VideoFacts): JobRow {
     return this.writeStatement(() => {
-      const changes = { file, out_dir: outDir, downloaded_at: this.now(), error: null };
+      const changes = {
+        file,
+        out_dir: outDir,
+        downloaded_at: this.now(),
+        error: null,
+        ...(video && { file_size: video.size, file_sha256: video.sha256, file_stamp: video.stamp }),
+      };
       const updatedAt = this.setJob(row.id, changes);
       this.event(row.id, "downloaded", file);
       return { ...row, ...changes, updated_at: updatedAt };
@@ -867,13 +887,38 @@ export class StateStore {
   /** The file of a Success was lost (deleted by the user): download it again from its task. */
   forgetDownload(row: JobRow): JobRow {
     return this.writeStatement(() => {
-      const changes = { file: null, out_dir: null, downloaded_at: null };
+      const changes = {
+        file: null,
+        out_dir: null,
+        downloaded_at: null,
+        file_size: null,
+        file_sha256: null,
+        file_stamp: null,
+      };
       return { ...row, ...changes, updated_at: this.setJob(row.id, changes) };
     });
   }
 
   recordJobError(id: number, error: string): void {
     this.writeStatement(() => this.setJob(id, { error }));
+  }
+
+  /** The job's video was found whole: an error left by an earlier failure (a full disk) no longer holds. */
+  clearJobError(row: JobRow): JobRow {
+    return this.writeStatement(() => ({
+      ...row,
+      error: null,
+      updated_at: this.setJob(row.id, { error: null }),
+    }));
+  }
+
+  /** The job's video was read again and holds what reel wrote: its new stamp spares the next read. */
+  recordVideoStamp(row: JobRow, stamp: string): JobRow {
+    return this.writeStatement(() => ({
+      ...row,
+      file_stamp: stamp,
+      updated_at: this.setJob(row.id, { file_stamp: stamp }),
+    }));
   }
 
   // ---- assets ----
@@ -1060,11 +1105,11 @@ export function versionKey(jobKey: string, specHash: string): string {
 }
 
 const JOB_COLUMNS =
-  "id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, fail_kind, attempts, task_id, task_status, result_url, file, error, created_at, submitted_at, running_at, finished_at, downloaded_at, updated_at, out_dir";
+  "id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, fail_kind, attempts, task_id, task_status, result_url, file, error, created_at, submitted_at, running_at, finished_at, downloaded_at, updated_at, out_dir, file_size, file_sha256, file_stamp";
 
 /**
  * A job row as an object of fixed shape. better-sqlite3 builds a row object property by property,
- * which makes a dictionary-mode object of ~1.6 KB for these 23 columns and costs ~20 µs; a run reads
+ * which makes a dictionary-mode object of ~1.6 KB for these 26 columns and costs ~20 µs; a run reads
  * a row several times per job, so rows are read as arrays and built here (~250 B, ~5 µs).
  */
 function jobRowOf(v: unknown[]): JobRow {
@@ -1092,6 +1137,9 @@ function jobRowOf(v: unknown[]): JobRow {
     downloaded_at: v[20] as JobRow["downloaded_at"],
     updated_at: v[21] as JobRow["updated_at"],
     out_dir: v[22] as JobRow["out_dir"],
+    file_size: v[23] as JobRow["file_size"],
+    file_sha256: v[24] as JobRow["file_sha256"],
+    file_stamp: v[25] as JobRow["file_stamp"],
   };
 }
 

@@ -17,6 +17,7 @@ import {
 } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
+import type { OutputDiskError } from "../errors.js";
 import { type StateFileError, versionKey } from "../state/store.js";
 import { isIgnoredPath, isManifestFile } from "./manifest-files.js";
 
@@ -60,8 +61,9 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   const { progress } = options;
   const dir = resolve(options.load.cwd, options.dir);
   let resultsTimer: NodeJS.Timeout | undefined;
-  // The watch ends on the user's signal, or when the state file can no longer be written.
-  let stateFailure: StateFileError | undefined;
+  // The watch ends on the user's signal, or when the state file or the output disk can no longer be
+  // written.
+  let stateFailure: StateFileError | OutputDiskError | undefined;
   let endWatch: () => void = () => {};
   const ended = new Promise<void>((resolveEnd) => {
     endWatch = resolveEnd;

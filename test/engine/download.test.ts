@@ -1,5 +1,6 @@
 // The downloader's safety rules, each against a real HTTP server on loopback that misbehaves on
 // purpose: a video lands whole under its name or not at all, whatever the server does.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -17,6 +18,12 @@ import { tempDir } from "../helpers/temp-dir.js";
 const SMALL = readFileSync(join(REPO, "assets", "sandbox", "result.mp4"));
 /** Bigger than what the downloader keeps in memory before writing (several writes). */
 const LARGE = Buffer.concat([SMALL.subarray(0, 32), Buffer.alloc(5 * 1024 * 1024, 7)]);
+
+/** What downloadVideo returns for `body`: its size and SHA-256, hashed as it was written. */
+const saved = (body: Buffer) => ({
+  size: body.length,
+  sha256: createHash("sha256").update(body).digest("hex"),
+});
 
 interface Seen {
   readonly url: string;
@@ -74,7 +81,7 @@ describe("downloadVideo", () => {
   ])("saves %s whole under its name, leaves no temp file, sends no API key", async (_name, body) => {
     const { origin, seen } = await serve(video(body));
     const { dir, dest, result } = await download(origin);
-    expect(await result).toBe(body.length);
+    expect(await result).toEqual(saved(body));
     expect((await readFile(dest)).equals(body)).toBe(true);
     expect(await readdir(dir)).toEqual(["v.mp4"]);
     expect(seen.map((s) => s.authorization)).toEqual([undefined]);
@@ -116,7 +123,7 @@ describe("downloadVideo", () => {
       else res.writeHead(302, { location: `${elsewhere.origin}/v.mp4` }).end();
     });
     const followed = await download(origin);
-    expect(await followed.result).toBe(SMALL.length);
+    expect(await followed.result).toEqual(saved(SMALL));
     expect(seen.map((s) => s.url)).toEqual(["/v.mp4", "/moved.mp4"]);
 
     const refused = await download(origin, { url: `${origin}/away` });
@@ -159,7 +166,7 @@ describe("downloadVideo", () => {
         .end(LARGE.subarray(from));
     });
     const { dir, dest, result } = await download(origin);
-    expect(await result).toBe(LARGE.length);
+    expect(await result).toEqual(saved(LARGE));
     expect((await readFile(dest)).equals(LARGE)).toBe(true);
     expect(seen[0]!.range).toBeUndefined();
     const resumedAt = Number(/bytes=(\d+)-/.exec(seen[1]!.range ?? "")?.[1]);
@@ -175,7 +182,7 @@ describe("downloadVideo", () => {
       else res.end(LARGE);
     });
     const { dest, result } = await download(origin);
-    expect(await result).toBe(LARGE.length);
+    expect(await result).toEqual(saved(LARGE));
     expect((await readFile(dest)).equals(LARGE)).toBe(true);
     expect(seen).toHaveLength(2);
   });
@@ -190,7 +197,7 @@ describe("downloadVideo", () => {
       } else video(SMALL)(req, res);
     });
     const { dest, result } = await download(origin);
-    expect(await result).toBe(SMALL.length);
+    expect(await result).toEqual(saved(SMALL));
     expect((await readFile(dest)).equals(SMALL)).toBe(true);
     expect(seen.length).toBeGreaterThanOrEqual(3);
   });
@@ -210,7 +217,7 @@ describe("downloadVideo", () => {
       slice(res, from, Math.min(LARGE.length, from + MiB));
     });
     const first = await download(capped.origin);
-    expect(await first.result).toBe(LARGE.length);
+    expect(await first.result).toEqual(saved(LARGE));
     expect((await readFile(first.dest)).equals(LARGE)).toBe(true);
     expect(capped.seen.length).toBe(Math.ceil(LARGE.length / MiB));
 
@@ -223,7 +230,7 @@ describe("downloadVideo", () => {
       else video(LARGE)(_req, res);
     });
     const second = await download(restarted.origin);
-    expect(await second.result).toBe(LARGE.length);
+    expect(await second.result).toEqual(saved(LARGE));
     expect((await readFile(second.dest)).equals(LARGE)).toBe(true);
     expect(restarted.seen.at(-1)?.range).toBeUndefined(); // started over with the whole video
   });
@@ -236,7 +243,7 @@ describe("downloadVideo", () => {
       setTimeout(() => res.end(SMALL.subarray(4)), 80);
     });
     const { dest, result } = await download(origin);
-    expect(await result).toBe(SMALL.length);
+    expect(await result).toEqual(saved(SMALL));
     expect((await readFile(dest)).equals(SMALL)).toBe(true);
   });
 
@@ -258,7 +265,7 @@ describe("downloadVideo", () => {
       res.on("close", () => clearInterval(timer));
     });
     const { dest, result } = await download(origin);
-    expect(await result).toBe(SMALL.length);
+    expect(await result).toEqual(saved(SMALL));
     expect((await readFile(dest)).equals(SMALL)).toBe(true);
   });
 
@@ -274,7 +281,7 @@ describe("downloadVideo", () => {
       expect(req.headers.range).toBe(`bytes=${SMALL.length}-`);
     });
     const { dest, result } = await download(origin);
-    expect(await result).toBe(SMALL.length);
+    expect(await result).toEqual(saved(SMALL));
     expect((await readFile(dest)).equals(SMALL)).toBe(true);
     expect(seen).toHaveLength(2);
   });

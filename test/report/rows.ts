@@ -37,6 +37,9 @@ export function makeRow(
     finished_at: T0 + 12_000,
     downloaded_at: T0 + 13_000,
     updated_at: T0 + 13_000,
+    file_size: null,
+    file_sha256: null,
+    file_stamp: null,
     ...rest,
   };
 }
