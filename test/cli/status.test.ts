@@ -243,10 +243,15 @@ describe("reel status", () => {
       [a, "out-a"],
       [b, "out-b"],
     ] as const) {
-      const run = await runCli(["run", "launch.yaml", "--state", "shared.db", "--out", out], {
-        cwd: dir,
-        env: env(s),
-      });
+      // b is really another service: --new-service says so (without it, jobs already sent to a
+      // are refused, as b's address could be another name of a).
+      const run = await runCli(
+        ["run", "launch.yaml", "--state", "shared.db", "--out", out, "--new-service"],
+        {
+          cwd: dir,
+          env: env(s),
+        },
+      );
       expect(run.code, run.stderr).toBe(0);
     }
     const before = requestTotal(a) + requestTotal(b);
