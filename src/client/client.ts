@@ -23,11 +23,12 @@ import {
   decodeTask,
   parseJson,
 } from "./decode.js";
-import { exchange } from "./exchange.js";
+import { CallDeadlineError, exchange, MAX_ANSWER_BYTES } from "./exchange.js";
 import {
   AuthError,
   type CallInfo,
   CreditsError,
+  describeTransportFailure,
   NetworkError,
   NotFoundError,
   OutcomeUnknownError,
@@ -47,6 +48,7 @@ import {
   parseRetryAfter,
   type RetryOptions,
 } from "./retry-policy.js";
+import { makeScrubber, type Scrub, scrubStrings } from "./scrub.js";
 
 export interface Timeouts {
   /** TCP (and TLS) connect. @defaultValue 10_000 */
@@ -55,9 +57,23 @@ export interface Timeouts {
   readonly headersMs: number;
   /** Longest silence while reading a response body. @defaultValue 60_000 */
   readonly bodyMs: number;
+  /**
+   * One whole exchange, from sending to the answer's last byte: the two above are per silence, and
+   * a server that sends a byte now and then defeats them. An upload gets one more second per
+   * UPLOAD_MIN_BYTES_PER_S of its file. @defaultValue 120_000
+   */
+  readonly callMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 10_000, headersMs: 60_000, bodyMs: 60_000 };
+export const DEFAULT_TIMEOUTS: Timeouts = {
+  connectMs: 10_000,
+  headersMs: 60_000,
+  bodyMs: 60_000,
+  callMs: 120_000,
+};
+
+/** The slowest upload still waited for (64 KiB/s): a 100 MB file may take 26 minutes. */
+const UPLOAD_MIN_BYTES_PER_S = 64 * 1024;
 
 export interface ClientOptions {
   /** e.g. "https://api.example.com" (no trailing /v1). */
@@ -106,7 +122,7 @@ interface Call<T> {
   readonly method: "GET" | "POST" | "DELETE";
   readonly path: string;
   /** Made anew for every attempt: a streamed body can be read once only. */
-  readonly body?: () => Promise<{ body: string | FormData; contentType?: string }>;
+  readonly body?: () => Promise<{ body: string | FormData; contentType?: string; bytes?: number }>;
   readonly decode: (json: unknown) => T;
 }
 
@@ -155,6 +171,8 @@ export function makeClient(options: ClientOptions): ServiceClient {
       });
   const dispatcher: Dispatcher = options.dispatcher ?? ownDispatcher!;
   const authorization = `Bearer ${options.apiKey}`;
+  const scrub = makeScrubber(options.apiKey);
+  const host = new URL(origin).host;
   let answered = false;
 
   async function once<T>(call: Call<T>, endpoint: string, signal: AbortSignal | undefined): Promise<T> {
@@ -164,8 +182,9 @@ export function makeClient(options: ClientOptions): ServiceClient {
     let status: number;
     let text: string;
     let retryAfter: string | undefined;
+    let truncated: boolean;
     try {
-      ({ status, retryAfter, text } = await exchange(
+      ({ status, retryAfter, text, truncated } = await exchange(
         dispatcher,
         {
           origin,
@@ -173,23 +192,32 @@ export function makeClient(options: ClientOptions): ServiceClient {
           method: call.method,
           headers,
           body: prepared?.body ?? null,
+          deadlineMs: timeouts.callMs + Math.ceil(((prepared?.bytes ?? 0) / UPLOAD_MIN_BYTES_PER_S) * 1000),
         },
         signal,
       ));
     } catch (error) {
       if (signal?.aborted) throw error;
-      throw transportError({ endpoint }, error);
+      throw transportError({ endpoint }, error, host, scrub);
     }
     answered = true;
     if (status >= 200 && status < 300) {
+      if (truncated) {
+        throw new ProtocolError(
+          { endpoint, status },
+          `an answer longer than ${MAX_ANSWER_BYTES} bytes (cut off)`,
+        );
+      }
       try {
-        return call.decode(parseJson(text));
+        // Every string the service sent is scrubbed of the key before anyone stores or prints it.
+        return call.decode(scrubStrings(parseJson(text), scrub));
       } catch (error) {
-        if (error instanceof DecodeError) throw new ProtocolError({ endpoint, status }, error.message);
+        // A decoding error quotes the answer (JSON.parse shows its start).
+        if (error instanceof DecodeError) throw new ProtocolError({ endpoint, status }, scrub(error.message));
         throw error;
       }
     }
-    throw statusError(endpoint, status, text, retryAfter);
+    throw statusError(endpoint, status, text, retryAfter, scrub);
   }
 
   async function perform<T>(call: Call<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -240,8 +268,9 @@ export function makeClient(options: ClientOptions): ServiceClient {
           body: async () => {
             // A file-backed Blob: undici streams it part by part, the file is never held in memory.
             const form = new FormData();
-            form.set("file", await openAsBlob(path), basename(path));
-            return { body: form };
+            const file = await openAsBlob(path);
+            form.set("file", file, basename(path));
+            return { body: form, bytes: file.size };
           },
           decode: decodeIdResponse,
         },
@@ -304,12 +333,17 @@ function jsonBody(value: object): () => Promise<{ body: string; contentType: str
   return async () => ({ body, contentType: "application/json" });
 }
 
-function transportError(info: CallInfo, error: unknown): ServiceError {
+function transportError(info: CallInfo, error: unknown, host: string, scrub: Scrub): ServiceError {
   const code = (error as { code?: string }).code ?? "";
-  if (code === "UND_ERR_CONNECT_TIMEOUT") return new TimeoutError(info, false, error);
-  if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT")
-    return new TimeoutError(info, true, error);
-  return new NetworkError(info, !NOT_SENT_CODES.has(code), error);
+  const detail = describeTransportFailure(error, host, scrub);
+  if (code === "UND_ERR_CONNECT_TIMEOUT") return new TimeoutError(info, false, error, detail);
+  if (
+    code === "UND_ERR_HEADERS_TIMEOUT" ||
+    code === "UND_ERR_BODY_TIMEOUT" ||
+    error instanceof CallDeadlineError
+  )
+    return new TimeoutError(info, true, error, detail);
+  return new NetworkError(info, !NOT_SENT_CODES.has(code), error, detail);
 }
 
 function statusError(
@@ -317,8 +351,11 @@ function statusError(
   status: number,
   text: string,
   retryAfter: string | undefined,
+  scrub: Scrub,
 ): ServiceError {
-  const { message, issues } = decodeErrorBody(text);
+  const decoded = decodeErrorBody(text);
+  const message = decoded.message === undefined ? undefined : scrub(decoded.message);
+  const issues = decoded.issues.map((issue) => ({ path: scrub(issue.path), message: scrub(issue.message) }));
   const info: CallInfo =
     message === undefined ? { endpoint, status } : { endpoint, status, serviceMessage: message };
   if (status === 401 || status === 403) return new AuthError(info);
