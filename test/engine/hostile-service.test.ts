@@ -51,6 +51,17 @@ describe("a costed call answered with a status that proves nothing (item 15)", (
     expect(server.count("POST", "/v1/generations")).toBe(1);
   });
 
+  it("a 403 on a submission: that job uncertain (it may have been created), and the run stops as for a bad key", async () => {
+    const server = await hostile((_req, res) => json(res, 403, { detail: "Forbidden" }));
+    const dir = await workspace(3);
+    const result = await run(dir, server.baseUrl, ["--concurrency", "1"]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain("the service rejected the API key (403)");
+    const statuses = Object.values(await resultsById(dir)).map((r) => r.status);
+    expect(statuses.sort()).toEqual(["uncertain", "unsent", "unsent"]);
+    expect(server.count("POST", "/v1/generations")).toBe(1);
+  });
+
   it("a 404 on POST /v1/audios leaves the speech uncertain: the rerun does not make it again", async () => {
     const server = await hostile((_req, res) => json(res, 404, { detail: "Not Found" }));
     const dir = await tempDir();
