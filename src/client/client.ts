@@ -26,11 +26,12 @@ import {
   decodeTask,
   parseJson,
 } from "./decode.js";
-import { exchange } from "./exchange.js";
+import { CallDeadlineError, exchange, MAX_ANSWER_BYTES } from "./exchange.js";
 import {
   AuthError,
   type CallInfo,
   CreditsError,
+  describeTransportFailure,
   NetworkError,
   NotFoundError,
   OutcomeUnknownError,
@@ -50,6 +51,7 @@ import {
   parseRetryAfter,
   type RetryOptions,
 } from "./retry-policy.js";
+import { makeScrubber, type Scrub, scrubStrings } from "./scrub.js";
 
 export interface Timeouts {
   /** TCP (and TLS) connect. @defaultValue 10_000 */
@@ -58,9 +60,23 @@ export interface Timeouts {
   readonly headersMs: number;
   /** Longest silence while reading a response body. @defaultValue 60_000 */
   readonly bodyMs: number;
+  /**
+   * One whole exchange, from sending to the answer's last byte: the two above are per silence, and
+   * a server that sends a byte now and then defeats them. An upload gets one more second per
+   * UPLOAD_MIN_BYTES_PER_S of its file. @defaultValue 120_000
+   */
+  readonly callMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 10_000, headersMs: 60_000, bodyMs: 60_000 };
+export const DEFAULT_TIMEOUTS: Timeouts = {
+  connectMs: 10_000,
+  headersMs: 60_000,
+  bodyMs: 60_000,
+  callMs: 120_000,
+};
+
+/** The slowest upload still waited for (64 KiB/s): a 100 MB file may take 26 minutes. */
+const UPLOAD_MIN_BYTES_PER_S = 64 * 1024;
 
 export interface ClientOptions {
   /** e.g. "https://api.example.com" (no trailing /v1). */
@@ -125,7 +141,10 @@ interface Call<T> {
   readonly body?: () => Promise<{
     body: string | FormData | Readable;
     contentType?: string;
+    /** The exact length of a stream body, sent as content-length (FormData measures itself). */
     length?: number;
+    /** The size of an uploaded file: the call's deadline grows with it. */
+    bytes?: number;
   }>;
   readonly decode: (json: unknown) => T;
 }
@@ -175,6 +194,8 @@ export function makeClient(options: ClientOptions): ServiceClient {
       });
   const dispatcher: Dispatcher = options.dispatcher ?? ownDispatcher!;
   const authorization = `Bearer ${options.apiKey}`;
+  const scrub = makeScrubber(options.apiKey);
+  const host = new URL(origin).host;
   let answered = false;
 
   async function once<T>(call: Call<T>, endpoint: string, signal: AbortSignal | undefined): Promise<T> {
@@ -185,8 +206,9 @@ export function makeClient(options: ClientOptions): ServiceClient {
     let status: number;
     let text: string;
     let retryAfter: string | undefined;
+    let truncated: boolean;
     try {
-      ({ status, retryAfter, text } = await exchange(
+      ({ status, retryAfter, text, truncated } = await exchange(
         dispatcher,
         {
           origin,
@@ -194,24 +216,33 @@ export function makeClient(options: ClientOptions): ServiceClient {
           method: call.method,
           headers,
           body: prepared?.body ?? null,
+          deadlineMs: timeouts.callMs + Math.ceil(((prepared?.bytes ?? 0) / UPLOAD_MIN_BYTES_PER_S) * 1000),
         },
         signal,
       ));
     } catch (error) {
       // A ReelError is the caller's own, from an upload's stream (the file changed): no transport fault.
       if (signal?.aborted || error instanceof ReelError) throw error;
-      throw transportError({ endpoint }, error);
+      throw transportError({ endpoint }, error, host, scrub);
     }
     answered = true;
     if (status >= 200 && status < 300) {
+      if (truncated) {
+        throw new ProtocolError(
+          { endpoint, status },
+          `an answer longer than ${MAX_ANSWER_BYTES} bytes (cut off)`,
+        );
+      }
       try {
-        return call.decode(parseJson(text));
+        // Every string the service sent is scrubbed of the key before anyone stores or prints it.
+        return call.decode(scrubStrings(parseJson(text), scrub));
       } catch (error) {
-        if (error instanceof DecodeError) throw new ProtocolError({ endpoint, status }, error.message);
+        // A decoding error quotes the answer (JSON.parse shows its start).
+        if (error instanceof DecodeError) throw new ProtocolError({ endpoint, status }, scrub(error.message));
         throw error;
       }
     }
-    throw statusError(endpoint, status, text, retryAfter);
+    throw statusError(endpoint, status, text, retryAfter, scrub);
   }
 
   async function perform<T>(call: Call<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -263,8 +294,9 @@ export function makeClient(options: ClientOptions): ServiceClient {
             if (typeof file !== "string") return multipartBody(file);
             // A file-backed Blob: undici streams it part by part, the file is never held in memory.
             const form = new FormData();
-            form.set("file", await openAsBlob(file), basename(file));
-            return { body: form };
+            const blob = await openAsBlob(file);
+            form.set("file", blob, basename(file));
+            return { body: form, bytes: blob.size };
           },
           decode: decodeIdResponse,
         },
@@ -313,7 +345,12 @@ function idPath(id: Id): string {
 }
 
 /** One `file` part of multipart/form-data around the source's stream, with its exact length. */
-function multipartBody(file: UploadSource): { body: Readable; contentType: string; length: number } {
+function multipartBody(file: UploadSource): {
+  body: Readable;
+  contentType: string;
+  length: number;
+  bytes: number;
+} {
   const boundary = `reel-${randomBytes(16).toString("hex")}`;
   // Quoted as browsers do (WHATWG multipart/form-data encoding).
   const name = file.filename.replace(/\r/g, "%0D").replace(/\n/g, "%0A").replace(/"/g, "%22");
@@ -331,6 +368,7 @@ function multipartBody(file: UploadSource): { body: Readable; contentType: strin
     body: Readable.from(parts(), { objectMode: false }),
     contentType: `multipart/form-data; boundary=${boundary}`,
     length: head.length + file.size + tail.length,
+    bytes: file.size,
   };
 }
 
@@ -349,12 +387,17 @@ function jsonBody(value: object): () => Promise<{ body: string; contentType: str
   return async () => ({ body, contentType: "application/json" });
 }
 
-function transportError(info: CallInfo, error: unknown): ServiceError {
+function transportError(info: CallInfo, error: unknown, host: string, scrub: Scrub): ServiceError {
   const code = (error as { code?: string }).code ?? "";
-  if (code === "UND_ERR_CONNECT_TIMEOUT") return new TimeoutError(info, false, error);
-  if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT")
-    return new TimeoutError(info, true, error);
-  return new NetworkError(info, !NOT_SENT_CODES.has(code), error);
+  const detail = describeTransportFailure(error, host, scrub);
+  if (code === "UND_ERR_CONNECT_TIMEOUT") return new TimeoutError(info, false, error, detail);
+  if (
+    code === "UND_ERR_HEADERS_TIMEOUT" ||
+    code === "UND_ERR_BODY_TIMEOUT" ||
+    error instanceof CallDeadlineError
+  )
+    return new TimeoutError(info, true, error, detail);
+  return new NetworkError(info, !NOT_SENT_CODES.has(code), error, detail);
 }
 
 function statusError(
@@ -362,8 +405,11 @@ function statusError(
   status: number,
   text: string,
   retryAfter: string | undefined,
+  scrub: Scrub,
 ): ServiceError {
-  const { message, issues } = decodeErrorBody(text);
+  const decoded = decodeErrorBody(text);
+  const message = decoded.message === undefined ? undefined : scrub(decoded.message);
+  const issues = decoded.issues.map((issue) => ({ path: scrub(issue.path), message: scrub(issue.message) }));
   const info: CallInfo =
     message === undefined ? { endpoint, status } : { endpoint, status, serviceMessage: message };
   if (status === 401 || status === 403) return new AuthError(info);

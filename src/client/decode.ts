@@ -33,12 +33,20 @@ function field(body: Json, name: string): unknown {
 
 const INTEGER = /^-?\d+$/;
 
+/**
+ * An id as the service sent it, as a decimal string. Ids are positive: a 0 or a negative one is a
+ * broken answer, never a task to poll (GET /v1/generations/-5 can only fail, forever).
+ */
 export function decodeId(value: unknown, name = "id"): Id {
-  if (isLosslessNumber(value) && INTEGER.test(value.value)) return BigInt(value.value).toString();
-  if (typeof value === "string" && INTEGER.test(value)) return BigInt(value).toString();
-  // Read by JSON.parse: short enough to be exact (see parseJson).
-  if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
-  throw new DecodeError(`${name} is not an integer id`);
+  // Read by JSON.parse: short enough to be exact (see parseJson). The common case, kept cheap.
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 1) return String(value);
+  let id: bigint | undefined;
+  if (isLosslessNumber(value) && INTEGER.test(value.value)) id = BigInt(value.value);
+  else if (typeof value === "string" && INTEGER.test(value)) id = BigInt(value);
+  else if (typeof value === "number" && Number.isSafeInteger(value)) id = BigInt(value);
+  if (id === undefined) throw new DecodeError(`${name} is not an integer id`);
+  if (id < 1n) throw new DecodeError(`${name} ${id} is not a valid id (ids are 1 or more)`);
+  return id.toString();
 }
 
 function optionalId(value: unknown, name: string): Id | undefined {

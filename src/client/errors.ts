@@ -106,12 +106,15 @@ export class RequestError extends ServiceError {
   }
 }
 
-/** The connection failed. `sent` is false only when the request provably never left (refused, DNS). */
+/**
+ * The connection failed. `sent` is false only when the request provably never left (refused, DNS).
+ * `detail`: what went wrong, in reel's words (see describeTransportFailure).
+ */
 export class NetworkError extends ServiceError {
   readonly sent: boolean;
 
-  constructor(info: CallInfo, sent: boolean, cause: unknown) {
-    super("E_NETWORK", `${info.endpoint}: network error: ${describeCause(cause)}`, info, { cause });
+  constructor(info: CallInfo, sent: boolean, cause: unknown, detail = describeTransportFailure(cause)) {
+    super("E_NETWORK", `${info.endpoint}: network error: ${detail}`, info, { cause });
     this.sent = sent;
   }
 }
@@ -119,8 +122,8 @@ export class NetworkError extends ServiceError {
 export class TimeoutError extends ServiceError {
   readonly sent: boolean;
 
-  constructor(info: CallInfo, sent: boolean, cause: unknown) {
-    super("E_TIMEOUT", `${info.endpoint}: timed out: ${describeCause(cause)}`, info, { cause });
+  constructor(info: CallInfo, sent: boolean, cause: unknown, detail = describeTransportFailure(cause)) {
+    super("E_TIMEOUT", `${info.endpoint}: timed out: ${detail}`, info, { cause });
     this.sent = sent;
   }
 }
@@ -163,13 +166,61 @@ function suffix(info: CallInfo): string {
   return info.serviceMessage ? `: ${info.serviceMessage}` : "";
 }
 
-function describeCause(cause: unknown): string {
+/** What a certificate check's code means, for the certificate codes a user can act on. */
+const CERTIFICATE_PROBLEMS: Readonly<Record<string, string>> = {
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "certificate not trusted",
+  UNABLE_TO_GET_ISSUER_CERT: "certificate not trusted",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "certificate not trusted",
+  SELF_SIGNED_CERT_IN_CHAIN: "certificate not trusted (a self-signed one in its chain)",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "certificate not trusted (self-signed)",
+  CERT_HAS_EXPIRED: "certificate expired",
+  CERT_NOT_YET_VALID: "certificate not valid yet",
+  CERT_REVOKED: "certificate revoked",
+  ERR_TLS_CERT_ALTNAME_INVALID: "certificate made out for another name",
+};
+
+/** Whether `cause` is a certificate the client refused: trying again cannot help. */
+export function isCertificateFailure(cause: unknown): boolean {
+  return Object.hasOwn(CERTIFICATE_PROBLEMS, (cause as { code?: string } | undefined)?.code ?? "");
+}
+
+/**
+ * A failed connection in reel's words, on one line. TLS failures become "TLS handshake with HOST
+ * failed: <reason> (CODE)": OpenSSL's own text spans lines and names C source files, and it would
+ * land as it is in the summary and the records. `host`: where the connection went, when known;
+ * `scrub`: takes the API key out of the error's own text.
+ */
+export function describeTransportFailure(
+  cause: unknown,
+  host?: string,
+  scrub: (text: string) => string = (text) => text,
+): string {
   const c = cause as { code?: string; message?: string } | undefined;
   if (!c) return "unknown";
-  if (c.code === "ERR_SSL_WRONG_VERSION_NUMBER") {
-    return "TLS handshake failed: the server does not speak TLS (is it plain http?) (ERR_SSL_WRONG_VERSION_NUMBER)";
-  }
-  // On one line: OpenSSL's messages carry line breaks, and the log has one line per event.
-  const message = (c.message ?? String(cause)).replace(/\s*\n\s*/g, " ").trim();
-  return c.code && !message.includes(c.code) ? `${message} (${c.code})` : message;
+  const code = c.code ?? "";
+  const message = c.message ?? String(cause);
+  const tls = tlsReason(code, message);
+  if (tls !== undefined) return `TLS handshake${host ? ` with ${host}` : ""} failed: ${tls} (${code})`;
+  // On one line: the log has one line per event, and the summary one line per job.
+  // The only part that may hold the server's own text (a certificate's names, say): `scrub` it.
+  const line = scrub(message.replace(/\s*\n\s*/g, " ").trim());
+  return code && !line.includes(code) ? `${line} (${code})` : line;
+}
+
+/** Whether `cause` is a failed TLS handshake (or another TLS failure): said by describeTransportFailure. */
+export function isTlsFailure(cause: unknown): boolean {
+  const c = cause as { code?: string; message?: string } | undefined;
+  return c !== undefined && tlsReason(c.code ?? "", c.message ?? "") !== undefined;
+}
+
+function tlsReason(code: string, message: string): string | undefined {
+  if (code === "ERR_SSL_WRONG_VERSION_NUMBER") return "the server does not speak TLS (is it plain http?)";
+  const certificate = CERTIFICATE_PROBLEMS[code];
+  if (certificate !== undefined) return certificate;
+  if (!code.startsWith("ERR_SSL_") && !/SSL routines/.test(message)) return undefined;
+  // "...:error:0A000410:SSL routines:ssl3_read_bytes:sslv3 alert handshake failure:../deps/...": the
+  // reason is the field after the function's name.
+  const reason = /SSL routines:[^:]*:([^:\n]+)/.exec(message)?.[1]?.trim();
+  if (reason === undefined) return "TLS error";
+  return /\balert\b/.test(reason) ? `the server refused it (${reason})` : reason;
 }

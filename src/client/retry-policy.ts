@@ -3,14 +3,19 @@
 // - "upload": costs no credits, retried like a read (a duplicate asset is harmless).
 // - "costed" (submit a generation, create speech): retried only where the call provably did not take
 //   effect (connection refused, 429, 503). After any other failure once the request may have left,
-//   the outcome is unknown: retrying could make the user pay twice.
+//   the outcome is unknown: retrying could make the user pay twice. Only the refusals the spec and
+//   HTTP make definite count as "nothing was created" (see isDefiniteRefusal); any other answer (a
+//   303 after creating the task, a 400, a 404 from a proxy, a 500) leaves the outcome unknown.
 import {
+  AuthError,
+  CreditsError,
   NetworkError,
   OutcomeUnknownError,
   RateLimitError,
   ServerError,
   type ServiceError,
   TimeoutError,
+  ValidationError,
 } from "./errors.js";
 
 export type CallKind = "read" | "upload" | "costed";
@@ -55,7 +60,27 @@ export function decideRetry(error: ServiceError, kind: CallKind): RetryDecision 
     if (kind !== "costed" || !error.sent) return { action: "retry", floorMs: 0 };
     return { action: "fail", error: new OutcomeUnknownError(error) };
   }
+  if (kind === "costed" && !isDefiniteRefusal(error)) {
+    return { action: "fail", error: new OutcomeUnknownError(error) };
+  }
   return { action: "fail", error };
+}
+
+/**
+ * Whether a costed call's failure proves that nothing was created: the spec's refusals (401 a
+ * rejected key; no credits, whose status the spec leaves open, so a 402 or a 4xx about credits;
+ * 422 invalid parameters), HTTP's "not now" (429, 503), and a request that never left. A 403 is not
+ * among them: the spec answers a bad key with 401, and a 403 may come after the work was done.
+ */
+export function isDefiniteRefusal(error: ServiceError): boolean {
+  if (error instanceof NetworkError || error instanceof TimeoutError) return !error.sent;
+  return (
+    (error instanceof AuthError && error.status === 401) ||
+    error instanceof CreditsError ||
+    (error instanceof ValidationError && error.status === 422) ||
+    error instanceof RateLimitError ||
+    (error instanceof ServerError && error.status === 503)
+  );
 }
 
 /** Full jitter (AWS architecture blog, "Exponential Backoff And Jitter"), never below the service's floor. */

@@ -20,8 +20,10 @@ import { unlink } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher } from "undici";
 import { dirname } from "node:path";
+import { describeTransportFailure, isCertificateFailure, isTlsFailure } from "../client/errors.js";
 import { ReelError } from "../errors.js";
 import { asDiskFailure, tempPathFor } from "./atomic-write.js";
+import { DEFAULT_STALL_RULE, type StallRule, watchForStall } from "./stall-watchdog.js";
 
 /**
  * - "expired": the URL no longer serves the file: ask the service for a fresh one.
@@ -54,6 +56,8 @@ export interface DownloadOptions {
   readonly attempts?: number;
   readonly dispatcher?: Dispatcher;
   readonly signal?: AbortSignal;
+  /** The least a transfer must receive per window. @defaultValue DEFAULT_STALL_RULE */
+  readonly stall?: StallRule;
 }
 
 const MAX_REDIRECTS = 5;
@@ -61,7 +65,13 @@ const MAX_REDIRECTS = 5;
 function checkUrl(url: URL, httpOrigins: readonly string[]): void {
   if (url.protocol === "https:") return;
   if (url.protocol === "http:" && httpOrigins.includes(url.origin)) return;
-  throw new DownloadError(`refusing to download from ${url.origin}: only https addresses are fetched`);
+  // The address itself (a file: URL's origin is "null"), without its query, which may hold a token.
+  const shown = `${url.href.split(/[?#]/)[0]!.slice(0, 200)}`;
+  const http =
+    httpOrigins.length > 0 ? ` (and http from the service on this machine, ${httpOrigins[0]})` : "";
+  throw new DownloadError(
+    `refusing to download the video from ${shown}: only https addresses are fetched${http}`,
+  );
 }
 
 function isMp4Start(bytes: Uint8Array): boolean {
@@ -220,10 +230,15 @@ function fetchInto(
     let writing = false;
     let ended = false;
     let settled = false;
+    // Not retried: a server that drips would otherwise be given ten more tries of its own pace.
+    const watchdog = watchForStall(options.stall ?? DEFAULT_STALL_RULE, (why) =>
+      fail(new DownloadError(`the download ${why}; the next run fetches it again`)),
+    );
 
     const settle = (error: Error | undefined): void => {
       if (settled) return;
       settled = true;
+      watchdog.stop();
       signal?.removeEventListener("abort", onAbort);
       if (error) reject(error);
       else resolve(location);
@@ -365,6 +380,7 @@ function fetchInto(
         }
       },
       onResponseData(c, chunk) {
+        watchdog.add(chunk.length);
         if (failure) return;
         if (location !== undefined || alreadyWhole) {
           // A redirect's or a 416's body: not the video. A long one is cut (the answer is known).
@@ -402,10 +418,19 @@ function fetchInto(
       },
       onResponseError(_c, error) {
         ended = true;
+        // In reel's words, on one line (OpenSSL's text spans lines); a refused certificate is final.
         const why =
           error instanceof DownloadError || signal?.aborted
             ? error
-            : new DownloadError(`the download broke off after ${position} bytes: ${error.message}`, "retry");
+            : isTlsFailure(error)
+              ? new DownloadError(
+                  describeTransportFailure(error, url.host),
+                  isCertificateFailure(error) ? "refused" : "retry",
+                )
+              : new DownloadError(
+                  `the download broke off after ${position} bytes: ${describeTransportFailure(error)}`,
+                  "retry",
+                );
         failure ??= why;
         if (writing) return; // settled when it ends
         // A broken transfer: what arrived is kept, so that the next attempt resumes after it.

@@ -14,6 +14,7 @@ import {
   NetworkError,
   NotFoundError,
   OutcomeUnknownError,
+  ProtocolError,
   RateLimitError,
   type ServiceClient,
   ServerError,
@@ -158,6 +159,20 @@ const MAX_TRANSIENT_REFUSALS = 50;
 const IN_FLIGHT = Number.MAX_SAFE_INTEGER;
 /** Checks of a paused service (watch mode): from 1 s, doubling, up to 60 s apart. */
 const PAUSE_PROBE_MS = { first: 1_000, max: 60_000 } as const;
+/**
+ * The longest the service may ask reel to wait (Retry-After) within a run. A longer wait is not sat
+ * through: the work it holds is parked (left as it is, said on screen, taken up by the next run),
+ * since a run that sleeps for hours looks hung and a service asking for days is broken.
+ */
+const LONGEST_WAIT_MS = 15 * 60_000;
+/**
+ * Answers about one task that reel cannot read (not JSON, an unknown status, a body too long), in a
+ * row, before it stops following the task this run. They are asked again with backoff from the poll
+ * interval's floor, doubling to its ceiling: ten span about 3 minutes against a remote service, so a
+ * proxy's error page during a deploy is ridden out, and a service that only sends what reel cannot
+ * read is not polled for 24 hours. The task id is kept: the next run follows it again.
+ */
+const MAX_UNREADABLE_ANSWERS = 10;
 
 export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const { client, store, outDir } = options;
@@ -270,6 +285,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
 
   let pause: { promise: Promise<void>; resume: () => void } | undefined;
   let transientRefusals = 0;
+  /** Until when new submissions are parked: the service asked to wait longer than LONGEST_WAIT_MS. */
+  let submissionsParkedUntil = 0;
   let probeDelay: number = PAUSE_PROBE_MS.first;
   const announced = new Set<string>();
 
@@ -639,8 +656,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   /** Submits the job and follows its task. True when the task reached a final state. */
   async function submitAndFollow(job: Job, rowId: number): Promise<boolean> {
     for (;;) {
-      // `fatal`: the run is ending (no credits): no new upload, speech or submission.
-      if (fatal || !isWanted(job) || !(await whenServiceUsable())) return false;
+      // `fatal`: the run is ending (no credits): no new upload, speech or submission. Parked: the
+      // service asked for a wait longer than a run sits through; the job stays unsent for the next.
+      if (fatal || Date.now() < submissionsParkedUntil || !isWanted(job) || !(await whenServiceUsable()))
+        return false;
       let ids: Map<AssetRef | SpeechRef, Id>;
       try {
         ids = await resolveRefs(job);
@@ -665,7 +684,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       const outcome = await slots.add(
         async (): Promise<"final" | "retry" | "end" | number> => {
           // Checked again here: the job may have been withdrawn, or the service paused, while it queued.
-          if (stop.signal.aborted || fatal || !isWanted(job)) return "end";
+          if (stop.signal.aborted || fatal || Date.now() < submissionsParkedUntil || !isWanted(job))
+            return "end";
           if (pause) return "retry";
           // Another job found one of these assets deleted on the service while this one queued:
           // resolved again (uploaded again) rather than paid for with an asset known to be gone.
@@ -772,8 +792,12 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         error instanceof RateLimitError ||
         (error instanceof ServerError && error.status === 503) ||
         (error instanceof NetworkError && !error.sent);
+      const floor = (error as { retryAfterMs?: number }).retryAfterMs ?? 0;
+      if (transient && floor > LONGEST_WAIT_MS) {
+        parkSubmissions(floor);
+        return "end";
+      }
       if (transient && transientRefusals < MAX_TRANSIENT_REFUSALS) {
-        const floor = (error as { retryAfterMs?: number }).retryAfterMs ?? 0;
         return Math.max(floor, Math.min(60_000, 1_000 * 2 ** Math.min(6, transientRefusals)));
       }
       progress.event({ stage: "failed", key, detail: error.message });
@@ -781,9 +805,27 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       // Outcome unknown, or our own abort while the request was on the wire.
       const message = (error as Error).message ?? String(error);
       markUncertain(rowId, message);
+      // A 403 on a submission: uncertain (it may come after the work was done), and the key is in
+      // doubt too: the run stops (or pauses) as for a 401, instead of each job meeting it in turn.
+      if (error instanceof OutcomeUnknownError && isFatalServiceError(error.cause)) handleFatal(error.cause);
     }
     changed();
     return "end";
+  }
+
+  /** The service asked to wait `ms` before the next submission, longer than a run waits: parked. */
+  function parkSubmissions(ms: number): void {
+    const first = Date.now() >= submissionsParkedUntil;
+    submissionsParkedUntil = Date.now() + ms;
+    log.warn(
+      { waitMs: ms },
+      "the service asked for a wait longer than a run sits through: submissions parked",
+    );
+    if (!first) return;
+    progress.event({
+      stage: "note",
+      detail: `the service asked to wait ${formatDuration(ms)} before the next submission (Retry-After), longer than reel waits in a run (${formatDuration(LONGEST_WAIT_MS)}): the jobs not sent yet stay unsent (nothing is paid for them); rerun reel later${onFatal === "pause" ? ", or save their manifest again once the wait is over" : ""}`,
+    });
   }
 
   async function followInSlot(rowId: number): Promise<void> {
@@ -803,22 +845,39 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     let status = (row.task_status ?? "PreProcessing") as TaskStatus;
     let runningSince = status === "Running" ? Date.now() : undefined;
     let pollsInStatus = 0;
+    /** Polls in a row that failed, and those of them whose answer could not be read. */
+    let failedPolls = 0;
+    let unreadable = 0;
     // From the start of this follow: a rerun days later follows the task again for a full period.
     const deadline = Date.now() + pollDeadlineMs;
+    /** Stops following the task this run: its id is kept, and the next run follows it again. */
+    const leave = (why: string): false => {
+      store.recordJobError(rowId, `${why}; task ${taskId} is kept, rerun reel to go on following it`);
+      progress.event({ stage: "note", key: row.job_key, detail: `stopped following task ${taskId}: ${why}` });
+      changed();
+      return false;
+    };
     while (!stop.signal.aborted) {
-      const delay = nextPollDelay(
-        {
-          status,
-          pollsInStatus,
-          runningForMs: runningSince === undefined ? 0 : Date.now() - runningSince,
-          expectedRunMs: rate.expectedRunMs(row.seconds),
-        },
-        pollTiming,
-      );
+      const delay =
+        failedPolls > 0
+          ? // A poll that failed is not made again at once: a service answering what reel cannot
+            // read was polled 45 times a second on loopback.
+            Math.min(pollTiming.maxMs, pollTiming.minMs * 2 ** failedPolls)
+          : nextPollDelay(
+              {
+                status,
+                pollsInStatus,
+                runningForMs: runningSince === undefined ? 0 : Date.now() - runningSince,
+                expectedRunMs: rate.expectedRunMs(row.seconds),
+              },
+              pollTiming,
+            );
       try {
         await sleep(delay);
         if (!(await whenServiceUsable())) return false; // also when the engine stopped meanwhile
         const task = await polls.add(() => client.getGeneration(taskId, { signal: stop.signal }));
+        failedPolls = 0;
+        unreadable = 0;
         if (task.status === status) {
           pollsInStatus++;
         } else {
@@ -848,20 +907,39 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           changed();
           return true;
         }
+        failedPolls++;
+        // An answer reel cannot read (or a fault of its own reading it): asked again, with backoff,
+        // a bounded number of times.
+        if (error instanceof ProtocolError || !(error instanceof ServiceError)) {
+          unreadable++;
+          const what = (error as Error).message;
+          if (unreadable >= MAX_UNREADABLE_ANSWERS) {
+            return leave(
+              `the service's answer about it could not be read ${unreadable} times in a row (${what})`,
+            );
+          }
+          if (unreadable === 1) {
+            progress.event({
+              stage: "note",
+              key: row.job_key,
+              detail: `cannot read the service's answer about task ${taskId} (${what}): asking again with backoff, up to ${MAX_UNREADABLE_ANSWERS} times`,
+            });
+          }
+        }
         if (error instanceof RateLimitError && error.retryAfterMs !== undefined) {
-          // A Retry-After longer than the client would sleep through: park this task only.
-          await sleep(error.retryAfterMs);
+          // A Retry-After longer than the client would sleep through: this task waits, the others go
+          // on; one longer than a run waits parks it for the next run.
+          if (error.retryAfterMs > LONGEST_WAIT_MS) {
+            return leave(
+              `the service asked to wait ${formatDuration(error.retryAfterMs)} before asking about it again (Retry-After), longer than reel waits in a run`,
+            );
+          }
+          await sleep(Math.min(error.retryAfterMs, deadline - Date.now()));
         }
         log.warn({ job: row.job_key, taskId, err: (error as Error).message }, "poll failed; will poll again");
       }
-      if (Date.now() > deadline) {
-        store.recordJobError(
-          rowId,
-          `still ${status} after ${formatDuration(pollDeadlineMs)} (--poll-deadline); task ${taskId} is kept, rerun reel to go on following it`,
-        );
-        changed();
-        return false;
-      }
+      if (Date.now() > deadline)
+        return leave(`still ${status} after ${formatDuration(pollDeadlineMs)} (--poll-deadline)`);
     }
     return false;
   }
