@@ -68,7 +68,7 @@ describe("a result server that drips (item 10)", () => {
       }, 50);
     });
     const dir = await tempDir();
-    const size = await downloadVideo({
+    const { size } = await downloadVideo({
       url: `${server.baseUrl}/v.mp4`,
       dest: join(dir, "v.mp4"),
       httpOrigins: [server.baseUrl],
