@@ -58,10 +58,11 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
   --allow-private-sources
                          fetch https sources from loopback, link-local and private addresses
                          too (refused by default: a manifest must not reach into your network)
-  --rebuild-state        rebuild a lost (missing, emptied) state file from the job records in the
-                         output folder: recorded jobs are done, followed by task id, or uncertain,
-                         never submitted again. Without it, a state file found empty beside such
-                         records or earlier logs is refused (exit 2)
+  --rebuild-state        rebuild a lost (missing, emptied, rolled back) state file from the job
+                         records and the journal of submissions in the output folder: recorded
+                         jobs are done, followed by task id, or uncertain, never submitted again.
+                         Without it, a state file found empty beside such records or earlier logs,
+                         or not knowing submissions the journal shows, is refused (exit 2)
 
 ${SERVICE_USAGE}`;
 
@@ -128,7 +129,9 @@ export function refusalOf(
 
 /** --rebuild-state: the records in OUT written back into the state file, and said. */
 function rebuildState(store: StateStore, outDir: string, io: CliIO): void {
-  const restored = readRecords(outDir).flatMap((record) => restoredJobOf(record, outDir) ?? []);
+  const restored = readRecords(outDir, store.journalScope).flatMap(
+    (record) => restoredJobOf(record, outDir) ?? [],
+  );
   const written = store.restoreJobs(restored);
   store.flush();
   const count = (state: string): number => restored.filter((job) => job.state === state).length;
@@ -165,13 +168,15 @@ export async function withWorkSession<T>(
   // The state file first: its lock is what tells a second reel on it to wait, before the sandbox
   // (whose data sits beside it) would refuse it with a message about the sandbox instead.
   const rebuild = args.values["rebuild-state"] === true;
+  const serviceId = settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!;
   const store = StateStore.open(settings.statePath, {
-    baseUrl: settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!,
+    baseUrl: serviceId,
     whenNew: (how) => {
       if (rebuild) return;
       // An emptied file is never new beside records; a missing one may be (a new --state beside an
-      // output folder another state file fills), unless logs of its own earlier runs are there.
-      const evidence = earlierWork(settings.statePath, settings.outDir, logFile, how === "empty");
+      // output folder another state file fills), unless logs or journal lines of its own are there.
+      const scope = StateStore.journalScopeOf(settings.statePath, serviceId);
+      const evidence = earlierWork(settings.statePath, settings.outDir, logFile, how === "empty", scope);
       if (evidence) throw new StateFileError(lostStateMessage(settings.statePath, how, evidence));
     },
   });

@@ -37,10 +37,12 @@ import {
   type VideoFacts,
   versionKey,
 } from "../state/store.js";
+import { checkJournal, lostCommitsMessage } from "../state/rebuild.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
 import { asDiskFailure, ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
 import { DownloadError, downloadVideo } from "./download.js";
 import { sha256File } from "./hash-file.js";
+import { compactJournal, type JournalWriter, openJournal, readJournal } from "./journal.js";
 import { lockOutDir, probeWritable } from "./out-dir.js";
 import { checkSavedVideo, stampOfPath } from "./video-check.js";
 import { DEFAULT_POLL_TIMING, nextPollDelay, type PollTiming, RunRateEstimator } from "./poll-schedule.js";
@@ -222,6 +224,21 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     { once: true },
   );
 
+  // The journal of submissions in this output folder, read once: entries the state file does not
+  // know mean it lost commits, and a rerun on it would pay for them again (see journal.ts).
+  const scope = store.journalScope!;
+  const journaled = checkJournal(store, readJournal(outDir, scope));
+  if (journaled.unknown.length > 0) {
+    throw new StateFileError(lostCommitsMessage(store.path, outDir, journaled.unknown));
+  }
+  // Answers a crash kept from the state file but not from the journal: followed, not uncertain.
+  for (const [rowId, taskId] of journaled.answered) store.markSubmitted(rowId, taskId);
+  if (journaled.answered.length > 0) {
+    progress.event({
+      stage: "note",
+      detail: `${journaled.answered.length} submission(s) of an interrupted run were answered (the journal in ${outDir} kept the task id): followed`,
+    });
+  }
   const interrupted = store.markInterruptedSubmissionsUncertain();
   if (interrupted > 0) {
     progress.event({
@@ -240,12 +257,14 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   await ensureRealDir(outDir, { mayBeLink: true });
   // Held until dispose: from here on, temp files in the folder are this engine's own or a dead run's.
   const outLock = lockOutDir(outDir);
+  let journal: JournalWriter;
   try {
     probeWritable(outDir);
     await removeStaleTempFiles(outDir);
+    journal = openJournal(outDir, scope);
   } catch (error) {
     outLock.release();
-    throw error;
+    throw asDiskFailure(error, outDir) ?? error;
   }
 
   const concurrency = options.concurrency ?? 4;
@@ -700,17 +719,31 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
             store.withdrawSubmitting(rowId);
             return pause && !stop.signal.aborted ? "retry" : "end";
           }
+          // The journal's copy of the intent, before the request leaves: unwritten, nothing is sent.
+          const attempt = store.attemptsOf(rowId);
+          try {
+            journal.sent(job, attempt);
+          } catch (error) {
+            store.withdrawSubmitting(rowId);
+            throw asDiskFailure(error, outDir) ?? error;
+          }
           let taskId: string;
           submissionsOnWire++;
           try {
             ({ id: taskId } = await client.submitGeneration(body, { signal: submitAbort.signal }));
             store.markSubmitted(rowId, taskId);
+            journal.answered(job, attempt, taskId);
             serviceWorks();
             changed();
             progress.event({ stage: "submitted", key: job.key, detail: `task ${taskId}` });
             log.info({ job: job.key, taskId }, "submitted");
           } catch (error) {
-            return recordSubmitFailure(job.key, rowId, error);
+            const next = recordSubmitFailure(job.key, rowId, error);
+            // Refused for certain (back to pending, or rejected): nothing was created.
+            const row = store.findJobById(rowId);
+            if (row && (row.state === "pending" || row.fail_kind === "rejected"))
+              journal.notCreated(job, attempt);
+            return next;
           } finally {
             submissionsOnWire--;
           }
@@ -1111,6 +1144,26 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     },
     dispose() {
       options.signal?.removeEventListener("abort", onUserAbort);
+      journal.close();
+      // Still under the folder's lock: no other reel appends meanwhile.
+      store.flush();
+      if (!store.writeFailure) {
+        try {
+          compactJournal(outDir, scope, (manifest, id, specHash, attempt) => {
+            const head = store.versionHead(`${manifest}/${id}`, specHash);
+            // Final, and its record written: the records hold it now.
+            return (
+              head !== undefined &&
+              head.attempts >= attempt &&
+              ((head.state === "Success" && head.file !== null) ||
+                head.state === "Fail" ||
+                head.state === "Canceled")
+            );
+          });
+        } catch (error) {
+          log.warn({ err: (error as Error).message }, "could not compact the journal; kept as it is");
+        }
+      }
       outLock.release();
     },
   };

@@ -1,11 +1,13 @@
 // The records in the output folder are a second copy of what was paid: each job's `<id>.json` (its
-// spec hash, task id, status and file) and `results.jsonl`. A state file found empty beside them, or
+// spec hash, task id, status and file), `results.jsonl`, and the journal of submissions
+// (`.reel-journal.jsonl`, see engine/journal.ts), which alone shows the tasks in flight. A state file found empty beside them, or
 // beside the logs of earlier runs, was lost (truncated, its WAL deleted), not new: starting afresh
 // would pay again for every job and overwrite their videos with new takes. This module finds that
 // evidence, and reads the records back into job rows (`reel run --rebuild-state`).
 import { type Dirent, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import type { FailKind, JobState } from "./store.js";
+import { type JournaledJob, type JournalScope, journalPath, readJournal } from "../engine/journal.js";
+import type { FailKind, JobState, StateStore } from "./store.js";
 
 /** A job as its record in OUT shows it (src/report/results.ts writes these fields). */
 export interface RecordedJob {
@@ -107,18 +109,50 @@ function readJson(path: string): unknown {
 }
 
 /**
- * Every job version recorded in `outDir`: the per-job records of each manifest folder, and the lines
- * of results.jsonl. Of two records of one version, the one that went further counts; the spec comes
+ * A submission of the journal as a record: answered (a task, followed by its id) or not (sent, its
+ * outcome unknown). Undefined for one the service refused for certain (nothing was created).
+ */
+function recordOfJournal(entry: JournaledJob): RecordedJob | undefined {
+  if (entry.outcome === "none") return undefined;
+  return {
+    manifest: entry.manifest,
+    id: entry.id,
+    specHash: entry.specHash,
+    status: entry.outcome === "task" ? "PreProcessing" : "submitting",
+    taskId: entry.taskId,
+    file: null,
+    error: null,
+    attempts: entry.attempt,
+    model: entry.model,
+    seconds: entry.seconds,
+    createdAt: entry.sentAt,
+    submittedAt: entry.answeredAt,
+    finishedAt: null,
+    downloadedAt: null,
+  };
+}
+
+/**
+ * Every job version recorded in `outDir`: the per-job records of each manifest folder, the lines
+ * of results.jsonl, and (given `scope`, the state file's) the submissions of the journal. Of two
+ * records of one version, the later attempt counts, then the one that went further; the spec comes
  * from a per-job record.
  */
-export function readRecords(outDir: string): RecordedJob[] {
+export function readRecords(outDir: string, scope?: JournalScope): RecordedJob[] {
   const found = new Map<string, RecordedJob>();
   const add = (record: RecordedJob | undefined): void => {
     if (!record) return;
     const key = `${record.manifest}/${record.id}\n${record.specHash}`;
     const known = found.get(key);
     if (!known) return void found.set(key, record);
-    const further = rank(record.status) > rank(known.status) ? record : known;
+    const further =
+      record.attempts !== known.attempts
+        ? record.attempts > known.attempts
+          ? record
+          : known
+        : rank(record.status) > rank(known.status)
+          ? record
+          : known;
     const spec = known.spec !== undefined ? known.spec : record.spec;
     found.set(key, spec === undefined ? further : { ...further, spec });
   };
@@ -144,6 +178,7 @@ export function readRecords(outDir: string): RecordedJob[] {
       // a line cut short
     }
   }
+  if (scope) for (const entry of readJournal(outDir, scope)) add(recordOfJournal(entry));
   return [...found.values()];
 }
 
@@ -227,12 +262,16 @@ export function earlierWork(
   outDir: string,
   currentLog: string | undefined,
   records: boolean,
+  scope: JournalScope,
 ): string | undefined {
   const found: string[] = [];
   if (records) {
     const n = readRecords(outDir).length;
     if (n > 0) found.push(`${n} job record(s) in ${outDir}`);
   }
+  // The journal's lines name this very state file: evidence even when it is merely missing.
+  const sent = readJournal(outDir, scope).filter((entry) => entry.outcome !== "none").length;
+  if (sent > 0) found.push(`${sent} submission(s) of it in ${journalPath(outDir)}`);
   const logs = join(dirname(statePath), "logs");
   const earlier = entries(logs).filter((entry) => {
     if (!entry.isFile() || !entry.name.endsWith(".log")) return false;
@@ -250,5 +289,45 @@ export function earlierWork(
 
 /** The refusal of a lost state file, with the way out. */
 export function lostStateMessage(statePath: string, how: "missing" | "empty", evidence: string): string {
-  return `the state file ${statePath} is ${how === "missing" ? "missing" : "empty"}, but ${evidence} show that reel ran with it before: it was lost (emptied, deleted, or its -wal file deleted). It is the record of what was paid, so reel does not start afresh and pay again for every job. Rerun with --rebuild-state to rebuild it from the records in the output folder (${basename(statePath)} then holds each recorded job as done, followed by its task id, or uncertain: none is submitted again; jobs with no record are new). Nothing was sent.`;
+  return `the state file ${statePath} is ${how === "missing" ? "missing" : "empty"}, but ${evidence} show that reel ran with it before: it was lost (emptied, deleted, or its -wal file deleted). It is the record of what was paid, so reel does not start afresh and pay again for every job. Rerun with --rebuild-state to rebuild it from the records and the journal in the output folder (${basename(statePath)} then holds each recorded job as done, followed by its task id, or uncertain: none is submitted again; jobs with no record are new). Nothing was sent.`;
+}
+
+/** What the journal shows that the state file does not know (see checkJournal). */
+export interface JournalCheck {
+  /**
+   * Submissions whose job version is missing, or shows fewer attempts: the intent itself, committed
+   * durably before the request left, is gone. Only a state file that lost commits (deleted, emptied,
+   * its -wal deleted, an older copy put back) shows that.
+   */
+  readonly unknown: JournaledJob[];
+  /**
+   * Submissions whose answer the journal has and the state file lost (a crash between the two
+   * writes: the row is still `submitting`, in that same attempt). As [row id, task id].
+   */
+  readonly answered: [rowId: number, taskId: string][];
+}
+
+/** The journal's submissions checked against the state file: one indexed lookup per job version. */
+export function checkJournal(store: StateStore, journaled: readonly JournaledJob[]): JournalCheck {
+  const unknown: JournaledJob[] = [];
+  const answered: [number, string][] = [];
+  for (const entry of journaled) {
+    if (entry.outcome === "none") continue;
+    const head = store.versionHead(`${entry.manifest}/${entry.id}`, entry.specHash);
+    if (head === undefined || head.attempts < entry.attempt) unknown.push(entry);
+    else if (entry.taskId !== null && head.state === "submitting" && head.attempts === entry.attempt)
+      answered.push([head.id, entry.taskId]);
+  }
+  return { unknown, answered };
+}
+
+/** The refusal of a state file that lost commits the journal shows, with the way out. */
+export function lostCommitsMessage(
+  statePath: string,
+  outDir: string,
+  unknown: readonly JournaledJob[],
+): string {
+  const first = unknown[0]!;
+  const example = `${first.manifest}/${first.id}${first.taskId ? ` (task ${first.taskId})` : ""}`;
+  return `the state file ${statePath} does not know ${unknown.length} submission(s) that ${journalPath(outDir)} shows were sent with it (${example}${unknown.length > 1 ? ", ..." : ""}): it lost its latest changes (deleted, emptied, its -wal file deleted, or an older copy put back). It is the record of what was paid, so reel does not send them again. Rerun with --rebuild-state to add them back from the records and the journal in the output folder (each is then followed by its task id, or uncertain: none is submitted again). Nothing was sent.`;
 }

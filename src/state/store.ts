@@ -27,6 +27,14 @@ import { acquireLock, type StateLock } from "./lock.js";
 import { MIGRATIONS } from "./migrations.js";
 import type { RestoredJob } from "./rebuild.js";
 
+/** What the journal's check needs of a job version's row (see versionHead). */
+export interface VersionHead {
+  readonly id: number;
+  readonly state: JobState;
+  readonly attempts: number;
+  readonly file: string | null;
+}
+
 export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
 export type FailKind = "local" | "rejected" | "task";
 
@@ -166,6 +174,11 @@ export class StateStore {
   private walIno: number | undefined;
   /** Upload intents this store wrote: one found that it did not write is another process's. */
   private readonly ownUploads = new Set<string>();
+  /**
+   * How the journal of costed calls in an output folder names this store's lines (engine/journal.ts):
+   * the state file's real path and the service's canonical base URL. Undefined when read-only.
+   */
+  readonly journalScope: { readonly state: string; readonly service: string } | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -174,9 +187,12 @@ export class StateStore {
     private readonly now: () => number,
     readonly path: string,
     private readonly readonly: boolean,
+    baseUrl: string | undefined,
   ) {
     this.serviceId = serviceId ?? -1;
     this.walPath = `${realStatePath(path)}-wal`;
+    this.journalScope =
+      readonly || baseUrl === undefined ? undefined : StateStore.journalScopeOf(path, baseUrl);
     if (!readonly) {
       openStores.add(this);
       this.walIno = statSync(this.walPath, { throwIfNoEntry: false })?.ino;
@@ -219,7 +235,7 @@ export class StateStore {
           : readonly
             ? (findService(db, options.baseUrl) ?? 0) // 0 matches no row: that service has none
             : ensureService(db, options.baseUrl);
-      return new StateStore(db, serviceId, lock, options.now ?? Date.now, path, readonly);
+      return new StateStore(db, serviceId, lock, options.now ?? Date.now, path, readonly, options.baseUrl);
     } catch (error) {
       db?.close();
       lock?.release();
@@ -243,6 +259,11 @@ export class StateStore {
       }
       throw error;
     }
+  }
+
+  /** `journalScope` of the state file at `path` (which may not exist yet) for the service `baseUrl`. */
+  static journalScopeOf(path: string, baseUrl: string): { readonly state: string; readonly service: string } {
+    return { state: realStatePath(path), service: canonicalBaseUrl(baseUrl) };
   }
 
   /** The base URL of the service whose jobs changed last in the file at `path`, if any. */
@@ -503,15 +524,27 @@ export class StateStore {
   /**
    * Rows made from the records in the output folder (`reel run --rebuild-state`, see rebuild.ts): a
    * job version the state does not know is added; one it knows only as unsent or as an intent
-   * (`pending`, `submitting`: an older copy of the state) takes what its record shows. Others are
-   * kept as they are. Returns how many rows were written.
+   * (`pending`, `submitting`: an older copy of the state) takes what its record shows, and one known
+   * as `uncertain` takes a task id its record (the journal) shows. Others are kept as they are.
+   * Returns how many rows were written.
    */
   restoreJobs(jobs: readonly RestoredJob[]): number {
     return this.write(() => {
       let written = 0;
       for (const job of jobs) {
         const head = this.sql(JOB_HEAD_SQL).get(this.serviceId, job.key, job.specHash) as JobHead | undefined;
-        if (head && head.state !== "pending" && head.state !== "submitting") continue;
+        const held = head
+          ? (this.sql("SELECT spec_json, attempts FROM jobs WHERE id = ?").get(head.id) as {
+              spec_json: string;
+              attempts: number;
+            })
+          : undefined;
+        // An uncertain row (a submission whose answer the state lost) takes the task id of that same
+        // attempt that the journal kept.
+        const answered = head?.state === "uncertain" && job.taskId !== null && job.attempts >= held!.attempts;
+        if (head && head.state !== "pending" && head.state !== "submitting" && !answered) continue;
+        // The spec the row holds, when the record has none (results.jsonl and the journal carry none).
+        const specJson = held && job.specJson === "null" ? held.spec_json : job.specJson;
         if (head) this.sql("DELETE FROM jobs WHERE id = ?").run(head.id);
         const values = [
           this.serviceId,
@@ -519,7 +552,7 @@ export class StateStore {
           job.manifest,
           job.videoId,
           job.specHash,
-          job.specJson,
+          specJson,
           job.seconds,
           job.model,
           job.state,
@@ -549,6 +582,18 @@ export class StateStore {
       }
       return written;
     });
+  }
+
+  /** The state and attempts of this job version, if recorded (the journal's check at start). */
+  versionHead(key: string, specHash: string): VersionHead | undefined {
+    return this.sql(
+      "SELECT id, state, attempts, file FROM jobs WHERE service_id = ? AND job_key = ? AND spec_hash = ?",
+    ).get(this.serviceId, key, specHash) as VersionHead | undefined;
+  }
+
+  /** The attempts of job `id` (once its intent is written: the number of the attempt being made). */
+  attemptsOf(id: number): number {
+    return (this.sql("SELECT attempts FROM jobs WHERE id = ?").get(id) as { attempts: number }).attempts;
   }
 
   /** Whether this job version is recorded (the index lookup of upsertJobs, no row read). */

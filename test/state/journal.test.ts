@@ -1,0 +1,144 @@
+// The journal of submissions in the output folder (OUT/.reel-journal.jsonl) is the second copy of
+// what was paid, written before each request leaves: a state file that loses the tasks in flight
+// (emptied after a kill -9, or rolled back by a deleted -wal) is refused at the next start, rebuilt
+// from the journal with --rebuild-state, and those tasks are followed, never paid for again.
+import { spawn } from "node:child_process";
+import { readFileSync, truncateSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { spawnReel, until, writeTree } from "../helpers/cli.js";
+import { readResults } from "../helpers/results.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+let sandbox: Sandbox | undefined;
+const children: ReturnType<typeof spawn>[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGCONT");
+      child.kill("SIGKILL");
+    }
+  }
+  await sandbox?.close();
+  sandbox = undefined;
+});
+
+/** A manifest of `count` videos of 10 s (3 s each on the sandbox below), their texts unique to `name`. */
+function manifest(name: string, count: number): string {
+  const videos = Array.from(
+    { length: count },
+    (_, i) => `  - id: v${i}\n    chunks:\n      - duration: 10\n        text: "${name} take ${i}"\n`,
+  ).join("");
+  return `version: 1\nname: ${name}\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos}`;
+}
+
+function reel(args: string[], cwd: string, env: Record<string, string>) {
+  const child = spawnReel(args, { cwd, env });
+  children.push(child);
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  child.stdout.resume();
+  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, exit, stderr: () => stderr };
+}
+
+/** The lines of the journal in `dir`'s output folder (none when there is none). */
+function journal(dir: string): string[] {
+  try {
+    return readFileSync(join(dir, "out", ".reel-journal.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+async function setUp(files: Record<string, string>) {
+  sandbox = await startSandbox({ slots: 8, timeScale: 0.3, preProcessingMs: 5 });
+  const dir = await tempDir();
+  await writeTree(dir, files);
+  const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };
+  return { dir, env, state: join(dir, ".reel", "state.db") };
+}
+
+/**
+ * Starts `reel run file --concurrency 4` and waits until its 4 slots hold tasks on the service
+ * (`before` made earlier) and their answers were read: no submission is then on the wire, and none
+ * can start before a task ends (3 s).
+ */
+async function runUntilFourInFlight(dir: string, env: Record<string, string>, file: string, before = 0) {
+  const run = reel(["run", file, "--concurrency", "4"], dir, env);
+  await until(() => sandbox!.counters.generationsCreated >= before + 4, "4 tasks in flight");
+  await sleep(300);
+  expect(sandbox!.counters.generationsCreated).toBe(before + 4);
+  expect(sandbox!.counters.unfinished).toBe(4);
+  return run;
+}
+
+describe("the journal of submissions", () => {
+  it("restores the tasks in flight of a state file emptied after a kill -9: refused, rebuilt, each job generated once", async () => {
+    const JOBS = 6;
+    const { dir, env, state } = await setUp({ "m.yaml": manifest("flight", JOBS) });
+    const run = await runUntilFourInFlight(dir, env, "m.yaml");
+    run.child.kill("SIGKILL");
+    await run.exit;
+    const journalLines = journal(dir);
+
+    truncateSync(state, 0);
+    const refused = reel(["run", "m.yaml"], dir, env);
+    expect(await refused.exit).toBe(2);
+    expect(refused.stderr()).toContain("--rebuild-state");
+    expect(sandbox!.counters.generationsCreated).toBe(4);
+
+    const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
+    expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
+    // Before: no record showed the 4 tasks in flight, and all 6 jobs were paid for again (10).
+    expect(sandbox!.counters.generationsCreated).toBe(JOBS);
+    expect(sandbox!.counters.duplicateGenerations()).toBe(0);
+    expect(journalLines).toHaveLength(8); // 4 intents, 4 answers
+    expect(rebuilt.stderr()).toMatch(/4 job\(s\) written \(0 done, 4 followed by task id/);
+    const results = await readResults<{ status: string; taskId: string }>(dir);
+    expect(results.map((r) => r.status)).toEqual(Array(JOBS).fill("Success"));
+    expect(new Set(results.map((r) => r.taskId)).size).toBe(JOBS);
+    // A run that ends compacts the journal: every job is final and recorded.
+    expect(journal(dir)).toEqual([]);
+  }, 60_000);
+
+  it("refuses a state file rolled back by a deleted -wal (stopped, then kill -9), rebuilds it: zero duplicates", async () => {
+    const { dir, env, state } = await setUp({
+      "a.yaml": manifest("earlier", 2),
+      "b.yaml": manifest("later", 6),
+    });
+    const first = reel(["run", "a.yaml"], dir, env);
+    expect(await first.exit, first.stderr()).toBe(0);
+
+    const run = await runUntilFourInFlight(dir, env, "b.yaml", 2);
+    // Stopped before its next commit could notice the -wal gone: everything since the last
+    // checkpoint (the whole of this run) is lost with the process.
+    run.child.kill("SIGSTOP");
+    unlinkSync(`${state}-wal`);
+    run.child.kill("SIGKILL");
+    await run.exit;
+
+    const refused = reel(["run", "b.yaml"], dir, env);
+    const code = await refused.exit;
+    // Before: the state (not empty, the first run's) was taken as it was, and 4 tasks paid twice.
+    expect(sandbox!.counters.duplicateGenerations()).toBe(0);
+    expect(code).toBe(2);
+    expect(refused.stderr()).toMatch(/does not know 4 submission\(s\) that .*\.reel-journal\.jsonl shows/);
+    expect(refused.stderr()).toContain("--rebuild-state");
+    expect(refused.stderr()).toContain("Nothing was sent");
+    expect(sandbox!.counters.generationsCreated).toBe(6);
+
+    const rebuilt = reel(["run", "b.yaml", "--rebuild-state"], dir, env);
+    expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
+    expect(sandbox!.counters.duplicateGenerations()).toBe(0);
+    expect(sandbox!.counters.generationsCreated).toBe(2 + 6);
+    const results = await readResults<{ status: string }>(dir);
+    expect(results.map((r) => r.status)).toEqual(Array(6).fill("Success"));
+  }, 60_000);
+});
