@@ -47,6 +47,17 @@ export function acquireLock(path: string): StateLock {
     if (code === "EAGAIN" || code === "EWOULDBLOCK") throw new StateLockedError(path, holderOf(path, ino));
     throw error;
   }
+  // SQLite names its write-ahead log after the path, not the file: two names of one state file
+  // each keep their own -wal, so a run through one name misses what a run killed through the other
+  // recorded (and paid for), and the two logs can damage the file. One file, one name.
+  const links = fstatSync(fd).nlink;
+  if (links > 1) {
+    closeSync(fd);
+    throw new ReelError(
+      "E_STATE_FILE",
+      `the state file ${path} has ${links} names (hard links). SQLite keeps its log of recent changes beside each name, so a run through one name would miss what was recorded through another, and pay again. Remove the other names (find / -xdev -samefile ${path}) and keep this one.`,
+    );
+  }
   const info = `${path}.lock`;
   const older = readOwner(info);
   if (older && older.pid !== process.pid && ownerRuns(older)) {

@@ -107,6 +107,28 @@ describe("one runner per state file", () => {
     60_000,
   );
 
+  // Review of the fix above: the lock follows the file, but SQLite names its -wal after the path.
+  // A run killed through one name left its latest records in a-wal; a run through the other name
+  // read the file without them, and paid again for every job in flight (30 jobs -> 60).
+  it("refuses a state file with two names (hard links), after a run through the other was killed", async () => {
+    sandbox = await startSandbox({ slots: 4, timeScale: 0.05, preProcessingMs: 10 });
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manifest(12) });
+    const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };
+    mkdirSync(join(dir, "a"));
+    mkdirSync(join(dir, "b"));
+    const first = reel(["run", "m.yaml", "--state", "a/state.db"], dir, env);
+    await until(() => sandbox!.counters.generationsCreated >= 2, "the first run submitting");
+    linkSync(join(dir, "a", "state.db"), join(dir, "b", "state.db"));
+    children.at(-1)!.kill("SIGKILL");
+    await first.exit;
+    const paid = sandbox.counters.generationsCreated;
+    const second = reel(["run", "m.yaml", "--state", "b/state.db"], dir, env);
+    expect(await second.exit).toBe(2);
+    expect(second.stderr()).toContain("has 2 names (hard links)");
+    expect(sandbox.counters.generationsCreated).toBe(paid);
+  }, 60_000);
+
   it("lets plan and status read the state while a run holds it", async () => {
     sandbox = await startSandbox({ slots: 2, timeScale: 0.05, preProcessingMs: 10 });
     const dir = await tempDir();
