@@ -7,6 +7,7 @@
 import { type Dirent, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { type JournaledJob, type JournalScope, journalPath, readJournal } from "../engine/journal.js";
+import { SAFE_NAME_PATTERN } from "../manifest/schema.js";
 import type { FailKind, JobState, StateStore } from "./store.js";
 
 /** A job as its record in OUT shows it (src/report/results.ts writes these fields). */
@@ -185,7 +186,27 @@ export function readRecords(outDir: string, scope?: JournalScope): RecordedJob[]
 const NOTHING_SENT = "nothing was sent for this video";
 
 /** The row a record stands for, or undefined for a job whose record shows nothing was sent. */
+/**
+ * Whether a record names a job reel could have written: the manifest name and video id as a
+ * manifest allows them, and its file one of that job's own names in OUT (`<id>.mp4`, or a kept
+ * version `<id>.<hex>.mp4`). Records are files anyone can edit: a record whose `file` said
+ * `../victim.txt` had that file moved into OUT as an "old version" of the video.
+ */
+function isOwnName(record: RecordedJob): boolean {
+  return (
+    SAFE_NAME.test(record.manifest) && SAFE_NAME.test(record.id) && /^[0-9a-f]{16,}$/.test(record.specHash)
+  );
+}
+
+function isOwnFile(record: RecordedJob, file: string): boolean {
+  const prefix = `${record.manifest}/${record.id}.`;
+  return file.startsWith(prefix) && /^(?:[0-9a-f]{8}(?:-\d+)?\.)?mp4$/.test(file.slice(prefix.length));
+}
+
+const SAFE_NAME = new RegExp(SAFE_NAME_PATTERN);
+
 export function restoredJobOf(record: RecordedJob, outDir: string): RestoredJob | undefined {
+  if (!isOwnName(record)) return undefined;
   const time = (iso: string | null): number | null => {
     const ms = iso === null ? NaN : Date.parse(iso);
     return Number.isNaN(ms) ? null : ms;
@@ -224,9 +245,10 @@ export function restoredJobOf(record: RecordedJob, outDir: string): RestoredJob 
         state: "Success",
         failKind: null,
         taskStatus: "Success",
-        file: record.file,
-        outDir: record.file === null ? null : resolve(outDir),
-        downloadedAt: record.file === null ? null : time(record.downloadedAt),
+        // A file that is not this job's own name is not trusted: the video is fetched again.
+        ...(record.file !== null && isOwnFile(record, record.file)
+          ? { file: record.file, outDir: resolve(outDir), downloadedAt: time(record.downloadedAt) }
+          : {}),
       };
     case "Fail":
     case "Canceled": {

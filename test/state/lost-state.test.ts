@@ -3,7 +3,8 @@
 // nothing sent), rebuilds the state from the records with --rebuild-state (nothing paid again), and
 // stops a run whose WAL vanishes before its next costed call.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
@@ -80,6 +81,27 @@ describe("a lost state file", () => {
     expect(statSync(video).mtimeMs).toBe(before.mtimeMs);
     const results = await readResults<{ status: string; taskId: string }>(dir);
     expect(results.map((r) => r.status)).toEqual(Array(JOBS).fill("Success"));
+  }, 60_000);
+
+  // Review: records are files anyone can edit. One whose `file` said ../victim.txt had that file
+  // moved into OUT as an old version of the video, and one whose manifest said ../.. aimed outside.
+  it("trusts no path from a record: a file outside OUT stays where it is, a hostile name is skipped", async () => {
+    const { dir, env, state } = await setUp(2);
+    expect(await reel(["run", "m.yaml"], dir, env).exit).toBe(0);
+    await writeFile(join(dir, "victim.txt"), "keep me\n");
+    const recordPath = join(dir, "out", "lost", "v0.json");
+    const record = JSON.parse(await readFile(recordPath, "utf8")) as Record<string, unknown>;
+    await writeFile(recordPath, `${JSON.stringify({ ...record, file: "../victim.txt" })}\n`);
+    const hostile = join(dir, "out", "lost", "v1.json");
+    const other = JSON.parse(await readFile(hostile, "utf8")) as Record<string, unknown>;
+    await writeFile(hostile, `${JSON.stringify({ ...other, manifest: "../..", id: "x" })}\n`);
+    truncateSync(state, 0);
+
+    const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
+    expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
+    expect(await readFile(join(dir, "victim.txt"), "utf8")).toBe("keep me\n");
+    expect(readdirSync(join(dir, "out", "lost")).filter((f) => f.endsWith(".txt"))).toEqual([]);
+    expect(readdirSync(dir).sort()).toEqual([".reel", "m.yaml", "out", "victim.txt"]);
   }, 60_000);
 
   it("refuses a deleted state file beside the logs of its runs; a new state file in a new folder starts", async () => {
