@@ -17,7 +17,14 @@ import {
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
-import { earlierWork, lostStateMessage, readRecords, restoredJobOf } from "../state/rebuild.js";
+import {
+  earlierWork,
+  listRecordedUnknown,
+  lostStateMessage,
+  readRecords,
+  recordedUnknownMessage,
+  restoredJobOf,
+} from "../state/rebuild.js";
 import { StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { UsageError } from "../errors.js";
@@ -114,17 +121,25 @@ function retryNotes(progress: ProgressSink): NonNullable<ClientOptions["onRetry"
 const RETRY_NOTE_MS = 15_000;
 
 /**
- * Why `jobs` must not be sent now, or undefined: some were already sent to another base URL (see
- * sent-elsewhere.ts), unless --new-service says to make them again. The sandbox is free, so its
- * work never counts and a run on it is never refused.
+ * Why `jobs` must not be sent now, or undefined: their records in OUT show them sent with a state
+ * file this one is not; or some were already sent to another base URL (see sent-elsewhere.ts),
+ * unless --new-service says to make them again (the sandbox is free: its work never counts there).
  */
 export function refusalOf(
   settings: ServiceSettings,
   args: ParsedArgs,
   store: StateStore,
 ): (jobs: readonly Job[]) => string | undefined {
-  if (settings.sandbox || args.values["new-service"] === true) return () => undefined;
-  return (jobs) => sentElsewhereProblem(store, jobs, settings.baseUrl!, [SANDBOX_SERVICE_ID]);
+  const checkServices = !settings.sandbox && args.values["new-service"] !== true;
+  return (jobs) => {
+    // Jobs whose records in OUT show them paid with a state file this one is not (sandbox too: its
+    // videos would overwrite those).
+    const recorded = listRecordedUnknown(store, jobs, settings.outDir);
+    if (recorded.length > 0) return recordedUnknownMessage(settings.statePath, settings.outDir, recorded);
+    return checkServices
+      ? sentElsewhereProblem(store, jobs, settings.baseUrl!, [SANDBOX_SERVICE_ID])
+      : undefined;
+  };
 }
 
 /** --rebuild-state: the records in OUT written back into the state file, and said. */

@@ -4,7 +4,7 @@
 // beside the logs of earlier runs, was lost (truncated, its WAL deleted), not new: starting afresh
 // would pay again for every job and overwrite their videos with new takes. This module finds that
 // evidence, and reads the records back into job rows (`reel run --rebuild-state`).
-import { type Dirent, readdirSync, readFileSync, statSync } from "node:fs";
+import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { type JournaledJob, type JournalScope, journalPath, readJournal } from "../engine/journal.js";
 import { SAFE_NAME_PATTERN } from "../manifest/schema.js";
@@ -307,6 +307,45 @@ export function earlierWork(
   });
   if (earlier.length > 0) found.push(`the logs of ${earlier.length} earlier run(s) in ${logs}`);
   return found.length > 0 ? found.join(" and ") : undefined;
+}
+
+/**
+ * Of `jobs`, those the state file never sent whose record in `outDir` shows them sent (the same
+ * spec hash, a task id): paid for with a state file that is gone (deleted with its logs and
+ * journal) or with another one. Sent again, they would be paid twice and their records and videos
+ * overwritten. One `stat` per job the state never sent; none on a rerun.
+ */
+export function listRecordedUnknown(
+  store: StateStore,
+  jobs: readonly {
+    readonly key: string;
+    readonly manifest: string;
+    readonly id: string;
+    readonly specHash: string;
+  }[],
+  outDir: string,
+): { key: string; taskId: string }[] {
+  const found: { key: string; taskId: string }[] = [];
+  for (const job of jobs) {
+    if (store.wasSentAnywhere(job.key, job.specHash)) continue;
+    const path = join(outDir, job.manifest, `${job.id}.json`);
+    if (!existsSync(path)) continue;
+    const record = recordOf(readJson(path));
+    if (record?.specHash === job.specHash && record.taskId !== null) {
+      found.push({ key: job.key, taskId: record.taskId });
+    }
+  }
+  return found;
+}
+
+/** The refusal of jobs whose records show them sent by a state file this one is not. */
+export function recordedUnknownMessage(
+  statePath: string,
+  outDir: string,
+  found: readonly { key: string; taskId: string }[],
+): string {
+  const first = found[0]!;
+  return `${found.length} job(s) of these manifests have records in ${outDir} showing they were sent already (e.g. ${first.key}, task ${first.taskId}), but the state file ${statePath} does not know them: it was lost, or another state file sent them. reel does not pay for them again or overwrite their videos. If this state file was lost, rerun with --rebuild-state (nothing is sent again); to make them anew, give another --out. Nothing was sent.`;
 }
 
 /** The refusal of a lost state file, with the way out. */

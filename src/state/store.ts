@@ -591,6 +591,15 @@ export class StateStore {
     ).get(this.serviceId, key, specHash) as VersionHead | undefined;
   }
 
+  /** Whether any service's row of this job version was ever sent (an attempt counted). */
+  wasSentAnywhere(key: string, specHash: string): boolean {
+    return (
+      this.sql(
+        "SELECT 1 FROM jobs WHERE service_id IN (SELECT id FROM services) AND job_key = ? AND spec_hash = ? AND attempts > 0 LIMIT 1",
+      ).get(key, specHash) !== undefined
+    );
+  }
+
   /** The attempts of job `id` (once its intent is written: the number of the attempt being made). */
   attemptsOf(id: number): number {
     return (this.sql("SELECT attempts FROM jobs WHERE id = ?").get(id) as { attempts: number }).attempts;

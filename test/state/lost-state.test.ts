@@ -104,7 +104,35 @@ describe("a lost state file", () => {
     expect(readdirSync(dir).sort()).toEqual([".reel", "m.yaml", "out", "victim.txt"]);
   }, 60_000);
 
-  it("refuses a deleted state file beside the logs of its runs; a new state file in a new folder starts", async () => {
+  // Review: the state folder deleted whole (logs and all) after a completed run (the journal then
+  // empty) was taken for new: every job paid again, its record and video overwritten.
+  it("refuses to pay again for jobs whose records in OUT show them sent, when the state folder is gone or another", async () => {
+    const { dir, env } = await setUp(5);
+    expect(await reel(["run", "m.yaml"], dir, env).exit).toBe(0);
+    const video = join(dir, "out", "lost", "v0.mp4");
+    const before = statSync(video);
+    rmSync(join(dir, ".reel"), { recursive: true, force: true });
+
+    for (const args of [
+      ["run", "m.yaml"],
+      ["run", "m.yaml", "--state", "other/state.db"],
+    ]) {
+      const again = reel(args, dir, env);
+      expect(await again.exit).toBe(2);
+      expect(again.stderr()).toMatch(
+        /5 job\(s\) of these manifests have records in .* showing they were sent already/,
+      );
+      expect(again.stderr()).toContain("--rebuild-state");
+    }
+    expect(sandbox!.counters.generationsCreated).toBe(5);
+    expect(statSync(video).ino).toBe(before.ino);
+
+    const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
+    expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
+    expect(sandbox!.counters.generationsCreated).toBe(5);
+  }, 60_000);
+
+  it("refuses a deleted state file beside the logs of its runs; a new state file in a new folder, with its own OUT, starts", async () => {
     const { dir, env, state } = await setUp(3);
     expect(await reel(["run", "m.yaml"], dir, env).exit).toBe(0);
     for (const suffix of ["", "-wal", "-shm"]) rmSync(`${state}${suffix}`, { force: true });
@@ -112,9 +140,12 @@ describe("a lost state file", () => {
     expect(await refused.exit).toBe(2);
     expect(refused.stderr()).toMatch(/is missing, but the logs of 1 earlier run\(s\)/);
     expect(sandbox!.counters.generationsCreated).toBe(3);
-    // Another state file of its own folder, sharing OUT: new, and runs (the user's choice to pay).
-    const other = reel(["run", "m.yaml", "--state", ".staging/state.db"], dir, env);
+    // Another state file of its own folder, with an output folder of its own: new, and runs (the
+    // user's choice to pay). Sharing OUT, it would meet the records of the jobs paid already (see
+    // "refuses to pay again for jobs whose records in OUT show them sent").
+    const other = reel(["run", "m.yaml", "--state", ".staging/state.db", "--out", "out-staging"], dir, env);
     expect(await other.exit, other.stderr()).toBe(0);
+    expect(sandbox!.counters.generationsCreated).toBe(6);
   }, 60_000);
 
   it("rebuilds jobs in flight and intents with no answer from their records: followed or uncertain, never resent", async () => {
