@@ -150,6 +150,27 @@ export class OutcomeUnknownError extends ServiceError {
   }
 }
 
+/**
+ * A paid call answered with a status the interface does not define (a redirect, a 400, 404, 409):
+ * a wrong base URL, or a proxy in the way. Its outcome is unknown (the job is uncertain); every
+ * further submission would meet the same answer, each one possibly paid, so the run stops paying.
+ */
+export class UnexpectedAnswerError extends ServiceError {
+  constructor(cause: ServiceError) {
+    super(
+      "E_UNEXPECTED_ANSWER",
+      `${cause.endpoint} answered ${cause.status}, which the service's interface does not define (${cause.message}). The request may have taken effect, so its job is uncertain, and nothing more is sent: check --base-url (a wrong path or a proxy answers like this), then rerun (uncertain jobs are sent again only with --resubmit-uncertain).`,
+      { endpoint: cause.endpoint, status: cause.status },
+      { cause },
+    );
+  }
+}
+
+/** An answer to a paid call that is neither a definite refusal nor a server error: see UnexpectedAnswerError. */
+export function isUnexpectedAnswer(error: ServiceError): boolean {
+  return error.status !== undefined && error.status >= 300 && error.status < 500;
+}
+
 /** Conditions that stop a whole run: nothing else can succeed until the user acts. */
 /** The service could not be reached at all before it ever answered: a wrong address, or it is down. */
 export class ServiceUnreachableError extends ServiceError {

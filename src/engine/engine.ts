@@ -11,6 +11,7 @@ import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import PQueue from "p-queue";
 import {
   isFatalServiceError,
+  isUnexpectedAnswer,
   NetworkError,
   NotFoundError,
   OutcomeUnknownError,
@@ -20,6 +21,7 @@ import {
   ServerError,
   ServiceError,
   ServiceUnreachableError,
+  UnexpectedAnswerError,
   ValidationError,
 } from "../client/index.js";
 import { formatDuration } from "../duration.js";
@@ -841,6 +843,20 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       // A 403 on a submission: uncertain (it may come after the work was done), and the key is in
       // doubt too: the run stops (or pauses) as for a 401, instead of each job meeting it in turn.
       if (error instanceof OutcomeUnknownError && isFatalServiceError(error.cause)) handleFatal(error.cause);
+      // Another status the interface does not define: a run stops paying (a watcher goes on; its
+      // jobs are sent one by one as their manifests land).
+      else if (
+        error instanceof OutcomeUnknownError &&
+        error.cause instanceof ServiceError &&
+        isUnexpectedAnswer(error.cause) &&
+        onFatal === "stop" &&
+        !fatal
+      ) {
+        const unexpected = new UnexpectedAnswerError(error.cause);
+        fatal = unexpected;
+        log.error({ code: unexpected.code, endpoint: unexpected.endpoint }, unexpected.message);
+        stop.abort(unexpected);
+      }
     }
     changed();
     return "end";

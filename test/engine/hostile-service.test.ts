@@ -43,11 +43,26 @@ describe("a costed call answered with a status that proves nothing (item 15)", (
     });
     const dir = await workspace(1);
     const first = await run(dir, server.baseUrl);
-    expect(first.code).toBe(1);
+    // Uncertain, and the run stops paying: an answer the interface does not define (exit 3).
+    expect(first.code).toBe(3);
     expect((await resultsById(dir)).v1!.status).toBe("uncertain");
     expect(first.stderr).toContain("outcome unknown");
     const second = await run(dir, server.baseUrl);
     expect(second.code).toBe(1);
+    expect(server.count("POST", "/v1/generations")).toBe(1);
+  });
+
+  // Review: a wrong base URL behind a gateway answers 404 to every submission; each was sent and
+  // left uncertain (20 jobs, 20 requests that may each have been paid).
+  it("a 404 on a submission stops the run after that one: the others stay unsent (exit 3, check --base-url)", async () => {
+    const server = await hostile((_req, res) => json(res, 404, { detail: "Not Found" }));
+    const dir = await workspace(3);
+    const result = await run(dir, server.baseUrl, ["--concurrency", "1"]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain("answered 404, which the service's interface does not define");
+    expect(result.stderr).toContain("check --base-url");
+    const statuses = Object.values(await resultsById(dir)).map((r) => r.status);
+    expect(statuses.sort()).toEqual(["uncertain", "unsent", "unsent"]);
     expect(server.count("POST", "/v1/generations")).toBe(1);
   });
 
