@@ -10,6 +10,7 @@ import { runCli, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { expectServedVideo } from "../helpers/videos.js";
 
 const sandbox = useSandboxes();
 
@@ -141,8 +142,7 @@ describe("reel status", () => {
     for (const id of taskIds) expect(id).toMatch(/^\d+$/);
     expect(new Set(taskIds).size).toBe(5);
     for (const job of status.jobs.filter((j) => j.status === "Success")) {
-      const video = await readFile(join(dir, "out", String(job.file)));
-      expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+      await expectServedVideo(join(dir, "out", String(job.file)));
     }
     expect(status.jobs.find((j) => j.id === "ghost")).toMatchObject({
       file: null,

@@ -3,7 +3,6 @@
 // so that their answers are recorded; the second leaves at once (src/cli/main.ts), and the state
 // file must still be consistent: no job is paid twice by the rerun, tasks recorded as submitted are
 // picked up, and a submission cut off on the wire is `uncertain` (PRODUCT.md), never resent blindly.
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, expect, it } from "vitest";
@@ -11,6 +10,7 @@ import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { runCli, spawnReel, until, writeTree } from "../helpers/cli.js";
 import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { expectServedVideo } from "../helpers/videos.js";
 
 let sandbox: Sandbox | undefined;
 afterEach(async () => {
@@ -129,8 +129,7 @@ it.each([
       } else {
         expect(now.status, id).toBe("Success");
         if (before.taskId !== null) expect(now.taskId, id).toBe(before.taskId);
-        const video = await readFile(join(dir, "out", now.file!));
-        expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+        await expectServedVideo(join(dir, "out", now.file!));
       }
     }
 

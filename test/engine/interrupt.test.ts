@@ -1,10 +1,10 @@
 // Ctrl-C, SIGHUP and --sandbox resume, with the real binary in a child process.
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { spawnReel, writeTree } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { expectServedVideo } from "../helpers/videos.js";
 
 let sandbox: Sandbox | undefined;
 afterEach(async () => {
@@ -74,8 +74,7 @@ it("--sandbox keeps the emulator's data beside the state file: a rerun resumes a
   expect(second.output().stderr).toContain("3 jobs, 3 already done");
   const secondResults = JSON.parse(second.output().stdout).results as { taskId: string }[];
   expect(secondResults.map((r) => r.taskId)).toEqual(firstResults.map((r) => r.taskId));
-  const video = await readFile(join(dir, "out", "slow", "v0.mp4"));
-  expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+  await expectServedVideo(join(dir, "out", "slow", "v0.mp4"));
 });
 
 it("Ctrl-C while submissions wait 2.5 s for their answer: says it waits, records their tasks, none uncertain", async () => {

@@ -5,11 +5,13 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { runCli, startCli, until, writeTree } from "../helpers/cli.js";
+import { runCli, useCommands, until, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandbox = useSandboxes();
+// Stopped after each test, before the sandboxes close.
+const startCommand = useCommands();
 
 const MANIFEST = `version: 1
 name: lost
@@ -107,7 +109,7 @@ describe("another address for a service already used", () => {
       (await runCli(["run", "m"], { cwd: dir, env: { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey } }))
         .code,
     ).toBe(0);
-    const watcher = startCli(["watch", "m"], {
+    const watcher = startCommand(["watch", "m"], {
       cwd: dir,
       env: { REEL_BASE_URL: alias(s), REEL_API_KEY: s.apiKey },
     });

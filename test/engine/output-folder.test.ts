@@ -10,14 +10,17 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { runCli, spawnReel, startCli, until, writeTree } from "../helpers/cli.js";
+import { runCli, spawnReel, useCommands, until, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 // After temp-dir: its mounts are undone before the temp folders are removed.
 import { makeReadOnly, mountSmallDisk } from "../helpers/disks.js";
+import { expectServedVideo } from "../helpers/videos.js";
 
 const sandbox = useSandboxes();
+// Stopped after each test, before the sandboxes close.
+const startCommand = useCommands();
 
 /** `count` text-only videos in a manifest named `name`; `source` adds an image (an upload) to each. */
 function manifest(name: string, count: number, source?: string): string {
@@ -67,7 +70,7 @@ describe("an output folder that cannot be written", () => {
     const cannot = makeReadOnly(folder);
     if (cannot) ctx.skip(cannot);
 
-    const w = startCli(["watch", "incoming", "--settle", "200ms"], { cwd: dir, env: env(s) });
+    const w = startCommand(["watch", "incoming", "--settle", "200ms"], { cwd: dir, env: env(s) });
     await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
     await writeFile(join(dir, "incoming", "locked.yaml"), manifest("locked", 2));
     await writeFile(join(dir, "incoming", "open.yaml"), manifest("open", 1));
@@ -116,8 +119,7 @@ describe("two reels with two state files on one output folder", () => {
       expect(await firstExit, firstErr).toBe(0);
       expect(firstErr).not.toContain("ENOENT");
       expect(s.counters.generationsCreated).toBe(1);
-      const video = await readFile(join(folder, "v0.mp4"));
-      expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+      await expectServedVideo(join(folder, "v0.mp4"));
     } finally {
       for (const child of children) child.kill("SIGKILL");
     }
@@ -171,7 +173,7 @@ describe("a full disk under a watcher's output folder", () => {
     const grow = mountSmallDisk(out, "48k");
     if (typeof grow === "string") ctx.skip(grow);
 
-    const w = startCli(["watch", "incoming", "--settle", "200ms"], { cwd: dir, env: env(s) });
+    const w = startCommand(["watch", "incoming", "--settle", "200ms"], { cwd: dir, env: env(s) });
     await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
     await writeFile(join(dir, "incoming", "m.yaml"), manifest("m", 12));
     const code = await Promise.race([w.exited, sleep(30_000).then(() => "still watching")]);

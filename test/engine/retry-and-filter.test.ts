@@ -9,6 +9,7 @@ import { runCli, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { expectServedVideo } from "../helpers/videos.js";
 
 const sandbox = useSandboxes();
 
@@ -73,11 +74,6 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-async function isVideo(path: string): Promise<boolean> {
-  const bytes = await readFile(path).catch(() => Buffer.alloc(0));
-  return bytes.subarray(4, 8).toString("latin1") === "ftyp";
 }
 
 const submissions = (s: Sandbox): number => s.counters.requestCount("POST", "/v1/generations");
@@ -190,7 +186,7 @@ describe("reel run --only", () => {
     const only = await runCli(["run", "manifests", "--only", "alpha/v1"], { cwd: dir, env: env(s) });
     expect(only.code, only.stderr).toBe(0);
     expect(s.counters.generationsCreated).toBe(1);
-    expect(await isVideo(join(dir, "out", "alpha", "v1.mp4"))).toBe(true);
+    await expectServedVideo(join(dir, "out", "alpha", "v1.mp4"));
     expect(await exists(join(dir, "out", "alpha", "v2.mp4"))).toBe(false);
     expect(await exists(join(dir, "out", "beta", "w1.mp4"))).toBe(false);
     expect(await resultOf(dir, "alpha", "v1")).toMatchObject({ status: "Success", file: "alpha/v1.mp4" });
@@ -214,7 +210,7 @@ describe("reel run --only", () => {
     expect(s.counters.generationsCreated).toBe(3);
     expect(s.counters.duplicateGenerations()).toBe(0);
     for (const file of ["alpha/v1.mp4", "alpha/v2.mp4", "beta/w1.mp4"]) {
-      expect(await isVideo(join(dir, "out", file)), file).toBe(true);
+      await expectServedVideo(join(dir, "out", file), file);
     }
     const results = await readResults(dir);
     expect(results.map((r) => `${String(r.manifest)}/${String(r.id)}`).sort()).toEqual([
@@ -234,8 +230,8 @@ describe("reel run --only", () => {
     });
     expect(result.code, result.stderr).toBe(0);
     expect(s.counters.generationsCreated).toBe(2);
-    expect(await isVideo(join(dir, "out", "alpha", "v2.mp4"))).toBe(true);
-    expect(await isVideo(join(dir, "out", "beta", "w1.mp4"))).toBe(true);
+    await expectServedVideo(join(dir, "out", "alpha", "v2.mp4"));
+    await expectServedVideo(join(dir, "out", "beta", "w1.mp4"));
     expect(await exists(join(dir, "out", "alpha", "v1.mp4"))).toBe(false);
   });
 

@@ -11,13 +11,16 @@ import { describe, expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
 import { StateStore } from "../../src/state/store.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { runCli, startCli, until, writeTree } from "../helpers/cli.js";
+import { runCli, useCommands, until, writeTree } from "../helpers/cli.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { expectServedVideo } from "../helpers/videos.js";
 
 const sandbox = useSandboxes();
+// Stopped after each test, before the sandboxes close.
+const startCommand = useCommands();
 
 const ALPHA = `version: 1
 name: alpha
@@ -153,8 +156,7 @@ describe("reel run", () => {
     for (const r of results) {
       expect(r.status).toBe("Success");
       expect(r.error).toBeNull();
-      const video = await readFile(join(dir, "out", String(r.file)));
-      expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+      await expectServedVideo(join(dir, "out", String(r.file)));
       const record = JSON.parse(await readFile(join(dir, "out", `${r.manifest}/${r.id}.json`), "utf8"));
       expect(record.taskId).toBe(r.taskId);
     }
@@ -219,8 +221,7 @@ describe("reel run", () => {
     await rm(join(dir, "out", "beta", "again.mp4"));
     expect((await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
     expect(s.counters.generationsCreated).toBe(1);
-    const video = await readFile(join(dir, "out", "beta", "again.mp4"));
-    expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+    await expectServedVideo(join(dir, "out", "beta", "again.mp4"));
   });
 
   it("asks the service for the task again when the result address expired before the download", async () => {
@@ -238,8 +239,7 @@ describe("reel run", () => {
     expect(s.counters.requests.get("GET /files/:token 403")).toBe(1);
     expect(s.counters.requests.get("GET /v1/generations/:id 200")).toBe(2);
     expect(s.counters.generationsCreated).toBe(1);
-    const video = await readFile(join(dir, "out", "many", "v0.mp4"));
-    expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+    await expectServedVideo(join(dir, "out", "many", "v0.mp4"));
   });
 
   it("with --sandbox, downloads a deleted video again although the emulator now has another address", async () => {
@@ -250,8 +250,7 @@ describe("reel run", () => {
     // The address in the state file names the previous run's port: the task is asked for again.
     const again = await runCli(["run", "m.yaml", "--sandbox"], { cwd: dir, env: {} });
     expect(again.code, again.stderr).toBe(0);
-    const video = await readFile(join(dir, "out", "many", "v0.mp4"));
-    expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+    await expectServedVideo(join(dir, "out", "many", "v0.mp4"));
   });
 
   it("stops and says so when the state file cannot be written; the rerun after the fix completes", async () => {
@@ -269,8 +268,7 @@ describe("reel run", () => {
     const rerun = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
     expect(rerun.code).toBe(0);
     expect(s.counters.generationsCreated).toBe(1);
-    const video = await readFile(join(dir, "out", "beta", "again.mp4"));
-    expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+    await expectServedVideo(join(dir, "out", "beta", "again.mp4"));
   });
 
   it("writes again a job record that is missing, empty or cut short, without a new generation", async () => {
@@ -329,8 +327,7 @@ describe("reel run", () => {
       else expect(code).toBe(1);
       for (const r of results.filter((r) => r.status === "Success")) {
         expect(r.file, String(r.error)).not.toBeNull();
-        const video = await readFile(join(dir, "out", String(r.file)));
-        expect(video.subarray(4, 8).toString("latin1")).toBe("ftyp");
+        await expectServedVideo(join(dir, "out", String(r.file)));
       }
     },
   );
@@ -448,7 +445,7 @@ describe("reel run", () => {
     const port = (server.address() as AddressInfo).port;
     await new Promise((r) => server.close(r));
     const dir = await workspace();
-    const run = startCli(["run", "manifests/beta.yaml"], {
+    const run = startCommand(["run", "manifests/beta.yaml"], {
       cwd: dir,
       env: { REEL_BASE_URL: `http://127.0.0.1:${port}`, REEL_API_KEY: "sk-test" },
     });

@@ -5,6 +5,7 @@ import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { afterEach } from "vitest";
 import { main } from "../../src/cli/main.js";
 
 export interface CliResult {
@@ -95,6 +96,25 @@ export function startCli(
       const code = await done;
       return { code, ...output.text() };
     },
+  };
+}
+
+/**
+ * Call at the top of a test file, after useSandboxes(): returns a startCli that also stops the
+ * command after each test, even when an assertion threw before the test's own stop(). vitest runs
+ * afterEach hooks last-registered first, so the command stops before its sandbox closes and its
+ * temp folder is removed (a watcher left running would write into a folder being deleted).
+ */
+export function useCommands(): typeof startCli {
+  const started: ReturnType<typeof startCli>[] = [];
+  afterEach(async () => {
+    // stop() again on a command the test stopped only reads its exit code.
+    await Promise.all(started.splice(0).map((command) => command.stop()));
+  });
+  return (argv, options) => {
+    const command = startCli(argv, options);
+    started.push(command);
+    return command;
   };
 }
 

@@ -3,7 +3,7 @@ import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CliIO } from "../../src/cli/command.js";
 import { main } from "../../src/cli/main.js";
-import { makeWorkspace, REPO, type Workspace } from "./helpers.js";
+import { makeWorkspace, type Workspace } from "./helpers.js";
 
 interface Run {
   code: number;
@@ -35,6 +35,9 @@ const BAD =
 let ws: Workspace;
 beforeEach(async () => {
   ws = await makeWorkspace();
+  // The examples run in a temp folder, never in the repository: `npm run demo` leaves a state file
+  // in the repository's .reel/, and a plan read there would show the demo's jobs done.
+  await ws.copyExamples();
 });
 afterEach(async () => {
   await ws.cleanup();
@@ -42,7 +45,7 @@ afterEach(async () => {
 
 describe("reel validate", () => {
   it("exits 0 with a summary line on valid manifests", async () => {
-    const run = await reel(REPO, "validate", "manifests");
+    const run = await reel(ws.dir, "validate", "manifests");
     expect(run).toEqual({ code: 0, stdout: "3 manifests, 11 videos, 147 s of video: ok\n", stderr: "" });
   });
 
@@ -80,7 +83,7 @@ describe("reel validate", () => {
       ],
       summary: { manifests: 0, videos: 0, seconds: 0 },
     });
-    const ok = await reel(REPO, "validate", "--json", "manifests/actor.yaml");
+    const ok = await reel(ws.dir, "validate", "--json", "manifests/actor.yaml");
     expect(JSON.parse(ok.stdout)).toEqual({
       ok: true,
       problems: [],
@@ -118,12 +121,12 @@ describe("reel validate", () => {
 
 describe("reel plan", () => {
   it("prints jobs, uploads, speech and seconds per model", async () => {
-    const run = await reel(REPO, "plan", "manifests/mixed.yaml");
+    const run = await reel(ws.dir, "plan", "manifests/mixed.yaml");
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(
       [
         "1 manifest, 5 videos, 72 s of video: ok",
-        `compared with: nothing (no state file at ${join(REPO, ".reel", "state.db")}): every job is new`,
+        `compared with: nothing (no state file at ${join(ws.dir, ".reel", "state.db")}): every job is new`,
         "",
         "jobs       5 new, 0 done, 0 in flight, 0 failed, 0 uncertain",
         "uploads    4 to upload (12.1 KB), 0 already uploaded",
@@ -145,7 +148,7 @@ describe("reel plan", () => {
 
   it("--only selects jobs by manifest/id; --json prints the plan", async () => {
     const run = await reel(
-      REPO,
+      ws.dir,
       "plan",
       "--json",
       "--only",
@@ -159,9 +162,9 @@ describe("reel plan", () => {
     expect(out.ok).toBe(true);
     expect(out.plan.jobs.new).toEqual(["spring-campaign/intro", "spring-campaign/runway"]);
     expect(out.summary).toEqual({ manifests: 1, videos: 2, seconds: 47 });
-    expect((await reel(REPO, "plan", "--only", "nothing/*", "manifests")).code).toBe(2);
+    expect((await reel(ws.dir, "plan", "--only", "nothing/*", "manifests")).code).toBe(2);
     // A script that asked for JSON gets JSON when it fails too.
-    const refused = await reel(REPO, "plan", "--json", "--only", "nothing/*", "manifests");
+    const refused = await reel(ws.dir, "plan", "--json", "--only", "nothing/*", "manifests");
     expect(refused.code).toBe(2);
     expect(JSON.parse(refused.stdout)).toEqual({
       ok: false,

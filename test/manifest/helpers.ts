@@ -2,6 +2,7 @@
 // folder (no shared fixed names) and is removed by cleanup().
 import {
   copyFile,
+  cp,
   mkdir,
   mkdtemp,
   readdir,
@@ -24,6 +25,8 @@ export interface Workspace {
   /** A folder outside `dir`, with `secret.png` in it; `dir/media/outside.png` links to it. */
   readonly outside: string;
   write(relPath: string, text: string): Promise<string>;
+  /** Copies the repository's example manifests and their media to `dir/manifests`. */
+  copyExamples(): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -58,6 +61,9 @@ export async function makeWorkspace(): Promise<Workspace> {
       await mkdir(path.dirname(full), { recursive: true });
       await writeFile(full, text);
       return full;
+    },
+    async copyExamples() {
+      await cp(path.join(REPO, "manifests"), path.join(dir, "manifests"), { recursive: true });
     },
     async cleanup() {
       await rm(dir, { recursive: true, force: true });

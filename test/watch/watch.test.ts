@@ -6,13 +6,15 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { StateStore } from "../../src/state/store.js";
-import { runCli, startCli, until, writeTree } from "../helpers/cli.js";
+import { runCli, useCommands, until, writeTree } from "../helpers/cli.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandbox = useSandboxes();
+// Stopped after each test, before the sandboxes close.
+const startCommand = useCommands();
 
 function manifest(name: string, videos: { id: string; text: string; duration?: number }[]): string {
   const body = videos
@@ -32,7 +34,7 @@ async function workspace(): Promise<string> {
 
 /** A watcher with a short settle time, so tests run quickly (writeFile saves a manifest at once). */
 function watcher(dir: string, s: Sandbox, extra: string[] = ["--settle", "200ms"], key = s.apiKey) {
-  return startCli(["watch", "incoming", ...extra], {
+  return startCommand(["watch", "incoming", ...extra], {
     cwd: dir,
     env: { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: key },
   });
@@ -229,7 +231,7 @@ describe("reel watch", () => {
     const s = await sandbox();
     const dir = await workspace();
     await writeTree(dir, { ".queue/h.yaml": manifest("h", [{ id: "v0", text: "hidden" }]) });
-    const w = startCli(["watch", ".queue", "--settle", "200ms"], {
+    const w = startCommand(["watch", ".queue", "--settle", "200ms"], {
       cwd: dir,
       env: { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey },
     });
