@@ -5,7 +5,7 @@ import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { StateLockedError } from "../../src/state/lock.js";
+import { StateLockedError } from "../../src/state/db/lock.js";
 import { MIGRATIONS } from "../../src/state/migrations.js";
 import { StateFileError, StateStore } from "../../src/state/store.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
