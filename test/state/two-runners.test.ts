@@ -198,10 +198,15 @@ describe("costed intents are compare-and-set", () => {
     const statePath = join(dir, ".reel", "state.db");
     await until(() => existsSync(statePath), "the state file");
     const other = otherWriter(statePath);
-    await until(
-      () => other.prepare("SELECT count(*) AS n FROM jobs").pluck().get() === 1,
-      "the job recorded",
-    );
+    // The file exists before its tables do: until then, the query fails and is asked again.
+    const recorded = (): boolean => {
+      try {
+        return other.prepare("SELECT count(*) AS n FROM jobs").pluck().get() === 1;
+      } catch {
+        return false;
+      }
+    };
+    await until(recorded, "the job recorded");
     other.prepare("UPDATE jobs SET state = 'submitted', task_id = '4242', task_status = 'Running'").run();
     other.close();
     expect(await run.exit).not.toBe(null);
