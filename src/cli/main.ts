@@ -4,6 +4,7 @@ import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { systemReason } from "../engine/atomic-write.js";
 import { ReelError, UsageError } from "../errors.js";
+import { flushOpenStores } from "../state/store.js";
 import { explainArgError } from "./arg-errors.js";
 import type { CliIO, Command } from "./command.js";
 import { COMMANDS } from "./commands.js";
@@ -28,6 +29,8 @@ export function processIO(signal: AbortSignal): CliIO {
 export async function main(argv: readonly string[], io?: CliIO): Promise<number> {
   if (io) return dispatch(argv, io);
   tuneHeapForBatches();
+  // A process that exits without closing its state file (a second Ctrl-C) still commits its last turn.
+  process.on("exit", flushOpenStores);
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (): void => {

@@ -14,6 +14,7 @@
 // - Ids are stored as decimal text: with `bigIds` they are above 2^53, which a JS number loses.
 import Database from "better-sqlite3";
 import { UsageError } from "../errors.js";
+import { type Migrations, migrate } from "../sqlite/migrate.js";
 import type { Id, TaskStatus } from "../service/api-types.js";
 import type { MediaFormat } from "../service/media-format.js";
 import type {
@@ -28,8 +29,8 @@ import type { GenerationPlan } from "./validate-generation.js";
 /** Name of the database file inside the data dir. */
 export const DATABASE_FILE = "sandbox.db";
 
-// Numbered migrations, each applied in the opening transaction; `PRAGMA user_version` records how
-// far a file has come. Never edit one that has shipped: add the next.
+// Numbered migrations, applied in the opening transaction by the runner shared with the state file
+// (src/sqlite/migrate.ts). Never edit one that has shipped: add the next.
 const MIGRATIONS: readonly string[] = [
   // 1: the first schema.
   `
@@ -192,17 +193,15 @@ const SQL = {
   selectTasks: "SELECT * FROM tasks",
 } as const;
 
-function migrate(db: Database.Database): void {
-  const version = db.pragma("user_version", { simple: true }) as number;
-  if (version > MIGRATIONS.length) {
-    throw new UsageError(
-      `the sandbox database ${db.name} has schema version ${version}, newer than this reel knows (${MIGRATIONS.length}); use the reel that made it or another data dir`,
-    );
-  }
-  for (let next = version; next < MIGRATIONS.length; next++) {
-    db.exec(MIGRATIONS[next] ?? "");
-    db.pragma(`user_version = ${next + 1}`);
-  }
+/** The sandbox's migrations, for the runner shared with the state file (src/sqlite/migrate.ts). */
+function migrationsOf(db: Database.Database): Migrations {
+  return {
+    list: MIGRATIONS,
+    tooNew: (version) =>
+      new UsageError(
+        `the sandbox database ${db.name} has schema version ${version}, newer than this reel knows (${MIGRATIONS.length}); use the reel that made it or another data dir`,
+      ),
+  };
 }
 
 /** Values for a data dir seen for the first time. */
@@ -263,7 +262,7 @@ export function openPersistence(
     // IMMEDIATE takes the write lock now, so a second sandbox is refused here and not at its first upload.
     state = db
       .transaction((): PersistedState => {
-        migrate(db);
+        migrate(db, migrationsOf(db));
         db.prepare(SQL.insertAccount).run(fresh.nextId.toString(), orNull(fresh.credits));
         const account = db.prepare(SQL.selectAccount).get() as AccountRow;
         return {

@@ -1,11 +1,13 @@
-// The state file as a user relies on it: scoped per service, refusing foreign or damaged files with a
-// clear message instead of recreating them, and locked to one process at a time.
+// The SQLite state file as a user relies on it: its group commit (an intent on disk before the request
+// leaves, a failed write undoing only itself), refusing foreign or damaged files with a clear message
+// instead of recreating them, and locked to one process at a time. What every backend must do
+// (scoped per service, intents compare-and-set...) is in conformance.ts.
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { StateLockedError } from "../../src/state/lock.js";
+import { StateLockedError } from "../../src/state/db/lock.js";
 import { MIGRATIONS } from "../../src/state/migrations.js";
 import { StateFileError, StateStore } from "../../src/state/store.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
@@ -22,42 +24,6 @@ const JOB = {
 };
 
 describe("state store", () => {
-  it("keeps asset ids and jobs per service address", async () => {
-    const path = join(await tempDir(), "state.db");
-    const a = StateStore.open(path, { baseUrl: "https://a.example" });
-    a.recordAsset("sha-1", "101", 10);
-    a.upsertJob(JOB);
-    a.close();
-    const b = StateStore.open(path, { baseUrl: "https://b.example" });
-    expect(b.findAsset("sha-1")).toBeUndefined();
-    expect(b.findJob("m/a", "h1")).toBeUndefined();
-    b.close();
-    const again = StateStore.open(path, { baseUrl: "https://a.example" });
-    expect(again.findAsset("sha-1")).toBe("101");
-    expect(again.findJob("m/a", "h1")?.state).toBe("pending");
-    again.close();
-  });
-
-  it("knows a service by its address however it is spelled, rows of older reels included", async () => {
-    const path = join(await tempDir(), "state.db");
-    // As an older reel recorded what the user typed.
-    const old = StateStore.open(path, { baseUrl: "HTTPS://API.Example.com:443/" });
-    old.recordAsset("sha-1", "101", 10);
-    old.close();
-    for (const spelling of [
-      "https://api.example.com",
-      "https://API.example.com/",
-      "HTTPS://api.example.com:443",
-    ]) {
-      const store = StateStore.open(path, { baseUrl: spelling });
-      expect(store.findAsset("sha-1"), spelling).toBe("101");
-      store.close();
-    }
-    const other = StateStore.open(path, { baseUrl: "https://api.example.com:8443" });
-    expect(other.findAsset("sha-1")).toBeUndefined();
-    other.close();
-  });
-
   it("upgrades a state file of an earlier schema in place, keeping its jobs", async () => {
     const path = join(await tempDir(), "state.db");
     // A file as the previous release left it: schema 2, one job in flight.
@@ -86,20 +52,6 @@ describe("state store", () => {
     check.close();
   });
 
-  it("turns a submission without a recorded answer into an uncertain job at the next start", async () => {
-    const path = join(await tempDir(), "state.db");
-    const store = StateStore.open(path, { baseUrl: "https://a.example" });
-    const row = store.upsertJob(JOB);
-    await store.markSubmitting(row.id);
-    store.close();
-    const next = StateStore.open(path, { baseUrl: "https://a.example" });
-    expect(next.markInterruptedSubmissionsUncertain()).toBe(1);
-    const after = next.getJob(row.id);
-    expect(after.state).toBe("uncertain");
-    expect(after.attempts).toBe(1);
-    next.close();
-  });
-
   it("has an intent in the file before markSubmitting resolves, even if the process is then killed", async () => {
     const path = join(await tempDir(), "state.db");
     // The child records the intent, then writes the answer and dies in the same turn of its event
@@ -120,18 +72,36 @@ describe("state store", () => {
     store.close();
   });
 
-  it("shows another reader (reel status) each turn's writes as soon as the turn ends", async () => {
-    const path = join(await tempDir(), "state.db");
-    const store = StateStore.open(path, { baseUrl: "x" });
-    const row = store.upsertJob(JOB);
-    store.markSubmitting(row.id).catch(() => {});
-    await new Promise((resolve) => setImmediate(resolve));
-    store.markSubmitted(row.id, "42");
-    await new Promise((resolve) => setImmediate(resolve));
-    const reader = StateStore.open(path, { readonly: true, baseUrl: "x" });
-    expect(reader.getJob(row.id)).toMatchObject({ state: "submitted", task_id: "42" });
-    reader.close();
-    store.close();
+  it("commits the last turn of a process that exits without closing its store once the CLI set its exit hook, and not on import alone", async () => {
+    const storeModule = new URL("../../dist/state/store.js", import.meta.url).href;
+    const mainModule = new URL("../../dist/cli/main.js", import.meta.url).href;
+    /** A child that writes a job and exits in the same turn, without closing; whether the job is there after. */
+    const writtenAtExit = async (setUp: string): Promise<boolean> => {
+      const path = join(await tempDir(), "state.db");
+      const script = `${setUp}
+        const { StateStore } = await import(${JSON.stringify(storeModule)});
+        const store = StateStore.open(${JSON.stringify(path)}, { baseUrl: "x" });
+        store.upsertJob(${JSON.stringify(JOB)});
+        process.exit(0);`;
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        stdio: ["ignore", "ignore", "inherit"],
+      });
+      expect(await new Promise((resolve) => child.on("exit", resolve))).toBe(0);
+      const store = StateStore.open(path, { baseUrl: "x" });
+      try {
+        return store.hasJob(JOB.key, JOB.specHash);
+      } finally {
+        store.close();
+      }
+    };
+    // Importing the store registers nothing on the process (a library must not).
+    expect(await writtenAtExit("")).toBe(false);
+    // The CLI's main registers the hook (a second Ctrl-C exits at once, src/cli/main.ts).
+    expect(
+      await writtenAtExit(
+        `const { main } = await import(${JSON.stringify(mainModule)}); await main(["--version"]);`,
+      ),
+    ).toBe(true);
   });
 
   it("refuses every write, and rejects the intent waiting on its turn, once SQLite undid a whole turn", async () => {
@@ -203,28 +173,6 @@ describe("state store", () => {
     db.close();
     expect(states).toEqual(["submitting", "submitting"]);
     expect(kinds).toEqual(["submitting", "submitting"]);
-  });
-
-  it("forgets only unsent jobs a manifest no longer lists, and refuses an intent for a forgotten job", async () => {
-    const path = join(await tempDir(), "state.db");
-    const store = StateStore.open(path, { baseUrl: "x" });
-    const kept = store.upsertJob(JOB);
-    const removed = store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
-    const sent = store.upsertJob({ ...JOB, key: "m/c", videoId: "c" });
-    const elsewhere = store.upsertJob({ ...JOB, key: "n/d", manifest: "n", videoId: "d" });
-    await store.markSubmitting(sent.id);
-    store.markRefused(sent.id, "503"); // pending again, nothing created: forgettable
-    const paid = store.upsertJob({ ...JOB, key: "m/e", videoId: "e" });
-    await store.markSubmitting(paid.id);
-    store.markSubmitted(paid.id, "9");
-    store.markFailed(paid.id, "task", "boom");
-    store.markPending(paid.id, "--retry-failed"); // pending, but an attempt was paid for: kept
-
-    expect(store.forgetUnsentJobs("m", new Set([`m/a\nh1`]))).toBe(2);
-    const ids = store.listJobs().map((row) => row.id);
-    expect(ids).toEqual([kept.id, elsewhere.id, paid.id]);
-    await expect(store.markSubmitting(removed.id)).rejects.toThrow(/not in the state file/);
-    store.close();
   });
 
   it("reads every column of a job row, with its value", async () => {

@@ -1,13 +1,13 @@
 // Two runners on one state file, however they reach it: the lock is the kernel's (flock on the file
 // itself), and each costed intent is a compare-and-set on its row, so that even a second writer the
 // lock did not stop (an older reel, a lock bypassed) cannot make one job, speech or upload paid twice.
+// The compare-and-set of each intent, store by store, is in conformance.ts.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, linkSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { ClaimLostError, StateStore } from "../../src/state/store.js";
 import { BIN, until, writeTree } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -18,16 +18,6 @@ afterEach(async () => {
   await sandbox?.close();
   sandbox = undefined;
 });
-
-const JOB = {
-  key: "m/a",
-  manifest: "m",
-  videoId: "a",
-  specHash: "h1",
-  specJson: "{}",
-  seconds: 5,
-  model: "actor-2",
-};
 
 function manifest(count: number): string {
   const videos = Array.from(
@@ -151,57 +141,6 @@ describe("costed intents are compare-and-set", () => {
     db.pragma("busy_timeout = 5000");
     return db;
   }
-
-  it("claims a job for submission once: a row another process claimed is not sent again", async () => {
-    const path = join(await tempDir(), "state.db");
-    const store = StateStore.open(path, { baseUrl: "x" });
-    const row = store.upsertJob(JOB);
-    store.flush();
-    // The other process read the row pending too, and wrote its intent first.
-    const other = otherWriter(path);
-    other.prepare("UPDATE jobs SET state = 'submitting', attempts = attempts + 1 WHERE id = ?").run(row.id);
-    expect(await store.markSubmitting(row.id)).toBe(false);
-    expect(store.getJob(row.id).attempts).toBe(1); // its attempt, not a second one
-    store.flush(); // the turn's transaction, else the other writer waits on it
-    // Its answer came: a --retry-failed or --resubmit-uncertain here must not make it pending again.
-    other.prepare("UPDATE jobs SET state = 'submitted', task_id = '77' WHERE id = ?").run(row.id);
-    expect(store.markPending(row.id, "--resubmit-uncertain")).toBe(false);
-    expect(store.getJob(row.id)).toMatchObject({ state: "submitted", task_id: "77" });
-    other.close();
-    // The states a submission legitimately starts from are claimed.
-    const fresh = store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
-    expect(await store.markSubmitting(fresh.id)).toBe(true);
-    store.markFailed(fresh.id, "local", "the file vanished");
-    expect(await store.markSubmitting(fresh.id)).toBe(true);
-    store.markUncertain(fresh.id, "lost answer");
-    expect(await store.markSubmitting(fresh.id)).toBe(false);
-    expect(store.markPending(fresh.id, "--resubmit-uncertain")).toBe(true);
-    expect(await store.markSubmitting(fresh.id)).toBe(true);
-    store.close();
-  });
-
-  it("makes one speech intent and one upload intent win", async () => {
-    const path = join(await tempDir(), "state.db");
-    const store = StateStore.open(path, { baseUrl: "x" });
-    store.flush();
-    const other = otherWriter(path);
-    other
-      .prepare(
-        "INSERT INTO speech (service_id, voice_id, text, state, updated_at) VALUES (1, '17', 'hello', 'creating', 1)",
-      )
-      .run();
-    other.prepare("INSERT INTO upload_intents (service_id, sha256, started_at) VALUES (1, 'abc', 1)").run();
-    other.close();
-    await expect(store.markSpeechCreating("17", "hello")).rejects.toThrow(ClaimLostError);
-    expect(() => store.markUploading("abc")).toThrow(ClaimLostError);
-    // Its own intents, and a resubmission over an uncertain speech, are made.
-    store.markSpeechUncertain("17", "hello", "lost");
-    await store.markSpeechCreating("17", "hello");
-    await store.markSpeechCreating("18", "hello");
-    store.markUploading("def");
-    store.markUploading("def"); // its own intent again (an upload retried in the same run)
-    store.close();
-  });
 
   it("does not send a job whose row another process claimed while this run prepared it", async () => {
     // The asset upload is slow: the job waits in it, and meanwhile the row is claimed from outside.

@@ -1,0 +1,114 @@
+// Opening the state file: checked before SQLite touches it, locked, checked whole, migrated, and
+// every SQLite failure turned into a message that names the file and the fix.
+import { existsSync, mkdirSync, realpathSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import Database from "better-sqlite3";
+import { ReelError } from "../../errors.js";
+import { migrate } from "../../sqlite/migrate.js";
+import { StateFileError } from "../errors.js";
+import { checkHeader, checkOwned, isEmpty, stateMigrations } from "./checks.js";
+import { acquireLock, type StateLock } from "./lock.js";
+import { ensureService, findService } from "./services.js";
+
+export interface OpenStateOptions {
+  /**
+   * Service the rows belong to: asset and task ids are only meaningful on their own service.
+   * Read-only users may leave it out to read every service's jobs (`listLatestJobs`).
+   */
+  readonly baseUrl?: string;
+  /** Read-only use (plan, status): no lock, no migration, no service row created. */
+  readonly readonly?: boolean;
+  readonly now?: () => number;
+  /**
+   * Called, with the file locked and before any table is created, when the state holds nothing:
+   * "missing" (no file was there) or "empty" (a file of no bytes, or with no tables). A reel state
+   * file is never empty once opened, so an empty one beside earlier work is a state file lost (an
+   * emptied file, a deleted WAL): the caller may throw to refuse it, before anything is paid again.
+   */
+  readonly whenNew?: (how: "missing" | "empty") => void;
+}
+
+export interface OpenedState {
+  readonly db: Database.Database;
+  /** Held by a writer until it closes; none for a reader. */
+  readonly lock: StateLock | undefined;
+  /** The row id of the service (-1: none given, every service; 0: a service the file does not know). */
+  readonly serviceId: number;
+}
+
+export function openStateDatabase(path: string, options: OpenStateOptions): OpenedState {
+  const readonly = options.readonly ?? false;
+  if (readonly && !existsSync(path)) {
+    throw new StateFileError(`no state file at ${path}`);
+  }
+  if (!readonly) mkdirSync(dirname(path), { recursive: true });
+  checkHeader(path);
+  const existed = existsSync(path);
+  // A lock on the file itself (see lock.ts): every link to it, from any process, meets it.
+  const lock = readonly ? undefined : acquireLock(realStatePath(path));
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly, fileMustExist: readonly });
+    db.pragma("busy_timeout = 5000");
+    const check = db.pragma("quick_check", { simple: true });
+    if (check !== "ok") {
+      throw new StateFileError(
+        `the state file ${path} is damaged (${String(check)}). It is the record of the credits spent, so reel does not recreate it: keep a copy, then move it away to start afresh (jobs already submitted would then be submitted again).`,
+      );
+    }
+    if (!readonly) {
+      if (options.whenNew && isEmpty(db)) options.whenNew(existed ? "empty" : "missing");
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      checkOwned(db, path);
+      migrate(db, stateMigrations(path));
+    } else {
+      checkOwned(db, path);
+    }
+    db.pragma("foreign_keys = ON");
+    if (!readonly && options.baseUrl === undefined) throw new TypeError("baseUrl is required to write");
+    const serviceId =
+      options.baseUrl === undefined
+        ? -1
+        : readonly
+          ? (findService(db, options.baseUrl) ?? 0) // 0 matches no row: that service has none
+          : ensureService(db, options.baseUrl);
+    return { db, lock, serviceId };
+  } catch (error) {
+    db?.close();
+    lock?.release();
+    throw explainOpenError(path, readonly, error);
+  }
+}
+
+/** The error to throw for `error`, met while opening the state file. */
+function explainOpenError(path: string, readonly: boolean, error: unknown): unknown {
+  if (error instanceof ReelError) return error;
+  const code = (error as { code?: string }).code;
+  if (code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT") {
+    return new StateFileError(`${path} is not a reel state file or is damaged (${code}).`, {
+      cause: error,
+    });
+  }
+  // Read-only file or folder, no permission, a folder in its place...
+  if (
+    code?.startsWith("SQLITE_READONLY") ||
+    code?.startsWith("SQLITE_CANTOPEN") ||
+    code?.startsWith("SQLITE_IOERR")
+  ) {
+    return new StateFileError(
+      `cannot ${readonly ? "read" : "write"} the state file ${path} (${code}: ${(error as Error).message}). Check its permissions and its folder's, or point --state at another file.`,
+      { cause: error },
+    );
+  }
+  return error;
+}
+
+/** The state file's path with every symlink resolved (its folder's, when the file is not there yet). */
+export function realStatePath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return join(realpathSync(dirname(path)), basename(path));
+  }
+}

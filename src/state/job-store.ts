@@ -1,0 +1,308 @@
+// What the engine, watch and the CLI need of the state store, in their words: jobs and the intents
+// that guard costed calls, assets and speech, and the local caches. StateStore (store.ts) implements
+// it over one SQLite file; a second backend (PostgreSQL, issue 18) implements the same, and must pass
+// the same conformance suite (test/state/conformance.ts).
+//
+// What a backend must guarantee:
+// - Money first. An intent (markSubmitting, markSpeechCreating) is durable before its promise
+//   resolves: the caller sends the costed request only then, and a crash or power cut after that
+//   must still find the intent. An upload intent (markUploading) need not be: an upload costs no
+//   credits.
+// - Intents are compare-and-set on their row, not read-then-write: markSubmitting claims a job only
+//   from `pending` (or a local failure), markSpeechCreating only where no speech is or it is
+//   `uncertain`, markPending only from a final state, markUploading only where no other writer's
+//   intent is. Whatever two writers on one store do, one job, speech or upload is claimed once.
+// - A failed write undoes itself whole (its events included) and never the writes before it; a
+//   failure that lost acknowledged writes (a commit that failed) breaks the store: every later write
+//   throws `writeFailure`, and the intents waiting on it reject, so nothing is sent unrecorded.
+// - Rows are scoped by service (the canonical base URL: see service/base-url.ts): asset and task ids
+//   mean nothing on another service. The local caches are not scoped.
+// - Writes are visible to another reader (reel status) soon after they are made (SQLite: at the end
+//   of the event loop's turn).
+//
+// SQLite-specific, and not part of the contract: the group commit of one turn (turn.ts), hence
+// `flush` (a backend with nothing pending makes it a no-op); the hash cache of local files (a
+// backend shared by several machines keeps it per machine). Every method is synchronous but the two
+// intents: better-sqlite3 is. A network backend either answers from memory and writes behind (the
+// intents excepted), or issue 18 makes these methods return promises, call sites included.
+import type { RestoredJob } from "./rebuild.js";
+import type { StateFileError } from "./errors.js";
+
+export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
+export type FailKind = "local" | "rejected" | "task";
+
+/** A job version as recorded (the column names of the SQLite table, which callers read). */
+export interface JobRow {
+  readonly id: number;
+  readonly job_key: string;
+  readonly manifest: string;
+  readonly video_id: string;
+  readonly spec_hash: string;
+  readonly spec_json: string;
+  readonly seconds: number;
+  readonly model: string;
+  readonly state: JobState;
+  readonly fail_kind: FailKind | null;
+  readonly attempts: number;
+  readonly task_id: string | null;
+  readonly task_status: string | null;
+  readonly result_url: string | null;
+  readonly file: string | null;
+  /** The output folder `file` lies in (absolute), or null when recorded by an earlier reel. */
+  readonly out_dir: string | null;
+  readonly error: string | null;
+  readonly created_at: number;
+  readonly submitted_at: number | null;
+  readonly running_at: number | null;
+  readonly finished_at: number | null;
+  readonly downloaded_at: number | null;
+  readonly updated_at: number;
+  /** Size and SHA-256 of the video when reel wrote it, and its stamp then (see migration 6). */
+  readonly file_size: number | null;
+  readonly file_sha256: string | null;
+  readonly file_stamp: string | null;
+}
+
+/** The little of a job row that a run starts from. */
+export type JobHead = Pick<JobRow, "id" | "state" | "file">;
+
+/** What the journal's check needs of a job version's row (see versionHead). */
+export interface VersionHead {
+  readonly id: number;
+  readonly state: JobState;
+  readonly attempts: number;
+  readonly file: string | null;
+}
+
+/** What reel knows of a video it wrote: its content, and the stamp (see migration 6) it had then. */
+export interface VideoFacts {
+  readonly size: number;
+  readonly sha256: string;
+  readonly stamp: string;
+}
+
+export interface NewJob {
+  readonly key: string;
+  readonly manifest: string;
+  readonly videoId: string;
+  readonly specHash: string;
+  readonly specJson: string;
+  readonly seconds: number;
+  readonly model: string;
+}
+
+/** What tells a file's content apart without reading it (see migration 5). */
+export interface FileStamp {
+  readonly size: number;
+  readonly mtimeNs: string;
+  readonly ctimeNs: string;
+  readonly ino: string;
+}
+
+export interface SpeechRow {
+  readonly state: "creating" | "done" | "uncertain";
+  readonly asset_id: string | null;
+  readonly duration: number | null;
+  readonly error: string | null;
+}
+
+/** A job version's identity in one string (job keys never contain a newline). */
+export function versionKey(jobKey: string, specHash: string): string {
+  return `${jobKey}\n${specHash}`;
+}
+
+/** The job versions of one service: what was asked, what was paid, what came back. */
+export interface JobRecords {
+  /** The row of this job version, created as `pending` if new. */
+  upsertJob(job: NewJob): JobRow;
+  /**
+   * `upsertJob` for many jobs at once: a run of 10,000 jobs starts in milliseconds. Returns only
+   * what a run starts from, not whole rows (10,000 of those weigh about 15 MB).
+   */
+  upsertJobs(jobs: readonly NewJob[]): JobHead[];
+  /**
+   * Rows made from the records in the output folder (`reel run --rebuild-state`, see rebuild.ts): a
+   * job version the state does not know is added; one it knows only as unsent or as an intent
+   * (`pending`, `submitting`: an older copy of the state) takes what its record shows, and one known
+   * as `uncertain` takes a task id its record (the journal) shows. Others are kept as they are.
+   * Returns how many rows were written.
+   */
+  restoreJobs(jobs: readonly RestoredJob[]): number;
+  /** The state and attempts of this job version, if recorded (the journal's check at start). */
+  versionHead(key: string, specHash: string): VersionHead | undefined;
+  /** The attempts of job `id` (once its intent is written: the number of the attempt being made). */
+  attemptsOf(id: number): number;
+  /** Whether any service's row of this job version was ever sent (an attempt counted). */
+  wasSentAnywhere(key: string, specHash: string): boolean;
+  /** Whether this job version is recorded. */
+  hasJob(key: string, specHash: string): boolean;
+  findJob(key: string, specHash: string): JobRow | undefined;
+  findJobById(id: number): JobRow | undefined;
+  getJob(id: number): JobRow;
+  /**
+   * Of `jobs`, those this service never sent but another service did (the same job key and spec
+   * hash, sent at least once): the same videos asked of another base URL. Another spelling of one
+   * service (`localhost` for `127.0.0.1`, a second DNS name) cannot be told from a new service, so
+   * the caller asks the user before paying for them again. `ignore`: services whose work costs
+   * nothing (the sandbox), never counted.
+   */
+  listSentElsewhere(
+    jobs: readonly { readonly key: string; readonly specHash: string }[],
+    ignore: readonly string[],
+  ): { key: string; baseUrl: string }[];
+  /** The job versions of this service whose video was downloaded, as versionKey(key, spec hash). */
+  downloadedVersions(): Set<string>;
+  /**
+   * For each spec hash that a job of this service was generated with (Success), the key of one such
+   * job: a new job with the same request under another name (a renamed manifest) would pay again.
+   */
+  madeSpecs(): Map<string, string>;
+  /** Every job version of this service, by versionKey(key, spec hash): one query for a whole run. */
+  jobsByVersion(): Map<string, JobRow>;
+  /** Every job version of this service, newest last. */
+  listJobs(): JobRow[];
+  /**
+   * The current version of every job (the one whose video holds `<id>.mp4`, else the newest), of
+   * every service, or of this store's service when it has one.
+   */
+  listLatestJobs(): (JobRow & { base_url: string })[];
+  /**
+   * Forgets the jobs of `manifest` that nothing was ever sent for (pending, no attempt counted, no
+   * task) and that it no longer lists (`keep`: versionKeys): a video removed, or a version edited
+   * away, before its submission. They are no record of credits spent, and would show as pending in
+   * `status` for good. Returns how many.
+   */
+  forgetUnsentJobs(manifest: string, keep: ReadonlySet<string>): number;
+  /** Jobs that have a task on the service that has not ended: they must be followed, never resubmitted. */
+  listInFlight(): JobRow[];
+  /**
+   * Versions of a job whose video is recorded at `file` of the output folder `outDir`, by any
+   * service: a video another service made is moved aside too, never written over.
+   */
+  listJobsWithFile(key: string, file: string, outDir: string): JobRow[];
+
+  /**
+   * A submission whose intent was written but whose answer was not (the process died in between):
+   * it may have reached the service. Called once at start; returns how many.
+   */
+  markInterruptedSubmissionsUncertain(): number;
+  /**
+   * Write-ahead intent of a costed submission: resolves once it is durable; only then may the
+   * request leave. A compare-and-set: the row is claimed only from a state a submission may start
+   * from (`pending`, which --retry-failed and --resubmit-uncertain return a job to first, or a
+   * failure before anything was sent). Resolves false, with nothing written, when the row is in
+   * another state: another process claimed it, and nothing may be sent. Throws StateFileError when
+   * the row is gone.
+   */
+  markSubmitting(id: number): Promise<boolean>;
+  /**
+   * An intent whose request was not sent after all (the run stopped, or the job was withdrawn, while
+   * the intent was being committed): the job is pending again and the attempt is given back.
+   */
+  withdrawSubmitting(id: number): void;
+  /**
+   * The answer to a submission. Need not be durable: if a power cut loses it, the job is found in
+   * `submitting` and becomes uncertain, never resubmitted; only the intent must be durable.
+   */
+  markSubmitted(id: number, taskId: string): void;
+  markUncertain(id: number, error: string): void;
+  markFailed(id: number, kind: FailKind, error: string): void;
+  /**
+   * The service refused a submission for certain (401, 402, 429, 503, connection refused): nothing
+   * was created, so the attempt counted by markSubmitting is given back.
+   */
+  markRefused(id: number, error: string): void;
+  /**
+   * Back to `pending` for a new attempt (retry of a failure or of an uncertain submission). Only from
+   * those final states: false, with nothing written, when the row has moved on meanwhile (another
+   * process retried it already: pending again, it would be paid for twice).
+   */
+  markPending(id: number, why: string): boolean;
+  /** A status seen by polling. Final statuses move the job to that state. */
+  recordTaskStatus(
+    id: number,
+    status: string,
+    resultUrl: string | undefined,
+    reason: string | undefined,
+  ): void;
+  /** A fresh result URL (the old one expired). */
+  recordResultUrl(id: number, url: string): void;
+  /**
+   * Records the video of `row` at `file` in the output folder `outDir`; returns the row as now
+   * recorded. `video`: what was written (a fresh download); a video moved keeps what it had.
+   */
+  markDownloaded(row: JobRow, file: string, outDir: string, video?: VideoFacts): JobRow;
+  /** The file of a Success was lost (deleted by the user): download it again from its task. */
+  forgetDownload(row: JobRow): JobRow;
+  recordJobError(id: number, error: string): void;
+  /** The job's video was found whole: an error left by an earlier failure (a full disk) no longer holds. */
+  clearJobError(row: JobRow): JobRow;
+  /** The job's video was read again and holds what reel wrote: its new stamp spares the next read. */
+  recordVideoStamp(row: JobRow, stamp: string): JobRow;
+}
+
+/** Uploaded assets and their intents, scoped by service. */
+export interface AssetRecords {
+  findAsset(sha256: string): string | undefined;
+  /**
+   * The intent of an upload. One intent wins: an intent this store did not write (intents of a dead
+   * run are taken at start, see takeInterruptedUploads) is another process's upload of the same
+   * content, under way, and this one throws ClaimLostError instead of uploading a second copy.
+   */
+  markUploading(sha256: string): void;
+  /** An upload the service refused for certain: nothing to report at the next start. */
+  forgetUploadIntent(sha256: string): void;
+  /**
+   * Uploads whose intent was written but whose asset id was not: a run died during them. They will
+   * be uploaded again (an extra copy on the service, no credits). Returns how many, and forgets them.
+   */
+  takeInterruptedUploads(): number;
+  recordAsset(sha256: string, assetId: string, size: number): void;
+  /** Whether reel uploaded this asset, or made it as speech, on this service. */
+  madeAsset(assetId: string): boolean;
+  /** The service lost this asset (deleted): the next use uploads it again. */
+  forgetAssetId(assetId: string): void;
+}
+
+/** Speech made by the service (a costed call), scoped by service. */
+export interface SpeechRecords {
+  findSpeech(voiceId: string, text: string): SpeechRow | undefined;
+  /**
+   * Write-ahead intent of a costed speech call: resolves once it is durable. A compare-and-set: made
+   * only where no speech row is, or over an `uncertain` one (--resubmit-uncertain). A row `creating`
+   * or `done` was written by another process since the caller looked: it throws ClaimLostError, and
+   * the speech is not paid for twice.
+   */
+  markSpeechCreating(voiceId: string, text: string): Promise<void>;
+  markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): void;
+  markSpeechUncertain(voiceId: string, text: string, error: string): void;
+  /** A speech call that failed for certain (refused): nothing was made, forget the intent. */
+  clearSpeech(voiceId: string, text: string): void;
+  /** Speech intents without an answer from a run that died: they may have been made. */
+  markInterruptedSpeechUncertain(): number;
+}
+
+/** Caches of this machine (not scoped by service): hashes of local files, fetched remote sources. */
+export interface LocalCaches {
+  findFileHash(path: string, stamp: FileStamp): string | undefined;
+  recordFileHash(path: string, stamp: FileStamp, sha256: string): void;
+  findRemote(url: string): { sha256: string; path: string; size: number } | undefined;
+  recordRemote(url: string, sha256: string, path: string, size: number): void;
+}
+
+/** The whole store, as a run uses it. */
+export interface JobStore extends JobRecords, AssetRecords, SpeechRecords, LocalCaches {
+  /** Where the store is, for messages (the state file's path). */
+  readonly path: string;
+  /**
+   * How the journal of costed calls in an output folder names this store's lines (engine/journal.ts):
+   * the state file's real path and the service's canonical base URL. Undefined when read-only.
+   */
+  readonly journalScope: { readonly state: string; readonly service: string } | undefined;
+  /** Why the store can no longer be written, once a commit failed. */
+  readonly writeFailure: StateFileError | undefined;
+  /** Makes durable now what was written (before closing, and before the process exits). */
+  flush(): void;
+  /** Flushes and closes. Throws `writeFailure`, if any, once the store is released. */
+  close(): void;
+}

@@ -1,0 +1,197 @@
+// A job's state changes: the intent of a submission (a compare-and-set, durable before the request
+// leaves), its answer, polling, the download, and the way back to pending. Each is one write of the
+// turn (turn.ts), with its event.
+import type { FailKind, JobRow, VideoFacts } from "../job-store.js";
+import { StateFileError } from "../errors.js";
+import { type SqlContext, sql } from "./context.js";
+import { findJobById } from "./jobs.js";
+
+/** Updates `fields` of job `id`; returns the updated_at it recorded. */
+function setJob(c: SqlContext, id: number, fields: Record<string, string | number | null>): number {
+  // Positional parameters: binding by name costs more, on a write made several times per job.
+  const names = Object.keys(fields);
+  const now = c.now();
+  sql(c, `UPDATE jobs SET ${names.map((n) => `${n} = ?`).join(", ")}, updated_at = ? WHERE id = ?`).run(
+    ...Object.values(fields),
+    now,
+    id,
+  );
+  return now;
+}
+
+export function markInterruptedSubmissionsUncertain(c: SqlContext): number {
+  return c.turn.write(() => {
+    const rows = sql(c, "SELECT id FROM jobs WHERE service_id = ? AND state = 'submitting'").all(
+      c.serviceId,
+    ) as { id: number }[];
+    for (const { id } of rows) {
+      setJob(c, id, {
+        state: "uncertain",
+        error: "the run stopped while this job was being submitted; the service may have received it",
+      });
+      c.turn.event(id, "uncertain", "interrupted submission");
+    }
+    return rows.length;
+  });
+}
+
+/** Committed with synchronous=FULL, and awaited: the request leaves only once the intent is on disk. */
+export async function markSubmitting(c: SqlContext, id: number): Promise<boolean> {
+  const claimed = c.turn.writeStatement(() => {
+    const changed = sql(
+      c,
+      `UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, updated_at = ?
+         WHERE id = ? AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))`,
+    ).run(c.now(), id).changes;
+    if (changed === 1) {
+      c.turn.event(id, "submitting");
+      return true;
+    }
+    // No intent, no request: a job whose row is gone must never be paid for unrecorded.
+    if (!findJobById(c, id))
+      throw new StateFileError(`job ${id} is not in the state file; it was not submitted`);
+    return false;
+  }, true);
+  if (claimed) await c.turn.durable();
+  return claimed;
+}
+
+export function withdrawSubmitting(c: SqlContext, id: number): void {
+  c.turn.write(() => {
+    sql(c, "UPDATE jobs SET attempts = max(0, attempts - 1) WHERE id = ?").run(id);
+    setJob(c, id, { state: "pending" });
+    c.turn.event(id, "withdrawn", "not sent");
+  });
+}
+
+/** Not forced to disk (see JobRecords.markSubmitted). */
+export function markSubmitted(c: SqlContext, id: number, taskId: string): void {
+  c.turn.writeStatement(() => {
+    const now = c.now();
+    setJob(c, id, {
+      state: "submitted",
+      task_id: taskId,
+      task_status: "PreProcessing",
+      submitted_at: now,
+    });
+    c.turn.event(id, "submitted", taskId);
+  });
+}
+
+export function markUncertain(c: SqlContext, id: number, error: string): void {
+  c.turn.writeStatement(() => {
+    setJob(c, id, { state: "uncertain", error });
+    c.turn.event(id, "uncertain", error);
+  });
+}
+
+export function markFailed(c: SqlContext, id: number, kind: FailKind, error: string): void {
+  c.turn.writeStatement(() => {
+    setJob(c, id, { state: "Fail", fail_kind: kind, error, finished_at: c.now() });
+    c.turn.event(id, "fail", `${kind}: ${error}`);
+  });
+}
+
+export function markRefused(c: SqlContext, id: number, error: string): void {
+  c.turn.write(() => {
+    sql(c, "UPDATE jobs SET attempts = max(0, attempts - 1) WHERE id = ?").run(id);
+    setJob(c, id, { state: "pending", fail_kind: null, error });
+    c.turn.event(id, "refused", error);
+  });
+}
+
+export function markPending(c: SqlContext, id: number, why: string): boolean {
+  return c.turn.writeStatement(() => {
+    const changed = sql(
+      c,
+      "UPDATE jobs SET state = 'pending', fail_kind = NULL, error = NULL, updated_at = ? WHERE id = ? AND state IN ('Fail', 'Canceled', 'uncertain')",
+    ).run(c.now(), id).changes;
+    if (changed === 1) c.turn.event(id, "pending", why);
+    return changed === 1;
+  });
+}
+
+export function recordTaskStatus(
+  c: SqlContext,
+  id: number,
+  status: string,
+  resultUrl: string | undefined,
+  reason: string | undefined,
+): void {
+  c.turn.writeStatement(() => {
+    const now = c.now();
+    const fields: Record<string, string | number | null> = { task_status: status };
+    if (status === "Running") fields.running_at = now;
+    if (resultUrl !== undefined) fields.result_url = resultUrl;
+    if (status === "Success" || status === "Fail" || status === "Canceled") {
+      fields.state = status;
+      fields.finished_at = now;
+      if (status === "Fail") {
+        fields.fail_kind = "task";
+        fields.error = reason ?? "the service reported Fail without a reason";
+      }
+      if (status === "Canceled") fields.error = reason ?? "the task was canceled on the service";
+    }
+    setJob(c, id, fields);
+    c.turn.event(id, "status", status);
+  });
+}
+
+export function recordResultUrl(c: SqlContext, id: number, url: string): void {
+  c.turn.writeStatement(() => setJob(c, id, { result_url: url }));
+}
+
+export function markDownloaded(
+  c: SqlContext,
+  row: JobRow,
+  file: string,
+  outDir: string,
+  video?: VideoFacts,
+): JobRow {
+  return c.turn.writeStatement(() => {
+    const changes = {
+      file,
+      out_dir: outDir,
+      downloaded_at: c.now(),
+      error: null,
+      ...(video && { file_size: video.size, file_sha256: video.sha256, file_stamp: video.stamp }),
+    };
+    const updatedAt = setJob(c, row.id, changes);
+    c.turn.event(row.id, "downloaded", file);
+    return { ...row, ...changes, updated_at: updatedAt };
+  });
+}
+
+export function forgetDownload(c: SqlContext, row: JobRow): JobRow {
+  return c.turn.writeStatement(() => {
+    const changes = {
+      file: null,
+      out_dir: null,
+      downloaded_at: null,
+      file_size: null,
+      file_sha256: null,
+      file_stamp: null,
+    };
+    return { ...row, ...changes, updated_at: setJob(c, row.id, changes) };
+  });
+}
+
+export function recordJobError(c: SqlContext, id: number, error: string): void {
+  c.turn.writeStatement(() => setJob(c, id, { error }));
+}
+
+export function clearJobError(c: SqlContext, row: JobRow): JobRow {
+  return c.turn.writeStatement(() => ({
+    ...row,
+    error: null,
+    updated_at: setJob(c, row.id, { error: null }),
+  }));
+}
+
+export function recordVideoStamp(c: SqlContext, row: JobRow, stamp: string): JobRow {
+  return c.turn.writeStatement(() => ({
+    ...row,
+    file_stamp: stamp,
+    updated_at: setJob(c, row.id, { file_stamp: stamp }),
+  }));
+}
