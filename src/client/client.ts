@@ -238,7 +238,16 @@ export function makeClient(options: ClientOptions): ServiceClient {
         return call.decode(scrubStrings(parseJson(text), scrub));
       } catch (error) {
         // A decoding error quotes the answer (JSON.parse shows its start).
-        if (error instanceof DecodeError) throw new ProtocolError({ endpoint, status }, scrub(error.message));
+        if (error instanceof DecodeError) {
+          // Quoted from the text scrubbed whole (a quote cut short may end inside the key).
+          let message = error.message;
+          try {
+            call.decode(parseJson(scrub(text)));
+          } catch (again) {
+            if (again instanceof DecodeError) message = again.message;
+          }
+          throw new ProtocolError({ endpoint, status }, scrub(message));
+        }
         throw error;
       }
     }
@@ -407,7 +416,9 @@ function statusError(
   retryAfter: string | undefined,
   scrub: Scrub,
 ): ServiceError {
-  const decoded = decodeErrorBody(text);
+  // Scrubbed whole first, then each part: a body that is not JSON is quoted cut to its start, which
+  // could end inside the key, where no scrub of the cut text would find it.
+  const decoded = decodeErrorBody(scrub(text));
   const message = decoded.message === undefined ? undefined : scrub(decoded.message);
   const issues = decoded.issues.map((issue) => ({ path: scrub(issue.path), message: scrub(issue.message) }));
   const info: CallInfo =

@@ -37,6 +37,12 @@ const INTEGER = /^-?\d+$/;
  * An id as the service sent it, as a decimal string. Ids are positive: a 0 or a negative one is a
  * broken answer, never a task to poll (GET /v1/generations/-5 can only fail, forever).
  */
+/**
+ * The largest id accepted: the interface says int64, but an unsigned 64-bit id is kept (a service
+ * may number that way); past 64 bits it is no id the service could be asked about again.
+ */
+const MAX_ID = 2n ** 64n - 1n;
+
 export function decodeId(value: unknown, name = "id"): Id {
   // Read by JSON.parse: short enough to be exact (see parseJson). The common case, kept cheap.
   if (typeof value === "number" && Number.isSafeInteger(value) && value >= 1) return String(value);
@@ -46,6 +52,8 @@ export function decodeId(value: unknown, name = "id"): Id {
   else if (typeof value === "number" && Number.isSafeInteger(value)) id = BigInt(value);
   if (id === undefined) throw new DecodeError(`${name} is not an integer id`);
   if (id < 1n) throw new DecodeError(`${name} ${id} is not a valid id (ids are 1 or more)`);
+  if (id > MAX_ID)
+    throw new DecodeError(`${name} ${id} is not a valid id (ids are 64-bit, at most ${MAX_ID})`);
   return id.toString();
 }
 

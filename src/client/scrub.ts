@@ -13,10 +13,19 @@ export type Scrub = (text: string) => string;
  */
 const MIN_DERIVED_LENGTH = 8;
 
-/** Returns a function that replaces `secret`, its URL encodings and its base64 forms in a string. */
+/**
+ * Characters that show nothing: a key split by one of them still reads as the key on a screen or
+ * in a file. They are dropped from the service's text before the key is looked for.
+ */
+const INVISIBLE = /[\u00AD\u200B-\u200F\u2060-\u2064\uFEFF]/g;
+
+/**
+ * Returns a function that replaces `secret` in a string, in any letter case, with its URL
+ * encodings, hex, and base64 forms.
+ */
 export function makeScrubber(secret: string): Scrub {
   if (secret === "") return (text) => text;
-  const forms = new Set<string>([secret]);
+  const forms = new Set<string>([secret, Buffer.from(secret, "utf8").toString("hex")]);
   const encoded = encodeURIComponent(secret);
   forms.add(encoded);
   forms.add(encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
@@ -29,11 +38,19 @@ export function makeScrubber(secret: string): Scrub {
     .filter((form) => form === secret || form.length >= MIN_DERIVED_LENGTH)
     // Longest first: a form that contains another is replaced whole.
     .sort((a, b) => b.length - a.length);
+  // One pass, case-insensitive: an upper-cased key (or hex) is the key still. Base64 is
+  // case-sensitive, so this also matches a few strings that are not its forms: at 8 characters and
+  // more, only by a chance too small to garble real messages.
+  const pattern = new RegExp(wanted.map(escapeRegExp).join("|"), "gi");
   return (text) => {
-    let out = text;
-    for (const form of wanted) if (out.includes(form)) out = out.split(form).join(REDACTED);
-    return out;
+    const visible = text.replace(INVISIBLE, "");
+    pattern.lastIndex = 0;
+    return pattern.test(visible) ? visible.replace(pattern, REDACTED) : text;
   };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /**

@@ -226,6 +226,26 @@ describe("the key echoed by the service (item 7)", () => {
     expect(seen.join("\n")).toContain("[REDACTED]");
     for (const form of forms) expect(seen.join("\n")).not.toContain(form);
   });
+
+  // Review: the forms above were caught, these were not: hex, upper case, a zero-width space in
+  // the key, and a body that is not JSON quoted cut short inside the key.
+  it("is scrubbed in hex, in any letter case, split by invisible characters, and from a quote cut short", async () => {
+    const hex = Buffer.from(KEY).toString("hex");
+    const split = `${KEY.slice(0, 6)}\u200b${KEY.slice(6)}`;
+    const variants = [hex, hex.toUpperCase(), KEY.toUpperCase(), split];
+    const server = await hostile((req, res) => {
+      if (req.url === "/v1/generations") json(res, 400, { detail: `bad token ${variants.join(" ")}` });
+      else res.writeHead(500).end(`${"x".repeat(290)}${KEY}`); // quoted up to 300 characters
+    });
+    const c = client(server.baseUrl);
+    const seen = [
+      (await failure(c.submitGeneration(REQUEST))).message,
+      (await failure(c.getAsset("5"))).message,
+    ];
+    const text = seen.join("\n");
+    for (const form of [...variants, KEY.slice(0, 10)]) expect(text).not.toContain(form);
+    expect(text).not.toMatch(/sk-live\/0/i);
+  });
 });
 
 describe("TLS failures in reel's words (item 14)", () => {
