@@ -22,7 +22,14 @@ import {
   stampOf,
 } from "../manifest/media-file.js";
 import type { Id } from "../service/api-types.js";
-import { ACCEPTED_FORMATS_TEXT, MEDIA_KIND, SNIFF_BYTES, sniffFormat } from "../service/media-format.js";
+import {
+  ACCEPTED_FORMATS_TEXT,
+  kindOf,
+  kindWords,
+  MEDIA_FORMATS,
+  SNIFF_BYTES,
+  sniffFormat,
+} from "../service/media-format.js";
 import type { StateStore } from "../state/store.js";
 import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "./source-address.js";
 
@@ -355,13 +362,11 @@ function refusedForCertain(error: unknown): boolean {
  */
 function checkFetched(url: string, head: Buffer, use: "image" | "audio"): void {
   const format = sniffFormat(head);
-  if (format !== undefined && MEDIA_KIND[format] === use) return;
+  if (format !== undefined && kindOf(format) === use) return;
   const found =
-    format === undefined
-      ? "none of the accepted formats (an error page?)"
-      : `${format.toUpperCase()} ${MEDIA_KIND[format]}`;
+    format === undefined ? "none of the accepted formats (an error page?)" : MEDIA_FORMATS[format].words;
   throw new ReelError(
     "E_REMOTE_SOURCE",
-    `${url} is not ${use === "image" ? "an image" : "audio"}: its content is ${found}; accepted: ${ACCEPTED_FORMATS_TEXT}`,
+    `${url} is not ${kindWords(use)}: its content is ${found}; accepted: ${ACCEPTED_FORMATS_TEXT}`,
   );
 }

@@ -6,7 +6,9 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
 import {
-  MEDIA_KIND,
+  expectedWords,
+  kindOf,
+  MEDIA_FORMATS,
   type MediaFormat,
   type MediaKind,
   SNIFF_BYTES,
@@ -27,22 +29,6 @@ import type { AssetRef } from "./types.js";
 
 /** What a field expects: a source is an image, an audio is audio. */
 export type MediaUse = "image" | "audio";
-
-const USE_WORDS: Record<MediaUse, string> = {
-  image: "an image (JPEG, PNG, GIF, WebP)",
-  audio: "an audio file (MP3, WAV, OGG)",
-};
-
-const FORMAT_WORDS: Record<MediaFormat, string> = {
-  jpeg: "a JPEG image",
-  png: "a PNG image",
-  gif: "a GIF image",
-  webp: "a WebP image",
-  mp4: "an MP4 video",
-  mp3: "an MP3 audio file",
-  wav: "a WAV audio file",
-  ogg: "an OGG audio file",
-};
 
 export type MediaCheck = { ok: true; ref: AssetRef } | { ok: false; message: string; code: ProblemCode };
 
@@ -126,15 +112,15 @@ export class FileChecker {
     if (found.format === undefined) {
       return {
         ok: false,
-        message: `${field} must be ${USE_WORDS[use]}; ${written} is ${found.size === 0 ? "empty" : "not a file of an accepted format"}`,
+        message: `${field} must be ${expectedWords(use)}; ${written} is ${found.size === 0 ? "empty" : "not a file of an accepted format"}`,
         code: PROBLEM_CODES.mediaFormat,
       };
     }
-    const kind: MediaKind = MEDIA_KIND[found.format];
+    const kind: MediaKind = kindOf(found.format);
     if (kind !== use) {
       return {
         ok: false,
-        message: `${field} must be ${USE_WORDS[use]}; ${written} is ${FORMAT_WORDS[found.format]}`,
+        message: `${field} must be ${expectedWords(use)}; ${written} is ${MEDIA_FORMATS[found.format].words}`,
         code: PROBLEM_CODES.mediaKind,
       };
     }
@@ -246,12 +232,11 @@ export class FileChecker {
       if (format && broken) {
         return {
           ok: false,
-          message: `${written} looks like ${FORMAT_WORDS[format]} but is cut short or damaged (${broken}); copy or download it again`,
+          message: `${written} looks like ${MEDIA_FORMATS[format].words} but is cut short or damaged (${broken}); copy or download it again`,
           code: PROBLEM_CODES.mediaFormat,
         };
       }
-      const usable =
-        format !== undefined && (MEDIA_KIND[format] === "image" || MEDIA_KIND[format] === "audio");
+      const usable = format !== undefined && (kindOf(format) === "image" || kindOf(format) === "audio");
       const { stamp } = opened;
       const key = `${stamp.dev}:${stamp.ino}:${stamp.size}:${stamp.mtimeNs}`;
       let hash = usable ? this.hashes.get(key) : undefined;

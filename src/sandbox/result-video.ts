@@ -4,7 +4,13 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import type { ResultVideo } from "./generations.js";
+
+/** The committed MP4 every successful task returns. */
+export interface ResultVideo {
+  readonly path: string;
+  readonly size: number;
+  readonly etag: string;
+}
 
 export const RESULT_VIDEO_PATH = fileURLToPath(new URL("../../assets/sandbox/result.mp4", import.meta.url));
 
