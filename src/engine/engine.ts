@@ -24,6 +24,7 @@ import {
 } from "../client/index.js";
 import { formatDuration } from "../duration.js";
 import { OutputDiskError, ReelError } from "../errors.js";
+import { sha256File } from "../file-hash.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
@@ -41,7 +42,6 @@ import { checkJournal, lostCommitsMessage } from "../state/rebuild.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
 import { asDiskFailure, ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
 import { DownloadError, downloadVideo } from "./download.js";
-import { sha256File } from "./hash-file.js";
 import { compactJournal, type JournalWriter, openJournal, readJournal } from "./journal.js";
 import { lockOutDir, probeWritable } from "./out-dir.js";
 import { checkSavedVideo, stampOfPath } from "./video-check.js";

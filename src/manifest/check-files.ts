@@ -14,6 +14,7 @@ import {
   SNIFF_BYTES,
   sniffFormat,
 } from "../service/media-format.js";
+import { sha256OfOpened } from "../file-hash.js";
 import { findCorruptionIn } from "../service/media-integrity.js";
 import {
   type FileStamp,
@@ -21,7 +22,6 @@ import {
   type OpenedFile,
   openedPath,
   openNoFollow,
-  sha256OfOpened,
   stampOf,
 } from "./media-file.js";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
