@@ -207,6 +207,7 @@ export async function withWorkSession<T>(
         maxAttempts,
         pollDeadlineMs,
         httpOrigins: service.httpOrigins,
+        cwd: io.cwd,
         pollTiming: service.polling.timing,
         pollsPerSecond: service.polling.perSecond,
         logger,

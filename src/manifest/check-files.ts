@@ -16,6 +16,7 @@ import {
 } from "../service/media-format.js";
 import { sha256OfOpened } from "../file-hash.js";
 import { findCorruptionIn } from "../service/media-integrity.js";
+import { isInside } from "../user-path.js";
 import {
   type FileStamp,
   isLinkRefusal,
@@ -35,11 +36,6 @@ export type MediaCheck = { ok: true; ref: AssetRef } | { ok: false; message: str
 /** sha256 hex of an opened file, read from its start. */
 export function hashFileStreaming(_absPath: string, opened: OpenedFile): Promise<string> {
   return sha256OfOpened(opened.handle);
-}
-
-export function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }
 
 type Resolved =
