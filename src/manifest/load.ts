@@ -10,6 +10,7 @@ import { shownPath } from "../user-path.js";
 import { FileChecker, hashFileStreaming, type MediaUse } from "./check-files.js";
 import { rememberSource } from "./format-problems.js";
 import { locate, type PathSegment } from "./locate.js";
+import { isManifestFile } from "./manifest-file.js";
 import { show } from "./messages.js";
 import { normalizeManifest, type RefKey } from "./normalize.js";
 import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
@@ -29,10 +30,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function isManifestName(name: string): boolean {
-  return /\.ya?ml$/i.test(name);
-}
-
 async function collectFolder(dir: string, out: string[]): Promise<void> {
   const entries = await readdir(dir, { withFileTypes: true });
   const names = entries
@@ -42,7 +39,7 @@ async function collectFolder(dir: string, out: string[]): Promise<void> {
     const full = path.join(dir, entry.name);
     // Symlinked folders are not followed: a link back up the tree would never end.
     if (entry.isDirectory()) await collectFolder(full, out);
-    else if ((entry.isFile() || entry.isSymbolicLink()) && isManifestName(entry.name)) out.push(full);
+    else if ((entry.isFile() || entry.isSymbolicLink()) && isManifestFile(entry.name)) out.push(full);
   }
 }
 

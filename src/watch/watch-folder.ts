@@ -10,6 +10,7 @@ import { makeEngine, noteRepeatedJobs, type EngineOptions } from "../engine/engi
 import type { ProgressSink } from "../engine/progress.js";
 import {
   formatProblems,
+  isManifestFile,
   type Job,
   loadManifests,
   type LoadOptions,
@@ -20,7 +21,7 @@ import { writeResults } from "../report/results.js";
 import type { OutputDiskError } from "../errors.js";
 import { type StateFileError, versionKey } from "../state/store.js";
 import { shownPath } from "../user-path.js";
-import { isIgnoredPath, isManifestFile } from "./manifest-files.js";
+import { isIgnoredPath } from "./manifest-files.js";
 
 const DEFAULT_SETTLE_MS = 700;
 /** How often the watched folder is checked for having been deleted or replaced. */
