@@ -106,7 +106,7 @@ function retryNotes(progress: ProgressSink): NonNullable<ClientOptions["onRetry"
     last = now;
     progress.event({
       stage: "note",
-      detail: `${error.message}: trying again in ${delayMs < 10_000 ? `${(delayMs / 1_000).toFixed(1)} s` : formatDuration(delayMs)} (attempt ${attempt + 1})`,
+      detail: `${error.message}: trying again in ${formatDuration(delayMs)} (attempt ${attempt + 1})`,
     });
   };
 }
