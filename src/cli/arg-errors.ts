@@ -1,6 +1,7 @@
 // Node's parseArgs errors, said in reel's words: its own ("To specify a positional argument starting
 // with a '-', place it at the end of the command after '--', as in '-- "--frobnicate"'") send the
 // user towards the wrong fix. A mistyped option gets the nearest real one.
+import { editDistance } from "../edit-distance.js";
 import type { OptionsConfig } from "./command.js";
 
 /** One line for a parseArgs error (ERR_PARSE_ARGS_*), or undefined for a message of another shape. */
@@ -33,18 +34,4 @@ function nearestOption(given: string, options: OptionsConfig): string | undefine
   }
   // Two edits on a long name, one on a short one: beyond that the "suggestion" is noise.
   return best && best.distance <= (best.name.length > 5 ? 2 : 1) ? best.name : undefined;
-}
-
-/** Levenshtein distance; option names are short, so the plain dynamic programme is enough. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }

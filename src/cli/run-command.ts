@@ -1,11 +1,11 @@
 // `reel run PATH...`: validate every manifest (nothing is sent if one is invalid), then drive every
 // job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
-import { relative } from "node:path";
 import { runBatch, type RunSummary } from "../engine/engine.js";
 import { SentElsewhereError } from "../engine/sent-elsewhere.js";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, formatProblems, loadManifests, makeJobFilter, onlyHint } from "../manifest/index.js";
 import { resultOf } from "../report/results.js";
+import { shownPath } from "../user-path.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readServiceSettings } from "./service-options.js";
@@ -114,7 +114,7 @@ function printSummary(
     );
     return;
   }
-  const out = relative(io.cwd, outDir) || ".";
+  const out = shownPath(io.cwd, outDir);
   // Read by a person: a video generated but not on disk is not a success yet.
   const undownloaded = results.filter((r) => r.status === "Success" && r.file === null).length;
   const shown: Record<string, number> = { ...counts };
@@ -151,7 +151,7 @@ function printSummary(
     );
   }
   lines.push(
-    `Videos: ${out}/<manifest>/<id>.mp4 · results: ${out}/results.jsonl · log: ${relative(io.cwd, logFile)}`,
+    `Videos: ${out}/<manifest>/<id>.mp4 · results: ${out}/results.jsonl · log: ${shownPath(io.cwd, logFile)}`,
   );
   lines.push(`Files hashed: ${hashing.hashed} (cached: ${hashing.cached})`);
   io.stderr.write(`${lines.join("\n")}\n`);

@@ -113,7 +113,7 @@ function retryNotes(progress: ProgressSink): NonNullable<ClientOptions["onRetry"
     last = now;
     progress.event({
       stage: "note",
-      detail: `${error.message}: trying again in ${delayMs < 10_000 ? `${(delayMs / 1_000).toFixed(1)} s` : formatDuration(delayMs)} (attempt ${attempt + 1})`,
+      detail: `${error.message}: trying again in ${formatDuration(delayMs)} (attempt ${attempt + 1})`,
     });
   };
 }
@@ -222,6 +222,7 @@ export async function withWorkSession<T>(
         maxAttempts,
         pollDeadlineMs,
         httpOrigins: service.httpOrigins,
+        cwd: io.cwd,
         pollTiming: service.polling.timing,
         pollsPerSecond: service.polling.perSecond,
         logger,

@@ -12,17 +12,18 @@ import type PQueue from "p-queue";
 import { request } from "undici";
 import { NetworkError, OutcomeUnknownError, type ServiceClient, ServiceError } from "../client/index.js";
 import { ReelError } from "../errors.js";
+import { READ_CHUNK, StreamTally } from "../file-hash.js";
 import type { AssetRef, SpeechRef } from "../manifest/index.js";
-import {
-  type FileStamp,
-  isLinkRefusal,
-  openNoFollow,
-  READ_CHUNK,
-  sameFile,
-  stampOf,
-} from "../manifest/media-file.js";
+import { type FileStamp, isLinkRefusal, openNoFollow, sameFile, stampOf } from "../manifest/media-file.js";
 import type { Id } from "../service/api-types.js";
-import { ACCEPTED_FORMATS_TEXT, MEDIA_KIND, SNIFF_BYTES, sniffFormat } from "../service/media-format.js";
+import {
+  ACCEPTED_FORMATS_TEXT,
+  kindOf,
+  kindWords,
+  MEDIA_FORMATS,
+  SNIFF_BYTES,
+  sniffFormat,
+} from "../service/media-format.js";
 import type { StateStore } from "../state/store.js";
 import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "./source-address.js";
 
@@ -154,10 +155,8 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     await mkdir(options.cacheDir, { recursive: true });
     const temp = join(options.cacheDir, `.fetch-${randomBytes(6).toString("hex")}`);
     const limit = options.maxRemoteBytes ?? 512 * 1024 ** 2;
-    const hash = createHash("sha256");
-    let size = 0;
-    // The first bytes, judged as they came: the cached file is not read back to judge it.
-    let head = Buffer.alloc(0);
+    // The first bytes are judged as they came: the cached file is not read back to judge it.
+    const tally = new StreamTally(SNIFF_BYTES);
     const allowPrivate = options.allowPrivateSources ?? false;
     // A host written as an address is connected to without a lookup: checked here. Names are checked
     // in the lookup of the connection itself (makeSourceAgent).
@@ -177,17 +176,14 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
       }
       const meter = new Transform({
         transform(chunk: Buffer, _enc, done) {
-          size += chunk.length;
-          if (size > limit)
+          if (tally.size + chunk.length > limit)
             return done(new ReelError("E_REMOTE_SOURCE", `${url} is larger than ${limit} bytes`));
-          hash.update(chunk);
-          if (head.length < SNIFF_BYTES)
-            head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
+          tally.add(chunk);
           done(null, chunk);
         },
       });
       await pipeline(response.body, meter, createWriteStream(temp, { flags: "wx" }));
-      checkFetched(url, head, use);
+      checkFetched(url, tally.head, use);
     } catch (error) {
       await unlink(temp).catch(() => {});
       if (error instanceof ReelError || signal.aborted) throw error;
@@ -197,7 +193,8 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     } finally {
       await dispatcher.close().catch(() => {});
     }
-    const sha256 = hash.digest("hex");
+    const sha256 = tally.sha256();
+    const size = tally.size;
     const path = join(options.cacheDir, sha256);
     await rename(temp, path);
     store.recordRemote(url, sha256, path, size);
@@ -355,13 +352,11 @@ function refusedForCertain(error: unknown): boolean {
  */
 function checkFetched(url: string, head: Buffer, use: "image" | "audio"): void {
   const format = sniffFormat(head);
-  if (format !== undefined && MEDIA_KIND[format] === use) return;
+  if (format !== undefined && kindOf(format) === use) return;
   const found =
-    format === undefined
-      ? "none of the accepted formats (an error page?)"
-      : `${format.toUpperCase()} ${MEDIA_KIND[format]}`;
+    format === undefined ? "none of the accepted formats (an error page?)" : MEDIA_FORMATS[format].words;
   throw new ReelError(
     "E_REMOTE_SOURCE",
-    `${url} is not ${use === "image" ? "an image" : "audio"}: its content is ${found}; accepted: ${ACCEPTED_FORMATS_TEXT}`,
+    `${url} is not ${kindWords(use)}: its content is ${found}; accepted: ${ACCEPTED_FORMATS_TEXT}`,
   );
 }

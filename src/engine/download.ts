@@ -22,6 +22,7 @@ import { Agent, type Dispatcher } from "undici";
 import { dirname } from "node:path";
 import { describeTransportFailure, isCertificateFailure, isTlsFailure } from "../client/errors.js";
 import { ReelError } from "../errors.js";
+import { MEDIA_FORMATS, sniffFormat } from "../service/media-format.js";
 import { asDiskFailure, tempPathFor } from "./atomic-write.js";
 import { DEFAULT_STALL_RULE, type StallRule, watchForStall } from "./stall-watchdog.js";
 
@@ -74,8 +75,9 @@ function checkUrl(url: URL, httpOrigins: readonly string[]): void {
   );
 }
 
+/** The service's videos are MP4: recognised by their first bytes, as every upload format is. */
 function isMp4Start(bytes: Uint8Array): boolean {
-  return bytes.length >= 8 && Buffer.from(bytes.subarray(4, 8)).toString("latin1") === "ftyp";
+  return sniffFormat(bytes) === "mp4";
 }
 
 /**
@@ -318,7 +320,11 @@ function fetchInto(
       if (location !== undefined) {
         settle(undefined);
       } else if (position > 0 && !signatureChecked) {
-        settle(new DownloadError(`the result address did not serve an MP4 video (got ${contentType})`));
+        settle(
+          new DownloadError(
+            `the result address did not serve ${MEDIA_FORMATS.mp4.words} (got ${contentType})`,
+          ),
+        );
       } else if (expectedTotal !== undefined && position !== expectedTotal) {
         settle(new DownloadError(`the download ended at ${position} of ${expectedTotal} bytes`, "retry"));
       } else if (position === 0) {
@@ -401,7 +407,11 @@ function fetchInto(
         if (!signatureChecked && position >= 8) {
           // The file's first bytes, all in memory still (nothing is written before they are checked).
           if (!isMp4Start(gathered.length === 1 ? chunk : Buffer.concat(gathered))) {
-            fail(new DownloadError(`the result address did not serve an MP4 video (got ${contentType})`));
+            fail(
+              new DownloadError(
+                `the result address did not serve ${MEDIA_FORMATS.mp4.words} (got ${contentType})`,
+              ),
+            );
             return;
           }
           signatureChecked = true;

@@ -6,7 +6,7 @@
 // withdraws manifests' jobs while it works.
 import { setMaxListeners } from "node:events";
 import { lstat, rename, unlink } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import PQueue from "p-queue";
 import {
@@ -26,6 +26,7 @@ import {
 } from "../client/index.js";
 import { formatDuration } from "../duration.js";
 import { OutputDiskError, ReelError } from "../errors.js";
+import { sha256File } from "../file-hash.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
@@ -40,10 +41,10 @@ import {
   versionKey,
 } from "../state/store.js";
 import { checkJournal, lostCommitsMessage } from "../state/rebuild.js";
+import { shownPath } from "../user-path.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
 import { asDiskFailure, ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
 import { DownloadError, downloadVideo } from "./download.js";
-import { sha256File } from "./hash-file.js";
 import { compactJournal, type JournalWriter, openJournal, readJournal } from "./journal.js";
 import { lockOutDir, probeWritable } from "./out-dir.js";
 import { checkSavedVideo, stampOfPath } from "./video-check.js";
@@ -78,6 +79,8 @@ export interface EngineOptions {
   readonly downloadConcurrency?: number;
   /** Origins whose result videos may be fetched over plain http (the sandbox). */
   readonly httpOrigins?: readonly string[];
+  /** The folder reel was started in: progress notes name files relative to it. Without it, whole. */
+  readonly cwd?: string;
   readonly logger?: Logger;
   readonly progress?: ProgressSink;
   /** Aborted on Ctrl-C / SIGTERM: stop starting work, record what is in hand, return quickly. */
@@ -294,7 +297,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     costedSignal: submitAbort.signal,
     // Named as the manifest names them; the hash tells apart two files of one name.
     onUpload: (source, sha) =>
-      progress.event({ stage: "uploaded", detail: `${shownPath(source)} (sha256 ${sha.slice(0, 12)})` }),
+      progress.event({
+        stage: "uploaded",
+        detail: `${shownPath(options.cwd, source)} (sha256 ${sha.slice(0, 12)})`,
+      }),
     onSpeech: (voice, text) =>
       progress.event({
         stage: "speech",
@@ -1303,13 +1309,6 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
         ? "incomplete"
         : "completed";
   return engine.fatal ? { outcome, fatal: engine.fatal, rows: finalRows } : { outcome, rows: finalRows };
-}
-
-/** A local path relative to the current folder when under it, as the user would write it. */
-function shownPath(source: string): string {
-  if (!isAbsolute(source)) return source; // an https address
-  const rel = relative(process.cwd(), source);
-  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? source : rel;
 }
 
 /** The assets a job's request refers to: its source image, and each chunk's audio. */

@@ -1,5 +1,6 @@
 // What the user sees while a run goes: on a TTY, one status line redrawn in place (counts per stage and
 // an ETA); anywhere else, one plain line per event, so logs and CI output stay readable.
+import { formatDuration } from "../duration.js";
 
 export type Stage = "uploaded" | "speech" | "submitted" | "running" | "done" | "failed" | "uncertain";
 
@@ -80,8 +81,7 @@ export function makeTtyProgress(stream: Writable, now: () => number = Date.now):
     const left = total - doneAtStart - doneNow;
     if (doneNow === 0 || left <= 0) return "";
     const perJob = (now() - started) / doneNow;
-    const seconds = Math.round((perJob * left) / 1000);
-    return ` · ETA ${seconds >= 60 ? `${Math.floor(seconds / 60)}m${seconds % 60}s` : `${seconds}s`}`;
+    return ` · ETA ${formatDuration(perJob * left)}`;
   }
 
   function draw(): void {

@@ -1,6 +1,7 @@
 // A transfer that must keep moving. undici's bodyTimeout measures one silence at a time: a server
 // sending a byte every 20 s never trips it, and held a download (and its slot) for as long as it
 // liked. The watchdog asks instead for a minimum amount in every window, which a drip cannot meet.
+import { formatDuration } from "../duration.js";
 
 export interface StallRule {
   /** @defaultValue 30_000 */
@@ -27,7 +28,7 @@ export function watchForStall(rule: StallRule, onStall: (why: string) => void): 
     }
     clearInterval(timer);
     onStall(
-      `received ${received} bytes in ${Math.round(rule.windowMs / 1000)} s, under the ${rule.minBytes}-byte minimum (a stalled or deliberately slow transfer)`,
+      `received ${received} bytes in ${formatDuration(rule.windowMs)}, under the ${rule.minBytes}-byte minimum (a stalled or deliberately slow transfer)`,
     );
   }, rule.windowMs);
   timer.unref();

@@ -4,7 +4,7 @@
 import { type BigIntStats, statSync } from "node:fs";
 import type { JobRow } from "../state/store.js";
 import { isCompleteVideo } from "./download.js";
-import { sha256File } from "./hash-file.js";
+import { sha256File } from "../file-hash.js";
 
 /**
  * - "same": the video reel saved; `stamp` is set when its content was read again to tell (the

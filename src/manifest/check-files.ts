@@ -6,20 +6,23 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
 import {
-  MEDIA_KIND,
+  expectedWords,
+  kindOf,
+  MEDIA_FORMATS,
   type MediaFormat,
   type MediaKind,
   SNIFF_BYTES,
   sniffFormat,
 } from "../service/media-format.js";
+import { sha256OfOpened } from "../file-hash.js";
 import { findCorruptionIn } from "../service/media-integrity.js";
+import { isInside } from "../user-path.js";
 import {
   type FileStamp,
   isLinkRefusal,
   type OpenedFile,
   openedPath,
   openNoFollow,
-  sha256OfOpened,
   stampOf,
 } from "./media-file.js";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
@@ -28,32 +31,11 @@ import type { AssetRef } from "./types.js";
 /** What a field expects: a source is an image, an audio is audio. */
 export type MediaUse = "image" | "audio";
 
-const USE_WORDS: Record<MediaUse, string> = {
-  image: "an image (JPEG, PNG, GIF, WebP)",
-  audio: "an audio file (MP3, WAV, OGG)",
-};
-
-const FORMAT_WORDS: Record<MediaFormat, string> = {
-  jpeg: "a JPEG image",
-  png: "a PNG image",
-  gif: "a GIF image",
-  webp: "a WebP image",
-  mp4: "an MP4 video",
-  mp3: "an MP3 audio file",
-  wav: "a WAV audio file",
-  ogg: "an OGG audio file",
-};
-
 export type MediaCheck = { ok: true; ref: AssetRef } | { ok: false; message: string; code: ProblemCode };
 
 /** sha256 hex of an opened file, read from its start. */
 export function hashFileStreaming(_absPath: string, opened: OpenedFile): Promise<string> {
   return sha256OfOpened(opened.handle);
-}
-
-export function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }
 
 type Resolved =
@@ -126,15 +108,15 @@ export class FileChecker {
     if (found.format === undefined) {
       return {
         ok: false,
-        message: `${field} must be ${USE_WORDS[use]}; ${written} is ${found.size === 0 ? "empty" : "not a file of an accepted format"}`,
+        message: `${field} must be ${expectedWords(use)}; ${written} is ${found.size === 0 ? "empty" : "not a file of an accepted format"}`,
         code: PROBLEM_CODES.mediaFormat,
       };
     }
-    const kind: MediaKind = MEDIA_KIND[found.format];
+    const kind: MediaKind = kindOf(found.format);
     if (kind !== use) {
       return {
         ok: false,
-        message: `${field} must be ${USE_WORDS[use]}; ${written} is ${FORMAT_WORDS[found.format]}`,
+        message: `${field} must be ${expectedWords(use)}; ${written} is ${MEDIA_FORMATS[found.format].words}`,
         code: PROBLEM_CODES.mediaKind,
       };
     }
@@ -246,12 +228,11 @@ export class FileChecker {
       if (format && broken) {
         return {
           ok: false,
-          message: `${written} looks like ${FORMAT_WORDS[format]} but is cut short or damaged (${broken}); copy or download it again`,
+          message: `${written} looks like ${MEDIA_FORMATS[format].words} but is cut short or damaged (${broken}); copy or download it again`,
           code: PROBLEM_CODES.mediaFormat,
         };
       }
-      const usable =
-        format !== undefined && (MEDIA_KIND[format] === "image" || MEDIA_KIND[format] === "audio");
+      const usable = format !== undefined && (kindOf(format) === "image" || kindOf(format) === "audio");
       const { stamp } = opened;
       const key = `${stamp.dev}:${stamp.ino}:${stamp.size}:${stamp.mtimeNs}`;
       let hash = usable ? this.hashes.get(key) : undefined;

@@ -1,9 +1,10 @@
 // The manifest part of reel: load (parse -> validate -> normalize) and plan. Everything other
 // parts use is exported here.
-export { FileChecker, hashFileStreaming, isInside } from "./check-files.js";
+export { FileChecker, hashFileStreaming } from "./check-files.js";
 export { type FormatOptions, formatProblems, problemLocation } from "./format-problems.js";
 export { globToRegExp, makeJobFilter, onlyHint } from "./job-filter.js";
-export { checkAllowRead, DEFAULT_MAX_FILE_BYTES, displayPath, loadManifests } from "./load.js";
+export { checkAllowRead, DEFAULT_MAX_FILE_BYTES, loadManifests } from "./load.js";
+export { isManifestFile } from "./manifest-file.js";
 export {
   type JobStatus,
   makePlan,

@@ -6,9 +6,11 @@ import { isUtf8 } from "node:buffer";
 import path from "node:path";
 import { UsageError } from "../errors.js";
 import { readId } from "../service/check-request.js";
+import { shownPath } from "../user-path.js";
 import { FileChecker, hashFileStreaming, type MediaUse } from "./check-files.js";
 import { rememberSource } from "./format-problems.js";
 import { locate, type PathSegment } from "./locate.js";
+import { isManifestFile } from "./manifest-file.js";
 import { show } from "./messages.js";
 import { normalizeManifest, type RefKey } from "./normalize.js";
 import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
@@ -24,18 +26,8 @@ const SAFE_NAME = new RegExp(SAFE_NAME_PATTERN);
 const OUT_FILES = ["results.jsonl", "index.html"];
 const MEDIA_STRING = new RegExp(MEDIA_STRING_PATTERN, "u");
 
-/** How a file is named in problems: relative to cwd when inside it, absolute otherwise. */
-export function displayPath(cwd: string, abs: string): string {
-  const rel = path.relative(cwd, abs);
-  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : abs;
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function isManifestName(name: string): boolean {
-  return /\.ya?ml$/i.test(name);
 }
 
 async function collectFolder(dir: string, out: string[]): Promise<void> {
@@ -47,7 +39,7 @@ async function collectFolder(dir: string, out: string[]): Promise<void> {
     const full = path.join(dir, entry.name);
     // Symlinked folders are not followed: a link back up the tree would never end.
     if (entry.isDirectory()) await collectFolder(full, out);
-    else if ((entry.isFile() || entry.isSymbolicLink()) && isManifestName(entry.name)) out.push(full);
+    else if ((entry.isFile() || entry.isSymbolicLink()) && isManifestFile(entry.name)) out.push(full);
   }
 }
 
@@ -187,7 +179,7 @@ interface FileOutcome {
 }
 
 async function loadFile(abs: string, options: LoadOptions, checker: FileChecker): Promise<FileOutcome> {
-  const file = displayPath(options.cwd, abs);
+  const file = shownPath(options.cwd, abs);
   const problems: Problem[] = [];
   const fail = (p: Omit<Problem, "file">): FileOutcome => ({ problems: [{ file, ...p }] });
 
@@ -433,7 +425,7 @@ export async function loadManifests(paths: string[], options: LoadOptions): Prom
   const names = new Map<string, string>();
   const manifests: NormalizedManifest[] = [];
   outcomes.forEach((outcome, i) => {
-    const file = displayPath(cwd, files[i]!);
+    const file = shownPath(cwd, files[i]!);
     const fileProblems = [...outcome.problems];
     if (outcome.name) {
       const key = outcome.name.name.toLowerCase();

@@ -3,7 +3,6 @@
 // holds the very file that was judged, and sends the bytes it hashes. Checked by name and read by
 // name again, a file could be swapped for a link to another one in between (a link to /etc/passwd,
 // planted by anyone who can write in a watched folder), and that file would be uploaded in its place.
-import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import { type FileHandle, open, readlink, realpath, stat } from "node:fs/promises";
 import type { BigIntStats } from "node:fs";
@@ -22,9 +21,6 @@ export interface OpenedFile {
   readonly handle: FileHandle;
   readonly stamp: FileStamp;
 }
-
-/** 1 MiB reads: few enough syscalls that hashing runs at the speed of SHA-256 itself. */
-export const READ_CHUNK = 1 << 20;
 
 /**
  * O_NOFOLLOW: a link as the last step of the path fails (ELOOP) instead of being followed.
@@ -77,17 +73,4 @@ export async function openedPath(opened: OpenedFile, expected: string): Promise<
   } catch {
     return undefined;
   }
-}
-
-/** sha256 hex of everything the descriptor holds, read from its start. */
-export async function sha256OfOpened(handle: FileHandle): Promise<string> {
-  const hash = createHash("sha256");
-  const buffer = Buffer.allocUnsafe(READ_CHUNK);
-  for (let position = 0; ;) {
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
-    if (bytesRead === 0) break;
-    hash.update(buffer.subarray(0, bytesRead));
-    position += bytesRead;
-  }
-  return hash.digest("hex");
 }

@@ -2,6 +2,7 @@
 // only words it, using the manifest itself for context (which model a video ends up with, what
 // the default was), e.g. "actor-2 takes resolution 720p or 1080p, not 540p".
 import type { ErrorObject } from "ajv/dist/2020.js";
+import { editDistance } from "../edit-distance.js";
 import { ASPECT_RATIOS, MODELS, type Model, RESOLUTIONS } from "../service/api-types.js";
 import { describeDurations, MODEL_RULES } from "../service/model-rules.js";
 import { type LocateTarget, type PathSegment, parsePointer } from "./locate.js";
@@ -58,27 +59,6 @@ function asModel(value: unknown): Model | undefined {
   return typeof value === "string" && (MODELS as readonly string[]).includes(value)
     ? (value as Model)
     : undefined;
-}
-
-/** Optimal string alignment distance, case-insensitive: "resolutoin" -> "resolution" is 1. */
-export function editDistance(a: string, b: string): number {
-  const s = a.toLowerCase();
-  const t = b.toLowerCase();
-  const d: number[][] = Array.from({ length: s.length + 1 }, (_, i) =>
-    Array.from({ length: t.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i <= s.length; i++) {
-    const row = d[i]!;
-    const prev = d[i - 1]!;
-    for (let j = 1; j <= t.length; j++) {
-      const cost = s[i - 1] === t[j - 1] ? 0 : 1;
-      let best = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
-      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1])
-        best = Math.min(best, d[i - 2]![j - 2]! + 1);
-      row[j] = best;
-    }
-  }
-  return d[s.length]![t.length]!;
 }
 
 /** The candidate nearest to `word`, if it is near enough to be a slip of the keyboard. */

@@ -3,6 +3,7 @@
 // a test fails when the committed file differs, so editors and `reel validate` always agree.
 import { ASPECT_RATIOS, MODELS, type Model, RESOLUTIONS } from "../service/api-types.js";
 import { MODEL_RULES } from "../service/model-rules.js";
+import { formatNames } from "../service/media-format.js";
 import {
   array,
   boolean,
@@ -106,8 +107,7 @@ function buildTypes() {
     stringOr(
       {
         title: "Source image",
-        description:
-          "The image the video starts from: a local file (JPEG, PNG, GIF, WebP) relative to the manifest, an https URL, or {asset: ID}. Required by the avatar models.",
+        description: `The image the video starts from: a local file (${formatNames("image")}) relative to the manifest, an https URL, or {asset: ID}. Required by the avatar models.`,
         examples: ["./media/face.png", "https://example.com/face.jpg", { asset: 123 }],
       },
       mediaString("Image", ["./media/face.png", "https://example.com/face.jpg"]),
@@ -120,8 +120,7 @@ function buildTypes() {
     stringOr(
       {
         title: "Audio",
-        description:
-          "The chunk's audio: a local file (MP3, WAV, OGG) relative to the manifest, an https URL, or {asset: ID}. Excludes speech.",
+        description: `The chunk's audio: a local file (${formatNames("audio")}) relative to the manifest, an https URL, or {asset: ID}. Excludes speech.`,
         examples: ["./media/intro.mp3", "https://example.com/intro.wav", { asset: 456 }],
       },
       mediaString("Audio", ["./media/intro.mp3", "https://example.com/intro.wav"]),

@@ -7,6 +7,7 @@
 // media, so even a mistake in escaping could not run a script that came from a manifest.
 import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
+import { formatDuration } from "../duration.js";
 import { writeFileAtomic } from "../engine/atomic-write.js";
 import type { JobRow } from "../state/store.js";
 import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
@@ -221,13 +222,8 @@ export function summarizeJobs(
 
 // ---- the page ----
 
-/** "42 s", "3 min 20 s", "2 h 5 min": seconds of video as a reviewer reads them. */
-export function formatSeconds(seconds: number): string {
-  const s = Math.round(seconds);
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
-  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
-}
+/** Seconds of video as a reviewer reads them: "42 s", "3 min 20 s". */
+const formatSeconds = (seconds: number): string => formatDuration(seconds * 1_000);
 
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 

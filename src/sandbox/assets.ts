@@ -8,37 +8,20 @@ import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { Id } from "../service/api-types.js";
-import type { MediaFormat, MediaKind } from "../service/media-format.js";
-import { MEDIA_KIND } from "../service/media-format.js";
-import type { ResultVideo } from "./generations.js";
+import {
+  kindOf,
+  kindWords,
+  MEDIA_FORMATS,
+  type MediaFormat,
+  type MediaKind,
+} from "../service/media-format.js";
+import type { ResultVideo } from "./result-video.js";
 import {
   type AssetOrigin,
   NO_PERSISTENCE,
   type SandboxPersistence,
   type StoredAsset,
 } from "./persistence.js";
-
-export const CONTENT_TYPE: Readonly<Record<MediaFormat, string>> = {
-  jpeg: "image/jpeg",
-  png: "image/png",
-  gif: "image/gif",
-  webp: "image/webp",
-  mp4: "video/mp4",
-  mp3: "audio/mpeg",
-  wav: "audio/wav",
-  ogg: "audio/ogg",
-};
-
-const EXTENSION: Readonly<Record<MediaFormat, string>> = {
-  jpeg: "jpg",
-  png: "png",
-  gif: "gif",
-  webp: "webp",
-  mp4: "mp4",
-  mp3: "mp3",
-  wav: "wav",
-  ogg: "ogg",
-};
 
 /** A file the sandbox serves at `/files/<token>`. */
 export interface ServedFile {
@@ -98,7 +81,7 @@ export class AssetStore {
   }
 
   add(asset: NewAsset): AssetRecord {
-    const token = `${randomBytes(16).toString("hex")}.${EXTENSION[asset.format]}`;
+    const token = `${randomBytes(16).toString("hex")}.${MEDIA_FORMATS[asset.format].extension}`;
     this.persistence.saveAsset({
       id: asset.id,
       origin: asset.origin,
@@ -137,7 +120,7 @@ export class AssetStore {
   ): AssetRecord {
     const record: AssetRecord = {
       id,
-      kind: MEDIA_KIND[file.format],
+      kind: kindOf(file.format),
       format: file.format,
       token,
       origin,
@@ -205,13 +188,7 @@ export class AssetStore {
     const record = this.records.get(id);
     if (!record) return `asset ${id} not found`;
     if (record.deleted) return `asset ${id} was deleted`;
-    if (record.kind !== kind) return `asset ${id} is ${KIND_PHRASE[record.kind]}, ${kind} expected`;
+    if (record.kind !== kind) return `asset ${id} is ${kindWords(record.kind)}, ${kind} expected`;
     return undefined;
   }
 }
-
-const KIND_PHRASE: Readonly<Record<MediaKind, string>> = {
-  image: "an image",
-  video: "a video",
-  audio: "audio",
-};

@@ -6,7 +6,8 @@ import { once } from "node:events";
 import { createReadStream } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import { CONTENT_TYPE, type ServedFile } from "./assets.js";
+import { MEDIA_FORMATS } from "../service/media-format.js";
+import type { ServedFile } from "./assets.js";
 
 type ByteRange = { readonly start: number; readonly end: number } | "unsatisfiable" | undefined;
 
@@ -47,7 +48,7 @@ export async function serveFile(
   const range =
     ifRange === undefined || ifRange === file.etag ? parseRange(req.headers.range, file.size) : undefined;
   const common = {
-    "content-type": CONTENT_TYPE[file.format],
+    "content-type": MEDIA_FORMATS[file.format].contentType,
     "accept-ranges": "bytes",
     etag: file.etag,
     "cache-control": "private, max-age=3600",

@@ -17,17 +17,11 @@ import type { AssetStore } from "./assets.js";
 import type { SandboxCounters } from "./counters.js";
 import type { SandboxPersistence, StoredTask } from "./persistence.js";
 import type { Timers } from "./timers.js";
+import type { ResultVideo } from "./result-video.js";
 import type { GenerationPlan } from "./validate-generation.js";
 
 /** A task as the sandbox holds it: replaced whole on every change, never edited in place. */
 export type TaskRecord = StoredTask;
-
-/** The committed MP4 every successful task returns. */
-export interface ResultVideo {
-  readonly path: string;
-  readonly size: number;
-  readonly etag: string;
-}
 
 export interface GenerationDeps {
   readonly slots: number;

@@ -7,6 +7,7 @@ import type { IncomingMessage } from "node:http";
 import { join } from "node:path";
 import type { Id } from "../service/api-types.js";
 import { readId, type Violation } from "../service/check-request.js";
+import { MEDIA_FORMATS, type MediaFormat } from "../service/media-format.js";
 import type { AssetStore } from "./assets.js";
 import type { SandboxCounters } from "./counters.js";
 import type { CreditLedger } from "./credits.js";
@@ -129,6 +130,11 @@ function checkSpeech(body: unknown): { voiceId: Id; text: string } | Violation[]
   return { voiceId: id, text };
 }
 
+/** The name of an asset's file in the data dir (the record keeps it, so restores never rebuild it). */
+function assetFileName(id: Id, format: MediaFormat): string {
+  return `${id}.${MEDIA_FORMATS[format].extension}`;
+}
+
 const createSpeech: Handler = async (req, _param, deps) => {
   const body = await readJsonBody(req);
   if (!body.ok) return body.reply;
@@ -137,7 +143,7 @@ const createSpeech: Handler = async (req, _param, deps) => {
   const refusal = deps.credits.refuseWhenExhausted("speech");
   if (refusal !== undefined) return detailReply(402, refusal);
   const id = deps.nextId();
-  const path = join(deps.assetDir, `${id}.wav`);
+  const path = join(deps.assetDir, assetFileName(id, "wav"));
   const speech = await writeSpeech(path, checked.voiceId, checked.text);
   const asset = deps.assets.add({
     id,
@@ -156,7 +162,7 @@ const uploadAsset: Handler = async (req, _param, deps) => {
   if (!outcome.ok) return outcome.reply;
   const { file } = outcome;
   const id = deps.nextId();
-  const path = join(deps.assetDir, `${id}.${file.format}`);
+  const path = join(deps.assetDir, assetFileName(id, file.format));
   await rename(file.path, path);
   deps.assets.add({
     id,

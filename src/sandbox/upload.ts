@@ -1,7 +1,7 @@
 // Receives the multipart `file` part of POST /v1/assets straight to disk, hashing on the way: the
 // client tests upload 200 MB in the same process and measure its memory, so nothing here may hold
 // more than a stream buffer. The format is decided by content, never by the part's file name.
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import busboy from "busboy";
+import { StreamTally } from "../file-hash.js";
 import {
   ACCEPTED_FORMATS_TEXT,
   type MediaFormat,
@@ -40,23 +41,18 @@ interface Written {
 }
 
 async function writeHashed(stream: Readable, path: string): Promise<Written> {
-  const hash = createHash("sha256");
-  let size = 0;
-  let head = Buffer.alloc(0);
+  const tally = new StreamTally(SNIFF_BYTES);
   await pipeline(
     stream,
     async function* (source: AsyncIterable<Buffer>) {
       for await (const chunk of source) {
-        hash.update(chunk);
-        size += chunk.length;
-        if (head.length < SNIFF_BYTES)
-          head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
+        tally.add(chunk);
         yield chunk;
       }
     },
     createWriteStream(path),
   );
-  return { size, sha256: hash.digest("hex"), head };
+  return { size: tally.size, sha256: tally.sha256(), head: tally.head };
 }
 
 /** Streams the upload to `tmpDir`, then checks its format and integrity. */

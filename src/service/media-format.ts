@@ -1,19 +1,82 @@
-// Recognise the upload formats of api-spec.md section 2.2 by their first bytes, never by the file
-// name: a PNG renamed `.mp3` is an image. Shared by the manifest validator and the sandbox.
+// The upload formats of api-spec.md section 2.2, in one table: what kind of media each is, how it is
+// served, named on disk and named in messages. The manifest validator, the engine (fetched sources)
+// and the sandbox all read it, so a format added or renamed here changes every one of them.
+// A file's format is recognised by its first bytes, never by its name: a PNG renamed `.mp3` is an image.
 
 export type MediaKind = "image" | "video" | "audio";
 export type MediaFormat = "jpeg" | "png" | "gif" | "webp" | "mp4" | "mp3" | "wav" | "ogg";
 
-export const MEDIA_KIND: Readonly<Record<MediaFormat, MediaKind>> = {
-  jpeg: "image",
-  png: "image",
-  gif: "image",
-  webp: "image",
-  mp4: "video",
-  mp3: "audio",
-  wav: "audio",
-  ogg: "audio",
+export interface MediaFormatFacts {
+  readonly kind: MediaKind;
+  /** The Content-Type the file is served with. */
+  readonly contentType: string;
+  /** The file name extension, without the dot. */
+  readonly extension: string;
+  /** How the format is named in lists: "JPEG", "WebP". */
+  readonly name: string;
+  /** How one file of it is named in a sentence: "a JPEG image", "an MP3 audio file". */
+  readonly words: string;
+}
+
+export const MEDIA_FORMATS: Readonly<Record<MediaFormat, MediaFormatFacts>> = {
+  jpeg: { kind: "image", contentType: "image/jpeg", extension: "jpg", name: "JPEG", words: "a JPEG image" },
+  png: { kind: "image", contentType: "image/png", extension: "png", name: "PNG", words: "a PNG image" },
+  gif: { kind: "image", contentType: "image/gif", extension: "gif", name: "GIF", words: "a GIF image" },
+  webp: { kind: "image", contentType: "image/webp", extension: "webp", name: "WebP", words: "a WebP image" },
+  mp4: { kind: "video", contentType: "video/mp4", extension: "mp4", name: "MP4", words: "an MP4 video" },
+  mp3: {
+    kind: "audio",
+    contentType: "audio/mpeg",
+    extension: "mp3",
+    name: "MP3",
+    words: "an MP3 audio file",
+  },
+  wav: { kind: "audio", contentType: "audio/wav", extension: "wav", name: "WAV", words: "a WAV audio file" },
+  ogg: { kind: "audio", contentType: "audio/ogg", extension: "ogg", name: "OGG", words: "an OGG audio file" },
 };
+
+interface MediaKindWords {
+  /** One of it in a sentence: "is an image", "is audio". */
+  readonly one: string;
+  /** One file of it, as a field expects it: "an audio file". */
+  readonly file: string;
+  /** Many of it in a list: "images". */
+  readonly many: string;
+}
+
+const KIND_WORDS: Readonly<Record<MediaKind, MediaKindWords>> = {
+  image: { one: "an image", file: "an image", many: "images" },
+  video: { one: "a video", file: "a video", many: "video" },
+  audio: { one: "audio", file: "an audio file", many: "audio" },
+};
+
+const FORMATS = Object.keys(MEDIA_FORMATS) as MediaFormat[];
+
+export function kindOf(format: MediaFormat): MediaKind {
+  return MEDIA_FORMATS[format].kind;
+}
+
+/** "JPEG, PNG, GIF, WebP": the names of the formats of `kind`. */
+export function formatNames(kind: MediaKind): string {
+  return FORMATS.filter((f) => kindOf(f) === kind)
+    .map((f) => MEDIA_FORMATS[f].name)
+    .join(", ");
+}
+
+/** "an image", "a video", "audio". */
+export function kindWords(kind: MediaKind): string {
+  return KIND_WORDS[kind].one;
+}
+
+/** What a field of `kind` expects, formats named: "an audio file (MP3, WAV, OGG)". */
+export function expectedWords(kind: MediaKind): string {
+  return `${KIND_WORDS[kind].file} (${formatNames(kind)})`;
+}
+
+/** "JPEG, PNG, GIF, WebP images; MP4 video; MP3, WAV, OGG audio". */
+export const ACCEPTED_FORMATS_TEXT = (Object.keys(KIND_WORDS) as MediaKind[])
+  .map((kind) => `${formatNames(kind)} ${KIND_WORDS[kind].many}`)
+  .join("; ");
 
 /** How many leading bytes `sniffFormat` needs to decide. */
 export const SNIFF_BYTES = 16;
@@ -41,5 +104,3 @@ export function sniffFormat(bytes: Uint8Array): MediaFormat | undefined {
     return "mp3";
   return undefined;
 }
-
-export const ACCEPTED_FORMATS_TEXT = "JPEG, PNG, GIF, WebP images; MP4 video; MP3, WAV, OGG audio";

@@ -1,13 +1,7 @@
-// Which files in a watched folder are manifests. Editors and copy tools leave temporary files beside
-// the real ones (vim's .swp and ~ backups, emacs's #name# and .#name locks, "name.yaml.tmp" of
-// tools that write then rename): none of them is read.
+// Which paths a watched folder's watcher looks at: manifests (isManifestFile, the rule `run` uses for
+// a folder too) and the folders that may hold them.
 import { basename } from "node:path";
-
-export function isManifestFile(path: string): boolean {
-  const name = basename(path);
-  if (name.startsWith(".") || name.startsWith("#") || name.endsWith("~")) return false;
-  return /\.ya?ml$/i.test(name);
-}
+import { isManifestFile } from "../manifest/index.js";
 
 /** For chokidar's `ignored`: skip hidden folders, and files that are not manifests. */
 export function isIgnoredPath(path: string, isFile: boolean | undefined): boolean {

@@ -4,12 +4,13 @@
 // file events: an idle watcher makes one system call every few seconds (FOLDER_CHECK_MS).
 import type { Stats } from "node:fs";
 import { open, stat } from "node:fs/promises";
-import { relative, resolve } from "node:path";
+import { resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { makeEngine, noteRepeatedJobs, type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import {
   formatProblems,
+  isManifestFile,
   type Job,
   loadManifests,
   type LoadOptions,
@@ -19,7 +20,8 @@ import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import type { OutputDiskError } from "../errors.js";
 import { type StateFileError, versionKey } from "../state/store.js";
-import { isIgnoredPath, isManifestFile } from "./manifest-files.js";
+import { shownPath } from "../user-path.js";
+import { isIgnoredPath } from "./manifest-files.js";
 
 const DEFAULT_SETTLE_MS = 700;
 /** How often the watched folder is checked for having been deleted or replaced. */
@@ -98,7 +100,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   const clashes = new Map<string, string>(); // file skipped for a name another file holds -> that name, lower case
   const queue = new Map<string, Promise<void>>(); // one load at a time per file
 
-  const display = (file: string): string => relative(options.load.cwd, file) || file;
+  const display = (file: string): string => shownPath(options.load.cwd, file);
 
   const graceTimers = new Set<NodeJS.Timeout>();
   const awaitingMedia = new Set<string>(); // manifests skipped for a missing media file

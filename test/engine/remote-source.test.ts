@@ -26,7 +26,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** Serves /face.png, and /page.png as an HTML page with 200; any other path is a 404. Counts the requests per path. */
+/** Serves /face.png, /page.png as an HTML page with 200, /song.png as MP3 bytes; any other path is a 404. Counts the requests per path. */
 async function mediaServer(): Promise<{ origin: string; hits: Map<string, number> }> {
   const hits = new Map<string, number>();
   server = createServer(
@@ -39,6 +39,12 @@ async function mediaServer(): Promise<{ origin: string; hits: Map<string, number
       }
       if (req.url === "/page.png") {
         res.writeHead(200, { "content-type": "text/html" }).end("<html><body>Sign in</body></html>");
+        return;
+      }
+      if (req.url === "/song.png") {
+        res
+          .writeHead(200, { "content-type": "image/png" })
+          .end(Buffer.concat([Buffer.from("ID3"), Buffer.alloc(64)]));
         return;
       }
       if (req.url !== "/face.png") {
@@ -121,6 +127,19 @@ it("fails only the job whose https source cannot be fetched, naming the address,
   expect((await reel(["run", "m.yaml"], dir)).code).toBe(1);
   expect(media.hits.get("/gone.png")).toBeGreaterThan(hitsBefore);
   expect(sandbox.counters.generationsCreated).toBe(1);
+});
+
+it("names a fetched source's wrong format in the words `reel validate` uses for a local file", async () => {
+  sandbox = await startSandbox({ slots: 4, timeScale: 0.001, preProcessingMs: 1 });
+  const media = await mediaServer();
+  const dir = await tempDir();
+  await writeTree(dir, {
+    "m.yaml": `version: 1\nname: remote\ndefaults:\n  resolution: 540p\nvideos:\n${video("song", `${media.origin}/song.png`)}`,
+  });
+  const run = await reel(["run", "m.yaml"], dir);
+  expect(run.code).toBe(1);
+  expect(run.stderr).toContain(`${media.origin}/song.png is not an image: its content is an MP3 audio file;`);
+  expect(sandbox.counters.generationsCreated).toBe(0);
 });
 
 it("refuses a fetched source that is not an image (an HTML page served with 200) before uploading or submitting", async () => {

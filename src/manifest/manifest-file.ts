@@ -1,0 +1,13 @@
+// Which files in a folder are manifests: one rule for `run`, `validate` and `plan` (a folder given on
+// the command line) and for `watch` (a watched folder), so that one folder means the same manifests
+// to all of them. Editors and copy tools leave temporary files beside the real ones (vim's .swp and
+// ~ backups, emacs's #name# and .#name locks, "name.yaml.tmp" of tools that write then rename); they
+// are skipped by both, rather than read by both: such a file holds a draft or a half-written copy,
+// and a `run` of the folder would pay for its videos. A file named on the command line is always read.
+import { basename } from "node:path";
+
+export function isManifestFile(path: string): boolean {
+  const name = basename(path);
+  if (name.startsWith(".") || name.startsWith("#") || name.endsWith("~")) return false;
+  return /\.ya?ml$/i.test(name);
+}
