@@ -103,7 +103,7 @@ describe("a huge Retry-After (item 4)", () => {
     expect(result.code).toBe(1);
     // At most the submissions already on their way when the first answer came.
     expect(server.count("POST", "/v1/generations")).toBeLessThanOrEqual(2);
-    expect(result.stderr).toContain("the service asked to wait 11574.1 d before the next submission");
+    expect(result.stderr).toContain("the service asked to wait 11574 d 2 h before the next submission");
     expect(result.stderr).toContain("rerun reel later");
     expect(result.stderr).toContain("reel run: incomplete");
     expect(Object.values(await resultsById(dir)).map((r) => r.status)).toEqual(Array(5).fill("unsent"));
@@ -122,7 +122,7 @@ describe("a huge Retry-After (item 4)", () => {
     expect(server.count("GET", "/v1/generations/1001")).toBeLessThanOrEqual(2);
     const v1 = (await resultsById(dir)).v1!;
     expect(v1).toMatchObject({ status: "PreProcessing", taskId: "1001" });
-    expect(v1.error).toContain("the service asked to wait 11574.1 d before asking about it again");
+    expect(v1.error).toContain("the service asked to wait 11574 d 2 h before asking about it again");
     expect(v1.error).toContain("task 1001 is kept, rerun reel");
     server.answer((_req, res) => json(res, 200, { id: 1001, status: "Fail", failReason: "nope" }));
     await run(dir, server.baseUrl);
