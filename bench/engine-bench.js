@@ -17,7 +17,7 @@ import { setTimeout as sleepMs } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { tuneHeapForBatches } from "../dist/cli/heap.js";
 import { makeClient } from "../dist/client/index.js";
-import { downloadVideo } from "../dist/engine/download.js";
+import { downloadVideo } from "../dist/output/download.js";
 import { makeCachedHasher } from "../dist/engine/hash-file.js";
 import { runBatch } from "../dist/engine/engine.js";
 import { loadManifests } from "../dist/manifest/index.js";

@@ -5,7 +5,7 @@ import { runBatch, type RunSummary } from "../engine/engine.js";
 import { SentElsewhereError } from "../engine/sent-elsewhere.js";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, formatProblems, loadManifests, makeJobFilter, onlyHint } from "../manifest/index.js";
-import { resultOf } from "../report/results.js";
+import { resultOf } from "../output/job-record.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readServiceSettings } from "./service-options.js";

@@ -3,7 +3,7 @@
 import { mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pino } from "pino";
-import { systemReason } from "../engine/atomic-write.js";
+import { systemReason } from "../output/atomic-write.js";
 import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
 import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
@@ -17,7 +17,8 @@ import {
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
-import { earlierWork, lostStateMessage, readRecords, restoredJobOf } from "../state/rebuild.js";
+import { earlierWork, lostStateMessage, restoredJobOf } from "../output/recovery.js";
+import { readRecords } from "../output/records.js";
 import { StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { UsageError } from "../errors.js";

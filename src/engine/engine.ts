@@ -5,7 +5,6 @@
 // One engine serves a one-shot `run` (runBatch, below) and a long-lived `watch`, which adds and
 // withdraws manifests' jobs while it works.
 import { setMaxListeners } from "node:events";
-import { lstat, rename, unlink } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import PQueue from "p-queue";
@@ -27,7 +26,8 @@ import { OutputDiskError, ReelError } from "../errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
-import { ensureJobRecord, resultOf, writeJobRecord, writeResults } from "../report/results.js";
+import { writeResults } from "../report/results.js";
+import { ensureJobRecord, resultOf, writeJobRecord } from "../output/job-record.js";
 import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
 import {
   type JobRow,
@@ -37,14 +37,21 @@ import {
   type VideoFacts,
   versionKey,
 } from "../state/store.js";
-import { checkJournal, lostCommitsMessage } from "../state/rebuild.js";
+import { checkJournal, lostCommitsMessage } from "../output/recovery.js";
 import { type AssetResolver, makeAssetResolver, SpeechUncertainError } from "./assets.js";
-import { asDiskFailure, ensureRealDir, removeStaleTempFiles } from "./atomic-write.js";
-import { DownloadError, downloadVideo } from "./download.js";
-import { sha256File } from "./hash-file.js";
-import { compactJournal, type JournalWriter, openJournal, readJournal } from "./journal.js";
-import { lockOutDir, probeWritable } from "./out-dir.js";
-import { checkSavedVideo, stampOfPath } from "./video-check.js";
+import { asDiskFailure, ensureRealDir, removeStaleTempFiles } from "../output/atomic-write.js";
+import { DownloadError, downloadVideo } from "../output/download.js";
+import { compactJournal, type JournalWriter, openJournal, readJournal } from "../output/journal.js";
+import { lockOutDir, probeWritable } from "../output/out-dir.js";
+import { videoFile } from "../output/layout.js";
+import { checkSavedVideo, stampOfPath } from "../output/video-check.js";
+import {
+  keepChangedVideo,
+  keepPreviousVersion,
+  keptName,
+  takeBackName,
+  type VersionsContext,
+} from "../output/versions.js";
 import { DEFAULT_POLL_TIMING, nextPollDelay, type PollTiming, RunRateEstimator } from "./poll-schedule.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
 import { makeStoppableSleep } from "./stoppable-sleep.js";
@@ -181,6 +188,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const outKey = resolve(outDir);
   /** Whether `row`'s file is recorded in this output folder (rows of earlier reels: taken to be). */
   const isInOut = (row: JobRow): boolean => row.out_dir === null || row.out_dir === outKey;
+  const versions: VersionsContext = { store, outDir, outKey };
   const log = options.logger ?? silentLogger;
   const progress = options.progress ?? silentProgress;
   const maxAttempts = options.maxAttempts ?? 3;
@@ -225,7 +233,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   );
 
   // The journal of submissions in this output folder, read once: entries the state file does not
-  // know mean it lost commits, and a rerun on it would pay for them again (see journal.ts).
+  // know mean it lost commits, and a rerun on it would pay for them again (see output/journal.ts).
   const scope = store.journalScope!;
   const journaled = checkJournal(store, readJournal(outDir, scope));
   if (journaled.unknown.length > 0) {
@@ -522,11 +530,14 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         row.file !== null && isInOut(row) ? await checkSavedVideo(join(outDir, row.file), row) : undefined;
       if (found?.kind === "same") {
         let current = found.stamp === undefined ? row : store.recordVideoStamp(row, found.stamp);
-        const own = `${row.manifest}/${row.video_id}.mp4`;
+        const own = videoFile(row.manifest, row.video_id);
         // An edit undone: this version's video was kept as <id>.<hash>.mp4 while the other one
         // took <id>.mp4. It takes its name back (the other keeps its own hash name); no download.
         if (row.file !== own && isWanted(job)) {
-          await downloads.add(() => takeBackName(current, own));
+          await downloads.add(async () => {
+            await takeBackName(versions, current, own);
+            changed();
+          });
         } else if (current.error !== null) {
           // The video is whole: an error an earlier run recorded after saving it (its record hit a
           // full disk) is over.
@@ -540,7 +551,14 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       }
       // Not the video reel saved (cut short, edited, replaced): the user's file is kept under another
       // name, never overwritten, and the video is fetched again from its task (never generated again).
-      if (found?.kind === "changed") await keepChangedVideo(row);
+      if (found?.kind === "changed") {
+        const kept = await keepChangedVideo(versions, row);
+        progress.event({
+          stage: "note",
+          key: row.job_key,
+          detail: `${row.file} is not the video reel saved (cut short, edited or replaced): kept as ${kept}; the video is fetched again from task ${row.task_id} (not generated again)`,
+        });
+      }
       // The user deleted it, or it was fetched into another output folder (one state file can serve
       // several): fetch it again, into this one.
       // Its result address is from an earlier run: it may have expired, or (the sandbox) name a
@@ -988,7 +1006,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       const superseded = isSuperseded(row);
       // As when it succeeds: an earlier version's video at <id>.mp4 moves to its hash name, so that
       // <id>.mp4 and <id>.json always describe the same job.
-      if (!superseded) await keepPreviousVersion(row, `${row.manifest}/${row.video_id}.mp4`);
+      if (!superseded) await keepPreviousVersion(versions, row, videoFile(row.manifest, row.video_id));
       writeJobRecord(outDir, row, superseded);
     }
   }
@@ -1000,8 +1018,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       // A version of the video that is no longer the wanted one (its spec was edited after it was
       // submitted) keeps its result beside the current one instead of overwriting it.
       const superseded = isSuperseded(row);
-      const file = superseded ? keptName(row) : `${row.manifest}/${row.video_id}.mp4`;
-      if (!superseded) await keepPreviousVersion(row, file);
+      const file = superseded ? keptName(versions, row) : videoFile(row.manifest, row.video_id);
+      if (!superseded) await keepPreviousVersion(versions, row, file);
       for (;;) {
         if (stop.signal.aborted) return;
         try {
@@ -1046,69 +1064,6 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         }
       }
     });
-  }
-
-  /**
-   * Editing a video's spec makes a new job, and the old result stays on disk (PRODUCT.md): before
-   * the new version takes `<id>.mp4`, an older version's video there moves to `<id>.<hash>.mp4`.
-   */
-  async function keepPreviousVersion(row: JobRow, file: string): Promise<void> {
-    for (const older of store.listJobsWithFile(row.job_key, file, outKey)) {
-      if (older.id === row.id) continue;
-      const kept = keptName(older);
-      try {
-        await rename(join(outDir, file), join(outDir, kept));
-        writeJobRecord(outDir, store.markDownloaded(older, kept, outKey), true);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-        store.forgetDownload(older); // the user deleted it already
-      }
-    }
-  }
-
-  /**
-   * The name a version's video is kept under beside the current one: `<id>.<hash>.mp4`, or with a
-   * counter when another row holds that name (the same version made by another service, after
-   * --new-service): a video is never written over by another's.
-   */
-  function keptName(row: JobRow): string {
-    const stem = `${row.manifest}/${row.video_id}.${row.spec_hash.slice(0, 8)}`;
-    for (let n = 1; ; n++) {
-      const name = n === 1 ? `${stem}.mp4` : `${stem}-${n}.mp4`;
-      if (store.listJobsWithFile(row.job_key, name, outKey).every((other) => other.id === row.id))
-        return name;
-    }
-  }
-
-  /**
-   * Moves aside a file found where `row`'s video should be that is not that video: to
-   * `<id>.<sha256 of its content, 8 hex>.mp4`, the naming of kept versions, under a name nothing
-   * uses (a `-2`... suffix if need be), so nothing reel writes later can replace it.
-   */
-  async function keepChangedVideo(row: JobRow): Promise<void> {
-    const path = join(outDir, row.file!);
-    const sha = (await sha256File(path)).slice(0, 8);
-    for (let n = 1; ; n++) {
-      const kept = `${row.manifest}/${row.video_id}.${sha}${n > 1 ? `-${n}` : ""}.mp4`;
-      if (await lstat(join(outDir, kept)).catch(() => undefined)) continue;
-      await rename(path, join(outDir, kept));
-      progress.event({
-        stage: "note",
-        key: row.job_key,
-        detail: `${row.file} is not the video reel saved (cut short, edited or replaced): kept as ${kept}; the video is fetched again from task ${row.task_id} (not generated again)`,
-      });
-      return;
-    }
-  }
-
-  /** Moves `row`'s video (kept under its hash name) back to `own`, `<id>.mp4`. */
-  async function takeBackName(row: JobRow, own: string): Promise<void> {
-    await keepPreviousVersion(row, own);
-    await rename(join(outDir, row.file!), join(outDir, own));
-    writeJobRecord(outDir, store.markDownloaded(row, own, outKey));
-    // Its record as a kept version, beside the video that just moved.
-    await unlink(join(outDir, row.file!.replace(/\.mp4$/, ".json"))).catch(() => {});
-    changed();
   }
 
   async function refreshUrl(row: JobRow): Promise<string> {

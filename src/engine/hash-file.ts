@@ -1,6 +1,5 @@
 // Content hashes of local files, streamed (never read whole) and cached by (path, size, mtime, ctime,
 // inode) in the state file, so a rerun over unchanged files reads none of them.
-import { open } from "node:fs/promises";
 import { type OpenedFile, sha256OfOpened } from "../manifest/media-file.js";
 import type { StateStore } from "../state/store.js";
 
@@ -12,16 +11,6 @@ import type { StateStore } from "../state/store.js";
  * asset, and the user would pay for a video of the wrong file.
  */
 const RACY_MS = 2_000;
-
-/** The SHA-256 of the file at `path`, streamed: for reel's own files in OUT (its saved videos). */
-export async function sha256File(path: string): Promise<string> {
-  const handle = await open(path, "r");
-  try {
-    return await sha256OfOpened(handle);
-  } finally {
-    await handle.close();
-  }
-}
 
 export interface CachedHasher {
   /** The hash of `opened` (the file at `absPath`), read from the descriptor unless cached. */

@@ -25,7 +25,6 @@ import { ReelError } from "../errors.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import { acquireLock, type StateLock } from "./lock.js";
 import { MIGRATIONS } from "./migrations.js";
-import type { RestoredJob } from "./rebuild.js";
 
 /** What the journal's check needs of a job version's row (see versionHead). */
 export interface VersionHead {
@@ -87,6 +86,29 @@ export interface NewJob {
   readonly specJson: string;
   readonly seconds: number;
   readonly model: string;
+}
+
+/** A job row made from a record in the output folder (src/output/recovery.ts): what restoreJobs writes. */
+export interface RestoredJob {
+  readonly key: string;
+  readonly manifest: string;
+  readonly videoId: string;
+  readonly specHash: string;
+  readonly specJson: string;
+  readonly seconds: number;
+  readonly model: string;
+  readonly state: JobState;
+  readonly failKind: FailKind | null;
+  readonly attempts: number;
+  readonly taskId: string | null;
+  readonly taskStatus: string | null;
+  readonly file: string | null;
+  readonly outDir: string | null;
+  readonly error: string | null;
+  readonly createdAt: number;
+  readonly submittedAt: number | null;
+  readonly finishedAt: number | null;
+  readonly downloadedAt: number | null;
 }
 
 /** What tells a file's content apart without reading it (see migration 5). */
@@ -175,7 +197,7 @@ export class StateStore {
   /** Upload intents this store wrote: one found that it did not write is another process's. */
   private readonly ownUploads = new Set<string>();
   /**
-   * How the journal of costed calls in an output folder names this store's lines (engine/journal.ts):
+   * How the journal of costed calls in an output folder names this store's lines (output/journal.ts):
    * the state file's real path and the service's canonical base URL. Undefined when read-only.
    */
   readonly journalScope: { readonly state: string; readonly service: string } | undefined;
@@ -522,7 +544,7 @@ export class StateStore {
   }
 
   /**
-   * Rows made from the records in the output folder (`reel run --rebuild-state`, see rebuild.ts): a
+   * Rows made from the records in the output folder (`reel run --rebuild-state`, see src/output/recovery.ts): a
    * job version the state does not know is added; one it knows only as unsent or as an intent
    * (`pending`, `submitting`: an older copy of the state) takes what its record shows, and one known
    * as `uncertain` takes a task id its record (the journal) shows. Others are kept as they are.
@@ -689,7 +711,8 @@ export class StateStore {
     const version = this.db.pragma("user_version", { simple: true }) as number;
     if (version === 0) return [];
     // The version whose video holds <id>.mp4 (the manifest's current one: an edit that was undone
-    // gives the older version its name back), else the newest version.
+    // gives the older version its name back), else the newest version. The name is output/layout.ts's
+    // videoFile, spelled in SQL.
     return this.sql(
       `SELECT jobs.*, services.base_url FROM jobs JOIN services ON services.id = jobs.service_id
          WHERE jobs.id IN (

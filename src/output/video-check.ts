@@ -2,9 +2,10 @@
 // Cheap first: the size always (one stat), the content only when the file's stamp changed since it
 // was written, so a rerun over 10,000 untouched videos reads none of them.
 import { type BigIntStats, statSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { sha256OfOpened } from "../manifest/media-file.js";
 import type { JobRow } from "../state/store.js";
 import { isCompleteVideo } from "./download.js";
-import { sha256File } from "./hash-file.js";
 
 /**
  * - "same": the video reel saved; `stamp` is set when its content was read again to tell (the
@@ -47,4 +48,14 @@ export async function checkSavedVideo(
   const stamp = stampOf(info);
   if (stamp === row.file_stamp) return { kind: "same" };
   return (await sha256File(path)) === row.file_sha256 ? { kind: "same", stamp } : { kind: "changed" };
+}
+
+/** The SHA-256 of the file at `path`, streamed: for reel's own files in OUT (its saved videos). */
+export async function sha256File(path: string): Promise<string> {
+  const handle = await open(path, "r");
+  try {
+    return await sha256OfOpened(handle);
+  } finally {
+    await handle.close();
+  }
 }
