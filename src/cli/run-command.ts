@@ -1,11 +1,11 @@
 // `reel run PATH...`: validate every manifest (nothing is sent if one is invalid), then drive every
 // job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
 import { relative } from "node:path";
-import { runBatch, type RunSummary } from "../engine/engine.js";
 import { SentElsewhereError } from "../engine/sent-elsewhere.js";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, formatProblems, loadManifests, makeJobFilter, onlyHint } from "../manifest/index.js";
 import { resultOf } from "../output/job-record.js";
+import { runBatch, type RunSummary } from "../run/run-batch.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readServiceSettings } from "./service-options.js";

@@ -2,8 +2,8 @@
 // on it. Per job: resolve its assets (upload / speech, deduplicated), wait for a generation slot,
 // write the intent, submit, record the task id, poll until final, release the slot, download, write
 // its record. At most `concurrency` generations are unfinished at once, across every manifest.
-// One engine serves a one-shot `run` (runBatch, below) and a long-lived `watch`, which adds and
-// withdraws manifests' jobs while it works.
+// One engine serves a one-shot `run` (src/run/run-batch.ts) and a long-lived `watch`, which adds
+// and withdraws manifests' jobs while it works; those drivers write the reports.
 import { setMaxListeners } from "node:events";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { setImmediate as setImmediatePromise } from "node:timers/promises";
@@ -25,8 +25,6 @@ import { formatDuration } from "../duration.js";
 import { OutputDiskError, ReelError } from "../errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
-import { writeHtmlReport } from "../report/html-report.js";
-import { writeResults } from "../report/results.js";
 import { ensureJobRecord, resultOf, writeJobRecord } from "../output/job-record.js";
 import { FINAL_STATUSES, type Id, type TaskStatus } from "../service/api-types.js";
 import {
@@ -100,29 +98,6 @@ export interface EngineOptions {
    * engine has stopped all work.
    */
   readonly onStateFailure?: (error: StateFileError | OutputDiskError) => void;
-}
-
-export interface RunBatchOptions extends EngineOptions {
-  readonly jobs: readonly Job[];
-  /**
-   * Every job of the run's manifests, when `jobs` is a selection of them (--only): those left out
-   * are not worked on, but recorded (pending if new) and listed in results.jsonl and index.html
-   * with their current state, which lists every job of the manifests of the run. @defaultValue jobs
-   */
-  readonly listedJobs?: readonly Job[];
-}
-
-export interface RunSummary {
-  /** incomplete: not stopped, yet some job is not final (its task outlived --poll-deadline, or the
-   * service kept refusing it): a rerun goes on. */
-  readonly outcome: "completed" | "incomplete" | "fatal" | "interrupted";
-  /**
-   * The error that stopped the run (rejected key, exhausted credits, a service never reached, the
-   * output folder's disk full).
-   */
-  readonly fatal?: ServiceError | OutputDiskError;
-  /** The current row of every job of the run, after the run. */
-  readonly rows: readonly JobRow[];
 }
 
 export interface Engine {
@@ -1124,11 +1099,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   };
 }
 
-/** Where a job's run ends: nothing more happens to it unless the user asks. */
-const FINAL_JOB_STATES: ReadonlySet<JobRow["state"]> = new Set(["Success", "Fail", "Canceled", "uncertain"]);
-
 /** The state file's view of a manifest job. */
-function newJobOf(job: Job): NewJob {
+export function newJobOf(job: Job): NewJob {
   return {
     key: job.key,
     manifest: job.manifest,
@@ -1140,108 +1112,6 @@ function newJobOf(job: Job): NewJob {
     seconds: job.seconds,
     model: job.model,
   };
-}
-
-/**
- * The progress display starts with how many jobs are already done, counted from the state alone:
- * processJob checks each video on disk once (and fetches a deleted one again). One query, not a row
- * per job: setManifestJobs writes the rows just after.
- */
-function startProgress(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
-  const done = store.downloadedVersions();
-  progress.start(jobs.length, jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length);
-  noteRepeatedJobs(progress, store, jobs);
-}
-
-/**
- * A job's identity is manifest/id (PRODUCT.md): a renamed manifest makes every video new, to be
- * paid for again. Allowed (without a seed, the same request makes another take), but never
- * silently. Called before the jobs are recorded.
- */
-export function noteRepeatedJobs(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
-  // Jobs already recorded are not new: a watcher re-reading a saved manifest reads no other rows.
-  const fresh = jobs.filter((job) => !store.hasJob(job.key, job.specHash));
-  if (fresh.length === 0) return;
-  const made = store.madeSpecs();
-  const repeats = fresh.filter((job) => {
-    const sameAs = made.get(job.specHash);
-    return sameAs !== undefined && sameAs !== job.key;
-  });
-  if (repeats.length > 0) {
-    const first = repeats[0]!;
-    progress.event({
-      stage: "note",
-      detail: `${repeats.length} new ${repeats.length === 1 ? "job repeats a video" : "jobs repeat videos"} already made under another name (${first.key} = ${made.get(first.specHash)}): ${repeats.length === 1 ? "it is" : "they are"} generated and paid for again. A renamed manifest or id? Ctrl-C, give the old name back, and rerun ('reel plan' lists them).`,
-    });
-  }
-}
-
-/** A one-shot run: every job to a final state, then results.jsonl and index.html. */
-export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
-  const progress = options.progress ?? silentProgress;
-  const engine = await makeEngine(options);
-  const byManifest = new Map<string, Job[]>();
-  for (const job of options.jobs) {
-    const list = byManifest.get(job.manifest) ?? [];
-    list.push(job);
-    byManifest.set(job.manifest, list);
-  }
-  const selected = new Set(options.jobs);
-  const leftOut = (options.listedJobs ?? []).filter((job) => !selected.has(job));
-  try {
-    // Every output folder is checked before any job starts: one that cannot be made or written
-    // stops the run before anything is sent.
-    for (const manifest of byManifest.keys()) await engine.prepareDir(manifest);
-    startProgress(progress, options.store, options.jobs);
-    if (leftOut.length > 0) options.store.upsertJobs(leftOut.map(newJobOf));
-    for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
-    // Every task already paid for is followed to the end and its video fetched, whatever asks for
-    // it now: a version edited away (its video keeps its hash name), a removed video, a manifest
-    // deleted or left out of this run (into its own folder). With --only, only the selected.
-    const selectedKeys = new Set(options.jobs.map((job) => job.key));
-    engine.followInFlight((row) => leftOut.length === 0 || selectedKeys.has(row.job_key));
-    await engine.whenIdle();
-  } finally {
-    engine.dispose();
-  }
-  progress.stop();
-  // Jobs these manifests no longer list that nothing was sent for (a removed video, an edit made
-  // before the submission): forgotten, or status would show them pending for good. Only once the
-  // engine is idle: no job of theirs is under way.
-  const listed = options.listedJobs ?? options.jobs;
-  const keep = new Set(listed.map((job) => versionKey(job.key, job.specHash)));
-  for (const manifest of new Set(listed.map((job) => job.manifest))) {
-    options.store.forgetUnsentJobs(manifest, keep);
-  }
-  options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
-  if (options.store.writeFailure) throw options.store.writeFailure;
-  const versions = options.store.jobsByVersion(); // one read of every row, for both lists
-  const finalRows = engine.wantedRows(versions);
-  const listedRows =
-    leftOut.length === 0
-      ? finalRows
-      : options.listedJobs!.flatMap((job) => versions.get(versionKey(job.key, job.specHash)) ?? []);
-  // A video recorded in another output folder is not in this one's results.
-  const outKey = resolve(options.outDir);
-  const here = listedRows.map((row) =>
-    row.file === null || row.out_dir === null || row.out_dir === outKey ? row : { ...row, file: null },
-  );
-  try {
-    await writeResults(options.outDir, here);
-    await writeHtmlReport(options.outDir, here);
-  } catch (error) {
-    // The disk that stopped the run refuses these too: the rerun writes them.
-    if (!(engine.fatal instanceof OutputDiskError && asDiskFailure(error, options.outDir))) throw error;
-  }
-  const unfinished = finalRows.some((row) => !FINAL_JOB_STATES.has(row.state));
-  const outcome = engine.fatal
-    ? "fatal"
-    : engine.stopped
-      ? "interrupted"
-      : unfinished
-        ? "incomplete"
-        : "completed";
-  return engine.fatal ? { outcome, fatal: engine.fatal, rows: finalRows } : { outcome, rows: finalRows };
 }
 
 /** A local path relative to the current folder when under it, as the user would write it. */
