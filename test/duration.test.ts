@@ -2,7 +2,7 @@
 // stall message and the seconds of video in the HTML report.
 import { expect, it } from "vitest";
 import { formatDuration } from "../src/duration.js";
-import { watchForStall } from "../src/engine/stall-watchdog.js";
+import { watchForStall } from "../src/output/stall-watchdog.js";
 
 it("writes a duration exact to a tenth of a second when short, then in its two largest units", () => {
   const shown = (ms: number) => formatDuration(ms);

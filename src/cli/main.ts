@@ -2,7 +2,7 @@
 // exit codes. `main` takes argv and io as parameters so tests can run it in-process.
 import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { systemReason } from "../engine/atomic-write.js";
+import { systemReason } from "../output/atomic-write.js";
 import { ReelError, UsageError } from "../errors.js";
 import { flushOpenStores } from "../state/store.js";
 import { explainArgError } from "./arg-errors.js";

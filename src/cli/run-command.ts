@@ -1,13 +1,14 @@
 // `reel run PATH...`: validate every manifest (nothing is sent if one is invalid), then drive every
 // job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
-import { runBatch, type RunSummary } from "../engine/engine.js";
 import { SentElsewhereError } from "../engine/sent-elsewhere.js";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, formatProblems, loadManifests, makeJobFilter, onlyHint } from "../manifest/index.js";
-import { resultOf } from "../report/results.js";
+import { resultOf } from "../output/job-record.js";
+import { runBatch, type RunSummary } from "../run/run-batch.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
+import { readHashCacheUnlocked } from "./hash-cache.js";
 import { readServiceSettings } from "./service-options.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
 
@@ -44,39 +45,44 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   if (args.positionals.length === 0) throw new UsageError("give at least one manifest file or folder");
   const allowRead = strings(args.values, "allow-read");
   await checkAllowRead(allowRead, io.cwd);
+  // Validated before the state file is locked, the log file opened or the sandbox started: an
+  // invalid manifest is refused alike whether or not another reel holds the state file.
+  const hashes = readHashCacheUnlocked(settings.statePath);
+  let loaded: Awaited<ReturnType<typeof loadManifests>>;
+  try {
+    loaded = await loadManifests(args.positionals, { cwd: io.cwd, allowRead, hashFile: hashes.hasher });
+  } finally {
+    hashes.closeReader();
+  }
+  if (loaded.problems.length > 0) {
+    const tty = io.stderr.isTTY === true;
+    io.stderr.write(`${formatProblems(loaded.problems, { color: tty, codeFrame: tty })}\n`);
+    io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
+    if (settings.json) {
+      const error = {
+        code: "E_INVALID",
+        message: `${loaded.problems.length} problem(s); nothing was sent`,
+      };
+      io.stdout.write(
+        `${JSON.stringify({ ok: false, outcome: "invalid", error, problems: loaded.problems })}\n`,
+      );
+    }
+    return EXIT.invalidInput;
+  }
+  const only = strings(args.values, "only");
+  const filter = makeJobFilter(only);
+  const allJobs = loaded.manifests.flatMap((m) => m.jobs);
+  const jobs = allJobs.filter((job) => filter(job.key));
+  if (only.length > 0 && jobs.length === 0) {
+    throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
+  }
   return withWorkSession("run", settings, args, io, async (session) => {
-    const loaded = await loadManifests(args.positionals, {
-      cwd: io.cwd,
-      allowRead,
-      hashFile: session.hasher,
-    });
-    if (loaded.problems.length > 0) {
-      const tty = io.stderr.isTTY === true;
-      io.stderr.write(`${formatProblems(loaded.problems, { color: tty, codeFrame: tty })}\n`);
-      io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
-      if (settings.json) {
-        const error = {
-          code: "E_INVALID",
-          message: `${loaded.problems.length} problem(s); nothing was sent`,
-        };
-        io.stdout.write(
-          `${JSON.stringify({ ok: false, outcome: "invalid", error, problems: loaded.problems })}\n`,
-        );
-      }
-      return EXIT.invalidInput;
-    }
-    const only = strings(args.values, "only");
-    const filter = makeJobFilter(only);
-    const allJobs = loaded.manifests.flatMap((m) => m.jobs);
-    const jobs = allJobs.filter((job) => filter(job.key));
-    if (only.length > 0 && jobs.length === 0) {
-      throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
-    }
+    hashes.saveTo(session.store);
     const refusal = refusalOf(settings, args, session.store)(jobs);
     if (refusal !== undefined) throw new SentElsewhereError(refusal);
     const summary = await runBatch({ ...session.engine, jobs, listedJobs: allJobs });
     const code = exitCodeOf(summary);
-    printSummary(summary, code, settings.outDir, settings.json, io, session.logFile, session.hasher.stats);
+    printSummary(summary, code, settings.outDir, settings.json, io, session.logFile, hashes.hasher.stats);
     return code;
   });
 }

@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
-import { type JobResult, resultOf } from "../report/results.js";
+import { type JobResult, resultOf } from "../output/job-record.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";

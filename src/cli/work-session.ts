@@ -3,7 +3,7 @@
 import { mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pino } from "pino";
-import { systemReason } from "../engine/atomic-write.js";
+import { systemReason } from "../output/atomic-write.js";
 import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
 import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
@@ -21,10 +21,10 @@ import {
   earlierWork,
   listRecordedUnknown,
   lostStateMessage,
-  readRecords,
   recordedUnknownMessage,
   restoredJobOf,
-} from "../state/rebuild.js";
+} from "../output/recovery.js";
+import { readRecords } from "../output/records.js";
 import { StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { UsageError } from "../errors.js";

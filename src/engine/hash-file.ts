@@ -20,7 +20,10 @@ export interface CachedHasher {
   readonly stats: { hashed: number; cached: number };
 }
 
-export function makeCachedHasher(store: StateStore): CachedHasher {
+/** Where hashes are cached: the state file, or a read-only look at it (see cli/hash-cache.ts). */
+export type HashCache = Pick<StateStore, "findFileHash" | "recordFileHash">;
+
+export function makeCachedHasher(store: HashCache): CachedHasher {
   const stats = { hashed: 0, cached: 0 };
   const inFlight = new Map<string, Promise<string>>();
   const hasher = async (absPath: string, opened: OpenedFile): Promise<string> => {

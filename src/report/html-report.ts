@@ -8,11 +8,12 @@
 import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
 import { formatDuration } from "../duration.js";
-import { writeFileAtomic } from "../engine/atomic-write.js";
+import { writeFileAtomic } from "../output/atomic-write.js";
+import { resultOf } from "../output/job-record.js";
+import { recordFile, REPORT_NAME } from "../output/layout.js";
 import type { JobRow } from "../state/store.js";
 import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
 import { REPORT_CSS, REPORT_JS } from "./report-page.js";
-import { resultOf } from "./results.js";
 
 export interface HtmlReportOptions {
   /** Heading and document title. @defaultValue "reel report" */
@@ -169,7 +170,7 @@ export function toReportJob(row: JobRow): ReportJob {
     downloadedAt: result.downloadedAt,
     chunks: Array.isArray(spec.chunks) ? spec.chunks.map(chunkOf) : [],
     video: result.file === null ? null : relativeHref(result.file),
-    record: relativeHref(`${result.manifest}/${result.id}.json`),
+    record: relativeHref(recordFile(result.manifest, result.id, result.specHash, false)),
   };
 }
 
@@ -338,5 +339,5 @@ export async function writeHtmlReport(
   rows: readonly JobRow[],
   options: HtmlReportOptions = {},
 ): Promise<void> {
-  await writeFileAtomic(join(outDir, "index.html"), renderHtmlReport(rows, options));
+  await writeFileAtomic(join(outDir, REPORT_NAME), renderHtmlReport(rows, options));
 }

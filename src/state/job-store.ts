@@ -25,7 +25,6 @@
 // backend shared by several machines keeps it per machine). Every method is synchronous but the two
 // intents: better-sqlite3 is. A network backend either answers from memory and writes behind (the
 // intents excepted), or issue 18 makes these methods return promises, call sites included.
-import type { RestoredJob } from "./rebuild.js";
 import type { StateFileError } from "./errors.js";
 
 export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
@@ -89,6 +88,22 @@ export interface NewJob {
   readonly specJson: string;
   readonly seconds: number;
   readonly model: string;
+}
+
+/** A job row made from a record in the output folder (src/output/recovery.ts): what restoreJobs writes. */
+export interface RestoredJob extends NewJob {
+  readonly state: JobState;
+  readonly failKind: FailKind | null;
+  readonly attempts: number;
+  readonly taskId: string | null;
+  readonly taskStatus: string | null;
+  readonly file: string | null;
+  readonly outDir: string | null;
+  readonly error: string | null;
+  readonly createdAt: number;
+  readonly submittedAt: number | null;
+  readonly finishedAt: number | null;
+  readonly downloadedAt: number | null;
 }
 
 /** What tells a file's content apart without reading it (see migration 5). */
@@ -295,7 +310,7 @@ export interface JobStore extends JobRecords, AssetRecords, SpeechRecords, Local
   /** Where the store is, for messages (the state file's path). */
   readonly path: string;
   /**
-   * How the journal of costed calls in an output folder names this store's lines (engine/journal.ts):
+   * How the journal of costed calls in an output folder names this store's lines (output/journal.ts):
    * the state file's real path and the service's canonical base URL. Undefined when read-only.
    */
   readonly journalScope: { readonly state: string; readonly service: string } | undefined;

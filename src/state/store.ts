@@ -22,11 +22,11 @@ import type {
   JobRow,
   JobStore,
   NewJob,
+  RestoredJob,
   SpeechRow,
   VersionHead,
   VideoFacts,
 } from "./job-store.js";
-import type { RestoredJob } from "./rebuild.js";
 import * as assets from "./sql/assets.js";
 import * as caches from "./sql/caches.js";
 import type { SqlContext } from "./sql/context.js";

@@ -6,7 +6,7 @@ import type { Stats } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
-import { makeEngine, noteRepeatedJobs, type EngineOptions } from "../engine/engine.js";
+import { makeEngine, type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import {
   formatProblems,
@@ -18,6 +18,7 @@ import {
 } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
+import { noteRepeatedJobs } from "../run/notes.js";
 import type { OutputDiskError } from "../errors.js";
 import { type StateFileError, versionKey } from "../state/store.js";
 import { shownPath } from "../user-path.js";

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Agent } from "undici";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { DownloadError, downloadVideo } from "../../src/engine/download.js";
+import { DownloadError, downloadVideo } from "../../src/output/download.js";
 import { REPO } from "../helpers/cli.js";
 import { MP4, useHostileServers } from "../helpers/hostile-server.js";
 import { tempDir } from "../helpers/temp-dir.js";

@@ -11,7 +11,7 @@ import { join } from "node:path";
 // dispatch API refuses reel's handlers. Every download below must work regardless.
 import "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
-import { DownloadError, downloadVideo } from "../../src/engine/download.js";
+import { DownloadError, downloadVideo } from "../../src/output/download.js";
 import { REPO } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
 

@@ -138,7 +138,8 @@ export function listJobs(c: SqlContext): JobRow[] {
 export function listLatestJobs(c: SqlContext): (JobRow & { base_url: string })[] {
   if (schemaVersion(c.db) === 0) return [];
   // The version whose video holds <id>.mp4 (the manifest's current one: an edit that was undone
-  // gives the older version its name back), else the newest version.
+  // gives the older version its name back), else the newest version. The name is
+  // output/layout.ts's videoFile, spelled in SQL.
   return sql(
     c,
     `SELECT jobs.*, services.base_url FROM jobs JOIN services ON services.id = jobs.service_id

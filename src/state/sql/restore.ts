@@ -1,6 +1,6 @@
 // Job rows written back from the records in the output folder (`reel run --rebuild-state`).
 import type { JobHead } from "../job-store.js";
-import type { RestoredJob } from "../rebuild.js";
+import type { RestoredJob } from "../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 import { JOB_HEAD_SQL } from "./jobs.js";
 

@@ -1,196 +1,24 @@
 // The records in the output folder are a second copy of what was paid: each job's `<id>.json` (its
 // spec hash, task id, status and file), `results.jsonl`, and the journal of submissions
-// (`.reel-journal.jsonl`, see engine/journal.ts), which alone shows the tasks in flight. A state file found empty beside them, or
-// beside the logs of earlier runs, was lost (truncated, its WAL deleted), not new: starting afresh
-// would pay again for every job and overwrite their videos with new takes. This module finds that
-// evidence, and reads the records back into job rows (`reel run --rebuild-state`).
-import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+// (`.reel-journal.jsonl`, see journal.ts), which alone shows the tasks in flight. A state file
+// found empty beside them, or beside the logs of earlier runs, was lost (truncated, its WAL
+// deleted), not new: starting afresh would pay again for every job and overwrite their videos with
+// new takes. This module finds that
+// evidence, and makes job rows of the records (records.ts reads them) for `reel run --rebuild-state`.
+import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { type JournaledJob, type JournalScope, journalPath, readJournal } from "../engine/journal.js";
+import type { FailKind, RestoredJob, StateStore } from "../state/store.js";
+import { type JournaledJob, type JournalScope, journalPath, readJournal } from "./journal.js";
 import { SAFE_NAME_PATTERN } from "../manifest/schema.js";
-import type { FailKind, JobState, StateStore } from "./store.js";
-
-/** A job as its record in OUT shows it (src/report/results.ts writes these fields). */
-export interface RecordedJob {
-  readonly manifest: string;
-  readonly id: string;
-  readonly specHash: string;
-  readonly status: string;
-  readonly taskId: string | null;
-  readonly file: string | null;
-  readonly error: string | null;
-  readonly attempts: number;
-  readonly model: string;
-  readonly seconds: number;
-  readonly createdAt: string | null;
-  readonly submittedAt: string | null;
-  readonly finishedAt: string | null;
-  readonly downloadedAt: string | null;
-  /** The spec that was sent (per-job records only; results.jsonl has none). */
-  readonly spec?: unknown;
-}
-
-/** A job row made from a record: what store.restoreJobs writes. */
-export interface RestoredJob {
-  readonly key: string;
-  readonly manifest: string;
-  readonly videoId: string;
-  readonly specHash: string;
-  readonly specJson: string;
-  readonly seconds: number;
-  readonly model: string;
-  readonly state: JobState;
-  readonly failKind: FailKind | null;
-  readonly attempts: number;
-  readonly taskId: string | null;
-  readonly taskStatus: string | null;
-  readonly file: string | null;
-  readonly outDir: string | null;
-  readonly error: string | null;
-  readonly createdAt: number;
-  readonly submittedAt: number | null;
-  readonly finishedAt: number | null;
-  readonly downloadedAt: number | null;
-}
-
-const TASK_STATUSES = new Set(["PreProcessing", "Pending", "Running"]);
-
-/** How far a record shows a job went: of two records of one job version, the further one counts. */
-function rank(status: string): number {
-  if (status === "unsent") return 0;
-  if (status === "submitting") return 1;
-  if (status === "uncertain") return 2;
-  if (TASK_STATUSES.has(status)) return 3;
-  return 4; // Success, Fail, Canceled
-}
-
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-
-function recordOf(value: unknown): RecordedJob | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const r = value as Record<string, unknown>;
-  const manifest = str(r.manifest);
-  const id = str(r.id);
-  const specHash = str(r.specHash);
-  const status = str(r.status);
-  if (!manifest || !id || !specHash || !status) return undefined;
-  return {
-    manifest,
-    id,
-    specHash,
-    status,
-    taskId: str(r.taskId) ?? (typeof r.taskId === "number" ? String(r.taskId) : null),
-    file: str(r.file),
-    error: str(r.error),
-    attempts: typeof r.attempts === "number" ? r.attempts : 1,
-    model: str(r.model) ?? "",
-    seconds: typeof r.seconds === "number" ? r.seconds : 0,
-    createdAt: str(r.createdAt),
-    submittedAt: str(r.submittedAt),
-    finishedAt: str(r.finishedAt),
-    downloadedAt: str(r.downloadedAt),
-    ...("spec" in r ? { spec: r.spec } : {}),
-  };
-}
-
-function entries(dir: string): Dirent[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-}
-
-function readJson(path: string): unknown {
-  try {
-    return JSON.parse(readFileSync(path, "utf8"));
-  } catch {
-    return undefined; // cut short, or not reel's
-  }
-}
-
-/**
- * A submission of the journal as a record: answered (a task, followed by its id) or not (sent, its
- * outcome unknown). Undefined for one the service refused for certain (nothing was created).
- */
-function recordOfJournal(entry: JournaledJob): RecordedJob | undefined {
-  if (entry.outcome === "none") return undefined;
-  return {
-    manifest: entry.manifest,
-    id: entry.id,
-    specHash: entry.specHash,
-    status: entry.outcome === "task" ? "PreProcessing" : "submitting",
-    taskId: entry.taskId,
-    file: null,
-    error: null,
-    attempts: entry.attempt,
-    model: entry.model,
-    seconds: entry.seconds,
-    createdAt: entry.sentAt,
-    submittedAt: entry.answeredAt,
-    finishedAt: null,
-    downloadedAt: null,
-  };
-}
-
-/**
- * Every job version recorded in `outDir`: the per-job records of each manifest folder, the lines
- * of results.jsonl, and (given `scope`, the state file's) the submissions of the journal. Of two
- * records of one version, the later attempt counts, then the one that went further; the spec comes
- * from a per-job record.
- */
-export function readRecords(outDir: string, scope?: JournalScope): RecordedJob[] {
-  const found = new Map<string, RecordedJob>();
-  const add = (record: RecordedJob | undefined): void => {
-    if (!record) return;
-    const key = `${record.manifest}/${record.id}\n${record.specHash}`;
-    const known = found.get(key);
-    if (!known) return void found.set(key, record);
-    const further =
-      record.attempts !== known.attempts
-        ? record.attempts > known.attempts
-          ? record
-          : known
-        : rank(record.status) > rank(known.status)
-          ? record
-          : known;
-    const spec = known.spec !== undefined ? known.spec : record.spec;
-    found.set(key, spec === undefined ? further : { ...further, spec });
-  };
-  for (const folder of entries(outDir)) {
-    if (!folder.isDirectory()) continue;
-    for (const file of entries(join(outDir, folder.name))) {
-      if (file.isFile() && file.name.endsWith(".json")) {
-        add(recordOf(readJson(join(outDir, folder.name, file.name))));
-      }
-    }
-  }
-  let lines: string[] = [];
-  try {
-    lines = readFileSync(join(outDir, "results.jsonl"), "utf8").split("\n");
-  } catch {
-    // none
-  }
-  for (const line of lines) {
-    if (line.trim() === "") continue;
-    try {
-      add(recordOf(JSON.parse(line)));
-    } catch {
-      // a line cut short
-    }
-  }
-  if (scope) for (const entry of readJournal(outDir, scope)) add(recordOfJournal(entry));
-  return [...found.values()];
-}
+import { isOwnVideoFile, recordFile } from "./layout.js";
+import { entries, type RecordedJob, readRecord, readRecords, TASK_STATUSES } from "./records.js";
 
 const NOTHING_SENT = "nothing was sent for this video";
 
-/** The row a record stands for, or undefined for a job whose record shows nothing was sent. */
 /**
  * Whether a record names a job reel could have written: the manifest name and video id as a
- * manifest allows them, and its file one of that job's own names in OUT (`<id>.mp4`, or a kept
- * version `<id>.<hex>.mp4`). Records are files anyone can edit: a record whose `file` said
- * `../victim.txt` had that file moved into OUT as an "old version" of the video.
+ * manifest allows them, and a spec hash. Records are files anyone can edit: one whose manifest
+ * said `../..` would aim reel's writes outside OUT.
  */
 function isOwnName(record: RecordedJob): boolean {
   return (
@@ -198,13 +26,9 @@ function isOwnName(record: RecordedJob): boolean {
   );
 }
 
-function isOwnFile(record: RecordedJob, file: string): boolean {
-  const prefix = `${record.manifest}/${record.id}.`;
-  return file.startsWith(prefix) && /^(?:[0-9a-f]{8}(?:-\d+)?\.)?mp4$/.test(file.slice(prefix.length));
-}
-
 const SAFE_NAME = new RegExp(SAFE_NAME_PATTERN);
 
+/** The row a record stands for, or undefined for a job whose record shows nothing was sent. */
 export function restoredJobOf(record: RecordedJob, outDir: string): RestoredJob | undefined {
   if (!isOwnName(record)) return undefined;
   const time = (iso: string | null): number | null => {
@@ -245,8 +69,9 @@ export function restoredJobOf(record: RecordedJob, outDir: string): RestoredJob 
         state: "Success",
         failKind: null,
         taskStatus: "Success",
-        // A file that is not this job's own name is not trusted: the video is fetched again.
-        ...(record.file !== null && isOwnFile(record, record.file)
+        // A file that is not one of this job's own names is not trusted (a record saying
+        // ../victim.txt had that file moved into OUT): the video is fetched again instead.
+        ...(record.file !== null && isOwnVideoFile(record.manifest, record.id, record.file)
           ? { file: record.file, outDir: resolve(outDir), downloadedAt: time(record.downloadedAt) }
           : {}),
       };
@@ -328,9 +153,9 @@ export function listRecordedUnknown(
   const found: { key: string; taskId: string }[] = [];
   for (const job of jobs) {
     if (store.wasSentAnywhere(job.key, job.specHash)) continue;
-    const path = join(outDir, job.manifest, `${job.id}.json`);
+    const path = join(outDir, recordFile(job.manifest, job.id, job.specHash, false));
     if (!existsSync(path)) continue;
-    const record = recordOf(readJson(path));
+    const record = readRecord(path);
     if (record?.specHash === job.specHash && record.taskId !== null) {
       found.push({ key: job.key, taskId: record.taskId });
     }

@@ -5,9 +5,7 @@ import { join } from "node:path";
 import { flockSync } from "fs-ext";
 import { ReelError } from "../errors.js";
 import { systemReason, tempPathFor } from "./atomic-write.js";
-
-/** Kept in the output folder for good: unlinking a lock file would let two processes lock two files. */
-export const OUT_LOCK_NAME = ".reel.lock";
+import { OUT_LOCK_NAME } from "./layout.js";
 
 export interface OutDirLock {
   /** Lets another reel use the folder (the process's exit does the same). */

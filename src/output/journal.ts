@@ -3,7 +3,7 @@
 // videos (`<id>.json`, results.jsonl) are written only when a job ends or a run ends, so a state
 // file emptied, deleted or rolled back (its -wal deleted) while tasks were in flight would leave no
 // trace of them, and a rerun would pay for them again. With the journal, such a state is refused at
-// start and rebuilt (src/state/rebuild.ts): those tasks are followed, never paid for again.
+// start and rebuilt (recovery.ts): those tasks are followed, never paid for again.
 //
 // - One line per event, one write(2) each, on a descriptor opened O_APPEND; no fsync. A process
 //   crash loses nothing already written; a power cut is the state file's business (it fsyncs each
@@ -28,8 +28,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { tempPathFor } from "./atomic-write.js";
-
-export const JOURNAL_NAME = ".reel-journal.jsonl";
+import { JOURNAL_NAME } from "./layout.js";
 
 /** Whose lines: a state file (its real path) and a service (its canonical base URL) in it. */
 export interface JournalScope {

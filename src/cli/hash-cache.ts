@@ -1,0 +1,48 @@
+// `run` validates its manifests before it locks the state file, opens a log or starts the sandbox:
+// an invalid manifest is refused (exit 2) even while another reel holds the state file. Loading
+// hashes the media files, through the cache of hashes kept in the state file; here that cache is
+// read without the lock (SQLite readers never wait on a writer), and the hashes computed meanwhile
+// are written into the state file once it is locked. A cache that cannot be read (no state file
+// yet, another program's file, an older schema) only means the files are hashed again.
+import { type CachedHasher, type HashCache, makeCachedHasher } from "../engine/hash-file.js";
+import { type FileStamp, StateStore } from "../state/store.js";
+
+export interface UnlockedHashCache {
+  readonly hasher: CachedHasher;
+  /** Stops reading the state file (before it is opened to write). */
+  closeReader(): void;
+  /** Writes the hashes computed since into `store`, now locked. */
+  saveTo(store: StateStore): void;
+}
+
+export function readHashCacheUnlocked(statePath: string): UnlockedHashCache {
+  let reader: StateStore | undefined;
+  try {
+    reader = StateStore.open(statePath, { readonly: true });
+  } catch {
+    reader = undefined; // hashed again: see above
+  }
+  const computed: [path: string, stamp: FileStamp, sha256: string][] = [];
+  const cache: HashCache = {
+    findFileHash(path, stamp) {
+      try {
+        return reader?.findFileHash(path, stamp);
+      } catch {
+        return undefined;
+      }
+    },
+    recordFileHash(path, stamp, sha256) {
+      computed.push([path, stamp, sha256]);
+    },
+  };
+  return {
+    hasher: makeCachedHasher(cache),
+    closeReader() {
+      reader?.close();
+      reader = undefined;
+    },
+    saveTo(store) {
+      for (const [path, stamp, sha256] of computed.splice(0)) store.recordFileHash(path, stamp, sha256);
+    },
+  };
+}

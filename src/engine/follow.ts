@@ -1,0 +1,143 @@
+// Following a task on the service: polled (in its generation slot) until it is final, the engine
+// stops, or its deadline passes. Each change of status is recorded; answers that cannot be read are
+// asked again with backoff, a bounded number of times.
+import { NotFoundError, ProtocolError, RateLimitError, ServiceError } from "../client/index.js";
+import { formatDuration } from "../duration.js";
+import { FINAL_STATUSES, type TaskStatus } from "../service/api-types.js";
+import { type JobRow, StateFileError } from "../state/store.js";
+import { type EngineContext, IN_FLIGHT } from "./context.js";
+import { nextPollDelay } from "./poll-schedule.js";
+import { LONGEST_WAIT_MS } from "./service-gate.js";
+
+/**
+ * Answers about one task that reel cannot read (not JSON, an unknown status, a body too long), in a
+ * row, before it stops following the task this run. They are asked again with backoff from the poll
+ * interval's floor, doubling to its ceiling: ten span about 3 minutes against a remote service, so a
+ * proxy's error page during a deploy is ridden out, and a service that only sends what reel cannot
+ * read is not polled for 24 hours. The task id is kept: the next run follows it again.
+ */
+const MAX_UNREADABLE_ANSWERS = 10;
+
+/** Follows a task already on the service, holding a generation slot as its submission did. */
+export async function followInSlot(ctx: EngineContext, rowId: number): Promise<void> {
+  await ctx.queues.slots.add(() => follow(ctx, rowId), { priority: IN_FLIGHT });
+}
+
+/**
+ * Polls a task until it is final (true), the engine stops, or its deadline passes. `known`: what the
+ * caller knows of the row already (one read less per job).
+ */
+export async function follow(
+  ctx: EngineContext,
+  rowId: number,
+  known?: Pick<JobRow, "task_id" | "task_status" | "seconds" | "job_key">,
+): Promise<boolean> {
+  const { store, progress, gate, options } = ctx;
+  const { pollTiming, pollDeadlineMs } = options;
+  const stop = ctx.signals.stop.signal;
+  const row = known ?? store.getJob(rowId);
+  const taskId = row.task_id!;
+  let status = (row.task_status ?? "PreProcessing") as TaskStatus;
+  let runningSince = status === "Running" ? Date.now() : undefined;
+  let pollsInStatus = 0;
+  /** Polls in a row that failed, and those of them whose answer could not be read. */
+  let failedPolls = 0;
+  let unreadable = 0;
+  // From the start of this follow: a rerun days later follows the task again for a full period.
+  const deadline = Date.now() + pollDeadlineMs;
+  /** Stops following the task this run: its id is kept, and the next run follows it again. */
+  const leave = (why: string): false => {
+    store.recordJobError(rowId, `${why}; task ${taskId} is kept, rerun reel to go on following it`);
+    progress.event({ stage: "note", key: row.job_key, detail: `stopped following task ${taskId}: ${why}` });
+    ctx.changed();
+    return false;
+  };
+  while (!stop.aborted) {
+    const delay =
+      failedPolls > 0
+        ? // A poll that failed is not made again at once: a service answering what reel cannot
+          // read was polled 45 times a second on loopback.
+          Math.min(pollTiming.maxMs, pollTiming.minMs * 2 ** failedPolls)
+        : nextPollDelay(
+            {
+              status,
+              pollsInStatus,
+              runningForMs: runningSince === undefined ? 0 : Date.now() - runningSince,
+              expectedRunMs: ctx.rate.expectedRunMs(row.seconds),
+            },
+            pollTiming,
+          );
+    try {
+      await ctx.signals.sleep(delay);
+      if (!(await gate.whenServiceUsable())) return false; // also when the engine stopped meanwhile
+      const task = await ctx.queues.polls.add(() => ctx.client.getGeneration(taskId, { signal: stop }));
+      failedPolls = 0;
+      unreadable = 0;
+      if (task.status === status) {
+        pollsInStatus++;
+      } else {
+        store.recordTaskStatus(rowId, task.status, task.resultVideoURL, task.failReason);
+        ctx.changed();
+        if (task.status === "Running") {
+          runningSince = Date.now();
+          progress.event({ stage: "running", key: row.job_key });
+        }
+        if (FINAL_STATUSES.has(task.status) && runningSince !== undefined) {
+          ctx.rate.observe(Date.now() - runningSince, row.seconds);
+        }
+        status = task.status;
+        pollsInStatus = 0;
+      }
+      if (FINAL_STATUSES.has(status)) return true;
+    } catch (error) {
+      if (stop.aborted) return false;
+      // The state file can no longer be written: stop everything (see track), not poll on forever.
+      if (error instanceof StateFileError) throw error;
+      if (gate.handleFatal(error)) {
+        if (options.onFatal === "stop") return false;
+        continue;
+      }
+      if (error instanceof NotFoundError) {
+        store.markFailed(rowId, "task", `task ${taskId} is unknown to the service (404)`);
+        ctx.changed();
+        return true;
+      }
+      failedPolls++;
+      // An answer reel cannot read (or a fault of its own reading it): asked again, with backoff,
+      // a bounded number of times.
+      if (error instanceof ProtocolError || !(error instanceof ServiceError)) {
+        unreadable++;
+        const what = (error as Error).message;
+        if (unreadable >= MAX_UNREADABLE_ANSWERS) {
+          return leave(
+            `the service's answer about it could not be read ${unreadable} times in a row (${what})`,
+          );
+        }
+        if (unreadable === 1) {
+          progress.event({
+            stage: "note",
+            key: row.job_key,
+            detail: `cannot read the service's answer about task ${taskId} (${what}): asking again with backoff, up to ${MAX_UNREADABLE_ANSWERS} times`,
+          });
+        }
+      }
+      if (error instanceof RateLimitError && error.retryAfterMs !== undefined) {
+        // A Retry-After longer than the client would sleep through: this task waits, the others go
+        // on; one longer than a run waits parks it for the next run.
+        if (error.retryAfterMs > LONGEST_WAIT_MS) {
+          return leave(
+            `the service asked to wait ${formatDuration(error.retryAfterMs)} before asking about it again (Retry-After), longer than reel waits in a run`,
+          );
+        }
+        await ctx.signals.sleep(Math.min(error.retryAfterMs, deadline - Date.now()));
+      }
+      ctx.log.warn(
+        { job: row.job_key, taskId, err: (error as Error).message },
+        "poll failed; will poll again",
+      );
+    }
+    if (Date.now() > deadline)
+      return leave(`still ${status} after ${formatDuration(pollDeadlineMs)} (--poll-deadline)`);
+  }
+  return false;
+}

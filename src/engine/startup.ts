@@ -1,0 +1,102 @@
+// What an engine does with the state file and the output folder before any job starts, and after
+// the last: the work an interrupted run left is sorted (answered, uncertain, to upload again), the
+// output folder is locked, cleaned of dead runs' temp files, and its journal opened; at the end, the
+// journal is compacted and the folder unlocked.
+import type { Logger } from "../log/logger.js";
+import { asDiskFailure, ensureRealDir, removeStaleTempFiles } from "../output/atomic-write.js";
+import {
+  compactJournal,
+  type JournalScope,
+  type JournalWriter,
+  openJournal,
+  readJournal,
+} from "../output/journal.js";
+import { lockOutDir, probeWritable } from "../output/out-dir.js";
+import { checkJournal, lostCommitsMessage } from "../output/recovery.js";
+import { StateFileError, type StateStore } from "../state/store.js";
+import type { ProgressSink } from "./progress.js";
+
+/** The output folder, held by one engine (see openOutput). */
+export interface OpenOutput {
+  readonly journal: JournalWriter;
+  /** Closes the journal, compacts it, and unlocks the folder. */
+  close(store: StateStore, log: Logger): void;
+}
+
+/**
+ * Sorts the work an interrupted run left in the state file, checked against the journal of
+ * submissions in `outDir`. Throws StateFileError when the state file lost commits the journal shows.
+ */
+export function resumeInterrupted(store: StateStore, outDir: string, progress: ProgressSink): void {
+  // The journal of submissions in this output folder, read once: entries the state file does not
+  // know mean it lost commits, and a rerun on it would pay for them again (see output/journal.ts).
+  const journaled = checkJournal(store, readJournal(outDir, store.journalScope!));
+  if (journaled.unknown.length > 0) {
+    throw new StateFileError(lostCommitsMessage(store.path, outDir, journaled.unknown));
+  }
+  // Answers a crash kept from the state file but not from the journal: followed, not uncertain.
+  for (const [rowId, taskId] of journaled.answered) store.markSubmitted(rowId, taskId);
+  if (journaled.answered.length > 0) {
+    progress.event({
+      stage: "note",
+      detail: `${journaled.answered.length} submission(s) of an interrupted run were answered (the journal in ${outDir} kept the task id): followed`,
+    });
+  }
+  const interrupted = store.markInterruptedSubmissionsUncertain();
+  if (interrupted > 0) {
+    progress.event({
+      stage: "note",
+      detail: `${interrupted} submission(s) of an interrupted run have an unknown outcome: marked uncertain`,
+    });
+  }
+  store.markInterruptedSpeechUncertain();
+  const repeatedUploads = store.takeInterruptedUploads();
+  if (repeatedUploads > 0) {
+    progress.event({
+      stage: "note",
+      detail: `${repeatedUploads} upload(s) of an earlier run may have reached the service without an answer; they are uploaded again if needed (uploads cost no credits)`,
+    });
+  }
+}
+
+/** Makes, locks and checks the output folder, and opens its journal for `scope`'s lines. */
+export async function openOutput(outDir: string, scope: JournalScope): Promise<OpenOutput> {
+  await ensureRealDir(outDir, { mayBeLink: true });
+  // Held until close: from here on, temp files in the folder are this engine's own or a dead run's.
+  const outLock = lockOutDir(outDir);
+  let journal: JournalWriter;
+  try {
+    probeWritable(outDir);
+    await removeStaleTempFiles(outDir);
+    journal = openJournal(outDir, scope);
+  } catch (error) {
+    outLock.release();
+    throw asDiskFailure(error, outDir) ?? error;
+  }
+  return {
+    journal,
+    close(store, log) {
+      journal.close();
+      // Still under the folder's lock: no other reel appends meanwhile.
+      store.flush();
+      if (!store.writeFailure) {
+        try {
+          compactJournal(outDir, scope, (manifest, id, specHash, attempt) => {
+            const head = store.versionHead(`${manifest}/${id}`, specHash);
+            // Final, and its record written: the records hold it now.
+            return (
+              head !== undefined &&
+              head.attempts >= attempt &&
+              ((head.state === "Success" && head.file !== null) ||
+                head.state === "Fail" ||
+                head.state === "Canceled")
+            );
+          });
+        } catch (error) {
+          log.warn({ err: (error as Error).message }, "could not compact the journal; kept as it is");
+        }
+      }
+      outLock.release();
+    },
+  };
+}

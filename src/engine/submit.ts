@@ -1,0 +1,279 @@
+// Submission: whether a job may be (re)submitted, its assets resolved, its slot taken, the intent
+// written (state file, then journal) before the request leaves, the answer recorded, and a refusal
+// sorted into "try again later", "failed" or "uncertain" (perhaps paid for, its task id unknown).
+import {
+  isFatalServiceError,
+  isUnexpectedAnswer,
+  NetworkError,
+  OutcomeUnknownError,
+  RateLimitError,
+  ServerError,
+  ServiceError,
+  UnexpectedAnswerError,
+  ValidationError,
+} from "../client/index.js";
+import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
+import { asDiskFailure } from "../output/atomic-write.js";
+import { resultOf, writeJobRecord } from "../output/job-record.js";
+import type { Id } from "../service/api-types.js";
+import type { JobRow } from "../state/store.js";
+import { SpeechUncertainError } from "./assets.js";
+import type { EngineContext } from "./context.js";
+import { afterFinal } from "./deliver.js";
+import { follow } from "./follow.js";
+import { LONGEST_WAIT_MS } from "./service-gate.js";
+
+/**
+ * Submissions refused for the moment (429 or 503 past the client's own retries) are tried again
+ * after 1 s doubling up to 60 s; after this many in one run, the rest are left pending.
+ */
+const MAX_TRANSIENT_REFUSALS = 50;
+
+/** Whether a job that is not in flight should be (re)submitted now. */
+export function mayStart(ctx: EngineContext, row: JobRow): boolean {
+  const { store, options, progress } = ctx;
+  switch (row.state) {
+    case "pending":
+      return true;
+    case "Fail":
+    case "Canceled":
+      if (row.fail_kind === "local") return true; // nothing was sent: free to try again
+      // Once per run (per watch session): a watcher reads a manifest again at every save, and each
+      // save must not spend another paid attempt on the same failing video.
+      if (options.retryFailed && !ctx.retried.has(row.id)) {
+        if (row.attempts < options.maxAttempts) {
+          ctx.retried.add(row.id);
+          if (store.markPending(row.id, "--retry-failed")) return true;
+          claimLost(ctx, row.id);
+          return false;
+        }
+        // Else --retry-failed would seem to do nothing, as if the service kept failing.
+        progress.event({
+          stage: "note",
+          key: row.job_key,
+          detail: `not retried: ${row.attempts} of ${options.maxAttempts} attempts used (--max-attempts N allows more)`,
+        });
+      }
+      return false;
+    case "uncertain":
+      if (options.resubmitUncertain) {
+        if (store.markPending(row.id, "--resubmit-uncertain")) return true;
+        claimLost(ctx, row.id);
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+/** The assets a job's request refers to: its source image, and each chunk's audio. */
+export function refsOf(job: Job): (AssetRef | SpeechRef)[] {
+  const refs: (AssetRef | SpeechRef)[] = [];
+  if (job.spec.source) refs.push(job.spec.source);
+  for (const chunk of job.spec.chunks) if (chunk.audio) refs.push(chunk.audio);
+  return refs;
+}
+
+async function resolveRefs(ctx: EngineContext, job: Job): Promise<Map<AssetRef | SpeechRef, Id>> {
+  const refs = refsOf(job);
+  // Every call is waited for, even once one failed: a speech call still retrying may be paid for,
+  // and the run must not end before its answer is recorded (it would be found uncertain).
+  const settled = await Promise.allSettled(refs.map((ref) => ctx.resolver.resolve(ref)));
+  const errors = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+  if (errors.length > 0) {
+    // One that may have cost credits decides what the job becomes (uncertain, not a plain failure).
+    throw (
+      errors.find((e) => e instanceof SpeechUncertainError || e instanceof OutcomeUnknownError) ?? errors[0]
+    );
+  }
+  return new Map(refs.map((ref, i) => [ref, (settled[i] as PromiseFulfilledResult<Id>).value]));
+}
+
+/** Submits the job and follows its task. True when the task reached a final state. */
+export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: number): Promise<boolean> {
+  const { store, gate, wanted } = ctx;
+  const stopped = (): boolean => ctx.signals.stop.signal.aborted;
+  for (;;) {
+    // `fatal`: the run is ending (no credits): no new upload, speech or submission. Parked: the
+    // service asked for a wait longer than a run sits through; the job stays unsent for the next.
+    if (gate.fatal || gate.parked || !wanted.isWanted(job) || !(await gate.whenServiceUsable())) return false;
+    let ids: Map<AssetRef | SpeechRef, Id>;
+    try {
+      ids = await resolveRefs(ctx, job);
+    } catch (error) {
+      if (stopped()) return false;
+      if (gate.handleFatal(error)) continue;
+      const message = (error as Error).message;
+      if (error instanceof SpeechUncertainError || error instanceof OutcomeUnknownError) {
+        markUncertain(ctx, rowId, message);
+      } else {
+        // Said with the failure: a Fail usually means credits spent; this one cost nothing.
+        const local = `${message.replace(/\.$/, "")}; nothing was sent for this video, and the next run tries it again`;
+        store.markFailed(rowId, "local", local);
+        // As a failure on the service: said, its record written, an earlier version moved aside.
+        const failed = store.findJobById(rowId);
+        if (failed) await afterFinal(ctx, failed);
+      }
+      ctx.changed();
+      return false;
+    }
+    const body = toGenerationRequest(job.spec, (ref) => ids.get(ref)!);
+    const outcome = await ctx.queues.slots.add(
+      async (): Promise<"final" | "retry" | "end" | number> => {
+        // Checked again here: the job may have been withdrawn, or the service paused, while it queued.
+        if (stopped() || gate.fatal || gate.parked || !wanted.isWanted(job)) return "end";
+        if (gate.paused) return "retry";
+        // Another job found one of these assets deleted on the service while this one queued:
+        // resolved again (uploaded again) rather than paid for with an asset known to be gone.
+        if ([...ids.values()].some((id) => ctx.lostAssets.has(id))) return "retry";
+        if (!(await store.markSubmitting(rowId))) {
+          claimLost(ctx, rowId);
+          return "end";
+        }
+        // The intent took a turn to reach the disk: Ctrl-C, a withdrawn manifest or a pause may have
+        // come meanwhile. Nothing was sent yet, so the intent is simply taken back.
+        if (stopped() || gate.fatal || !wanted.isWanted(job) || gate.paused) {
+          store.withdrawSubmitting(rowId);
+          return gate.paused && !stopped() ? "retry" : "end";
+        }
+        return submit(ctx, job, rowId, body);
+      },
+      // Longest first: the slots then end the batch together instead of waiting on one long straggler.
+      { priority: job.seconds },
+    );
+    if (typeof outcome === "number") {
+      // The service said "not now" (429, 503, refused connection) past the client's retries.
+      gate.transientRefusals++;
+      gate.noteWaiting(outcome);
+      await ctx.signals.sleep(outcome);
+      continue;
+    }
+    if (outcome !== "retry") return outcome === "final";
+  }
+}
+
+/** Sends the submission whose intent the state file holds, in its slot, and follows its task. */
+async function submit(
+  ctx: EngineContext,
+  job: Job,
+  rowId: number,
+  body: ReturnType<typeof toGenerationRequest>,
+): Promise<"final" | "retry" | "end" | number> {
+  const { store, journal, signals } = ctx;
+  // The journal's copy of the intent, before the request leaves: unwritten, nothing is sent.
+  const attempt = store.attemptsOf(rowId);
+  try {
+    journal.sent(job, attempt);
+  } catch (error) {
+    store.withdrawSubmitting(rowId);
+    throw asDiskFailure(error, ctx.outDir) ?? error;
+  }
+  let taskId: string;
+  signals.onWire++;
+  try {
+    ({ id: taskId } = await ctx.client.submitGeneration(body, { signal: signals.costed }));
+    store.markSubmitted(rowId, taskId);
+    journal.answered(job, attempt, taskId);
+    ctx.gate.serviceWorks();
+    ctx.changed();
+    ctx.progress.event({ stage: "submitted", key: job.key, detail: `task ${taskId}` });
+    ctx.log.info({ job: job.key, taskId }, "submitted");
+  } catch (error) {
+    const next = recordSubmitFailure(ctx, job.key, rowId, error);
+    // Refused for certain (back to pending, or rejected): nothing was created.
+    const row = store.findJobById(rowId);
+    if (row && (row.state === "pending" || row.fail_kind === "rejected")) journal.notCreated(job, attempt);
+    return next;
+  } finally {
+    signals.onWire--;
+  }
+  const submitted = { task_id: taskId, task_status: "PreProcessing", seconds: job.seconds, job_key: job.key };
+  return (await follow(ctx, rowId, submitted)) ? "final" : "end";
+}
+
+/**
+ * The state file refused this run's claim on a job (see store.markSubmitting): its row moved on
+ * since this run read it, which only another process writing the same state file does. Nothing is
+ * sent; said, since the job's outcome is then that other process's.
+ */
+export function claimLost(ctx: EngineContext, rowId: number): void {
+  const row = ctx.store.findJobById(rowId);
+  const detail = `not submitted: the state file shows this job ${row ? resultOf(row).status : "removed"}${row?.task_id ? ` (task ${row.task_id})` : ""}, changed by another process using the same state file; nothing was sent for it by this run`;
+  ctx.log.warn({ rowId, state: row?.state }, detail);
+  ctx.progress.event({ stage: "note", key: row?.job_key, detail });
+  ctx.changed();
+}
+
+/** A submission that may have reached the service: said, and recorded beside the other jobs' records. */
+function markUncertain(ctx: EngineContext, rowId: number, message: string): void {
+  ctx.store.markUncertain(rowId, message);
+  const row = ctx.store.findJobById(rowId);
+  if (!row) return; // a video removed before it was sent (watch): its speech alone stays uncertain
+  ctx.progress.event({ stage: "uncertain", key: row.job_key, detail: message });
+  writeJobRecord(ctx.outDir, row, ctx.wanted.isSuperseded(row));
+}
+
+/**
+ * Records why a submission did not go through. Returns "retry" (after a pause), a delay in ms
+ * (a transient refusal: submit again after it), or "end".
+ */
+function recordSubmitFailure(
+  ctx: EngineContext,
+  key: string,
+  rowId: number,
+  error: unknown,
+): "retry" | "end" | number {
+  const { store, progress, gate } = ctx;
+  if (error instanceof ValidationError) {
+    store.markFailed(rowId, "rejected", error.message);
+    progress.event({ stage: "failed", key, detail: error.message });
+  } else if (
+    error instanceof ServiceError &&
+    !(error instanceof OutcomeUnknownError) &&
+    // After our own abort, only a request known never to have left is a definite refusal.
+    (!ctx.signals.costed.aborted || (error instanceof NetworkError && !error.sent))
+  ) {
+    // A definite refusal (401, 402, 429/503 past the retries, connection refused): nothing was
+    // created, so no attempt was spent and the job goes back to pending.
+    store.markRefused(rowId, error.message);
+    if (gate.handleFatal(error)) return ctx.options.onFatal === "pause" ? "retry" : "end";
+    const transient =
+      error instanceof RateLimitError ||
+      (error instanceof ServerError && error.status === 503) ||
+      (error instanceof NetworkError && !error.sent);
+    const floor = (error as { retryAfterMs?: number }).retryAfterMs ?? 0;
+    if (transient && floor > LONGEST_WAIT_MS) {
+      gate.parkSubmissions(floor);
+      return "end";
+    }
+    if (transient && gate.transientRefusals < MAX_TRANSIENT_REFUSALS) {
+      return Math.max(floor, Math.min(60_000, 1_000 * 2 ** Math.min(6, gate.transientRefusals)));
+    }
+    progress.event({ stage: "failed", key, detail: error.message });
+  } else {
+    // Outcome unknown, or our own abort while the request was on the wire.
+    const message = (error as Error).message ?? String(error);
+    markUncertain(ctx, rowId, message);
+    // A 403 on a submission: uncertain (it may come after the work was done), and the key is in
+    // doubt too: the run stops (or pauses) as for a 401, instead of each job meeting it in turn.
+    if (error instanceof OutcomeUnknownError && isFatalServiceError(error.cause))
+      gate.handleFatal(error.cause);
+    // Another status the interface does not define (a redirect, 400, 404, 409: a wrong base URL
+    // behind a gateway): a run stops paying (a watcher goes on; its jobs are sent one by one as
+    // their manifests land).
+    else if (
+      error instanceof OutcomeUnknownError &&
+      error.cause instanceof ServiceError &&
+      isUnexpectedAnswer(error.cause) &&
+      ctx.options.onFatal === "stop" &&
+      !gate.fatal
+    ) {
+      const unexpected = new UnexpectedAnswerError(error.cause);
+      gate.fatal = unexpected;
+      ctx.log.error({ code: unexpected.code, endpoint: unexpected.endpoint }, unexpected.message);
+      ctx.signals.stop.abort(unexpected);
+    }
+  }
+  ctx.changed();
+  return "end";
+}

@@ -1,0 +1,75 @@
+// Versions of a video kept side by side. Editing a video's spec makes a new job, and the old result
+// stays on disk (PRODUCT.md): the manifest's current version holds `<id>.mp4`, the others
+// `<id>.<hash>.mp4`, each with its record beside it. A file found at a video's name that is not the
+// video reel saved is moved aside the same way, never written over.
+import { lstat, rename, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import type { JobRow, StateStore } from "../state/store.js";
+import { writeJobRecord } from "./job-record.js";
+import { keptVideoFile, recordOfVideo } from "./layout.js";
+import { sha256File } from "../file-hash.js";
+
+/** The output folder and the state file that records what is in it. */
+export interface VersionsContext {
+  readonly store: StateStore;
+  readonly outDir: string;
+  /** `outDir` resolved: how the state file names the folder a file lies in. */
+  readonly outKey: string;
+}
+
+/**
+ * Before `row` takes `file` (`<id>.mp4`), an older version's video there moves to its hash name
+ * (see keptName), with its record.
+ */
+export async function keepPreviousVersion(ctx: VersionsContext, row: JobRow, file: string): Promise<void> {
+  const { store, outDir, outKey } = ctx;
+  for (const older of store.listJobsWithFile(row.job_key, file, outKey)) {
+    if (older.id === row.id) continue;
+    const kept = keptName(ctx, older);
+    try {
+      await rename(join(outDir, file), join(outDir, kept));
+      writeJobRecord(outDir, store.markDownloaded(older, kept, outKey), true);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      store.forgetDownload(older); // the user deleted it already
+    }
+  }
+}
+
+/**
+ * The name a version's video is kept under beside the current one: `<id>.<hash>.mp4`, or with a
+ * counter when another row holds that name (the same version made by another service, after
+ * --new-service): a video is never written over by another's.
+ */
+export function keptName({ store, outKey }: VersionsContext, row: JobRow): string {
+  for (let n = 1; ; n++) {
+    const name = keptVideoFile(row.manifest, row.video_id, row.spec_hash, n);
+    if (store.listJobsWithFile(row.job_key, name, outKey).every((other) => other.id === row.id)) return name;
+  }
+}
+
+/**
+ * Moves aside a file found where `row`'s video should be that is not that video: to
+ * `<id>.<sha256 of its content, 8 hex>.mp4`, the naming of kept versions, under a name nothing
+ * uses (a `-2`... suffix if need be), so nothing reel writes later can replace it. Returns that name.
+ */
+export async function keepChangedVideo({ outDir }: VersionsContext, row: JobRow): Promise<string> {
+  const path = join(outDir, row.file!);
+  const sha = await sha256File(path);
+  for (let n = 1; ; n++) {
+    const kept = keptVideoFile(row.manifest, row.video_id, sha, n);
+    if (await lstat(join(outDir, kept)).catch(() => undefined)) continue;
+    await rename(path, join(outDir, kept));
+    return kept;
+  }
+}
+
+/** Moves `row`'s video (kept under its hash name) back to `own`, `<id>.mp4`. */
+export async function takeBackName(ctx: VersionsContext, row: JobRow, own: string): Promise<void> {
+  const { store, outDir, outKey } = ctx;
+  await keepPreviousVersion(ctx, row, own);
+  await rename(join(outDir, row.file!), join(outDir, own));
+  writeJobRecord(outDir, store.markDownloaded(row, own, outKey));
+  // Its record as a kept version, beside the video that just moved.
+  await unlink(join(outDir, recordOfVideo(row.file!))).catch(() => {});
+}

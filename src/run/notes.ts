@@ -1,0 +1,38 @@
+// What the drivers (`run`, `watch`) say about a manifest's jobs before the engine takes them.
+import type { ProgressSink } from "../engine/progress.js";
+import type { Job } from "../manifest/index.js";
+import { type StateStore, versionKey } from "../state/store.js";
+
+/**
+ * The progress display starts with how many jobs are already done, counted from the state alone:
+ * the engine checks each video on disk once (and fetches a deleted one again). One query, not a row
+ * per job: setManifestJobs writes the rows just after.
+ */
+export function startProgress(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
+  const done = store.downloadedVersions();
+  progress.start(jobs.length, jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length);
+  noteRepeatedJobs(progress, store, jobs);
+}
+
+/**
+ * A job's identity is manifest/id (PRODUCT.md): a renamed manifest makes every video new, to be
+ * paid for again. Allowed (without a seed, the same request makes another take), but never
+ * silently. Called before the jobs are recorded.
+ */
+export function noteRepeatedJobs(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
+  // Jobs already recorded are not new: a watcher re-reading a saved manifest reads no other rows.
+  const fresh = jobs.filter((job) => !store.hasJob(job.key, job.specHash));
+  if (fresh.length === 0) return;
+  const made = store.madeSpecs();
+  const repeats = fresh.filter((job) => {
+    const sameAs = made.get(job.specHash);
+    return sameAs !== undefined && sameAs !== job.key;
+  });
+  if (repeats.length > 0) {
+    const first = repeats[0]!;
+    progress.event({
+      stage: "note",
+      detail: `${repeats.length} new ${repeats.length === 1 ? "job repeats a video" : "jobs repeat videos"} already made under another name (${first.key} = ${made.get(first.specHash)}): ${repeats.length === 1 ? "it is" : "they are"} generated and paid for again. A renamed manifest or id? Ctrl-C, give the old name back, and rerun ('reel plan' lists them).`,
+    });
+  }
+}

@@ -1,0 +1,112 @@
+// `reel run`'s driver: one engine, every job of the run's manifests to a final state, then the
+// reports (results.jsonl and index.html). `reel watch` is the other driver (src/watch).
+import { resolve } from "node:path";
+import type { ServiceError } from "../client/index.js";
+import { type Engine, type EngineOptions, makeEngine, newJobOf } from "../engine/engine.js";
+import { silentProgress } from "../engine/progress.js";
+import { OutputDiskError } from "../errors.js";
+import type { Job } from "../manifest/index.js";
+import { asDiskFailure } from "../output/atomic-write.js";
+import { writeHtmlReport } from "../report/html-report.js";
+import { writeResults } from "../report/results.js";
+import { type JobRow, versionKey } from "../state/store.js";
+import { startProgress } from "./notes.js";
+
+export interface RunBatchOptions extends EngineOptions {
+  readonly jobs: readonly Job[];
+  /**
+   * Every job of the run's manifests, when `jobs` is a selection of them (--only): those left out
+   * are not worked on, but recorded (pending if new) and listed in results.jsonl and index.html
+   * with their current state, which lists every job of the manifests of the run. @defaultValue jobs
+   */
+  readonly listedJobs?: readonly Job[];
+}
+
+export interface RunSummary {
+  /** incomplete: not stopped, yet some job is not final (its task outlived --poll-deadline, or the
+   * service kept refusing it): a rerun goes on. */
+  readonly outcome: "completed" | "incomplete" | "fatal" | "interrupted";
+  /**
+   * The error that stopped the run (rejected key, exhausted credits, a service never reached, the
+   * output folder's disk full).
+   */
+  readonly fatal?: ServiceError | OutputDiskError;
+  /** The current row of every job of the run, after the run. */
+  readonly rows: readonly JobRow[];
+}
+
+/** Where a job's run ends: nothing more happens to it unless the user asks. */
+const FINAL_JOB_STATES: ReadonlySet<JobRow["state"]> = new Set(["Success", "Fail", "Canceled", "uncertain"]);
+
+/** A one-shot run: every job to a final state, then results.jsonl and index.html. */
+export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
+  const progress = options.progress ?? silentProgress;
+  const engine = await makeEngine(options);
+  const byManifest = new Map<string, Job[]>();
+  for (const job of options.jobs) {
+    const list = byManifest.get(job.manifest) ?? [];
+    list.push(job);
+    byManifest.set(job.manifest, list);
+  }
+  const selected = new Set(options.jobs);
+  const leftOut = (options.listedJobs ?? []).filter((job) => !selected.has(job));
+  try {
+    // Every output folder is checked before any job starts: one that cannot be made or written
+    // stops the run before anything is sent.
+    for (const manifest of byManifest.keys()) await engine.prepareDir(manifest);
+    startProgress(progress, options.store, options.jobs);
+    if (leftOut.length > 0) options.store.upsertJobs(leftOut.map(newJobOf));
+    for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
+    // Every task already paid for is followed to the end and its video fetched, whatever asks for
+    // it now: a version edited away (its video keeps its hash name), a removed video, a manifest
+    // deleted or left out of this run (into its own folder). With --only, only the selected.
+    const selectedKeys = new Set(options.jobs.map((job) => job.key));
+    engine.followInFlight((row) => leftOut.length === 0 || selectedKeys.has(row.job_key));
+    await engine.whenIdle();
+  } finally {
+    engine.dispose();
+  }
+  progress.stop();
+  // Jobs these manifests no longer list that nothing was sent for (a removed video, an edit made
+  // before the submission): forgotten, or status would show them pending for good. Only once the
+  // engine is idle: no job of theirs is under way.
+  const listed = options.listedJobs ?? options.jobs;
+  const keep = new Set(listed.map((job) => versionKey(job.key, job.specHash)));
+  for (const manifest of new Set(listed.map((job) => job.manifest))) {
+    options.store.forgetUnsentJobs(manifest, keep);
+  }
+  options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
+  if (options.store.writeFailure) throw options.store.writeFailure;
+  const versions = options.store.jobsByVersion(); // one read of every row, for both lists
+  const finalRows = engine.wantedRows(versions);
+  const listedRows =
+    leftOut.length === 0
+      ? finalRows
+      : options.listedJobs!.flatMap((job) => versions.get(versionKey(job.key, job.specHash)) ?? []);
+  await writeReports(engine, options.outDir, listedRows);
+  const unfinished = finalRows.some((row) => !FINAL_JOB_STATES.has(row.state));
+  const outcome = engine.fatal
+    ? "fatal"
+    : engine.stopped
+      ? "interrupted"
+      : unfinished
+        ? "incomplete"
+        : "completed";
+  return engine.fatal ? { outcome, fatal: engine.fatal, rows: finalRows } : { outcome, rows: finalRows };
+}
+
+/** results.jsonl and index.html of the run's jobs. */
+async function writeReports(engine: Engine, outDir: string, rows: readonly JobRow[]): Promise<void> {
+  // A video recorded in another output folder is not in this one's results.
+  const outKey = resolve(outDir);
+  const here = rows.map((row) =>
+    row.file === null || row.out_dir === null || row.out_dir === outKey ? row : { ...row, file: null },
+  );
+  try {
+    await writeResults(outDir, here);
+    await writeHtmlReport(outDir, here);
+  } catch (error) {
+    // The disk that stopped the run refuses these too: the rerun writes them.
+    if (!(engine.fatal instanceof OutputDiskError && asDiskFailure(error, outDir))) throw error;
+  }
+}
