@@ -2,7 +2,7 @@
 // vs already made, speech to generate, seconds of video per model. Human text, or `--json`.
 
 import { existsSync } from "node:fs";
-import { UsageError } from "../errors.js";
+import { type ReportCode, UsageError } from "../errors.js";
 import { makeJobFilter, makePlan, onlyHint, type Plan } from "../manifest/index.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import { makePlanStateView } from "../state/plan-view.js";
@@ -129,7 +129,7 @@ export const planCommand: Command = {
     if (loaded.problems.length > 0) {
       if (args.values.json === true)
         io.stdout.write(
-          `${JSON.stringify({ ok: false, error: { code: "E_INVALID", message: `${loaded.problems.length} problem(s)` }, problems: loaded.problems })}\n`,
+          `${JSON.stringify({ ok: false, error: { code: "E_INVALID" satisfies ReportCode, message: `${loaded.problems.length} problem(s)` }, problems: loaded.problems })}\n`,
         );
       else writeProblems(loaded.problems, io, "plan");
       return EXIT.invalidInput;

@@ -2,7 +2,7 @@
 // job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
 import { runBatch, type RunSummary } from "../engine/engine.js";
 import { SentElsewhereError } from "../engine/sent-elsewhere.js";
-import { UsageError } from "../errors.js";
+import { type ReportCode, UsageError } from "../errors.js";
 import { checkAllowRead, formatProblems, loadManifests, makeJobFilter, onlyHint } from "../manifest/index.js";
 import { resultOf } from "../report/results.js";
 import { shownPath } from "../user-path.js";
@@ -56,7 +56,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
       if (settings.json) {
         const error = {
-          code: "E_INVALID",
+          code: "E_INVALID" satisfies ReportCode,
           message: `${loaded.problems.length} problem(s); nothing was sent`,
         };
         io.stdout.write(
