@@ -166,7 +166,11 @@ export class UnexpectedAnswerError extends ServiceError {
   }
 }
 
-/** An answer to a paid call that is neither a definite refusal nor a server error: see UnexpectedAnswerError. */
+/**
+ * An answer to a paid call that is neither a definite refusal nor a server error: see
+ * UnexpectedAnswerError. Superseded by classify() (its reason "unexpected-answer"); kept until the
+ * engine switches to it.
+ */
 export function isUnexpectedAnswer(error: ServiceError): boolean {
   return error.status !== undefined && error.status >= 300 && error.status < 500;
 }
@@ -179,6 +183,7 @@ export class ServiceUnreachableError extends ServiceError {
   }
 }
 
+/** A rejected key or no credits. Superseded by classify() (verdict "fatal"); kept until the engine switches. */
 export function isFatalServiceError(error: unknown): error is AuthError | CreditsError {
   return error instanceof AuthError || error instanceof CreditsError;
 }

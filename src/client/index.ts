@@ -1,3 +1,4 @@
+export * from "./classify.js";
 export * from "./client.js";
 export * from "./errors.js";
-export { type CallKind, DEFAULT_RETRY, type RetryOptions } from "./retry-policy.js";
+export { DEFAULT_RETRY, type RetryOptions } from "./retry-policy.js";
