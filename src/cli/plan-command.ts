@@ -2,6 +2,7 @@
 // vs already made, speech to generate, seconds of video per model. Human text, or `--json`.
 
 import { existsSync } from "node:fs";
+import { DEFAULTS } from "../defaults.js";
 import { type ReportCode, UsageError } from "../errors.js";
 import { makeJobFilter, makePlan, onlyHint, type Plan } from "../manifest/index.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
@@ -28,7 +29,7 @@ PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to
 Options:
   --only GLOB        plan only jobs whose manifest/id matches (repeatable): 'spring/*', 'intro',
                      'spring/scene-?'; '*' and '?' stay within a name, '**' matches across
-  --state FILE       state file to compare with (env REEL_STATE; default .reel/state.db)
+  --state FILE       state file to compare with (env REEL_STATE; default ${DEFAULTS.statePath})
   --base-url URL     compare with what was done on this service (env REEL_BASE_URL;
                      default: the service the state file used last)
   --sandbox          compare with what was done on the built-in sandbox

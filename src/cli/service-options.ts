@@ -3,6 +3,7 @@
 import { dirname, join, resolve } from "node:path";
 import { type ClientOptions, makeClient, type ServiceClient } from "../client/index.js";
 import type { PollTiming } from "../engine/poll-schedule.js";
+import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import type { Logger } from "../log/logger.js";
@@ -26,9 +27,9 @@ export const PRIVATE_SOURCES_OPTION: OptionsConfig = { "allow-private-sources": 
 export const SERVICE_USAGE = `Service options:
   --base-url URL       the service's address (env REEL_BASE_URL); required unless --sandbox
   --sandbox            run against the built-in emulator of the service, in-process
-  --state FILE         state file (env REEL_STATE; default .reel/state.db)
-  --out DIR            output folder (env REEL_OUT; default out)
-  --concurrency N      generations in flight at once (env REEL_CONCURRENCY; default 4)
+  --state FILE         state file (env REEL_STATE; default ${DEFAULTS.statePath})
+  --out DIR            output folder (env REEL_OUT; default ${DEFAULTS.outDir})
+  --concurrency N      generations in flight at once (env REEL_CONCURRENCY; default ${DEFAULTS.concurrency})
   --json               machine-readable output on stdout
 The API key is read from the environment variable REEL_API_KEY, never from a flag.`;
 
@@ -61,7 +62,7 @@ export function envSetting(env: CliIO["env"], name: string): string | undefined 
 
 /** The state file: --state FILE, else REEL_STATE, else .reel/state.db under the current folder. */
 export function statePathOf(args: ParsedArgs, io: CliIO): string {
-  return resolve(io.cwd, str(args.values, "state") ?? envSetting(io.env, "REEL_STATE") ?? ".reel/state.db");
+  return resolve(io.cwd, str(args.values, "state") ?? envSetting(io.env, "REEL_STATE") ?? DEFAULTS.statePath);
 }
 
 export function positiveInteger(name: string, raw: string): number {
@@ -104,8 +105,9 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
     baseUrl: sandbox || baseUrl === undefined ? undefined : canonicalBaseUrl(baseUrl),
     apiKey: sandbox ? undefined : apiKey,
     statePath: statePathOf(args, io),
-    outDir: resolve(io.cwd, str(args.values, "out") ?? envSetting(io.env, "REEL_OUT") ?? "out"),
-    concurrency: concurrencyRaw === undefined ? 4 : positiveInteger(concurrencyName, concurrencyRaw),
+    outDir: resolve(io.cwd, str(args.values, "out") ?? envSetting(io.env, "REEL_OUT") ?? DEFAULTS.outDir),
+    concurrency:
+      concurrencyRaw === undefined ? DEFAULTS.concurrency : positiveInteger(concurrencyName, concurrencyRaw),
     json: args.values.json === true,
   };
 }
@@ -195,8 +197,8 @@ export interface ConnectedService {
   close(): Promise<void>;
 }
 
-const LOCAL_POLLING = { timing: { minMs: 20, maxMs: 2_000 }, perSecond: 500 } as const;
-const REMOTE_POLLING = { timing: { minMs: 1_000, maxMs: 30_000 }, perSecond: 10 } as const;
+const LOCAL_POLLING = DEFAULTS.localPolling;
+const REMOTE_POLLING = DEFAULTS.remotePolling;
 
 /** A client for the configured service, starting the in-process sandbox for --sandbox. */
 export async function connectService(

@@ -7,6 +7,7 @@ import { basename } from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher, FormData } from "undici";
+import { DEFAULTS } from "../defaults.js";
 import { ReelError } from "../errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import type {
@@ -68,12 +69,7 @@ export interface Timeouts {
   readonly callMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: Timeouts = {
-  connectMs: 10_000,
-  headersMs: 60_000,
-  bodyMs: 60_000,
-  callMs: 120_000,
-};
+export const DEFAULT_TIMEOUTS: Timeouts = DEFAULTS.timeouts;
 
 /** The slowest upload still waited for (64 KiB/s): a 100 MB file may take 26 minutes. */
 const UPLOAD_MIN_BYTES_PER_S = 64 * 1024;
@@ -187,10 +183,8 @@ export function makeClient(options: ClientOptions): ServiceClient {
         connect: { timeout: timeouts.connectMs },
         headersTimeout: timeouts.headersMs,
         bodyTimeout: timeouts.bodyMs,
-        connections: options.connections ?? 16,
-        // Shorter than common server idle timeouts, so we rarely write to a socket the server is
-        // closing: on a costed POST that race would make the outcome unknown.
-        keepAliveTimeout: 4_000,
+        connections: options.connections ?? DEFAULTS.connections,
+        keepAliveTimeout: DEFAULTS.keepAliveMs,
       });
   const dispatcher: Dispatcher = options.dispatcher ?? ownDispatcher!;
   const authorization = `Bearer ${options.apiKey}`;

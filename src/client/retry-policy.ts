@@ -5,6 +5,8 @@
 //   effect (connection refused, 429, 503). After any other failure once the request may have left,
 //   the outcome is unknown: retrying could make the user pay twice. What counts as "nothing was
 //   created" is said in classify.ts, the one place that judges a failed call.
+import { BACKOFF, backoffDelay as backoffAfter } from "../backoff.js";
+import { DEFAULTS } from "../defaults.js";
 import { type CallKind, classify } from "./classify.js";
 import { OutcomeUnknownError, type ServiceError } from "./errors.js";
 
@@ -26,13 +28,7 @@ export interface RetryOptions {
   readonly maxRetryAfterMs: number;
 }
 
-export const DEFAULT_RETRY: RetryOptions = {
-  maxAttempts: 6,
-  maxElapsedMs: 120_000,
-  baseDelayMs: 250,
-  maxDelayMs: 20_000,
-  maxRetryAfterMs: 60_000,
-};
+export const DEFAULT_RETRY: RetryOptions = DEFAULTS.retry;
 
 export type RetryDecision =
   | { readonly action: "retry"; readonly floorMs: number }
@@ -49,15 +45,19 @@ export function decideRetry(error: ServiceError, kind: CallKind): RetryDecision 
   return { action: "fail", error };
 }
 
-/** Full jitter (AWS architecture blog, "Exponential Backoff And Jitter"), never below the service's floor. */
+/** The client's wait before retry number `retry` (0: the first): BACKOFF.clientRetry's shape, with `options`' numbers. */
 export function backoffDelay(
   retry: number,
   floorMs: number,
   options: RetryOptions,
   random = Math.random,
 ): number {
-  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** retry);
-  return Math.max(floorMs, Math.floor(random() * ceiling));
+  const schedule = {
+    baseMs: options.baseDelayMs,
+    maxMs: options.maxDelayMs,
+    jitter: BACKOFF.clientRetry.jitter,
+  };
+  return backoffAfter(schedule, retry, { floorMs, random });
 }
 
 /** Parses Retry-After (seconds or an HTTP date) into milliseconds. */
