@@ -1,7 +1,8 @@
 // The options every command that talks to the service takes (PRODUCT.md, "Options"), read from flags
 // and the environment once, checked before any work, and turned into a client.
 import { dirname, join, resolve } from "node:path";
-import { type ClientOptions, makeClient, type ServiceClient } from "../client/index.js";
+import type { Dispatcher } from "undici";
+import { type ClientOptions, makeClient, makeDispatcher, type ServiceClient } from "../client/index.js";
 import type { PollTiming } from "../engine/poll-schedule.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
@@ -183,6 +184,11 @@ function loopbackOrigins(origin: URL): string[] {
 
 export interface ConnectedService {
   readonly client: ServiceClient;
+  /**
+   * The session's one HTTP dispatcher: the client's calls go through it, and it is what the engine's
+   * downloads and remote sources are to take (EngineOptions). Closed by close().
+   */
+  readonly dispatcher: Dispatcher;
   /** The service identity the state rows are scoped by (the base URL, or SANDBOX_SERVICE_ID). */
   readonly baseUrl: string;
   /** Origins whose files may be fetched over plain http. */
@@ -214,30 +220,45 @@ export async function connectService(
       dataDir: join(dirname(settings.statePath), "sandbox"),
       persist: true,
     });
-    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, logger, onRetry });
+    const dispatcher = makeDispatcher();
+    const client = makeClient({
+      baseUrl: sandbox.baseUrl,
+      apiKey: sandbox.apiKey,
+      logger,
+      onRetry,
+      dispatcher,
+    });
     return {
       client,
+      dispatcher,
       baseUrl: SANDBOX_SERVICE_ID,
       httpOrigins: [new URL(sandbox.baseUrl).origin],
       apiKey: sandbox.apiKey,
       polling: LOCAL_POLLING,
       close: async () => {
         await client.close();
+        // Before the sandbox: its server's close waits for the keep-alive connections to end.
+        await dispatcher.close();
         await sandbox.close();
       },
     };
   }
   const baseUrl = settings.baseUrl!;
-  const client = makeClient({ baseUrl, apiKey: settings.apiKey!, logger, onRetry });
+  const dispatcher = makeDispatcher();
+  const client = makeClient({ baseUrl, apiKey: settings.apiKey!, logger, onRetry, dispatcher });
   const origin = new URL(baseUrl);
   return {
     client,
+    dispatcher,
     baseUrl,
     // A local service (a standalone `reel sandbox`) serves its files over http too, under whatever
     // name of this machine it gives them (`localhost` in the base URL, `127.0.0.1` in its links).
     httpOrigins: isLoopback(origin.hostname) ? loopbackOrigins(origin) : [],
     apiKey: settings.apiKey!,
     polling: isLoopback(origin.hostname) ? LOCAL_POLLING : REMOTE_POLLING,
-    close: () => client.close(),
+    close: async () => {
+      await client.close();
+      await dispatcher.close();
+    },
   };
 }
