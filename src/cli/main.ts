@@ -3,7 +3,7 @@
 import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { systemReason } from "../output/atomic-write.js";
-import { ReelError, UsageError } from "../errors.js";
+import { type ErrorCode, type ReportCode, ReelError, UsageError } from "../errors.js";
 import { flushOpenStores } from "../state/store.js";
 import { explainArgError } from "./arg-errors.js";
 import type { CliIO, Command } from "./command.js";
@@ -102,8 +102,15 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
       const { code: reason, message } = error as { code?: unknown; message?: unknown };
       const argError = typeof reason === "string" && reason.startsWith("ERR_PARSE_ARGS");
       const fields = argError
-        ? { code: "E_USAGE", message: explainArgError(String(message), command.options) ?? String(message) }
-        : { code: typeof reason === "string" ? reason : "E_INTERNAL", message: String(message) };
+        ? {
+            code: "E_USAGE" satisfies ReportCode,
+            message: explainArgError(String(message), command.options) ?? String(message),
+          }
+        : // A system error keeps its own code (ENOENT...).
+          {
+            code: typeof reason === "string" ? reason : ("E_INTERNAL" satisfies ReportCode),
+            message: String(message),
+          };
       io.stdout.write(`${JSON.stringify({ ok: false, error: fields })}\n`);
     }
     return code;
@@ -112,7 +119,7 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
 
 /** Errors that stop a command before it does anything: another reel holds the state or the output
  * folder, the state file or the output folder cannot be used, jobs already sent to another service. */
-const REFUSED_AT_START = new Set([
+const REFUSED_AT_START: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "E_STATE_LOCKED",
   "E_STATE_FILE",
   "E_OUTPUT_PATH",

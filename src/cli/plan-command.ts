@@ -2,7 +2,8 @@
 // vs already made, speech to generate, seconds of video per model. Human text, or `--json`.
 
 import { existsSync } from "node:fs";
-import { UsageError } from "../errors.js";
+import { DEFAULTS } from "../defaults.js";
+import { type ReportCode, UsageError } from "../errors.js";
 import { makeJobFilter, makePlan, onlyHint, type Plan } from "../manifest/index.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import { makePlanStateView } from "../state/plan-view.js";
@@ -28,7 +29,7 @@ PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to
 Options:
   --only GLOB        plan only jobs whose manifest/id matches (repeatable): 'spring/*', 'intro',
                      'spring/scene-?'; '*' and '?' stay within a name, '**' matches across
-  --state FILE       state file to compare with (env REEL_STATE; default .reel/state.db)
+  --state FILE       state file to compare with (env REEL_STATE; default ${DEFAULTS.statePath})
   --base-url URL     compare with what was done on this service (env REEL_BASE_URL;
                      default: the service the state file used last)
   --sandbox          compare with what was done on the built-in sandbox
@@ -129,7 +130,7 @@ export const planCommand: Command = {
     if (loaded.problems.length > 0) {
       if (args.values.json === true)
         io.stdout.write(
-          `${JSON.stringify({ ok: false, error: { code: "E_INVALID", message: `${loaded.problems.length} problem(s)` }, problems: loaded.problems })}\n`,
+          `${JSON.stringify({ ok: false, error: { code: "E_INVALID" satisfies ReportCode, message: `${loaded.problems.length} problem(s)` }, problems: loaded.problems })}\n`,
         );
       else writeProblems(loaded.problems, io, "plan");
       return EXIT.invalidInput;

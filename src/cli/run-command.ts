@@ -1,7 +1,7 @@
 // `reel run PATH...`: validate every manifest (nothing is sent if one is invalid), then drive every
 // job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
 import { SentElsewhereError } from "../engine/sent-elsewhere.js";
-import { UsageError } from "../errors.js";
+import { type ReportCode, UsageError } from "../errors.js";
 import { checkAllowRead, formatProblems, loadManifests, makeJobFilter, onlyHint } from "../manifest/index.js";
 import { resultOf } from "../output/job-record.js";
 import { runBatch, type RunSummary } from "../run/run-batch.js";
@@ -60,7 +60,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
     if (settings.json) {
       const error = {
-        code: "E_INVALID",
+        code: "E_INVALID" satisfies ReportCode,
         message: `${loaded.problems.length} problem(s); nothing was sent`,
       };
       io.stdout.write(

@@ -1,8 +1,10 @@
 // The options every command that talks to the service takes (PRODUCT.md, "Options"), read from flags
 // and the environment once, checked before any work, and turned into a client.
 import { dirname, join, resolve } from "node:path";
-import { type ClientOptions, makeClient, type ServiceClient } from "../client/index.js";
+import type { Dispatcher } from "undici";
+import { type ClientOptions, makeClient, makeDispatcher, type ServiceClient } from "../client/index.js";
 import type { PollTiming } from "../engine/poll-schedule.js";
+import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import type { Logger } from "../log/logger.js";
@@ -26,9 +28,9 @@ export const PRIVATE_SOURCES_OPTION: OptionsConfig = { "allow-private-sources": 
 export const SERVICE_USAGE = `Service options:
   --base-url URL       the service's address (env REEL_BASE_URL); required unless --sandbox
   --sandbox            run against the built-in emulator of the service, in-process
-  --state FILE         state file (env REEL_STATE; default .reel/state.db)
-  --out DIR            output folder (env REEL_OUT; default out)
-  --concurrency N      generations in flight at once (env REEL_CONCURRENCY; default 4)
+  --state FILE         state file (env REEL_STATE; default ${DEFAULTS.statePath})
+  --out DIR            output folder (env REEL_OUT; default ${DEFAULTS.outDir})
+  --concurrency N      generations in flight at once (env REEL_CONCURRENCY; default ${DEFAULTS.concurrency})
   --json               machine-readable output on stdout
 The API key is read from the environment variable REEL_API_KEY, never from a flag.`;
 
@@ -61,7 +63,7 @@ export function envSetting(env: CliIO["env"], name: string): string | undefined 
 
 /** The state file: --state FILE, else REEL_STATE, else .reel/state.db under the current folder. */
 export function statePathOf(args: ParsedArgs, io: CliIO): string {
-  return resolve(io.cwd, str(args.values, "state") ?? envSetting(io.env, "REEL_STATE") ?? ".reel/state.db");
+  return resolve(io.cwd, str(args.values, "state") ?? envSetting(io.env, "REEL_STATE") ?? DEFAULTS.statePath);
 }
 
 export function positiveInteger(name: string, raw: string): number {
@@ -104,8 +106,9 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
     baseUrl: sandbox || baseUrl === undefined ? undefined : canonicalBaseUrl(baseUrl),
     apiKey: sandbox ? undefined : apiKey,
     statePath: statePathOf(args, io),
-    outDir: resolve(io.cwd, str(args.values, "out") ?? envSetting(io.env, "REEL_OUT") ?? "out"),
-    concurrency: concurrencyRaw === undefined ? 4 : positiveInteger(concurrencyName, concurrencyRaw),
+    outDir: resolve(io.cwd, str(args.values, "out") ?? envSetting(io.env, "REEL_OUT") ?? DEFAULTS.outDir),
+    concurrency:
+      concurrencyRaw === undefined ? DEFAULTS.concurrency : positiveInteger(concurrencyName, concurrencyRaw),
     json: args.values.json === true,
   };
 }
@@ -181,6 +184,11 @@ function loopbackOrigins(origin: URL): string[] {
 
 export interface ConnectedService {
   readonly client: ServiceClient;
+  /**
+   * The session's one HTTP dispatcher: the client's calls go through it, and it is what the engine's
+   * downloads and remote sources are to take (EngineOptions). Closed by close().
+   */
+  readonly dispatcher: Dispatcher;
   /** The service identity the state rows are scoped by (the base URL, or SANDBOX_SERVICE_ID). */
   readonly baseUrl: string;
   /** Origins whose files may be fetched over plain http. */
@@ -195,8 +203,8 @@ export interface ConnectedService {
   close(): Promise<void>;
 }
 
-const LOCAL_POLLING = { timing: { minMs: 20, maxMs: 2_000 }, perSecond: 500 } as const;
-const REMOTE_POLLING = { timing: { minMs: 1_000, maxMs: 30_000 }, perSecond: 10 } as const;
+const LOCAL_POLLING = DEFAULTS.localPolling;
+const REMOTE_POLLING = DEFAULTS.remotePolling;
 
 /** A client for the configured service, starting the in-process sandbox for --sandbox. */
 export async function connectService(
@@ -212,30 +220,45 @@ export async function connectService(
       dataDir: join(dirname(settings.statePath), "sandbox"),
       persist: true,
     });
-    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, logger, onRetry });
+    const dispatcher = makeDispatcher();
+    const client = makeClient({
+      baseUrl: sandbox.baseUrl,
+      apiKey: sandbox.apiKey,
+      logger,
+      onRetry,
+      dispatcher,
+    });
     return {
       client,
+      dispatcher,
       baseUrl: SANDBOX_SERVICE_ID,
       httpOrigins: [new URL(sandbox.baseUrl).origin],
       apiKey: sandbox.apiKey,
       polling: LOCAL_POLLING,
       close: async () => {
         await client.close();
+        // Before the sandbox: its server's close waits for the keep-alive connections to end.
+        await dispatcher.close();
         await sandbox.close();
       },
     };
   }
   const baseUrl = settings.baseUrl!;
-  const client = makeClient({ baseUrl, apiKey: settings.apiKey!, logger, onRetry });
+  const dispatcher = makeDispatcher();
+  const client = makeClient({ baseUrl, apiKey: settings.apiKey!, logger, onRetry, dispatcher });
   const origin = new URL(baseUrl);
   return {
     client,
+    dispatcher,
     baseUrl,
     // A local service (a standalone `reel sandbox`) serves its files over http too, under whatever
     // name of this machine it gives them (`localhost` in the base URL, `127.0.0.1` in its links).
     httpOrigins: isLoopback(origin.hostname) ? loopbackOrigins(origin) : [],
     apiKey: settings.apiKey!,
     polling: isLoopback(origin.hostname) ? LOCAL_POLLING : REMOTE_POLLING,
-    close: () => client.close(),
+    close: async () => {
+      await client.close();
+      await dispatcher.close();
+    },
   };
 }

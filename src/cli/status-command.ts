@@ -1,6 +1,7 @@
 // `reel status [PATH...]`: jobs per manifest and state, read from the state file alone (no call to
 // the service). With PATHs, only the manifests found there.
 import { existsSync } from "node:fs";
+import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { type JobResult, resultOf } from "../output/job-record.js";
@@ -19,7 +20,7 @@ export const statusCommand: Command = {
 PATH: manifest files or folders, to show only their jobs. Nothing is sent to the service.
 
 Options:
-  --state FILE       state file (env REEL_STATE; default .reel/state.db)
+  --state FILE       state file (env REEL_STATE; default ${DEFAULTS.statePath})
   --base-url URL     only the jobs run against this service (default: every service in the file)
   --sandbox          only the jobs run with --sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)

@@ -2,6 +2,7 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseDuration } from "../duration.js";
+import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import { checkAllowRead } from "../manifest/index.js";
 import { watchFolder } from "../watch/watch-folder.js";
@@ -19,8 +20,8 @@ credits pause the work (checked again with backoff) instead of stopping it. Ctrl
 starting again resumes, including manifests that changed meanwhile.
 
 Options:
-  --settle TIME          how long a file must stay unchanged before it is read (default 700ms;
-                         e.g. 300ms, 3s). A file not ending with a line break gets 3s. A writer
+  --settle TIME          how long a file must stay unchanged before it is read (default ${DEFAULTS.settle.text};
+                         e.g. 300ms, 3s). A file not ending with a line break gets ${DEFAULTS.incompleteGrace.text}. A writer
                          that pauses longer can be read half-written: write elsewhere, then mv
                          the file into DIR (one atomic rename)
 ${WORK_USAGE}

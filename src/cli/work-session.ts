@@ -27,6 +27,7 @@ import {
 import { readRecords } from "../output/records.js";
 import { StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
+import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
 import {
@@ -54,9 +55,9 @@ export const WORK_OPTIONS: OptionsConfig = {
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
-  --max-attempts N       attempts per job in all, for --retry-failed (default 3)
+  --max-attempts N       attempts per job in all, for --retry-failed (default ${DEFAULTS.maxAttempts})
   --resubmit-uncertain   resubmit jobs whose submission outcome is unknown (may pay twice)
-  --poll-deadline TIME   stop following a task after TIME (e.g. 30m, 6h, 2d; default 24h); its task
+  --poll-deadline TIME   stop following a task after TIME (e.g. 30m, 6h, 2d; default ${DEFAULTS.pollDeadline.text}); its task
                          id is kept and the next run follows it again
   --allow-read DIR       let manifests read files under DIR too (repeatable)
   --new-service          make again on this service the jobs already sent to another base URL
@@ -165,9 +166,12 @@ export async function withWorkSession<T>(
 ): Promise<T> {
   const maxAttemptsRaw = args.values["max-attempts"];
   const maxAttempts =
-    typeof maxAttemptsRaw === "string" ? positiveInteger("--max-attempts", maxAttemptsRaw) : 3;
+    typeof maxAttemptsRaw === "string"
+      ? positiveInteger("--max-attempts", maxAttemptsRaw)
+      : DEFAULTS.maxAttempts;
   const deadlineRaw = args.values["poll-deadline"];
-  const pollDeadlineMs = typeof deadlineRaw === "string" ? parseDuration(deadlineRaw) : 24 * 3_600_000;
+  const pollDeadlineMs =
+    typeof deadlineRaw === "string" ? parseDuration(deadlineRaw) : DEFAULTS.pollDeadline.ms;
   if (pollDeadlineMs === undefined) {
     throw new UsageError(
       `expected --poll-deadline to be a duration such as 90s, 30m, 6h or 2d, got '${String(deadlineRaw)}'`,

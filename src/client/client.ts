@@ -1,12 +1,13 @@
 // The typed client of the service: one function per endpoint of api-spec.md section 4, over one
-// keep-alive undici Agent, with the retry rules of retry-policy.ts. The key goes only into the
+// keep-alive undici Agent (transport.ts), with the retry rules of retry-policy.ts. The key goes only into the
 // Authorization header of requests to `baseUrl`; nothing else ever sees it.
 import { randomBytes } from "node:crypto";
 import { openAsBlob } from "node:fs";
 import { basename } from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Agent, type Dispatcher, FormData } from "undici";
+import { type Dispatcher, FormData } from "undici";
+import { DEFAULTS } from "../defaults.js";
 import { ReelError } from "../errors.js";
 import { type Logger, silentLogger } from "../log/logger.js";
 import type {
@@ -52,6 +53,7 @@ import {
   type RetryOptions,
 } from "./retry-policy.js";
 import { makeScrubber, type Scrub, scrubStrings } from "./scrub.js";
+import { makeDispatcher } from "./transport.js";
 
 export interface Timeouts {
   /** TCP (and TLS) connect. @defaultValue 10_000 */
@@ -68,12 +70,7 @@ export interface Timeouts {
   readonly callMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: Timeouts = {
-  connectMs: 10_000,
-  headersMs: 60_000,
-  bodyMs: 60_000,
-  callMs: 120_000,
-};
+export const DEFAULT_TIMEOUTS: Timeouts = DEFAULTS.timeouts;
 
 /** The slowest upload still waited for (64 KiB/s): a 100 MB file may take 26 minutes. */
 const UPLOAD_MIN_BYTES_PER_S = 64 * 1024;
@@ -88,7 +85,10 @@ export interface ClientOptions {
   readonly timeouts?: Partial<Timeouts>;
   /** Keep-alive connections per origin. @defaultValue 16 */
   readonly connections?: number;
-  /** Inject a transport (tests, proxies). When given, `timeouts` and `connections` are ignored. */
+  /**
+   * Inject a transport (the session's, see transport.ts; tests, proxies): not closed by close().
+   * When given, `timeouts` and `connections` (but `callMs`) are ignored.
+   */
   readonly dispatcher?: Dispatcher;
   /** Random source of the backoff jitter. @defaultValue Math.random */
   readonly random?: () => number;
@@ -181,17 +181,10 @@ export function makeClient(options: ClientOptions): ServiceClient {
   const retry: RetryOptions = { ...DEFAULT_RETRY, ...options.retry };
   const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const random = options.random ?? Math.random;
+  // Its own only when none is injected: then closed by close(); an injected one is its owner's.
   const ownDispatcher = options.dispatcher
     ? undefined
-    : new Agent({
-        connect: { timeout: timeouts.connectMs },
-        headersTimeout: timeouts.headersMs,
-        bodyTimeout: timeouts.bodyMs,
-        connections: options.connections ?? 16,
-        // Shorter than common server idle timeouts, so we rarely write to a socket the server is
-        // closing: on a costed POST that race would make the outcome unknown.
-        keepAliveTimeout: 4_000,
-      });
+    : makeDispatcher({ timeouts, connections: options.connections });
   const dispatcher: Dispatcher = options.dispatcher ?? ownDispatcher!;
   const authorization = `Bearer ${options.apiKey}`;
   const scrub = makeScrubber(options.apiKey);

@@ -1,7 +1,7 @@
 // Every failure of a call to the service, as one class each with a fixed `code`. They carry what a
 // user needs to act (endpoint, status, the service's own message, 422 field paths) and never the
 // API key: messages are built from the response, never from the request headers.
-import { ReelError } from "../errors.js";
+import { type ErrorCode, ReelError } from "../errors.js";
 
 export interface CallInfo {
   /** e.g. "POST /v1/generations" */
@@ -16,7 +16,7 @@ export class ServiceError extends ReelError {
   readonly status: number | undefined;
   readonly serviceMessage: string | undefined;
 
-  constructor(code: string, message: string, info: CallInfo, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, info: CallInfo, options?: { cause?: unknown }) {
     super(code, message, options);
     this.endpoint = info.endpoint;
     this.status = info.status;
@@ -166,7 +166,11 @@ export class UnexpectedAnswerError extends ServiceError {
   }
 }
 
-/** An answer to a paid call that is neither a definite refusal nor a server error: see UnexpectedAnswerError. */
+/**
+ * An answer to a paid call that is neither a definite refusal nor a server error: see
+ * UnexpectedAnswerError. Superseded by classify() (its reason "unexpected-answer"); kept until the
+ * engine switches to it.
+ */
 export function isUnexpectedAnswer(error: ServiceError): boolean {
   return error.status !== undefined && error.status >= 300 && error.status < 500;
 }
@@ -179,6 +183,7 @@ export class ServiceUnreachableError extends ServiceError {
   }
 }
 
+/** A rejected key or no credits. Superseded by classify() (verdict "fatal"); kept until the engine switches. */
 export function isFatalServiceError(error: unknown): error is AuthError | CreditsError {
   return error instanceof AuthError || error instanceof CreditsError;
 }

@@ -1,3 +1,5 @@
+export * from "./classify.js";
 export * from "./client.js";
 export * from "./errors.js";
-export { type CallKind, DEFAULT_RETRY, type RetryOptions } from "./retry-policy.js";
+export { makeDispatcher, type TransportOptions } from "./transport.js";
+export { DEFAULT_RETRY, type RetryOptions } from "./retry-policy.js";

@@ -3,22 +3,14 @@
 // - "upload": costs no credits, retried like a read (a duplicate asset is harmless).
 // - "costed" (submit a generation, create speech): retried only where the call provably did not take
 //   effect (connection refused, 429, 503). After any other failure once the request may have left,
-//   the outcome is unknown: retrying could make the user pay twice. Only the refusals the spec and
-//   HTTP make definite count as "nothing was created" (see isDefiniteRefusal); any other answer (a
-//   303 after creating the task, a 400, a 404 from a proxy, a 500) leaves the outcome unknown.
-import {
-  AuthError,
-  CreditsError,
-  NetworkError,
-  OutcomeUnknownError,
-  RateLimitError,
-  ServerError,
-  type ServiceError,
-  TimeoutError,
-  ValidationError,
-} from "./errors.js";
+//   the outcome is unknown: retrying could make the user pay twice. What counts as "nothing was
+//   created" is said in classify.ts, the one place that judges a failed call.
+import { BACKOFF, backoffDelay as backoffAfter } from "../backoff.js";
+import { DEFAULTS } from "../defaults.js";
+import { type CallKind, classify } from "./classify.js";
+import { OutcomeUnknownError, type ServiceError } from "./errors.js";
 
-export type CallKind = "read" | "upload" | "costed";
+export type { CallKind };
 
 export interface RetryOptions {
   /** Tries in all, the first included. @defaultValue 6 */
@@ -36,62 +28,36 @@ export interface RetryOptions {
   readonly maxRetryAfterMs: number;
 }
 
-export const DEFAULT_RETRY: RetryOptions = {
-  maxAttempts: 6,
-  maxElapsedMs: 120_000,
-  baseDelayMs: 250,
-  maxDelayMs: 20_000,
-  maxRetryAfterMs: 60_000,
-};
+export const DEFAULT_RETRY: RetryOptions = DEFAULTS.retry;
 
 export type RetryDecision =
   | { readonly action: "retry"; readonly floorMs: number }
   | { readonly action: "fail"; readonly error: ServiceError };
 
-/** What to do after `error` on a call of `kind`. */
+/** What to do after `error` on a call of `kind`: try again only what classify calls transient. */
 export function decideRetry(error: ServiceError, kind: CallKind): RetryDecision {
-  const floorMs = (error as { retryAfterMs?: number }).retryAfterMs ?? 0;
-  if (error instanceof RateLimitError) return { action: "retry", floorMs };
-  if (error instanceof ServerError) {
-    if (kind !== "costed" || error.status === 503) return { action: "retry", floorMs };
-    return { action: "fail", error: new OutcomeUnknownError(error) };
-  }
-  if (error instanceof NetworkError || error instanceof TimeoutError) {
-    if (kind !== "costed" || !error.sent) return { action: "retry", floorMs: 0 };
-    return { action: "fail", error: new OutcomeUnknownError(error) };
-  }
-  if (kind === "costed" && !isDefiniteRefusal(error)) {
+  const { verdict, mayHaveTakenEffect, retryAfterMs } = classify(error, { kind });
+  if (verdict === "transient") return { action: "retry", floorMs: retryAfterMs ?? 0 };
+  // Never sent again: a costed call that may have taken effect is said to be of unknown outcome.
+  if (kind === "costed" && mayHaveTakenEffect && !(error instanceof OutcomeUnknownError)) {
     return { action: "fail", error: new OutcomeUnknownError(error) };
   }
   return { action: "fail", error };
 }
 
-/**
- * Whether a costed call's failure proves that nothing was created: the spec's refusals (401 a
- * rejected key; no credits, whose status the spec leaves open, so a 402 or a 4xx about credits;
- * 422 invalid parameters), HTTP's "not now" (429, 503), and a request that never left. A 403 is not
- * among them: the spec answers a bad key with 401, and a 403 may come after the work was done.
- */
-export function isDefiniteRefusal(error: ServiceError): boolean {
-  if (error instanceof NetworkError || error instanceof TimeoutError) return !error.sent;
-  return (
-    (error instanceof AuthError && error.status === 401) ||
-    error instanceof CreditsError ||
-    (error instanceof ValidationError && error.status === 422) ||
-    error instanceof RateLimitError ||
-    (error instanceof ServerError && error.status === 503)
-  );
-}
-
-/** Full jitter (AWS architecture blog, "Exponential Backoff And Jitter"), never below the service's floor. */
+/** The client's wait before retry number `retry` (0: the first): BACKOFF.clientRetry's shape, with `options`' numbers. */
 export function backoffDelay(
   retry: number,
   floorMs: number,
   options: RetryOptions,
   random = Math.random,
 ): number {
-  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** retry);
-  return Math.max(floorMs, Math.floor(random() * ceiling));
+  const schedule = {
+    baseMs: options.baseDelayMs,
+    maxMs: options.maxDelayMs,
+    jitter: BACKOFF.clientRetry.jitter,
+  };
+  return backoffAfter(schedule, retry, { floorMs, random });
 }
 
 /** Parses Retry-After (seconds or an HTTP date) into milliseconds. */

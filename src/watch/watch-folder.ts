@@ -18,17 +18,18 @@ import {
 } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
+import { DEFAULTS } from "../defaults.js";
 import { noteRepeatedJobs } from "../run/notes.js";
 import type { OutputDiskError } from "../errors.js";
 import { type StateFileError, versionKey } from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import { isIgnoredPath } from "./manifest-files.js";
 
-const DEFAULT_SETTLE_MS = 700;
+const DEFAULT_SETTLE_MS = DEFAULTS.settle.ms;
 /** How often the watched folder is checked for having been deleted or replaced. */
 const FOLDER_CHECK_MS = 2_000;
 /** How long a file that does not end with a line break may still be being written. */
-const INCOMPLETE_GRACE_MS = 3_000;
+const INCOMPLETE_GRACE_MS = DEFAULTS.incompleteGrace.ms;
 
 export interface WatchOptions extends Omit<
   EngineOptions,
@@ -47,7 +48,7 @@ export interface WatchOptions extends Omit<
    * write in bursts, short enough that a saved manifest starts within a second. A writer that pauses
    * longer mid-line gets INCOMPLETE_GRACE_MS more (see loadFile); one that pauses longer at a line
    * break gets its first lines read, and run if they are a valid manifest.
-   * @defaultValue 700
+   * @defaultValue DEFAULTS.settle (700ms)
    */
   readonly settleMs?: number | undefined;
   /**

@@ -1,0 +1,60 @@
+// Every backoff of reel, in one table: how long to wait before the n-th try again of something that
+// failed for now. The n-th wait is min(maxMs, baseMs * 2^n) (n from 0), with full jitter where many
+// clients may retry together, never below the service's own Retry-After.
+
+export interface BackoffSchedule {
+  /** The first wait's ceiling. */
+  readonly baseMs: number;
+  /** No wait is longer. */
+  readonly maxMs: number;
+  /**
+   * "full": a random wait in [0, ceiling) (AWS architecture blog, "Exponential Backoff And
+   * Jitter"): calls that failed together do not come back together. "none": the ceiling itself.
+   */
+  readonly jitter: "full" | "none";
+}
+
+export const BACKOFF = {
+  /**
+   * The client's retries of one call (429, 5xx, a connection that failed): 250 ms doubling, at most
+   * 20 s, jittered. Six tries in 120 s (DEFAULTS.retry) span about a minute of outage: a restart of
+   * the service is ridden out, a service that is down is said within two minutes.
+   */
+  clientRetry: { baseMs: 250, maxMs: 20_000, jitter: "full" },
+  /**
+   * Submissions refused for the moment (429 or 503 past the client's own retries, a connection
+   * refused): 1 s doubling up to 60 s, so a service that stays busy is asked once a minute, not
+   * hammered. Not jittered: the engine's submissions wait behind one another in their slots.
+   */
+  submitRefused: { baseMs: 1_000, maxMs: 60_000, jitter: "none" },
+  /**
+   * Checks of a paused service (watch mode, a rejected key or no credits): from 1 s, doubling, up to
+   * 60 s apart: the user's fix (a new key, credits bought) is seen within a minute.
+   */
+  pauseProbe: { baseMs: 1_000, maxMs: 60_000, jitter: "none" },
+} as const satisfies Record<string, BackoffSchedule>;
+
+/**
+ * Polls of one task that failed in a row: from the poll interval's floor, doubling to its ceiling
+ * (a service answering what reel cannot read was polled 45 times a second on loopback).
+ */
+export function failedPollBackoff(timing: {
+  readonly minMs: number;
+  readonly maxMs: number;
+}): BackoffSchedule {
+  return { baseMs: timing.minMs, maxMs: timing.maxMs, jitter: "none" };
+}
+
+/**
+ * The wait before try again number `attempt` (0: the first retry), never below `floorMs` (the
+ * service's Retry-After).
+ */
+export function backoffDelay(
+  schedule: BackoffSchedule,
+  attempt: number,
+  { floorMs = 0, random = Math.random }: { floorMs?: number; random?: () => number } = {},
+): number {
+  const ceiling = Math.min(schedule.maxMs, schedule.baseMs * 2 ** attempt);
+  const wait = schedule.jitter === "full" ? Math.floor(random() * ceiling) : ceiling;
+  return Math.max(floorMs, wait);
+}
