@@ -40,11 +40,7 @@ export const ERROR_CODES = [
   "E_DOWNLOAD_REFUSED", // DownloadError("refused"): trying again cannot help
 ] as const;
 
-/**
- * `E_DOWNLOAD_${string}`: DownloadError builds its code from its failure kind with toUpperCase(),
- * typed `string`; the three codes are listed above. Dropped once download.ts names them (a table).
- */
-export type ErrorCode = (typeof ERROR_CODES)[number] | `E_DOWNLOAD_${string}`;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /**
  * Codes that appear in the `--json` error document only, never on a ReelError: a manifest found

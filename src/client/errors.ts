@@ -166,26 +166,12 @@ export class UnexpectedAnswerError extends ServiceError {
   }
 }
 
-/**
- * An answer to a paid call that is neither a definite refusal nor a server error: see
- * UnexpectedAnswerError. Superseded by classify() (its reason "unexpected-answer"); kept until the
- * engine switches to it.
- */
-export function isUnexpectedAnswer(error: ServiceError): boolean {
-  return error.status !== undefined && error.status >= 300 && error.status < 500;
-}
-
 /** Conditions that stop a whole run: nothing else can succeed until the user acts. */
 /** The service could not be reached at all before it ever answered: a wrong address, or it is down. */
 export class ServiceUnreachableError extends ServiceError {
   constructor(message: string, cause: NetworkError) {
     super("E_UNREACHABLE", message, { endpoint: cause.endpoint }, { cause });
   }
-}
-
-/** A rejected key or no credits. Superseded by classify() (verdict "fatal"); kept until the engine switches. */
-export function isFatalServiceError(error: unknown): error is AuthError | CreditsError {
-  return error instanceof AuthError || error instanceof CreditsError;
 }
 
 function suffix(info: CallInfo): string {

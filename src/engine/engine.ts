@@ -19,6 +19,7 @@ import { ensureJobRecord } from "../output/job-record.js";
 import { ensureRealDir, removeStaleTempFiles } from "../output/atomic-write.js";
 import { probeWritable } from "../output/out-dir.js";
 import { type JobRow, type NewJob, StateFileError, versionKey } from "../state/store.js";
+import { DEFAULTS } from "../defaults.js";
 import { shownPath } from "../user-path.js";
 import { makeAssetResolver } from "./assets.js";
 import { type EngineContext, type EngineOptions, IN_FLIGHT, type WantedJobs } from "./context.js";
@@ -80,9 +81,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     throw error;
   }
 
-  const concurrency = options.concurrency ?? 4;
-  const downloadConcurrency = options.downloadConcurrency ?? 4;
-  const transfers = new PQueue({ concurrency: options.uploadConcurrency ?? 4 });
+  const concurrency = options.concurrency ?? DEFAULTS.concurrency;
+  const downloadConcurrency = options.downloadConcurrency ?? DEFAULTS.downloadConcurrency;
+  const transfers = new PQueue({ concurrency: options.uploadConcurrency ?? DEFAULTS.uploadConcurrency });
   const queues = {
     slots: new PQueue({ concurrency }),
     transfers,
@@ -94,7 +95,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     // Jobs already done only need their files checked: a lane of their own, so 10,000 checks at the
     // start of a rerun never delay the first submission.
     checks: new PQueue({ concurrency: 16 }),
-    polls: new PQueue({ intervalCap: options.pollsPerSecond ?? 20, interval: 1_000 }),
+    polls: new PQueue({ intervalCap: options.pollsPerSecond ?? DEFAULTS.polling.perSecond, interval: 1_000 }),
   };
 
   // ---- jobs wanted, and jobs being worked on ----
@@ -118,9 +119,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     outKey,
     versions: { store, outDir, outKey },
     options: {
-      maxAttempts: options.maxAttempts ?? 3,
+      maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
       pollTiming: options.pollTiming ?? DEFAULT_POLL_TIMING,
-      pollDeadlineMs: options.pollDeadlineMs ?? 24 * 3600_000,
+      pollDeadlineMs: options.pollDeadlineMs ?? DEFAULTS.pollDeadline.ms,
       onFatal,
       retryFailed: options.retryFailed ?? false,
       resubmitUncertain: options.resubmitUncertain ?? false,

@@ -1,7 +1,8 @@
 // Following a task on the service: polled (in its generation slot) until it is final, the engine
 // stops, or its deadline passes. Each change of status is recorded; answers that cannot be read are
 // asked again with backoff, a bounded number of times.
-import { NotFoundError, ProtocolError, RateLimitError, ServiceError } from "../client/index.js";
+import { backoffDelay, failedPollBackoff } from "../backoff.js";
+import { classify } from "../client/index.js";
 import { formatDuration } from "../duration.js";
 import { FINAL_STATUSES, type TaskStatus } from "../service/api-types.js";
 import { type JobRow, StateFileError } from "../state/store.js";
@@ -57,7 +58,7 @@ export async function follow(
       failedPolls > 0
         ? // A poll that failed is not made again at once: a service answering what reel cannot
           // read was polled 45 times a second on loopback.
-          Math.min(pollTiming.maxMs, pollTiming.minMs * 2 ** failedPolls)
+          backoffDelay(failedPollBackoff(pollTiming), failedPolls)
         : nextPollDelay(
             {
               status,
@@ -97,7 +98,8 @@ export async function follow(
         if (options.onFatal === "stop") return false;
         continue;
       }
-      if (error instanceof NotFoundError) {
+      const c = classify(error);
+      if (c.reason === "not-found") {
         store.markFailed(rowId, "task", `task ${taskId} is unknown to the service (404)`);
         ctx.changed();
         return true;
@@ -105,7 +107,7 @@ export async function follow(
       failedPolls++;
       // An answer reel cannot read (or a fault of its own reading it): asked again, with backoff,
       // a bounded number of times.
-      if (error instanceof ProtocolError || !(error instanceof ServiceError)) {
+      if (c.reason === "unreadable" || c.reason === "not-a-service-error") {
         unreadable++;
         const what = (error as Error).message;
         if (unreadable >= MAX_UNREADABLE_ANSWERS) {
@@ -121,15 +123,16 @@ export async function follow(
           });
         }
       }
-      if (error instanceof RateLimitError && error.retryAfterMs !== undefined) {
+      const retryAfterMs = c.reason === "rate-limited" ? c.retryAfterMs : undefined;
+      if (retryAfterMs !== undefined) {
         // A Retry-After longer than the client would sleep through: this task waits, the others go
         // on; one longer than a run waits parks it for the next run.
-        if (error.retryAfterMs > LONGEST_WAIT_MS) {
+        if (retryAfterMs > LONGEST_WAIT_MS) {
           return leave(
-            `the service asked to wait ${formatDuration(error.retryAfterMs)} before asking about it again (Retry-After), longer than reel waits in a run`,
+            `the service asked to wait ${formatDuration(retryAfterMs)} before asking about it again (Retry-After), longer than reel waits in a run`,
           );
         }
-        await ctx.signals.sleep(Math.min(error.retryAfterMs, deadline - Date.now()));
+        await ctx.signals.sleep(Math.min(retryAfterMs, deadline - Date.now()));
       }
       ctx.log.warn(
         { job: row.job_key, taskId, err: (error as Error).message },

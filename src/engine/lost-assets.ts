@@ -1,7 +1,7 @@
 // Assets deleted on the service since reel uploaded them. A task that failed because an asset it
 // names is missing there makes reel's record of that upload stale: it is forgotten (so the asset is
 // uploaded again) and the job tries once more.
-import { NotFoundError } from "../client/index.js";
+import { classify } from "../client/index.js";
 import type { Job } from "../manifest/index.js";
 import type { JobRow } from "../state/store.js";
 import type { EngineContext } from "./context.js";
@@ -33,7 +33,7 @@ export async function forgetLostAssets(ctx: EngineContext, job: Job, row: JobRow
     try {
       await ctx.client.getAsset(id, { signal: ctx.signals.stop.signal });
     } catch (error) {
-      if (error instanceof NotFoundError) lost.push(id);
+      if (classify(error).reason === "not-found") lost.push(id);
     }
   }
   if (lost.length === 0) return false;

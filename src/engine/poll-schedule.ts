@@ -2,6 +2,7 @@
 // and every poll that comes too late delays a download. So: rarely while a task waits its turn, a
 // single poll near the moment it should finish (learned from the tasks that finished before it),
 // then a tight interval until it does.
+import { DEFAULTS } from "../defaults.js";
 import type { TaskStatus } from "../service/api-types.js";
 
 export interface PollTiming {
@@ -11,7 +12,7 @@ export interface PollTiming {
   readonly maxMs: number;
 }
 
-export const DEFAULT_POLL_TIMING: PollTiming = { minMs: 100, maxMs: 10_000 };
+export const DEFAULT_POLL_TIMING: PollTiming = DEFAULTS.polling.timing;
 
 /** Learns how long the service takes per second of video, from the tasks seen running and finishing. */
 export class RunRateEstimator {

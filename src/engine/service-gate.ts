@@ -3,26 +3,16 @@
 // the service, checked again with backoff, until the condition clears ("pause": watch). Refusals
 // "for now" (429, 503, a refused connection) past the client's retries are waited out here too, and
 // a wait longer than a run sits through parks the submissions not sent yet.
-import {
-  isFatalServiceError,
-  NetworkError,
-  type ServiceClient,
-  type ServiceError,
-  ServiceUnreachableError,
-} from "../client/index.js";
+import { BACKOFF, backoffDelay } from "../backoff.js";
+import { classify, type ServiceClient, type ServiceError } from "../client/index.js";
+import { DEFAULTS } from "../defaults.js";
 import { formatDuration } from "../duration.js";
 import type { OutputDiskError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import type { ProgressSink } from "./progress.js";
 
-/** Checks of a paused service (watch mode): from 1 s, doubling, up to 60 s apart. */
-const PAUSE_PROBE_MS = { first: 1_000, max: 60_000 } as const;
-/**
- * The longest the service may ask reel to wait (Retry-After) within a run. A longer wait is not sat
- * through: the work it holds is parked (left as it is, said on screen, taken up by the next run),
- * since a run that sleeps for hours looks hung and a service asking for days is broken.
- */
-export const LONGEST_WAIT_MS = 15 * 60_000;
+/** The longest the service may ask reel to wait within a run; see DEFAULTS.longestWaitMs for why. */
+export const LONGEST_WAIT_MS = DEFAULTS.longestWaitMs;
 
 export interface ServiceGateOptions {
   readonly client: ServiceClient;
@@ -42,7 +32,8 @@ export class ServiceGate {
   private pause: { promise: Promise<void>; resume: () => void } | undefined;
   /** Until when new submissions are parked: the service asked to wait longer than LONGEST_WAIT_MS. */
   private submissionsParkedUntil = 0;
-  private probeDelay: number = PAUSE_PROBE_MS.first;
+  /** Checks of a paused service made since it paused (BACKOFF.pauseProbe spaces them). */
+  private probes = 0;
   private readonly announced = new Set<string>();
   private waitingNoted = 0;
 
@@ -58,26 +49,15 @@ export class ServiceGate {
     return Date.now() < this.submissionsParkedUntil;
   }
 
-  /**
-   * A run whose service has never answered, and whose calls cannot even connect (connection
-   * refused, unknown host): the address is wrong or the service is down. Said at once, rather than
-   * submissions waiting on it with backoff for an hour.
-   */
-  private unreachable(error: unknown): ServiceError | undefined {
-    const { client, onFatal } = this.o;
-    if (onFatal !== "stop" || !(error instanceof NetworkError) || error.sent || client.answered)
-      return undefined;
-    return new ServiceUnreachableError(
-      `cannot reach the service at ${client.baseUrl} (${error.message}). Check --base-url (REEL_BASE_URL) and that the service is up; nothing was sent, rerun once it answers.`,
-      error,
-    );
-  }
-
   /** True when `error` is fatal; in "pause" mode the caller then awaits `whenServiceUsable` and retries. */
   handleFatal(thrown: unknown): boolean {
-    const { log, progress, stop, onFatal } = this.o;
-    const error = isFatalServiceError(thrown) ? thrown : this.unreachable(thrown);
-    if (error === undefined) return false;
+    const { log, progress, stop, onFatal, client } = this.o;
+    // A run whose service never answered and cannot even be connected to (`reach`) is told at
+    // once, rather than waiting on it with backoff for an hour. A fatal condition behind an
+    // uncertain outcome is the submission's to judge (submit.ts).
+    const c = classify(thrown, { reach: onFatal === "stop" ? client : undefined });
+    if (c.verdict !== "fatal" || c.mayHaveTakenEffect) return false;
+    const error = c.error as ServiceError;
     if (onFatal === "stop") {
       if (!this.fatal) {
         this.fatal = error;
@@ -120,8 +100,7 @@ export class ServiceGate {
   private async probe(error: ServiceError): Promise<void> {
     const { stop, sleep, client } = this.o;
     while (!stop.signal.aborted) {
-      await sleep(this.probeDelay);
-      this.probeDelay = Math.min(PAUSE_PROBE_MS.max, this.probeDelay * 2);
+      await sleep(backoffDelay(BACKOFF.pauseProbe, this.probes++));
       if (stop.signal.aborted) return;
       if (error.code === "E_CREDITS") break; // only a submission can tell: let one try again
       try {
@@ -129,7 +108,7 @@ export class ServiceGate {
         await client.getAsset("1", { signal: stop.signal });
         break;
       } catch (e) {
-        if (!isFatalServiceError(e)) break;
+        if (classify(e).verdict !== "fatal") break;
       }
     }
     const current = this.pause;
@@ -151,7 +130,7 @@ export class ServiceGate {
 
   /** A call went through: a pause that was said is said to be over. */
   serviceWorks(): void {
-    this.probeDelay = PAUSE_PROBE_MS.first;
+    this.probes = 0;
     if (this.announced.size > 0) {
       this.o.progress.event({ stage: "note", detail: "the service accepts calls again: resumed" });
       this.announced.clear();

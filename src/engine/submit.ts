@@ -1,17 +1,8 @@
 // Submission: whether a job may be (re)submitted, its assets resolved, its slot taken, the intent
 // written (state file, then journal) before the request leaves, the answer recorded, and a refusal
 // sorted into "try again later", "failed" or "uncertain" (perhaps paid for, its task id unknown).
-import {
-  isFatalServiceError,
-  isUnexpectedAnswer,
-  NetworkError,
-  OutcomeUnknownError,
-  RateLimitError,
-  ServerError,
-  ServiceError,
-  UnexpectedAnswerError,
-  ValidationError,
-} from "../client/index.js";
+import { BACKOFF, backoffDelay } from "../backoff.js";
+import { classify, OutcomeUnknownError, type UnexpectedAnswerError } from "../client/index.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
@@ -224,51 +215,44 @@ function recordSubmitFailure(
   error: unknown,
 ): "retry" | "end" | number {
   const { store, progress, gate } = ctx;
-  if (error instanceof ValidationError) {
-    store.markFailed(rowId, "rejected", error.message);
-    progress.event({ stage: "failed", key, detail: error.message });
+  const c = classify(error, { kind: "costed" });
+  const message = (error as Error).message ?? String(error);
+  if (c.reason === "invalid") {
+    store.markFailed(rowId, "rejected", message);
+    progress.event({ stage: "failed", key, detail: message });
   } else if (
-    error instanceof ServiceError &&
-    !(error instanceof OutcomeUnknownError) &&
+    !c.mayHaveTakenEffect &&
     // After our own abort, only a request known never to have left is a definite refusal.
-    (!ctx.signals.costed.aborted || (error instanceof NetworkError && !error.sent))
+    (!ctx.signals.costed.aborted || c.reason === "not-sent")
   ) {
     // A definite refusal (401, 402, 429/503 past the retries, connection refused): nothing was
     // created, so no attempt was spent and the job goes back to pending.
-    store.markRefused(rowId, error.message);
+    store.markRefused(rowId, message);
     if (gate.handleFatal(error)) return ctx.options.onFatal === "pause" ? "retry" : "end";
-    const transient =
-      error instanceof RateLimitError ||
-      (error instanceof ServerError && error.status === 503) ||
-      (error instanceof NetworkError && !error.sent);
-    const floor = (error as { retryAfterMs?: number }).retryAfterMs ?? 0;
+    // A connect timeout is a refusal for certain, but not one to wait out (as before classify).
+    const transient = c.verdict === "transient" && c.reason !== "connect-timeout";
+    const floor = c.retryAfterMs ?? 0;
     if (transient && floor > LONGEST_WAIT_MS) {
       gate.parkSubmissions(floor);
       return "end";
     }
     if (transient && gate.transientRefusals < MAX_TRANSIENT_REFUSALS) {
-      return Math.max(floor, Math.min(60_000, 1_000 * 2 ** Math.min(6, gate.transientRefusals)));
+      return backoffDelay(BACKOFF.submitRefused, gate.transientRefusals, { floorMs: floor });
     }
-    progress.event({ stage: "failed", key, detail: error.message });
+    progress.event({ stage: "failed", key, detail: message });
   } else {
     // Outcome unknown, or our own abort while the request was on the wire.
-    const message = (error as Error).message ?? String(error);
     markUncertain(ctx, rowId, message);
-    // A 403 on a submission: uncertain (it may come after the work was done), and the key is in
-    // doubt too: the run stops (or pauses) as for a 401, instead of each job meeting it in turn.
-    if (error instanceof OutcomeUnknownError && isFatalServiceError(error.cause))
-      gate.handleFatal(error.cause);
-    // Another status the interface does not define (a redirect, 400, 404, 409: a wrong base URL
-    // behind a gateway): a run stops paying (a watcher goes on; its jobs are sent one by one as
-    // their manifests land).
-    else if (
-      error instanceof OutcomeUnknownError &&
-      error.cause instanceof ServiceError &&
-      isUnexpectedAnswer(error.cause) &&
-      ctx.options.onFatal === "stop" &&
-      !gate.fatal
-    ) {
-      const unexpected = new UnexpectedAnswerError(error.cause);
+    if (c.verdict === "fatal" && c.reason !== "unexpected-answer") {
+      // A 403 (or no credits) on a submission: uncertain (it may come after the work was done),
+      // and the key is in doubt too: the run stops (or pauses) as for a 401, instead of each job
+      // meeting it in turn.
+      gate.handleFatal(c.error);
+    } else if (c.reason === "unexpected-answer" && ctx.options.onFatal === "stop" && !gate.fatal) {
+      // Another status the interface does not define (a redirect, 400, 404, 409: a wrong base URL
+      // behind a gateway): a run stops paying (a watcher goes on; its jobs are sent one by one as
+      // their manifests land).
+      const unexpected = c.error as UnexpectedAnswerError;
       gate.fatal = unexpected;
       ctx.log.error({ code: unexpected.code, endpoint: unexpected.endpoint }, unexpected.message);
       ctx.signals.stop.abort(unexpected);

@@ -21,7 +21,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher } from "undici";
 import { dirname } from "node:path";
 import { describeTransportFailure, isCertificateFailure, isTlsFailure } from "../client/errors.js";
-import { ReelError } from "../errors.js";
+import { type ErrorCode, ReelError } from "../errors.js";
 import { MEDIA_FORMATS, sniffFormat } from "../service/media-format.js";
 import { asDiskFailure, tempPathFor } from "./atomic-write.js";
 import { DEFAULT_STALL_RULE, type StallRule, watchForStall } from "./stall-watchdog.js";
@@ -33,11 +33,17 @@ import { DEFAULT_STALL_RULE, type StallRule, watchForStall } from "./stall-watch
  */
 export type DownloadFailure = "expired" | "retry" | "refused";
 
+const DOWNLOAD_CODES = {
+  expired: "E_DOWNLOAD_EXPIRED",
+  retry: "E_DOWNLOAD_RETRY",
+  refused: "E_DOWNLOAD_REFUSED",
+} as const satisfies Record<DownloadFailure, ErrorCode>;
+
 export class DownloadError extends ReelError {
   readonly failure: DownloadFailure;
 
   constructor(message: string, failure: DownloadFailure = "refused") {
-    super(`E_DOWNLOAD_${failure.toUpperCase()}`, message);
+    super(DOWNLOAD_CODES[failure], message);
     this.failure = failure;
   }
 
