@@ -226,6 +226,7 @@ export async function withWorkSession<T>(
         maxAttempts,
         pollDeadlineMs,
         httpOrigins: service.httpOrigins,
+        dispatcher: service.dispatcher,
         cwd: io.cwd,
         pollTiming: service.polling.timing,
         pollsPerSecond: service.polling.perSecond,

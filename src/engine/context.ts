@@ -5,6 +5,7 @@
 import type PQueue from "p-queue";
 import type { ServiceClient } from "../client/index.js";
 import type { OutputDiskError } from "../errors.js";
+import type { Dispatcher } from "undici";
 import type { Logger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
 import type { JournalWriter } from "../output/journal.js";
@@ -43,6 +44,12 @@ export interface EngineOptions {
   readonly downloadConcurrency?: number;
   /** Origins whose result videos may be fetched over plain http (the sandbox). */
   readonly httpOrigins?: readonly string[];
+  /**
+   * The session's HTTP dispatcher (the client's): downloads go through it. Remote sources keep a
+   * guarded one per fetch, which checks each address it connects to (see source-address.ts).
+   * @defaultValue one of the downloads' own
+   */
+  readonly dispatcher?: Dispatcher;
   /** The folder reel was started in: progress notes name files relative to it. Without it, whole. */
   readonly cwd?: string;
   readonly logger?: Logger;
@@ -73,6 +80,7 @@ export interface ResolvedOptions {
   readonly retryFailed: boolean;
   readonly resubmitUncertain: boolean;
   readonly httpOrigins: readonly string[];
+  readonly dispatcher: Dispatcher | undefined;
 }
 
 /** The engine's queues: each bounds one kind of work (see makeEngine for their sizes). */

@@ -99,6 +99,7 @@ async function download(ctx: EngineContext, finished: JobRow, { addressFresh = t
               dest,
               signal: stop,
               httpOrigins: ctx.options.httpOrigins,
+              dispatcher: ctx.options.dispatcher,
             });
             video = { ...saved, stamp: stampOfPath(dest) };
             break;

@@ -18,9 +18,10 @@ import {
 } from "node:fs";
 import { unlink } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Agent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import { dirname } from "node:path";
 import { describeTransportFailure, isCertificateFailure, isTlsFailure } from "../client/errors.js";
+import { makeDispatcher } from "../client/transport.js";
 import { type ErrorCode, ReelError } from "../errors.js";
 import { MEDIA_FORMATS, sniffFormat } from "../service/media-format.js";
 import { asDiskFailure, tempPathFor } from "./atomic-write.js";
@@ -459,7 +460,16 @@ function fetchInto(
       const headers: Record<string, string> = {};
       if (file.size > 0) headers.range = `bytes=${file.size}-`;
       (options.dispatcher ?? defaultDispatcher()).dispatch(
-        { origin: url.origin, path: `${url.pathname}${url.search}`, method: "GET", headers },
+        {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: "GET",
+          headers,
+          // undici's own defaults, as downloads had before they shared the session's dispatcher
+          // (whose 60 s suit JSON calls); the stall rule above bounds a slow transfer anyway.
+          headersTimeout: DOWNLOAD_SILENCE_MS,
+          bodyTimeout: DOWNLOAD_SILENCE_MS,
+        },
         handler,
       );
     } catch (error) {
@@ -468,16 +478,15 @@ function fetchInto(
   });
 }
 
-let sharedAgent: Agent | undefined;
+/** The longest silence a download sits through before its answer or between its bytes. */
+const DOWNLOAD_SILENCE_MS = 300_000;
 
-/**
- * Downloads go through an Agent of this undici, never the process's global dispatcher: that one may
- * belong to an older undici (Node's own, set up by any early use of fetch, or a library's), whose
- * dispatch API refuses the handler above ("invalid onError method").
- */
+let fallback: Dispatcher | undefined;
+
+/** For callers that give none (tests, benches): one of this undici's, as the session makes. */
 function defaultDispatcher(): Dispatcher {
-  sharedAgent ??= new Agent({ keepAliveTimeout: 4_000 });
-  return sharedAgent;
+  fallback ??= makeDispatcher();
+  return fallback;
 }
 
 /** Writes all of `bytes` at `position` of `fd`. */
