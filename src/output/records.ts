@@ -5,27 +5,18 @@
 import { type Dirent, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type JournaledJob, type JournalScope, readJournal } from "./journal.js";
+import type { JobResult } from "./job-record.js";
 import { isRecordName, RESULTS_NAME } from "./layout.js";
 
-/** A job as its record in OUT shows it (job-record.ts writes these fields). */
-export interface RecordedJob {
-  readonly manifest: string;
-  readonly id: string;
-  readonly specHash: string;
-  readonly status: string;
-  readonly taskId: string | null;
-  readonly file: string | null;
-  readonly error: string | null;
-  readonly attempts: number;
-  readonly model: string;
-  readonly seconds: number;
+/**
+ * A job as its record in OUT shows it: the fields job-record.ts writes, read back from a file anyone
+ * can edit (a time may be missing), and the spec that was sent (per-job records only; results.jsonl
+ * has none).
+ */
+export type RecordedJob = Omit<JobResult, "createdAt"> & {
   readonly createdAt: string | null;
-  readonly submittedAt: string | null;
-  readonly finishedAt: string | null;
-  readonly downloadedAt: string | null;
-  /** The spec that was sent (per-job records only; results.jsonl has none). */
   readonly spec?: unknown;
-}
+};
 
 /** The statuses of a task on the service that is not final yet. */
 export const TASK_STATUSES: ReadonlySet<string> = new Set(["PreProcessing", "Pending", "Running"]);

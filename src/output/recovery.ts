@@ -138,7 +138,7 @@ export function earlierWork(
  * Of `jobs`, those the state file never sent whose record in `outDir` shows them sent (the same
  * spec hash, a task id): paid for with a state file that is gone (deleted with its logs and
  * journal) or with another one. Sent again, they would be paid twice and their records and videos
- * overwritten. One `stat` per job the state never sent; none on a rerun.
+ * overwritten. One indexed lookup per job, and one `stat` per job the state never sent.
  */
 export function listRecordedUnknown(
   store: StateStore,

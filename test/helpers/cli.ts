@@ -69,6 +69,51 @@ export function spawnReel(argv: string[], options: { cwd: string; env: Record<st
   });
 }
 
+/** A real `reel` process of a test: its exit code and what it printed on stderr so far. */
+export interface ReelProcess {
+  readonly child: ReturnType<typeof spawn>;
+  readonly exit: Promise<number | null>;
+  readonly stderr: () => string;
+}
+
+/**
+ * Call at the top of a test file: returns `reel(argv, cwd, env, wrapper?)`, which spawns the real
+ * binary (under `wrapper`, e.g. unshare, if given) and keeps its stderr. Every process still running
+ * after a test is killed, stopped ones (SIGSTOP) included, also when an assertion threw.
+ */
+export function useReelProcesses(): (
+  argv: string[],
+  cwd: string,
+  env: Record<string, string>,
+  wrapper?: string[],
+) => ReelProcess {
+  const children: ReturnType<typeof spawn>[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGCONT");
+        child.kill("SIGKILL");
+      }
+    }
+  });
+  return (argv, cwd, env, wrapper = []) => {
+    const command = [...wrapper, process.execPath, BIN, ...argv];
+    const child = spawn(command[0]!, command.slice(1), {
+      cwd,
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    children.push(child);
+    let stderr = "";
+    child.stderr!.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.stdout!.resume();
+    const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    return { child, exit, stderr: () => stderr };
+  };
+}
+
 /** Starts a long-running command (watch) in-process; `stop()` sends it the Ctrl-C signal. */
 export function startCli(
   argv: string[],

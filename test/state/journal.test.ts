@@ -2,28 +2,21 @@
 // what was paid, written before each request leaves: a state file that loses the tasks in flight
 // (emptied after a kill -9, or rolled back by a deleted -wal) is refused at the next start, rebuilt
 // from the journal with --rebuild-state, and those tasks are followed, never paid for again.
-import { spawn } from "node:child_process";
 import { readFileSync, truncateSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { spawnReel, until, writeTree } from "../helpers/cli.js";
+import { until, useReelProcesses, writeTree } from "../helpers/cli.js";
 import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 let sandbox: Sandbox | undefined;
-const children: ReturnType<typeof spawn>[] = [];
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGCONT");
-      child.kill("SIGKILL");
-    }
-  }
   await sandbox?.close();
   sandbox = undefined;
 });
+const reel = useReelProcesses();
 
 /** A manifest of `count` videos of 10 s (3 s each on the sandbox below), their texts unique to `name`. */
 function manifest(name: string, count: number): string {
@@ -32,18 +25,6 @@ function manifest(name: string, count: number): string {
     (_, i) => `  - id: v${i}\n    chunks:\n      - duration: 10\n        text: "${name} take ${i}"\n`,
   ).join("");
   return `version: 1\nname: ${name}\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos}`;
-}
-
-function reel(args: string[], cwd: string, env: Record<string, string>) {
-  const child = spawnReel(args, { cwd, env });
-  children.push(child);
-  let stderr = "";
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  child.stdout.resume();
-  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { child, exit, stderr: () => stderr };
 }
 
 /** The lines of the journal in `dir`'s output folder (none when there is none). */

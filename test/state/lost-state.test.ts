@@ -2,23 +2,21 @@
 // records in OUT and the logs beside the state show that work was paid for. reel refuses (exit 2,
 // nothing sent), rebuilds the state from the records with --rebuild-state (nothing paid again), and
 // stops a run whose WAL vanishes before its next costed call.
-import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { spawnReel, until, writeTree } from "../helpers/cli.js";
+import { until, useReelProcesses, writeTree } from "../helpers/cli.js";
 import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 let sandbox: Sandbox | undefined;
-const children: ReturnType<typeof spawn>[] = [];
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
   await sandbox?.close();
   sandbox = undefined;
 });
+const reel = useReelProcesses();
 
 function manifest(count: number): string {
   const videos = Array.from(
@@ -27,18 +25,6 @@ function manifest(count: number): string {
       `  - id: v${i}\n    chunks:\n      - duration: ${i % 2 === 0 ? 10 : 5}\n        text: "take ${i}"\n`,
   ).join("");
   return `version: 1\nname: lost\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos}`;
-}
-
-function reel(args: string[], cwd: string, env: Record<string, string>) {
-  const child = spawnReel(args, { cwd, env });
-  children.push(child);
-  let stderr = "";
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  child.stdout.resume();
-  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { child, exit, stderr: () => stderr };
 }
 
 async function setUp(jobs: number, sandboxOptions = {}) {

@@ -2,22 +2,21 @@
 // itself), and each costed intent is a compare-and-set on its row, so that even a second writer the
 // lock did not stop (an older reel, a lock bypassed) cannot make one job, speech or upload paid twice.
 // The compare-and-set of each intent, store by store, is in conformance.ts.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, linkSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { BIN, until, writeTree } from "../helpers/cli.js";
+import { until, useReelProcesses, writeTree } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 let sandbox: Sandbox | undefined;
-const children: ReturnType<typeof spawn>[] = [];
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
   await sandbox?.close();
   sandbox = undefined;
 });
+const reel = useReelProcesses();
 
 function manifest(count: number): string {
   const videos = Array.from(
@@ -25,24 +24,6 @@ function manifest(count: number): string {
     (_, i) => `  - id: v${i}\n    chunks:\n      - duration: 10\n        text: "take ${i}"\n`,
   ).join("");
   return `version: 1\nname: two\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos}`;
-}
-
-/** The real binary, optionally under a wrapper command (unshare), with its output kept. */
-function reel(args: string[], cwd: string, env: Record<string, string>, wrapper: string[] = []) {
-  const command = [...wrapper, process.execPath, BIN, ...args];
-  const child = spawn(command[0]!, command.slice(1), {
-    cwd,
-    env: { PATH: process.env.PATH ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let stderr = "";
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  child.stdout.resume();
-  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { exit, stderr: () => stderr };
 }
 
 /** Whether `unshare --pid --fork --mount-proc` works here (root, or user namespaces allowed). */
@@ -110,7 +91,7 @@ describe("one runner per state file", () => {
     const first = reel(["run", "m.yaml", "--state", "a/state.db"], dir, env);
     await until(() => sandbox!.counters.generationsCreated >= 2, "the first run submitting");
     linkSync(join(dir, "a", "state.db"), join(dir, "b", "state.db"));
-    children.at(-1)!.kill("SIGKILL");
+    first.child.kill("SIGKILL");
     await first.exit;
     const paid = sandbox.counters.generationsCreated;
     const second = reel(["run", "m.yaml", "--state", "b/state.db"], dir, env);
