@@ -132,9 +132,11 @@ it(`resumes after ${KILLS} kill -9 at random moments with no duplicate and no pa
   expect(results).toHaveLength(jobs);
   const uncertain = results.filter((r) => r.status === "uncertain");
   // Uncertain only where a kill fell between writing the intent and recording the answer, and never
-  // for another reason: exactly the jobs found so at the kills, at most CONCURRENCY per kill.
+  // for another reason: only jobs found so at the kills, at most CONCURRENCY per kill. Not all of
+  // them: one whose task id reached the journal (OUT/.reel-journal.jsonl) before the kill, but not
+  // the state file, is followed by that id on the next start instead (see engine/startup.ts).
   expect(uncertainOtherwise).toEqual([]);
-  expect(uncertain.map((r) => r.id).sort()).toEqual([...caught].sort());
+  for (const r of uncertain) expect([...caught]).toContain(r.id);
   expect(uncertain.length).toBeLessThanOrEqual(killed * CONCURRENCY);
   for (const r of results.filter((r) => r.status !== "uncertain")) {
     expect(r.status).toBe("Success");
