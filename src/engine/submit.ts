@@ -117,7 +117,8 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
         // Another job found one of these assets deleted on the service while this one queued:
         // resolved again (uploaded again) rather than paid for with an asset known to be gone.
         if ([...ids.values()].some((id) => ctx.lostAssets.has(id))) return "retry";
-        if (!(await store.markSubmitting(rowId))) {
+        const attempt = await store.markSubmitting(rowId);
+        if (attempt === null) {
           claimLost(ctx, rowId);
           return "end";
         }
@@ -127,7 +128,7 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
           store.withdrawSubmitting(rowId);
           return gate.paused && !stopped() ? "retry" : "end";
         }
-        return submit(ctx, job, rowId, body);
+        return submit(ctx, job, rowId, attempt, body);
       },
       // Longest first: the slots then end the batch together instead of waiting on one long straggler.
       { priority: job.seconds },
@@ -148,11 +149,11 @@ async function submit(
   ctx: EngineContext,
   job: Job,
   rowId: number,
+  attempt: number,
   body: ReturnType<typeof toGenerationRequest>,
 ): Promise<"final" | "retry" | "end" | number> {
   const { store, journal, signals } = ctx;
   // The journal's copy of the intent, before the request leaves: unwritten, nothing is sent.
-  const attempt = store.attemptsOf(rowId);
   try {
     journal.sent(job, attempt);
   } catch (error) {

@@ -145,8 +145,6 @@ export interface JobRecords {
   restoreJobs(jobs: readonly RestoredJob[]): number;
   /** The state and attempts of this job version, if recorded (the journal's check at start). */
   versionHead(key: string, specHash: string): VersionHead | undefined;
-  /** The attempts of job `id` (once its intent is written: the number of the attempt being made). */
-  attemptsOf(id: number): number;
   /** Whether any service's row of this job version was ever sent (an attempt counted). */
   wasSentAnywhere(key: string, specHash: string): boolean;
   /** Whether this job version is recorded. */
@@ -205,11 +203,11 @@ export interface JobRecords {
    * Write-ahead intent of a costed submission: resolves once it is durable; only then may the
    * request leave. A compare-and-set: the row is claimed only from a state a submission may start
    * from (`pending`, which --retry-failed and --resubmit-uncertain return a job to first, or a
-   * failure before anything was sent). Resolves false, with nothing written, when the row is in
-   * another state: another process claimed it, and nothing may be sent. Throws StateFileError when
-   * the row is gone.
+   * failure before anything was sent). Resolves to the number of the attempt being made (the journal
+   * names it). Resolves null, with nothing written, when the row is in another state: another
+   * process claimed it, and nothing may be sent. Throws StateFileError when the row is gone.
    */
-  markSubmitting(id: number): Promise<boolean>;
+  markSubmitting(id: number): Promise<number | null>;
   /**
    * An intent whose request was not sent after all (the run stopped, or the job was withdrawn, while
    * the intent was being committed): the job is pending again and the attempt is given back.

@@ -142,9 +142,6 @@ export class StateStore implements JobStore {
   wasSentAnywhere(key: string, specHash: string): boolean {
     return jobs.wasSentAnywhere(this.c, key, specHash);
   }
-  attemptsOf(id: number): number {
-    return jobs.attemptsOf(this.c, id);
-  }
   hasJob(key: string, specHash: string): boolean {
     return jobs.hasJob(this.c, key, specHash);
   }
@@ -190,7 +187,7 @@ export class StateStore implements JobStore {
   markInterruptedSubmissionsUncertain(): number {
     return states.markInterruptedSubmissionsUncertain(this.c);
   }
-  markSubmitting(id: number): Promise<boolean> {
+  markSubmitting(id: number): Promise<number | null> {
     return states.markSubmitting(this.c, id);
   }
   withdrawSubmitting(id: number): void {

@@ -138,7 +138,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       // The other process read the row pending too, and wrote its intent first.
       const other = storage.outside();
       other.claimJob(row.id);
-      expect(await store.markSubmitting(row.id)).toBe(false);
+      expect(await store.markSubmitting(row.id)).toBeNull();
       expect(store.getJob(row.id).attempts).toBe(1); // its attempt, not a second one
       store.flush(); // the turn's transaction, else the other writer waits on it
       // Its answer came: a --retry-failed or --resubmit-uncertain here must not make it pending again.
@@ -146,15 +146,15 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       expect(store.markPending(row.id, "--resubmit-uncertain")).toBe(false);
       expect(store.getJob(row.id)).toMatchObject({ state: "submitted", task_id: "77" });
       other.close();
-      // The states a submission legitimately starts from are claimed.
+      // The states a submission legitimately starts from are claimed, each claim naming its attempt.
       const fresh = store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
-      expect(await store.markSubmitting(fresh.id)).toBe(true);
+      expect(await store.markSubmitting(fresh.id)).toBe(1);
       store.markFailed(fresh.id, "local", "the file vanished");
-      expect(await store.markSubmitting(fresh.id)).toBe(true);
+      expect(await store.markSubmitting(fresh.id)).toBe(2);
       store.markUncertain(fresh.id, "lost answer");
-      expect(await store.markSubmitting(fresh.id)).toBe(false);
+      expect(await store.markSubmitting(fresh.id)).toBeNull();
       expect(store.markPending(fresh.id, "--resubmit-uncertain")).toBe(true);
-      expect(await store.markSubmitting(fresh.id)).toBe(true);
+      expect(await store.markSubmitting(fresh.id)).toBe(3);
       store.close();
     });
 

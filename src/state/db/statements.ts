@@ -5,18 +5,20 @@ import type Database from "better-sqlite3";
  * than running these small statements, which a run makes several times per job.
  */
 export class Statements {
-  private readonly cache = new Map<string, Database.Statement>();
+  // Two maps rather than one keyed by a built string: this runs several times per job.
+  private readonly objects = new Map<string, Database.Statement>();
+  private readonly arrays = new Map<string, Database.Statement>();
 
   constructor(private readonly db: Database.Database) {}
 
   /** The prepared statement of `text`; `raw`: rows come back as arrays of values (see jobRowOf). */
   get(text: string, raw = false): Database.Statement {
-    const key = raw ? `raw:${text}` : text;
-    let statement = this.cache.get(key);
+    const cache = raw ? this.arrays : this.objects;
+    let statement = cache.get(text);
     if (!statement) {
       statement = this.db.prepare(text);
       if (raw) statement.raw(true);
-      this.cache.set(key, statement);
+      cache.set(text, statement);
     }
     return statement;
   }

@@ -36,24 +36,25 @@ export function markInterruptedSubmissionsUncertain(c: SqlContext): number {
 }
 
 /** Committed with synchronous=FULL, and awaited: the request leaves only once the intent is on disk. */
-export async function markSubmitting(c: SqlContext, id: number): Promise<boolean> {
-  const claimed = c.turn.writeStatement(() => {
-    const changed = sql(
+export async function markSubmitting(c: SqlContext, id: number): Promise<number | null> {
+  const attempt = c.turn.writeStatement(() => {
+    const claimed = sql(
       c,
       `UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, updated_at = ?
-         WHERE id = ? AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))`,
-    ).run(c.now(), id).changes;
-    if (changed === 1) {
+         WHERE id = ? AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))
+         RETURNING attempts`,
+    ).get(c.now(), id) as { attempts: number } | undefined;
+    if (claimed) {
       c.turn.event(id, "submitting");
-      return true;
+      return claimed.attempts;
     }
     // No intent, no request: a job whose row is gone must never be paid for unrecorded.
     if (!findJobById(c, id))
       throw new StateFileError(`job ${id} is not in the state file; it was not submitted`);
-    return false;
+    return null;
   }, true);
-  if (claimed) await c.turn.durable();
-  return claimed;
+  if (attempt !== null) await c.turn.durable();
+  return attempt;
 }
 
 export function withdrawSubmitting(c: SqlContext, id: number): void {

@@ -57,10 +57,6 @@ export function wasSentAnywhere(c: SqlContext, key: string, specHash: string): b
   );
 }
 
-export function attemptsOf(c: SqlContext, id: number): number {
-  return (sql(c, "SELECT attempts FROM jobs WHERE id = ?").get(id) as { attempts: number }).attempts;
-}
-
 /** The index lookup of upsertJobs, no row read. */
 export function hasJob(c: SqlContext, key: string, specHash: string): boolean {
   return sql(c, JOB_HEAD_SQL).get(c.serviceId, key, specHash) !== undefined;
