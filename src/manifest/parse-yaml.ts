@@ -22,7 +22,7 @@ import {
   parseDocument,
 } from "yaml";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
-import { yamlHint } from "./yaml-hints.js";
+import { explainYamlIssues } from "./yaml-hints.js";
 
 export interface YamlLimits {
   /** Most values the document may stand for once every alias is expanded. @defaultValue 1,000,000 */
@@ -62,26 +62,6 @@ export type ParseYamlResult = { ok: true; parsed: ParsedYaml } | { ok: false; pr
 export function positionOf(lineCounter: LineCounter, offset: number): { line: number; col: number } {
   const { line, col } = lineCounter.linePos(offset);
   return { line: Math.max(line, 1), col: Math.max(col, 1) };
-}
-
-function yamlMessage(code: string, message: string, source: string): { message: string; code: ProblemCode } {
-  switch (code) {
-    case "TAG_RESOLVE_FAILED":
-      return {
-        message: `unknown tag ${source}: a manifest uses plain YAML values only`,
-        code: PROBLEM_CODES.unknownTag,
-      };
-    case "MULTIPLE_DOCS":
-      return {
-        message: "a manifest file holds one YAML document; this one has several ('---')",
-        code: PROBLEM_CODES.yamlSyntax,
-      };
-    default:
-      return {
-        message: `YAML syntax: ${message.replace(/\s+/g, " ").trim()}`,
-        code: PROBLEM_CODES.yamlSyntax,
-      };
-  }
 }
 
 export function parseYaml(text: string, limits: YamlLimits = {}): ParseYamlResult {
@@ -271,26 +251,23 @@ export function parseThorough(text: string, limits: YamlLimits = {}): ParseYamlR
   const { doc, lineCounter } = document;
   const at = (offset: number) => positionOf(lineCounter, offset);
 
-  // One syntax problem per line: the others of a line follow from the first (a tab used as
-  // indentation also reads as a key split over lines, and as a nested mapping).
+  // One problem per mistake, in the writer's words (see yaml-hints.ts): a mistake's cascade of
+  // errors on the lines after it is not reported.
   const linesWithSyntaxError = new Set<number>();
   // Where the parser ran out of stack: the walk below says the nesting is too deep, where it starts.
   let overflowAt: number | undefined;
-  for (const issue of [...doc.errors, ...doc.warnings]) {
-    if (isStackOverflow(issue.message)) {
-      overflowAt ??= issue.pos[0];
-      continue;
-    }
-    const line = at(issue.pos[0]).line;
-    if (linesWithSyntaxError.has(line)) continue;
-    linesWithSyntaxError.add(line);
-    const hint = yamlHint(doc, text, issue);
-    if (hint) {
-      problems.push({ ...at(hint.offset), message: hint.message, code: PROBLEM_CODES.yamlSyntax });
-      continue;
-    }
-    const source = text.slice(issue.pos[0], issue.pos[1]);
-    problems.push({ ...at(issue.pos[0]), ...yamlMessage(issue.code, issue.message, source) });
+  const issues = [...doc.errors, ...doc.warnings].filter((issue) => {
+    if (!isStackOverflow(issue.message)) return true;
+    overflowAt ??= issue.pos[0];
+    return false;
+  });
+  for (const issue of issues) linesWithSyntaxError.add(at(issue.pos[0]).line);
+  for (const explained of explainYamlIssues(doc, text, issues)) {
+    problems.push({
+      ...at(explained.offset),
+      message: explained.message,
+      code: explained.unknownTag ? PROBLEM_CODES.unknownTag : PROBLEM_CODES.yamlSyntax,
+    });
   }
 
   // Walk the tree once: duplicate keys, depth, alias cycles, and the size the document would
@@ -306,6 +283,8 @@ export function parseThorough(text: string, limits: YamlLimits = {}): ParseYamlR
     if (isAlias(node)) {
       const target = node.resolve(doc);
       if (!target) {
+        // `text: *wow* great`: said once, by the syntax error of its line.
+        if (linesWithSyntaxError.has(at(node.range?.[0] ?? 0).line)) return 1;
         problems.push({
           ...at(node.range?.[0] ?? 0),
           message: `alias *${node.source} is not defined: an anchor &${node.source} must come before it in the file`,

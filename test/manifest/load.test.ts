@@ -197,7 +197,7 @@ describe("loadManifests", () => {
     expect(problems.map((p) => `${p.file}:${p.line}:${p.col} ${p.code}`)).toEqual([
       "nope.yaml:0:0 E_NOT_FOUND",
       "a.yaml:5:17 E_MODEL_RULE",
-      "c.yaml:3:1 E_YAML_SYNTAX",
+      "c.yaml:2:9 E_YAML_SYNTAX",
     ]);
     expect(manifests.map((m) => m.name)).toEqual(["b"]);
   });
