@@ -19,10 +19,17 @@ import {
   SANDBOX_SERVICE_ID,
   statePathOf,
 } from "./service-options.js";
+import {
+  exitCodeWithSkipped,
+  goesOnDespite,
+  SKIP_INVALID_OPTION,
+  skippedLine,
+  skippedManifests,
+} from "./skip-invalid.js";
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--base-url URL | --sandbox]
-                 [--allow-read DIR]... [--json]
+                 [--allow-read DIR]... [--skip-invalid] [--json]
 
 PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to the service.
 
@@ -34,11 +41,15 @@ Options:
                      default: the service the state file used last)
   --sandbox          compare with what was done on the built-in sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
+  --skip-invalid     plan the valid manifests when some are invalid, and list the others with
+                     their problems (as run --skip-invalid would run the valid ones); exit 1
+                     when one was skipped
   --json             print the plan as JSON on stdout
   --out, --concurrency, --allow-private-sources
                      accepted and ignored, so that a script can give plan the options of run
 
-Exit codes: 0, 2 invalid manifests or options, or a state file that cannot be read.`;
+Exit codes: 0, 1 --skip-invalid skipped a manifest, 2 invalid manifests or options, or a state
+file that cannot be read.`;
 
 const LIST_LIMIT = 20;
 
@@ -124,16 +135,24 @@ export const planCommand: Command = {
     out: { type: "string" },
     concurrency: { type: "string" },
     ...PRIVATE_SOURCES_OPTION,
+    ...SKIP_INVALID_OPTION,
   },
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
     const loaded = await loadFromArgs(args, io, "plan");
-    if (loaded.problems.length > 0) {
-      if (args.values.json === true)
+    const json = args.values.json === true;
+    const skipInvalid = goesOnDespite(loaded, args.values["skip-invalid"]);
+    if (loaded.problems.length > 0 && !skipInvalid) {
+      if (json)
         io.stdout.write(
-          `${JSON.stringify({ ok: false, error: { code: "E_INVALID" satisfies ReportCode, message: `${loaded.problems.length} problem(s)` }, problems: loaded.problems })}\n`,
+          `${JSON.stringify({ ok: false, error: { code: "E_INVALID" satisfies ReportCode, message: `${loaded.problems.length} problem(s)` }, problems: loaded.problems, warnings: loaded.warnings })}\n`,
         );
-      else writeProblems(loaded.problems, io, "plan");
+      else writeProblems(loaded.problems, io, "plan", loaded.warnings);
       return EXIT.invalidInput;
+    }
+    const skipped = skipInvalid ? skippedManifests(loaded) : [];
+    if (!json) {
+      writeProblems(loaded.problems, io, "plan", loaded.warnings);
+      if (skipped.length > 0) io.stderr.write(`${skippedLine("plan", skipped)}\n`);
     }
     const only = stringList(args.values, "only");
     const filter = makeJobFilter(only);
@@ -159,16 +178,22 @@ export const planCommand: Command = {
     }
 
     const summary = summarize({ manifests, problems: [] });
-    if (args.values.json === true) {
+    const code = exitCodeWithSkipped(EXIT.ok, skipped);
+    if (json) {
+      const { warnings } = loaded;
       io.stdout.write(
-        `${JSON.stringify({ ok: true, state: statePath, service: service ?? null, summary, plan })}\n`,
+        `${JSON.stringify({ ok: code === EXIT.ok, state: statePath, service: service ?? null, summary, plan, warnings, skipped })}\n`,
       );
     } else {
       io.stdout.write(
-        formatPlan(plan, `${summaryText(summary)}: ok`, comparedWith(statePath, store, service)),
+        formatPlan(
+          plan,
+          `${summaryText(summary)}: ok${skipped.length > 0 ? ` (${skipped.length} invalid skipped)` : ""}`,
+          comparedWith(statePath, store, service),
+        ),
       );
     }
-    return EXIT.ok;
+    return code;
   },
 };
 

@@ -2,7 +2,14 @@
 // job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
 import { SentElsewhereError } from "../engine/sent-elsewhere.js";
 import { type ReportCode, UsageError } from "../errors.js";
-import { checkAllowRead, formatProblems, loadManifests, makeJobFilter, onlyHint } from "../manifest/index.js";
+import {
+  checkAllowRead,
+  formatProblems,
+  loadManifests,
+  makeJobFilter,
+  mergeFindings,
+  onlyHint,
+} from "../manifest/index.js";
 import { resultOf } from "../output/job-record.js";
 import { runBatch, type RunSummary } from "../run/run-batch.js";
 import { shownPath } from "../user-path.js";
@@ -10,6 +17,17 @@ import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readHashCacheUnlocked } from "./hash-cache.js";
 import { readServiceSettings } from "./service-options.js";
+import {
+  addingToJson,
+  exitCodeWithSkipped,
+  goesOnDespite,
+  SKIP_INVALID_OPTION,
+  SKIP_INVALID_USAGE,
+  skippedLine,
+  skippedManifests,
+  skippedReminder,
+} from "./skip-invalid.js";
+import { writeProblems } from "./validate-command.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
 
 const USAGE = `Usage: reel run PATH... [options]
@@ -18,9 +36,11 @@ PATH: manifest files or folders of *.yaml / *.yml.
 
 Options:
   --only GLOB            run only jobs whose manifest/id matches (repeatable), e.g. 'spring/*'
+${SKIP_INVALID_USAGE}
 ${WORK_USAGE}
 
-Exit codes: 0 all succeeded, 1 some job failed or is uncertain, 2 invalid input (nothing sent),
+Exit codes: 0 all succeeded, 1 some job failed or is uncertain, or --skip-invalid skipped a
+manifest, 2 invalid input (nothing sent),
 3 stopped by the service (rejected key, no credits), no service answering at the address, or the
 output folder's disk full or failing (a rerun resumes), 130 interrupted.`;
 
@@ -30,6 +50,7 @@ export const runCommand: Command = {
   usage: USAGE,
   options: {
     ...WORK_OPTIONS,
+    ...SKIP_INVALID_OPTION,
     only: { type: "string", multiple: true },
   },
   run: runRun,
@@ -54,21 +75,26 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   } finally {
     hashes.closeReader();
   }
-  if (loaded.problems.length > 0) {
+  const skipInvalid = goesOnDespite(loaded, args.values["skip-invalid"]);
+  if (loaded.problems.length > 0 && !skipInvalid) {
     const tty = io.stderr.isTTY === true;
-    io.stderr.write(`${formatProblems(loaded.problems, { color: tty, codeFrame: tty })}\n`);
+    const findings = mergeFindings(loaded.problems, loaded.warnings);
+    io.stderr.write(`${formatProblems(findings, { color: tty, codeFrame: tty })}\n`);
     io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
     if (settings.json) {
       const error = {
         code: "E_INVALID" satisfies ReportCode,
         message: `${loaded.problems.length} problem(s); nothing was sent`,
       };
-      io.stdout.write(
-        `${JSON.stringify({ ok: false, outcome: "invalid", error, problems: loaded.problems })}\n`,
-      );
+      const { problems, warnings } = loaded;
+      io.stdout.write(`${JSON.stringify({ ok: false, outcome: "invalid", error, problems, warnings })}\n`);
     }
     return EXIT.invalidInput;
   }
+  // Said before anything starts: an invalid manifest skipped, a text YAML reads otherwise.
+  const skipped = skipInvalid ? skippedManifests(loaded) : [];
+  writeProblems(loaded.problems, io, "run", loaded.warnings);
+  if (skipped.length > 0) io.stderr.write(`${skippedLine("run", skipped)}\n`);
   const only = strings(args.values, "only");
   const filter = makeJobFilter(only);
   const allJobs = loaded.manifests.flatMap((m) => m.jobs);
@@ -81,8 +107,13 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     const refusal = refusalOf(settings, args, session.store)(jobs);
     if (refusal !== undefined) throw new SentElsewhereError(refusal);
     const summary = await runBatch({ ...session.engine, jobs, listedJobs: allJobs });
-    const code = exitCodeOf(summary);
-    printSummary(summary, code, settings.outDir, settings.json, io, session.logFile, hashes.hasher.stats);
+    const code = exitCodeWithSkipped(exitCodeOf(summary), skipped);
+    // The load's findings join the summary's JSON document (printSummary does not know of them).
+    const out = settings.json ? addingToJson(io, { warnings: loaded.warnings, skipped }) : io;
+    printSummary(summary, code, settings.outDir, settings.json, out, session.logFile, hashes.hasher.stats);
+    if (skipped.length > 0 && !settings.json) {
+      io.stderr.write(`${skippedReminder(skipped)}\n`);
+    }
     return code;
   });
 }

@@ -7,7 +7,9 @@ import {
   formatProblems,
   type LoadResult,
   loadManifests,
+  mergeFindings,
   type Problem,
+  type Warning,
 } from "../manifest/index.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -19,9 +21,12 @@ PATH: manifest files, or folders searched for *.yaml / *.yml.
 Options:
   --allow-read DIR   let manifests read files under DIR too (repeatable); by default they may only
                      read files under the current folder
-  --json             print {ok, problems, summary} on stdout
+  --json             print {ok, problems, warnings, summary} on stdout
 
-Exit codes: 0 valid, 2 invalid.`;
+Warnings (file:line:col: warning: ...) point at what YAML reads otherwise than it looks, such as a
+comment after a text; they do not make a manifest invalid.
+
+Exit codes: 0 valid (with or without warnings), 2 invalid.`;
 
 export function stringList(values: ParsedArgs["values"], name: string): string[] {
   const v = values[name];
@@ -60,13 +65,26 @@ export async function loadFromArgs(args: ParsedArgs, io: CliIO, command: string)
   return loadManifests(args.positionals, { cwd: io.cwd, allowRead });
 }
 
-/** Writes problems to stderr, with colour and code frames on a TTY (NO_COLOR turns colour off). */
-export function writeProblems(problems: readonly Problem[], io: CliIO, command: string): void {
+/**
+ * Writes problems and warnings to stderr, with colour and code frames on a TTY (NO_COLOR turns
+ * colour off), then a count. Nothing when there is neither.
+ */
+export function writeProblems(
+  problems: readonly Problem[],
+  io: CliIO,
+  command: string,
+  warnings: readonly Warning[] = [],
+): void {
+  if (problems.length === 0 && warnings.length === 0) return;
   const tty = io.stderr.isTTY === true;
   const color = tty && io.env.NO_COLOR === undefined;
   const files = new Set(problems.map((p) => p.file)).size;
-  io.stderr.write(`${formatProblems(problems, { color, codeFrame: tty })}\n`);
-  io.stderr.write(`reel ${command}: ${plural(problems.length, "problem")} in ${plural(files, "file")}\n`);
+  io.stderr.write(`${formatProblems(mergeFindings(problems, warnings), { color, codeFrame: tty })}\n`);
+  const counts = [
+    ...(problems.length > 0 ? [`${plural(problems.length, "problem")} in ${plural(files, "file")}`] : []),
+    ...(warnings.length > 0 ? [plural(warnings.length, "warning")] : []),
+  ];
+  io.stderr.write(`reel ${command}: ${counts.join(", ")}\n`);
 }
 
 export const validateCommand: Command = {
@@ -82,11 +100,12 @@ export const validateCommand: Command = {
     const ok = loaded.problems.length === 0;
     const summary = summarize(loaded);
     if (args.values.json === true) {
-      io.stdout.write(`${JSON.stringify({ ok, problems: loaded.problems, summary })}\n`);
-    } else if (ok) {
-      io.stdout.write(`${summaryText(summary)}: ok\n`);
+      io.stdout.write(
+        `${JSON.stringify({ ok, problems: loaded.problems, warnings: loaded.warnings, summary })}\n`,
+      );
     } else {
-      writeProblems(loaded.problems, io, "validate");
+      writeProblems(loaded.problems, io, "validate", loaded.warnings);
+      if (ok) io.stdout.write(`${summaryText(summary)}: ok\n`);
     }
     return ok ? EXIT.ok : EXIT.invalidInput;
   },

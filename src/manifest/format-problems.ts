@@ -1,14 +1,14 @@
 // Problems -> text: one `file:line:col: message` line each (the form editors and terminals turn into
 // links), optionally with a short code frame under it. The CLI decides colour and frames (TTY only).
-import type { Problem } from "./problem.js";
+import type { Problem, Warning } from "./problem.js";
 
 /**
  * The text of the file each problem was found in, kept by the loader so that a code frame can be
  * drawn without reading the file again (and without a cwd). Invisible in JSON output.
  */
-const PROBLEM_SOURCES = new WeakMap<Problem, string>();
+const PROBLEM_SOURCES = new WeakMap<Problem | Warning, string>();
 
-export function rememberSource(problem: Problem, text: string): void {
+export function rememberSource(problem: Problem | Warning, text: string): void {
   PROBLEM_SOURCES.set(problem, text);
 }
 
@@ -23,7 +23,7 @@ const style = (on: boolean, open: number, close: number) => (text: string) =>
   on ? `\u001b[${open}m${text}\u001b[${close}m` : text;
 
 /** `file:line:col` as printed; a problem about a whole file (line 0) prints as `file`. */
-export function problemLocation(problem: Problem): string {
+export function problemLocation(problem: Problem | Warning): string {
   return problem.line > 0 ? `${problem.file}:${problem.line}:${problem.col}` : problem.file;
 }
 
@@ -52,15 +52,43 @@ function codeFrame(text: string, line: number, col: number, color: boolean): str
   return out;
 }
 
-/** Every problem as `file:line:col: message`, one per line (no trailing newline). */
-export function formatProblems(problems: readonly Problem[], options: FormatOptions): string {
+/**
+ * Every problem as `file:line:col: message`, one per line (no trailing newline); warnings as
+ * `file:line:col: warning: message`.
+ */
+export function formatProblems(problems: readonly (Problem | Warning)[], options: FormatOptions): string {
   const bold = style(options.color, 1, 22);
+  const yellow = style(options.color, 33, 39);
   const out: string[] = [];
   for (const problem of problems) {
-    out.push(`${bold(problemLocation(problem))}: ${problem.message}`);
+    const label = problem.code.startsWith("W_") ? `${yellow("warning")}: ` : "";
+    out.push(`${bold(problemLocation(problem))}: ${label}${problem.message}`);
     if (!options.codeFrame || problem.line <= 0) continue;
     const text = options.sources?.get(problem.file) ?? PROBLEM_SOURCES.get(problem);
     if (text !== undefined) out.push(...codeFrame(text, problem.line, problem.col, options.color), "");
   }
   return out.join("\n");
+}
+
+/**
+ * Problems and warnings together, file by file (in the order the files first appear) and by
+ * position within a file, as formatProblems prints them.
+ */
+export function mergeFindings(
+  problems: readonly Problem[],
+  warnings: readonly Warning[],
+): (Problem | Warning)[] {
+  const all = [...problems, ...warnings];
+  const fileOrder = new Map<string, number>();
+  for (const item of all) if (!fileOrder.has(item.file)) fileOrder.set(item.file, fileOrder.size);
+  return all
+    .map((item, index) => ({ item, index }))
+    .sort(
+      (a, b) =>
+        fileOrder.get(a.item.file)! - fileOrder.get(b.item.file)! ||
+        a.item.line - b.item.line ||
+        a.item.col - b.item.col ||
+        a.index - b.index,
+    )
+    .map(({ item }) => item);
 }

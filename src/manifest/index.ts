@@ -1,7 +1,7 @@
 // The manifest part of reel: load (parse -> validate -> normalize) and plan. Everything other
 // parts use is exported here.
 export { FileChecker, hashFileStreaming } from "./check-files.js";
-export { type FormatOptions, formatProblems, problemLocation } from "./format-problems.js";
+export { type FormatOptions, formatProblems, mergeFindings, problemLocation } from "./format-problems.js";
 export { globToRegExp, makeJobFilter, onlyHint } from "./job-filter.js";
 export { checkAllowRead, DEFAULT_MAX_FILE_BYTES, loadManifests } from "./load.js";
 export { isManifestFile } from "./manifest-file.js";
@@ -14,7 +14,14 @@ export {
   type PlanStateView,
   type PlanUpload,
 } from "./plan.js";
-export { PROBLEM_CODES, type Problem, type ProblemCode } from "./problem.js";
+export {
+  PROBLEM_CODES,
+  type Problem,
+  type ProblemCode,
+  type Warning,
+  WARNING_CODES,
+  type WarningCode,
+} from "./problem.js";
 export { toGenerationRequest } from "./request.js";
 export {
   buildManifestSchema,

@@ -14,9 +14,11 @@ import { isManifestFile } from "./manifest-file.js";
 import { show } from "./messages.js";
 import { normalizeManifest, type RefKey } from "./normalize.js";
 import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
-import { compareProblems, PROBLEM_CODES, type Problem } from "./problem.js";
+import { compareProblems, PROBLEM_CODES, type Problem, type Warning } from "./problem.js";
 import { MEDIA_STRING_PATTERN, SAFE_NAME_MAX, SAFE_NAME_PATTERN } from "./schema.js";
+import { checkTexts, notTextMessage } from "./text-checks.js";
 import type { AssetRef, LoadOptions, LoadResult, NormalizedManifest, SpeechRef } from "./types.js";
+import { valueAt } from "./messages.js";
 import { validateManifestValue } from "./validate.js";
 
 export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
@@ -174,6 +176,7 @@ interface FileOutcome {
   manifest?: NormalizedManifest;
   text?: string;
   problems: Problem[];
+  warnings?: Warning[];
   /** The manifest's name and, lazily, where it is written (1:1 when it comes from the file name). */
   name?: { name: string; position: () => { line: number; col: number } };
 }
@@ -251,11 +254,20 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
   const raw = parsed.value;
   const at = (p: readonly PathSegment[], target: "value" | "key" = "value") => locate(parsed, p, target);
 
+  // Texts YAML reads otherwise than they look (`text: Shot #1` is "Shot").
+  const texts = checkTexts(parsed, text);
+  problems.push(...texts.errors.map((p) => ({ file, ...p })));
+  const warnings: Warning[] = texts.warnings.map((w) => ({ file, ...w }));
+
   // 2. Validate against the schema.
   const validated = validateManifestValue(raw);
   if (!validated.ok) {
     for (const issue of validated.issues) {
-      problems.push({ file, ...at(issue.path, issue.target), message: issue.message, code: issue.code });
+      const message =
+        (issue.target === "value"
+          ? notTextMessage(parsed, text, issue.path, valueAt(raw, issue.path))
+          : undefined) ?? issue.message;
+      problems.push({ file, ...at(issue.path, issue.target), message, code: issue.code });
     }
   }
 
@@ -357,7 +369,7 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
     }),
   );
 
-  if (problems.length > 0 || !validated.ok || !name) return { problems, name, text };
+  if (problems.length > 0 || !validated.ok || !name) return { problems, warnings, name, text };
 
   // 4. Normalize.
   const manifest = normalizeManifest(validated.manifest, {
@@ -369,7 +381,7 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
       return (video && parsed.positionOfObject(video)) ?? at(["videos", i]);
     },
   });
-  return { manifest, problems, name, text };
+  return { manifest, problems, warnings, name, text };
 }
 
 async function isFolder(abs: string): Promise<boolean> {
@@ -407,6 +419,7 @@ export async function loadManifests(paths: string[], options: LoadOptions): Prom
   const cwd = path.resolve(options.cwd);
   const opts: LoadOptions = { ...options, cwd };
   const problems: Problem[] = [];
+  const warnings: Warning[] = [];
 
   // The CLI refuses an --allow-read that names no folder (checkAllowRead); one removed since (a long
   // watch) allows nothing, so files under it are reported as outside.
@@ -443,9 +456,12 @@ export async function loadManifests(paths: string[], options: LoadOptions): Prom
     fileProblems.sort(compareProblems);
     if (outcome.text !== undefined) for (const p of fileProblems) rememberSource(p, outcome.text);
     problems.push(...fileProblems);
+    const fileWarnings = [...(outcome.warnings ?? [])].sort(compareProblems);
+    if (outcome.text !== undefined) for (const w of fileWarnings) rememberSource(w, outcome.text);
+    warnings.push(...fileWarnings);
     if (outcome.manifest && fileProblems.length === 0) manifests.push(outcome.manifest);
   });
 
   const found = outcomes.flatMap((outcome) => (outcome.name ? [outcome.name.name] : []));
-  return { manifests, problems, names: found };
+  return { manifests, problems, warnings, names: found };
 }

@@ -35,12 +35,36 @@ export const PROBLEM_CODES = {
   mediaKind: "E_MEDIA_KIND",
   mediaFormat: "E_MEDIA_FORMAT",
   badUrl: "E_BAD_URL",
+  /** A text YAML reads shorter than it looks (`text: Shot #1` is "Shot"): fixed by quoting it. */
+  textCut: "E_TEXT_CUT",
   /** Not of the file itself: its jobs were sent to another service (watch reports it here). */
   sentElsewhere: "E_OTHER_SERVICE",
 } as const;
 
 export type ProblemCode = (typeof PROBLEM_CODES)[keyof typeof PROBLEM_CODES];
 
-export function compareProblems(a: Problem, b: Problem): number {
+/**
+ * Something in a valid manifest that may not be what its writer meant: printed with the fix, the
+ * manifest still runs. Stable codes, as problems'.
+ */
+export const WARNING_CODES = {
+  /** A comment after a text (" # note"): left out of the text. */
+  textComment: "W_TEXT_COMMENT",
+  /** A text over several lines, one of which looks like a field or a list item. */
+  textJoined: "W_TEXT_JOINED",
+  /** A "#" line inside a | or > block: part of the text. */
+  textCommentLine: "W_TEXT_COMMENT_LINE",
+  /** A |+ or >+ block that keeps several line breaks at the end of the text. */
+  textBlankLines: "W_TEXT_BLANK_LINES",
+} as const;
+
+export type WarningCode = (typeof WARNING_CODES)[keyof typeof WARNING_CODES];
+
+/** A warning, placed as a problem is. */
+export interface Warning extends Omit<Problem, "code"> {
+  code: WarningCode;
+}
+
+export function compareProblems(a: Omit<Problem, "code">, b: Omit<Problem, "code">): number {
   return a.line - b.line || a.col - b.col || (a.message < b.message ? -1 : a.message > b.message ? 1 : 0);
 }

@@ -3,7 +3,7 @@
 import type { AspectRatio, Id, Model, Resolution } from "../service/api-types.js";
 import type { MediaFormat } from "../service/media-format.js";
 import type { FileStamp, OpenedFile } from "./media-file.js";
-import type { Problem } from "./problem.js";
+import type { Problem, Warning } from "./problem.js";
 
 /** An asset the request refers to: a local file (by content), a remote file, or one already uploaded. */
 export type AssetRef =
@@ -93,6 +93,11 @@ export interface LoadOptions {
 export interface LoadResult {
   manifests: NormalizedManifest[];
   problems: Problem[];
+  /**
+   * What may not be what the writer meant, in valid and invalid files alike (a comment after a
+   * text): printed with the fix; a file with only warnings loads.
+   */
+  warnings: Warning[];
   /**
    * The name of every manifest file found, valid or not, when it has one: what `status PATH` shows,
    * so a manifest broken by an edit still shows the jobs it already ran.

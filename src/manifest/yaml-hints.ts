@@ -83,7 +83,9 @@ export function explainYamlIssues(
 
 function tagHint(line: SourceLine, tag: string): string {
   const value = line.pair?.value;
-  return line.pair?.key === "text" && value?.startsWith(tag) ? `; if "!" belongs to the text, put it in quotes: ${line.pair!.key}: ${quoted(value)}` : "";
+  return line.pair?.key === "text" && value?.startsWith(tag)
+    ? `; if "!" belongs to the text, put it in quotes: ${line.pair!.key}: ${quoted(value)}`
+    : "";
 }
 
 /** What the mistake behind `issue` most likely is, when a rule recognises it. */
@@ -127,7 +129,11 @@ function diagnose(
       covers: only,
     };
   }
-  if (code === "UNEXPECTED_TOKEN" && /^Unexpected block-seq-ind on same line with key/.test(message) && value) {
+  if (
+    code === "UNEXPECTED_TOKEN" &&
+    /^Unexpected block-seq-ind on same line with key/.test(message) &&
+    value
+  ) {
     return {
       offset: valueOffset,
       message: `a value cannot start with "- " unless it is in quotes: write ${write(value)}`,
@@ -151,9 +157,10 @@ function diagnose(
     if (after) return { offset: valueOffset, message: after, covers: only };
   }
 
-  const flow = /^Flow (?:map|sequence) in block collection must be sufficiently indented and end with a ([}\]])/.exec(
-    message,
-  );
+  const flow =
+    /^Flow (?:map|sequence) in block collection must be sufficiently indented and end with a ([}\]])/.exec(
+      message,
+    );
   if (flow) return unclosedFlow(lines, line, flow[1] === "}" ? "{" : "[", flow[1]!);
 
   return (
@@ -186,7 +193,12 @@ function textAfterValue(line: SourceLine, value: string): string | undefined {
 }
 
 /** The `{` (or `[`) left open before `line`, and why: forgotten, or closed only inside a comment. */
-function unclosedFlow(lines: SourceLines, line: SourceLine, open: string, close: string): Diagnosis | undefined {
+function unclosedFlow(
+  lines: SourceLines,
+  line: SourceLine,
+  open: string,
+  close: string,
+): Diagnosis | undefined {
   for (let i = line.index - 1; i >= 0 && i >= line.index - 50; i--) {
     const candidate = lines.lines[i]!;
     const opener = unmatchedOpener(candidate.text, open, close);
@@ -372,7 +384,9 @@ function indentation(
   }
   if (line.dashes > 0) {
     const list = previousListItem(lines, line);
-    const lineUp = list ? `: line its "-" up with the one on line ${list.index + 1} (${col(list.indent)})` : "";
+    const lineUp = list
+      ? `: line its "-" up with the one on line ${list.index + 1} (${col(list.indent)})`
+      : "";
     return {
       offset,
       message: `this list item is indented more than "${pair.key}:" above it, which already has a value${lineUp}`,
@@ -396,7 +410,8 @@ function nextLineIndentation(lines: SourceLines, line: SourceLine, code: string)
     return undefined;
   }
   const next = lines.nextContent(line.index);
-  if (!next || next.indent <= line.keyColumn || !line.pair || !hasInlineValue(line.pair.value)) return undefined;
+  if (!next || next.indent <= line.keyColumn || !line.pair || !hasInlineValue(line.pair.value))
+    return undefined;
   const pair = line.pair;
   if (next.dashes > 0 && LIST_FIELDS.has(pair.key)) {
     return {
@@ -409,7 +424,9 @@ function nextLineIndentation(lines: SourceLines, line: SourceLine, code: string)
   const offset = next.start + next.indent;
   if (next.dashes > 0) {
     const list = previousListItem(lines, next);
-    const lineUp = list ? `: line its "-" up with the one on line ${list.index + 1} (${col(list.indent)})` : "";
+    const lineUp = list
+      ? `: line its "-" up with the one on line ${list.index + 1} (${col(list.indent)})`
+      : "";
     return {
       offset,
       message: `this list item is indented more than "${pair.key}:" above it, which already has a value${lineUp}`,
@@ -485,43 +502,67 @@ function openingQuoteBefore(doc: Document.Parsed, offset: number): number | unde
  */
 const CODE_MESSAGES: Readonly<Record<string, string | readonly (readonly [RegExp, string])[]>> = {
   ALIAS_PROPS: "an alias (*name) cannot have an anchor or a tag of its own",
-  BAD_ALIAS: "an anchor (&name) or alias (*name) needs a name; if & or * belongs to a text, put the text in quotes",
+  BAD_ALIAS:
+    "an anchor (&name) or alias (*name) needs a name; if & or * belongs to a text, put the text in quotes",
   BAD_DIRECTIVE:
     "a line starting with % is read as a YAML directive and this one is not valid; if % belongs to a value, put the value in quotes",
   BAD_DQ_ESCAPE:
     'an unknown \\ escape inside "...": write \\\\ for a backslash, or use single quotes, where \\ has no special meaning',
   BAD_INDENT: [
-    [/^All sequence items/, "this list item's \"-\" is not in the same column as the items before it: line them up"],
+    [
+      /^All sequence items/,
+      'this list item\'s "-" is not in the same column as the items before it: line them up',
+    ],
     [/^Flow (map|sequence)/, "a { or [ opened above is never closed: add the closing } or ]"],
-    [/./, "this line's indentation does not fit the lines around it: line it up with the fields of its block"],
+    [
+      /./,
+      "this line's indentation does not fit the lines around it: line it up with the fields of its block",
+    ],
   ],
   BAD_PROP_ORDER: "an anchor (&name) or tag (!tag) must come after the - or ? that starts the item",
   BAD_SCALAR_START: "this value starts with a character YAML reserves (@, `, %): put the value in quotes",
   BLOCK_AS_IMPLICIT_KEY:
     'this value is read as the start of a mapping: a value containing ": " must be in quotes, and a line under a field that has a value must not be indented more than the field',
-  BLOCK_IN_FLOW: "inside { } or [ ], items are written on one line, separated by commas: no indented blocks or lists",
+  BLOCK_IN_FLOW:
+    "inside { } or [ ], items are written on one line, separated by commas: no indented blocks or lists",
   DUPLICATE_KEY: "this key is already used in its mapping",
   KEY_OVER_1024_CHARS:
     "this line reads as a key longer than 1024 characters: a long text must follow its key's colon on the same line, or be in quotes",
   MISSING_CHAR: [
-    [/^Sequence item without - indicator/, "this line is indented differently from the lines around it: give it the same indentation as the other fields of its block"],
-    [/^Implicit map keys need to be followed by map values/, 'this line has no ": " after its field name: write name: value'],
+    [
+      /^Sequence item without - indicator/,
+      "this line is indented differently from the lines around it: give it the same indentation as the other fields of its block",
+    ],
+    [
+      /^Implicit map keys need to be followed by map values/,
+      'this line has no ": " after its field name: write name: value',
+    ],
     [/^Missing , between flow/, "a comma is missing between two items inside { } or [ ]"],
     [/^Missing , or : between flow/, 'a comma or ": " is missing inside { } or [ ]'],
-    [/^Missing space after : in flow/, 'a ":" inside { } must be followed by a space: write {voice: 17}, not {voice:17}'],
-    [/^Comments must be separated/, 'a comment starts with " #" (a space before the #); a # inside a value needs the value in quotes'],
+    [
+      /^Missing space after : in flow/,
+      'a ":" inside { } must be followed by a space: write {voice: 17}, not {voice:17}',
+    ],
+    [
+      /^Comments must be separated/,
+      'a comment starts with " #" (a space before the #); a # inside a value needs the value in quotes',
+    ],
     [/^Tags and anchors must be separated/, "an anchor (&name) or tag (!tag) must be followed by a space"],
     [/./, "something is missing here (a quote, a bracket, a colon or a dash)"],
   ],
   MULTILINE_IMPLICIT_KEY:
-    'this line and the next read as one key: a field is written name: value on one line (a colon and a space after the name)',
+    "this line and the next read as one key: a field is written name: value on one line (a colon and a space after the name)",
   MULTIPLE_ANCHORS: "a value can have only one anchor (&name)",
   MULTIPLE_DOCS: "a manifest file holds one YAML document; this one has several ('---')",
   MULTIPLE_TAGS: "a value can have only one tag (!tag)",
   NON_STRING_KEY: "a key must be a plain name, not a list or a mapping",
-  TAB_AS_INDENT: "this line is indented with a tab: YAML indents with spaces only; replace the tab with spaces",
+  TAB_AS_INDENT:
+    "this line is indented with a tab: YAML indents with spaces only; replace the tab with spaces",
   UNEXPECTED_TOKEN: [
-    [/^Unexpected \S+ at node end/, "something follows a value that has ended (a closing quote or bracket): put the whole value in quotes"],
+    [
+      /^Unexpected \S+ at node end/,
+      "something follows a value that has ended (a closing quote or bracket): put the whole value in quotes",
+    ],
     [/^Unexpected , in flow/, "an extra comma inside { } or [ ]"],
     [/^Unexpected block-seq-ind/, 'a value cannot start with "- " unless it is in quotes'],
     [/./, "a character YAML does not expect here: if it belongs to a value, put the value in quotes"],

@@ -10,6 +10,7 @@ import { makeEngine, type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import {
   formatProblems,
+  mergeFindings,
   isManifestFile,
   type Job,
   loadManifests,
@@ -138,7 +139,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
 
   async function loadFile(file: string): Promise<void> {
     if (await stillBeingWritten(file)) return;
-    const { manifests, problems } = await loadManifests([file], options.load);
+    const { manifests, problems, warnings } = await loadManifests([file], options.load);
     const manifest = manifests[0];
     // Compared without case, as `run` does: on macOS and Windows `Promo` and `promo` share a folder.
     const same = (name: string): boolean => name.toLowerCase() === manifest?.name.toLowerCase();
@@ -170,8 +171,9 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
         message: refusal,
       });
     }
+    const format = { color: options.tty ?? false, codeFrame: options.tty ?? false };
     if (problems.length > 0 || !manifest) {
-      const text = formatProblems(problems, { color: options.tty ?? false, codeFrame: options.tty ?? false });
+      const text = formatProblems(mergeFindings(problems, warnings), format);
       // An invalid file is reported once per version, not at every event; its last valid version
       // (if any) keeps running until the file is fixed or deleted.
       if (reported.get(file) !== text) {
@@ -180,7 +182,13 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
       }
       return;
     }
-    reported.delete(file);
+    // Warnings once per version too: the manifest runs, its texts perhaps not as meant.
+    const warned = formatProblems(warnings, format);
+    if (warnings.length === 0) reported.delete(file);
+    else if (reported.get(file) !== warned) {
+      reported.set(file, warned);
+      options.report(`${warned}\n`);
+    }
     const previous = nameOf.get(file);
     nameOf.set(file, manifest.name);
     if (previous !== undefined && previous !== manifest.name) release(previous);
