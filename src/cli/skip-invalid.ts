@@ -36,9 +36,12 @@ export function goesOnDespite(loaded: Pick<LoadResult, "problems" | "manifests">
 }
 
 /** "reel run: skipped 2 invalid manifests (nothing of them is sent): a.yaml, b.yaml" */
-export function skippedLine(command: string, skipped: readonly SkippedManifest[]): string {
+export function skippedLine(command: "run" | "plan", skipped: readonly SkippedManifest[]): string {
   const n = skipped.length;
-  return `reel ${command}: skipped ${n} invalid manifest${n === 1 ? "" : "s"} (nothing of ${n === 1 ? "it" : "them"} is sent): ${skipped.map((s) => s.file).join(", ")}`;
+  const them = n === 1 ? "it" : "them";
+  const note =
+    command === "run" ? `nothing of ${them} is sent` : `run --skip-invalid sends nothing of ${them}`;
+  return `reel ${command}: skipped ${n} invalid manifest${n === 1 ? "" : "s"} (${note}): ${skipped.map((s) => s.file).join(", ")}`;
 }
 
 /** The reminder at the end of a run that skipped manifests, their problems long scrolled away. */

@@ -115,7 +115,8 @@ function checkPlain(node: Scalar, text: string, aliased: ReadonlySet<string>, ad
     }
   }
 
-  // Lines after the first: YAML joins them with spaces. A line that looks like a field lost its colon.
+  // Lines after the first: YAML joins them with spaces. A line that looks like a field lost its colon
+  // (a list item there is a syntax error already).
   if (written.includes("\n")) {
     const firstLineEnd = lineEndAt(text, start);
     let at = firstLineEnd + 1;
@@ -123,11 +124,9 @@ function checkPlain(node: Scalar, text: string, aliased: ReadonlySet<string>, ad
       const end = Math.min(lineEndAt(text, at), valueEnd);
       const line = text.slice(at, end).trim();
       const field = /^([A-Za-z_][\w-]*)(?:[ \t]+(.*))?$/.exec(line);
-      if (line.startsWith("- ") || (field && ALL_FIELDS.has(field[1]!))) {
+      if (field && ALL_FIELDS.has(field[1]!)) {
         const lineNo = text.slice(0, at).split("\n").length;
-        const fix = field
-          ? `if it is a field, write ${field[1]}: ${field[2] ?? "..."} in the column of the fields above`
-          : "if it is a list item, line its - up with the others";
+        const fix = `if it is a field, write ${field[1]}: ${field[2] ?? "..."} in the column of the fields above`;
         add.warning(
           at + (text.slice(at, end).length - text.slice(at, end).trimStart().length),
           WARNING_CODES.textJoined,

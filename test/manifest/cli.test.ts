@@ -66,7 +66,7 @@ describe("reel validate", () => {
     );
   });
 
-  it("--json prints {ok, problems, summary} on stdout", async () => {
+  it("--json prints {ok, problems, warnings, summary} on stdout", async () => {
     await ws.write("bad.yaml", BAD);
     const run = await reel(ws.dir, "validate", "--json", "bad.yaml");
     expect(run.code).toBe(2);
@@ -81,12 +81,14 @@ describe("reel validate", () => {
           message: "actor-2 takes resolution 720p or 1080p, not 540p",
         },
       ],
+      warnings: [],
       summary: { manifests: 0, videos: 0, seconds: 0 },
     });
     const ok = await reel(ws.dir, "validate", "--json", "manifests/actor.yaml");
     expect(JSON.parse(ok.stdout)).toEqual({
       ok: true,
       problems: [],
+      warnings: [],
       summary: { manifests: 1, videos: 4, seconds: 35 },
     });
   });
