@@ -26,6 +26,7 @@ import {
   skippedLine,
   skippedManifests,
   skippedReminder,
+  skipInvalidHint,
 } from "./skip-invalid.js";
 import { writeProblems } from "./validate-command.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
@@ -81,6 +82,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     const findings = mergeFindings(loaded.problems, loaded.warnings);
     io.stderr.write(`${formatProblems(findings, { color: tty, codeFrame: tty })}\n`);
     io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
+    if (loaded.manifests.length > 0) io.stderr.write(`${skipInvalidHint(loaded.manifests.length)}\n`);
     if (settings.json) {
       const error = {
         code: "E_INVALID" satisfies ReportCode,

@@ -50,6 +50,11 @@ export function skippedReminder(skipped: readonly SkippedManifest[]): string {
   return `Skipped as invalid, nothing of ${one ? "it" : "them"} sent: ${skipped.map((s) => s.file).join(", ")}. Fix ${one ? "it" : "them"} (reel validate lists the problems) and run again.`;
 }
 
+/** Said when invalid manifests stop a run that has valid ones too. */
+export function skipInvalidHint(valid: number): string {
+  return `(--skip-invalid would run the ${valid} valid manifest${valid === 1 ? "" : "s"} and list the invalid ones)`;
+}
+
 /** Not everything asked for was done: a run that skipped a manifest does not exit 0. */
 export function exitCodeWithSkipped(code: number, skipped: readonly SkippedManifest[]): number {
   return code === EXIT.ok && skipped.length > 0 ? EXIT.someJobsFailed : code;
