@@ -2,11 +2,15 @@
 // plan and run (text and --json), a cut text refused, and --skip-invalid, which runs the valid
 // manifests of a folder and lists the invalid ones, sending nothing of them.
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, writeTree } from "../helpers/cli.js";
+import { runCli, until, useCommands, writeTree } from "../helpers/cli.js";
+import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
+
+const sandbox = useSandboxes();
+const startCommand = useCommands();
 
 /** Valid, with a comment after its text: runs, with a warning. */
 const COMMENTED = `version: 1
@@ -205,5 +209,33 @@ describe("--skip-invalid", () => {
       skipped: [{ file: "m/cut.yaml", problems: [{ code: "E_TEXT_CUT" }] }],
     });
     expect((await runCli(["plan", "m"], { cwd: dir })).code).toBe(2);
+  });
+});
+
+describe("watch", () => {
+  it("prints a manifest's warnings once and runs it; skips a manifest with a cut text until fixed", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    await mkdir(join(dir, "incoming"));
+    const w = startCommand(["watch", "incoming", "--settle", "200ms"], {
+      cwd: dir,
+      env: { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey },
+    });
+    await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
+    await writeFile(join(dir, "incoming", "good.yaml"), COMMENTED);
+    await writeFile(join(dir, "incoming", "cut.yaml"), CUT);
+    await until(() => existsSync(join(dir, "out", "good", "a.mp4")), "good's video");
+    await until(
+      () => w.output().stderr.includes("incoming/cut.yaml: skipped until fixed"),
+      "cut.yaml skipped",
+    );
+    // A touch of the file (same text) prints nothing again.
+    await writeFile(join(dir, "incoming", "good.yaml"), COMMENTED);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const { stderr } = await w.stop();
+    const warning = WARNING.replace("good.yaml:", "incoming/good.yaml:");
+    expect(stderr.split(warning).length - 1).toBe(1);
+    expect(stderr).toContain('incoming/cut.yaml:9:20: this text would be sent as "Shot"');
+    expect(s.counters.generationsCreated).toBe(1);
   });
 });
