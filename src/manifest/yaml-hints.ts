@@ -57,8 +57,11 @@ export function explainYamlIssues(
   const explained: ExplainedIssue[] = [];
   const covered: (readonly [number, number])[] = [];
   const isCovered = (line: number) => covered.some(([from, to]) => line >= from && line <= to);
+  let unrecognisedUpTo: number | undefined;
   for (const issue of [...issues].sort((a, b) => a.pos[0] - b.pos[0])) {
-    const line = lines.lineAt(issue.pos[0]);
+    // An error placed on a blank line (at its start) is about the line after it.
+    const at = lines.lineAt(issue.pos[0]);
+    const line = at.blank ? (lines.nextContent(at.index) ?? at) : at;
     if (isCovered(line.index)) continue;
     if (issue.code === "TAG_RESOLVE_FAILED") {
       const source = text.slice(issue.pos[0], issue.pos[1]);
@@ -70,11 +73,22 @@ export function explainYamlIssues(
       covered.push([line.index, line.index]);
       continue;
     }
-    const diagnosis = diagnose(doc, lines, issue, line) ?? {
+    // An error no rule recognises, then errors on every line after it: one mistake that left the
+    // rest unreadable (a first line that lost its "#", say), reported once.
+    if (
+      unrecognisedUpTo !== undefined &&
+      (line.index === unrecognisedUpTo || lines.previousContent(line.index)?.index === unrecognisedUpTo)
+    ) {
+      unrecognisedUpTo = line.index;
+      continue;
+    }
+    const recognised = diagnose(doc, lines, issue, line);
+    const diagnosis = recognised ?? {
       offset: issue.pos[0],
       message: tableMessage(issue),
       covers: [line.index, line.index] as const,
     };
+    unrecognisedUpTo = recognised ? undefined : line.index;
     explained.push({ offset: diagnosis.offset, message: diagnosis.message, unknownTag: false });
     covered.push([Math.min(diagnosis.covers[0], line.index), Math.max(diagnosis.covers[1], line.index)]);
   }
@@ -97,7 +111,7 @@ function diagnose(
 ): Diagnosis | undefined {
   const { code, message } = issue;
   const at = issue.pos[0];
-  const only = [line.index, line.index] as const;
+  const only = [line.index, lines.blockEnd(line)] as const;
 
   if (code === "MISSING_CHAR" && /^Missing closing (["'])quote/.test(message)) {
     const quote = message.charAt("Missing closing ".length);
@@ -166,7 +180,7 @@ function diagnose(
   return (
     lineShape(lines, line) ??
     blockScalarIndent(lines, line) ??
-    colonInValue(code, line, at) ??
+    colonInValue(lines, code, line, at) ??
     indentation(doc, lines, line, code, message) ??
     nextLineIndentation(lines, line, code)
   );
@@ -308,14 +322,25 @@ function blockScalarIndent(lines: SourceLines, line: SourceLine): Diagnosis | un
 }
 
 /** `text: Note: prices end soon`: a second ": " reads as a mapping inside the value. */
-function colonInValue(code: string, line: SourceLine, at: number): Diagnosis | undefined {
+function colonInValue(lines: SourceLines, code: string, line: SourceLine, at: number): Diagnosis | undefined {
   if (code !== "BLOCK_AS_IMPLICIT_KEY" || !line.pair) return undefined;
   const value = line.pair.value;
   if (!/: /.test(value) || /^["'[{|>]/.test(value)) return undefined;
+  const covers = [line.index, lines.blockEnd(line)] as const;
+  const field = /^([A-Za-z_][\w-]*): /.exec(value)?.[1];
+  const next = lines.nextContent(line.index);
+  if (field && ALL_FIELDS.has(field) && next && next.indent > line.keyColumn) {
+    // `defaults:  model: avatar-h1` with the other fields of defaults below: a lost line break.
+    return {
+      offset: line.start + line.pair.valueColumn,
+      message: `"${field}:" is on the line of "${line.pair.key}:": a field goes on a line of its own; start "${field}:" on the next line, in the column of the fields below it (${col(next.indent)})`,
+      covers,
+    };
+  }
   return {
     offset: at,
     message: `a value containing ": " must be in quotes: write ${line.pair.key}: ${quoted(value)}`,
-    covers: [line.index, line.index],
+    covers,
   };
 }
 
@@ -373,13 +398,34 @@ function indentation(
       covers,
     };
   }
+  if (line.indent === parent.keyColumn) return undefined;
+  return overIndented(lines, parent, line);
+}
+
+/** Over-indentation reported on the line above the mistake (on the key whose value it seems to continue). */
+function nextLineIndentation(lines: SourceLines, line: SourceLine, code: string): Diagnosis | undefined {
+  if (code !== "BLOCK_AS_IMPLICIT_KEY" && code !== "MULTILINE_IMPLICIT_KEY" && code !== "MISSING_CHAR") {
+    return undefined;
+  }
+  const next = lines.nextContent(line.index);
+  return next && next.indent > line.keyColumn ? overIndented(lines, line, next) : undefined;
+}
+
+/**
+ * `line` indented more than the key of `parent` (the line above it, indented less), whose value is
+ * on its own line: the line cannot belong to that key, so one of the two is out of place.
+ */
+function overIndented(lines: SourceLines, parent: SourceLine, line: SourceLine): Diagnosis | undefined {
   const pair = parent.pair;
-  if (line.indent === parent.keyColumn || !pair || !hasInlineValue(pair.value)) return undefined;
+  if (!pair || !hasInlineValue(pair.value)) return undefined;
+  const offset = line.start + line.indent;
+  // The mistake's lines: the parent's block (an item's fields all misplaced are one mistake).
+  const covers = [parent.index, Math.max(lines.blockEnd(parent), lines.blockEnd(line))] as const;
   if (line.dashes > 0 && LIST_FIELDS.has(pair.key)) {
     return {
       offset: parent.start + pair.valueColumn,
       message: `"${pair.key}:" has both a value (${pair.value}) and a list under it: remove the value, so that the list is "${pair.key}"`,
-      covers: [parent.index, lines.blockEnd(parent)],
+      covers,
     };
   }
   if (line.dashes > 0) {
@@ -393,58 +439,38 @@ function indentation(
       covers,
     };
   }
-  const subject = line.pair ? `"${line.pair.key}:"` : "this line";
-  const fix = line.pair
-    ? `: start it in ${col(parent.keyColumn)}, as "${pair.key}:"`
-    : `; if it belongs to ${pair.key}'s text, put the whole text in quotes`;
+  if (line.pair && parent.dashes > 0 && siblingsAt(lines, line) > 1) {
+    // `- duration: 5` with every field under it one column further: the item's first line is off.
+    return {
+      offset: parent.start + parent.keyColumn,
+      message: `"${pair.key}:" is in ${col(parent.keyColumn)} but the fields under it in ${col(line.indent)}: the fields of a list item start in one column; move "- ${pair.key}:" or the fields below it to line them up`,
+      covers,
+    };
+  }
+  if (line.pair) {
+    return {
+      offset,
+      message: `"${line.pair.key}:" is indented more than "${pair.key}:" above it, which already has a value, so YAML reads it as part of that value: start it in ${col(parent.keyColumn)}, as "${pair.key}:"`,
+      covers,
+    };
+  }
   return {
     offset,
-    message: `${subject} is indented more than "${pair.key}:" above it, which already has a value, so YAML reads it as part of that value${fix}`,
+    message: `this line is indented more than "${pair.key}:" above it, so YAML reads it as more of that value, where ": " is not allowed: if it belongs to the value, put the whole value in quotes; if not, start it in ${col(parent.keyColumn)}`,
     covers,
   };
 }
 
-/** Over-indentation reported on the line above the mistake (on the key whose value it seems to continue). */
-function nextLineIndentation(lines: SourceLines, line: SourceLine, code: string): Diagnosis | undefined {
-  if (code !== "BLOCK_AS_IMPLICIT_KEY" && code !== "MULTILINE_IMPLICIT_KEY" && code !== "MISSING_CHAR") {
-    return undefined;
+/** How many `key:` lines follow from `line` on, in its column, before a line indented less. */
+function siblingsAt(lines: SourceLines, line: SourceLine): number {
+  let count = 0;
+  for (let i = line.index; i < lines.lines.length; i++) {
+    const next = lines.lines[i]!;
+    if (next.blank) continue;
+    if (next.indent < line.indent) break;
+    if (next.indent === line.indent && next.pair && next.dashes === 0) count++;
   }
-  const next = lines.nextContent(line.index);
-  if (!next || next.indent <= line.keyColumn || !line.pair || !hasInlineValue(line.pair.value))
-    return undefined;
-  const pair = line.pair;
-  if (next.dashes > 0 && LIST_FIELDS.has(pair.key)) {
-    return {
-      offset: line.start + pair.valueColumn,
-      message: `"${pair.key}:" has both a value (${pair.value}) and a list under it: remove the value, so that the list is "${pair.key}"`,
-      covers: [line.index, lines.blockEnd(line)],
-    };
-  }
-  const covers = [line.index, lines.blockEnd(next)] as const;
-  const offset = next.start + next.indent;
-  if (next.dashes > 0) {
-    const list = previousListItem(lines, next);
-    const lineUp = list
-      ? `: line its "-" up with the one on line ${list.index + 1} (${col(list.indent)})`
-      : "";
-    return {
-      offset,
-      message: `this list item is indented more than "${pair.key}:" above it, which already has a value${lineUp}`,
-      covers,
-    };
-  }
-  if (next.pair) {
-    return {
-      offset,
-      message: `"${next.pair.key}:" is indented more than "${pair.key}:" above it, which already has a value, so YAML reads it as part of that value: start it in ${col(line.keyColumn)}, as "${pair.key}:"`,
-      covers,
-    };
-  }
-  return {
-    offset,
-    message: `this line is indented more than "${pair.key}:" above it, so YAML reads it as more of that value, where ": " is not allowed: if it belongs to the value, put the whole value in quotes; if not, start it in ${col(line.keyColumn)}`,
-    covers,
-  };
+  return count;
 }
 
 /** A value written on the key's line, which leaves no room for a nested block. */
