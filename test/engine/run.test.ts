@@ -416,7 +416,7 @@ describe("reel run", () => {
     const first = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
     expect(first.code).toBe(1);
     expect(first.stderr).toMatch(/completed\. 1 generated, not downloaded\n/);
-    expect(first.stderr).toContain("Rerun the same command to download the videos not downloaded");
+    expect(first.stderr).toContain("Generated but not downloaded: rerun the same command to download them");
     await rm(join(dir, "out", "beta", "again.mp4"), { recursive: true });
     const second = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
     expect(second.code).toBe(0);
