@@ -221,7 +221,9 @@ describe("reel status", () => {
 
     const human = await runCli(["status"], { cwd: dir, env: {} });
     expect(human.code).toBe(0);
-    expect(table(human.stdout)).toBe(`No state file at ${join(dir, ".reel", "state.db")}: nothing has run yet.\n`);
+    expect(table(human.stdout)).toBe(
+      `No state file at ${join(dir, ".reel", "state.db")}: nothing has run yet.\n`,
+    );
     expect(human.stderr).toBe("");
 
     // REEL_STATE names the state file, as for run; the manifests given still parse.
@@ -376,7 +378,9 @@ describe("reel status", () => {
 
     await writeFile(join(dir, "launch.yaml"), PROMO.slice(0, PROMO.indexOf("  - id: trailer")));
     expect((await runCli(["run", "launch.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
-    expect(table((await runCli(["status"], { cwd: dir, env: {} })).stdout)).toMatch(/^promo +1 job: 1 Success\n$/);
+    expect(table((await runCli(["status"], { cwd: dir, env: {} })).stdout)).toMatch(
+      /^promo +1 job: 1 Success\n$/,
+    );
     expect(s.counters.generationsCreated).toBe(1);
   });
 

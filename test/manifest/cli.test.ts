@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CliIO } from "../../src/cli/command.js";
