@@ -314,3 +314,11 @@ describe("the end of a run", () => {
     expect(existsSync(join(root, "out", line![1]!))).toBe(true);
   });
 });
+
+describe("the project file's JSON Schema", () => {
+  it("the committed schemas/project.schema.json is the generated one (run `npm run gen:schema`)", async () => {
+    const { projectSchemaText } = await import("../../src/project/index.js");
+    const { REPO } = await import("../helpers/cli.js");
+    expect(await readFile(join(REPO, "schemas", "project.schema.json"), "utf8")).toBe(projectSchemaText());
+  });
+});
