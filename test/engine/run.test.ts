@@ -175,7 +175,10 @@ describe("reel run", () => {
     expect([...s.counters.requests.values()].reduce((a, b) => a + b, 0)).toBe(requestsBefore);
     // Without REEL_BASE_URL, the service the state file used last, named.
     const humanPlan = await runCli(["plan", "manifests"], { cwd: dir });
-    expect(humanPlan.stdout).toContain(`compared with: ${s.baseUrl}, in ${join(dir, ".reel", "state.db")}\n`);
+    expect(humanPlan.stdout).toContain(`compared with: what the state file records of ${s.baseUrl}\n`);
+    expect(humanPlan.stdout.split("\n")[0]).toBe(
+      "state .reel/state.db · out out · the state found above the manifests",
+    );
     expect(humanPlan.stdout).toContain("jobs       0 new, 6 done");
 
     const writesBefore = writeCalls(s);
