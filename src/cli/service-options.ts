@@ -42,6 +42,8 @@ export interface ServiceSettings {
   readonly outDir: string;
   readonly concurrency: number;
   readonly json: boolean;
+  /** --time-scale of run and watch: the in-process sandbox's seconds of Running per second of video. */
+  readonly sandboxTimeScale?: number;
 }
 
 /** A flag's value; an empty one is refused (`--out ""` would mean the current folder). */
@@ -81,6 +83,27 @@ export function refuseSandboxWithBaseUrl(args: ParsedArgs): void {
   }
 }
 
+/**
+ * --time-scale X (run and watch): how slowly the in-process sandbox runs tasks, so a newcomer can
+ * watch the display. Only with --sandbox: a real service keeps its own time.
+ */
+function sandboxTimeScaleOf(args: ParsedArgs, sandbox: boolean): number | undefined {
+  const raw = args.values["time-scale"];
+  if (raw === undefined) return undefined;
+  if (!sandbox) {
+    throw new UsageError(
+      "--time-scale only applies to --sandbox (it slows the built-in emulator down); a real service keeps its own time",
+    );
+  }
+  const value = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(value) || value < 0 || value > 60) {
+    throw new UsageError(
+      `expected --time-scale to be a number from 0 to 60 (seconds a task runs per second of video), got '${String(raw)}'`,
+    );
+  }
+  return value;
+}
+
 /** Reads and checks the service options. `needService` is false for commands that only read state. */
 export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: boolean): ServiceSettings {
   const sandbox = args.values.sandbox === true;
@@ -97,6 +120,7 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
     if (!apiKey) throw new UsageError("no API key: set the environment variable REEL_API_KEY (never a flag)");
     checkApiKey(apiKey);
   }
+  const sandboxTimeScale = sandboxTimeScaleOf(args, sandbox);
   const concurrencyFlag = str(args.values, "concurrency");
   const concurrencyRaw = concurrencyFlag ?? envSetting(io.env, "REEL_CONCURRENCY");
   // Named as the user gave it: a bad REEL_CONCURRENCY is not fixed by looking for a flag.
@@ -110,6 +134,7 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
     concurrency:
       concurrencyRaw === undefined ? DEFAULTS.concurrency : positiveInteger(concurrencyName, concurrencyRaw),
     json: args.values.json === true,
+    ...(sandboxTimeScale !== undefined ? { sandboxTimeScale } : {}),
   };
 }
 
@@ -219,6 +244,7 @@ export async function connectService(
     const sandbox = await startSandbox({
       dataDir: join(dirname(settings.statePath), "sandbox"),
       persist: true,
+      ...(settings.sandboxTimeScale !== undefined ? { timeScale: settings.sandboxTimeScale } : {}),
     });
     const dispatcher = makeDispatcher();
     const client = makeClient({
