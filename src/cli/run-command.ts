@@ -80,7 +80,12 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     hashes.saveTo(session.store);
     const refusal = refusalOf(settings, args, session.store)(jobs);
     if (refusal !== undefined) throw new SentElsewhereError(refusal);
-    const summary = await runBatch({ ...session.engine, jobs, listedJobs: allJobs });
+    const summary = await runBatch({
+      ...session.engine,
+      jobs,
+      listedJobs: allJobs,
+      service: settings.sandbox ? "sandbox" : settings.baseUrl!,
+    });
     const code = exitCodeOf(summary);
     printSummary(summary, code, settings.outDir, settings.json, io, session.logFile, hashes.hasher.stats);
     return code;
