@@ -1,4 +1,5 @@
 import type { Command } from "./command.js";
+import { completionCommand } from "./completion-command.js";
 import { planCommand } from "./plan-command.js";
 import { runCommand } from "./run-command.js";
 import { sandboxCommand } from "./sandbox-command.js";
@@ -14,4 +15,5 @@ export const COMMANDS: readonly Command[] = [
   watchCommand,
   statusCommand,
   sandboxCommand,
+  completionCommand,
 ];
