@@ -170,7 +170,8 @@ function thumbOf(ref: unknown, outDir: string | undefined): string | null {
   return relativeHref(path.split(sep).join("/"));
 }
 
-const idOr = (v: unknown): string | null => (typeof v === "string" || typeof v === "number" ? String(v) : null);
+const idOr = (v: unknown): string | null =>
+  typeof v === "string" || typeof v === "number" ? String(v) : null;
 
 function chunkOf(chunk: unknown): ReportChunk {
   if (!isRecord(chunk)) return { duration: 0, text: null, speech: null, voice: null, audio: null };

@@ -182,7 +182,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return drop(req);
     }
     const reply = await HANDLERS[match.route](req, match.param, deps);
-    if (reply.note !== undefined) log.note = fault.kind === "none" ? reply.note : `${reply.note}, ${log.note}`;
+    if (reply.note !== undefined)
+      log.note = fault.kind === "none" ? reply.note : `${reply.note}, ${log.note}`;
     if (fault.kind === "drop-after-effect") {
       counters.countFault(fault.kind);
       return drop(req);
