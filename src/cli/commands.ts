@@ -1,4 +1,5 @@
 import type { Command } from "./command.js";
+import { makeCompletionCommand } from "./completion-command.js";
 import { initCommand } from "./init-command.js";
 import { planCommand } from "./plan-command.js";
 import { runCommand } from "./run-command.js";
@@ -16,4 +17,5 @@ export const COMMANDS: readonly Command[] = [
   watchCommand,
   statusCommand,
   sandboxCommand,
+  makeCompletionCommand(() => COMMANDS),
 ];

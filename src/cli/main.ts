@@ -16,7 +16,7 @@ const HELP = `reel: turn YAML manifests into generated videos, resumably.
 Usage: reel <command> [options]
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(10)} ${c.summary}`).join("\n")}
+${COMMANDS.map((c) => `  ${c.name.padEnd(11)} ${c.summary}`).join("\n")}
 
 Run 'reel <command> --help' for the options of a command.
 `;

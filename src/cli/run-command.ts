@@ -91,7 +91,12 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     hashes.saveTo(session.store);
     const refusal = refusalOf(settings, args, session.store)(jobs);
     if (refusal !== undefined) throw new SentElsewhereError(refusal);
-    const summary = await runBatch({ ...session.engine, jobs, listedJobs: allJobs });
+    const summary = await runBatch({
+      ...session.engine,
+      jobs,
+      listedJobs: allJobs,
+      service: settings.sandbox ? "sandbox" : settings.baseUrl!,
+    });
     const code = exitCodeOf(summary);
     printRunSummary({
       summary,

@@ -53,6 +53,8 @@ export interface ServiceSettings {
   readonly place: Workplace;
   readonly concurrency: number;
   readonly json: boolean;
+  /** --time-scale of run and watch: the in-process sandbox's seconds of Running per second of video. */
+  readonly sandboxTimeScale?: number;
 }
 
 export function positiveInteger(name: string, raw: string): number {
@@ -68,6 +70,27 @@ export function refuseSandboxWithBaseUrl(args: ParsedArgs): void {
   if (args.values.sandbox === true && args.values["base-url"] !== undefined) {
     throw new UsageError("--sandbox and --base-url exclude each other: the sandbox has its own address");
   }
+}
+
+/**
+ * --time-scale X (run and watch): how slowly the in-process sandbox runs tasks, so a newcomer can
+ * watch the display. Only with --sandbox: a real service keeps its own time.
+ */
+function sandboxTimeScaleOf(args: ParsedArgs, sandbox: boolean): number | undefined {
+  const raw = args.values["time-scale"];
+  if (raw === undefined) return undefined;
+  if (!sandbox) {
+    throw new UsageError(
+      "--time-scale only applies to --sandbox (it slows the built-in emulator down); a real service keeps its own time",
+    );
+  }
+  const value = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(value) || value < 0 || value > 60) {
+    throw new UsageError(
+      `expected --time-scale to be a number from 0 to 60 (seconds a task runs per second of video), got '${String(raw)}'`,
+    );
+  }
+  return value;
 }
 
 /** Reads and checks the service options. `needService` is false for commands that only read state. */
@@ -92,6 +115,7 @@ export function readServiceSettings(
     if (!apiKey) throw new UsageError("no API key: set the environment variable REEL_API_KEY (never a flag)");
     checkApiKey(apiKey);
   }
+  const sandboxTimeScale = sandboxTimeScaleOf(args, sandbox);
   const concurrencyFlag = flagValue(args.values, "concurrency");
   const concurrencyRaw = concurrencyFlag ?? envSetting(io.env, "REEL_CONCURRENCY");
   // Named as the user gave it: a bad REEL_CONCURRENCY is not fixed by looking for a flag.
@@ -108,6 +132,7 @@ export function readServiceSettings(
         ? (place.project?.concurrency ?? DEFAULTS.concurrency)
         : positiveInteger(concurrencyName, concurrencyRaw),
     json: args.values.json === true,
+    ...(sandboxTimeScale !== undefined ? { sandboxTimeScale } : {}),
   };
 }
 
@@ -217,6 +242,7 @@ export async function connectService(
     const sandbox = await startSandbox({
       dataDir: join(dirname(settings.statePath), "sandbox"),
       persist: true,
+      ...(settings.sandboxTimeScale !== undefined ? { timeScale: settings.sandboxTimeScale } : {}),
     });
     const dispatcher = makeDispatcher();
     const client = makeClient({

@@ -75,6 +75,7 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
       tty: io.stderr.isTTY === true,
       settleMs,
       refuseJobs: refusalOf(settings, args, session.store),
+      service: settings.sandbox ? "sandbox" : settings.baseUrl!,
     });
     io.stderr.write(
       "reel watch: stopped. Tasks already submitted keep running; start again to follow them.\n",

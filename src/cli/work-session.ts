@@ -52,6 +52,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   "new-service": { type: "boolean" },
   ...PRIVATE_SOURCES_OPTION,
   "rebuild-state": { type: "boolean" },
+  "time-scale": { type: "string" },
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
@@ -71,6 +72,8 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
                          jobs are done, followed by task id, or uncertain, never submitted again.
                          Without it, a state file found empty beside such records or earlier logs,
                          or not knowing submissions the journal shows, is refused (exit 2)
+  --time-scale X         with --sandbox: seconds a task runs per second of video (default 0.02;
+                         1 runs a task as long as its video: time to watch the live display)
 
 ${SERVICE_USAGE}`;
 

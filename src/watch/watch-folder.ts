@@ -58,11 +58,16 @@ export interface WatchOptions extends Omit<
   readonly refuseJobs?: (jobs: readonly Job[]) => string | undefined;
   /** Called once the initial scan is done and the watcher listens. */
   readonly onReady?: () => void;
+  /** The service as index.html names it: "sandbox" or the base URL. @defaultValue not named */
+  readonly service?: string;
 }
 
 /** Runs until `signal` is aborted; resolves after a clean stop. */
 export async function watchFolder(options: WatchOptions): Promise<void> {
   const { progress } = options;
+  const startedAt = new Date();
+  let watching = true; // false once the watch ends: the last index.html stops reloading itself
+  let timedWrite: Promise<void> = Promise.resolve(); // the last write of the outputs after a change
   const dir = resolve(options.load.cwd, options.dir);
   let resultsTimer: NodeJS.Timeout | undefined;
   // The watch ends on the user's signal, or when the state file or the output disk can no longer be
@@ -84,7 +89,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
       // results.jsonl is rewritten after changes, at most every 200 ms.
       resultsTimer ??= setTimeout(() => {
         resultsTimer = undefined;
-        void writeOutputs().catch(() => {});
+        timedWrite = writeOutputs().catch(() => {});
       }, 200);
     },
   });
@@ -94,7 +99,13 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   async function writeOutputs(): Promise<void> {
     const rows = engine.wantedRows();
     await writeResults(options.outDir, rows);
-    await writeHtmlReport(options.outDir, rows);
+    await writeHtmlReport(options.outDir, rows, {
+      run: {
+        outcome: watching ? "watching" : "stopped",
+        ...(options.service !== undefined ? { service: options.service } : {}),
+        startedAt,
+      },
+    });
   }
 
   const nameOf = new Map<string, string>(); // file -> manifest name it defines
@@ -309,6 +320,8 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   engine.dispose();
   if (resultsTimer) clearTimeout(resultsTimer);
   if (stateFailure) throw stateFailure;
+  watching = false;
+  await timedWrite; // so that no write of a watching page lands after the last one
   await writeOutputs();
 }
 
