@@ -67,7 +67,9 @@ export function renderFrame(state: LiveState, o: FrameOptions): string[] {
     c.green(`${totals.done} done`),
     totals.failed > 0 ? c.red(c.bold(`${totals.failed} failed`)) : `${totals.failed} failed`,
     totals.uncertain > 0 ? c.yellow(`${totals.uncertain} uncertain`) : `${totals.uncertain} uncertain`,
-    c.dim(`${totals.before} done before`),
+    c.dim(
+      `${totals.before} done before${totals.endedBefore > 0 ? `, ${totals.endedBefore} failed before` : ""}`,
+    ),
     c.dim(formatDuration(o.now - state.startedAt)),
   ];
   lines.push(`${o.watching ? "this session" : "this run"}: ${counts.join(" · ")}`);

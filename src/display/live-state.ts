@@ -16,7 +16,8 @@ export interface JobView {
   slotAt?: number;
 }
 
-export type FinalKind = "done" | "failed" | "uncertain";
+/** How a job ended: in this run, or (`before`) in an earlier one, left as it was (not retried). */
+export type FinalKind = "done" | "failed" | "uncertain" | "before";
 
 export interface ManifestCount {
   /** Its jobs, and those done before (by an earlier run, or before this version was read). */
@@ -137,6 +138,9 @@ export function applyEvent(state: LiveState, e: ProgressEvent, now: number): voi
       state.finals.set(key, { kind: e.stage, at: now });
       return;
     }
+    case "ended-before":
+      if (key !== undefined) state.finals.set(key, { kind: "before", at: now });
+      return;
     case "dropped":
       if (key !== undefined) state.jobs.delete(key);
       return;
@@ -163,6 +167,8 @@ export interface Totals {
   /** Ended: done before, and ended in this run (any way). */
   finished: number;
   before: number;
+  /** Ended in an earlier run another way than done (a failure not retried). */
+  endedBefore: number;
   /** This run's. */
   done: number;
   failed: number;
@@ -170,10 +176,19 @@ export interface Totals {
 }
 
 export function totalsOf(state: LiveState): Totals {
-  const totals: Totals = { total: 0, finished: 0, before: 0, done: 0, failed: 0, uncertain: 0 };
+  const totals: Totals = {
+    total: 0,
+    finished: 0,
+    before: 0,
+    endedBefore: 0,
+    done: 0,
+    failed: 0,
+    uncertain: 0,
+  };
   const sinceLoad = new Map<string, number>();
   for (const [key, final] of state.finals) {
-    totals[final.kind]++;
+    if (final.kind === "before") totals.endedBefore++;
+    else totals[final.kind]++;
     const manifest = manifestOf(state, key);
     const count = state.manifests.get(manifest);
     // A job that ended before its manifest was read again is in that reading's `before`.

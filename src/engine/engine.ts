@@ -284,6 +284,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       // (an uncertain job's too: one found at start has none yet).
       if (row.state === "Fail" || row.state === "Canceled" || row.state === "uncertain") {
         ensureJobRecord(outDir, row);
+        progress.event({ stage: "ended-before", key: job.key, detail: row.state });
       }
       return;
     }

@@ -47,6 +47,8 @@ export type LiveStage =
   | "pending"
   /** The job's video is being downloaded. */
   | "downloading"
+  /** The job ended in an earlier run (`detail`: Fail, Canceled, uncertain) and is left as it is. */
+  | "ended-before"
   /** The job is no longer worked on by this run, though not final (stopped, withdrawn, left). */
   | "dropped"
   /** reel waits `ms` before trying again: `detail` says why (Retry-After, backoff, retries). */

@@ -40,6 +40,14 @@ describe("the live display's frame", () => {
     expect(lines[0]).toContain("ETA 21 s");
   });
 
+  it("counts a rerun's earlier failures, left as they are, as ended before", () => {
+    const state = stateOf(1, 3, 1, [[0, { stage: "ended-before", key: "m/bad", detail: "Fail" }]]);
+    applyEvent(state, job("done", "m/ok"), 1_000);
+    const lines = renderFrame(state, { now: 1_000, width: 80, colors: plain });
+    expect(lines[0]).toMatch(/3\/3 videos$/);
+    expect(lines[1]).toMatch(/this run: 1 done · 0 failed · 0 uncertain · 1 done before, 1 failed before/);
+  });
+
   it("has no ETA before a job of this run ended, and none once all are", () => {
     const state = stateOf(1, 2, 0, [[0, job("submitting", "m/a")]]);
     expect(renderFrame(state, { now: 5_000, width: 80, colors: plain })[0]).toMatch(/0\/2 videos$/);
