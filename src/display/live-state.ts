@@ -40,7 +40,7 @@ export interface LiveState {
   /** The last wait with a duration (Retry-After, backoff, the client's retries). */
   wait: { detail: string; until: number } | undefined;
   paused: { detail: string; until: number | undefined } | undefined;
-  /** Run times (slot to end) of this run's finished jobs: their sum and count. */
+  /** Run times (slot to end, download included) of this run's jobs done: their sum and count. */
   runTime: { sumMs: number; count: number };
 }
 
@@ -130,7 +130,8 @@ export function applyEvent(state: LiveState, e: ProgressEvent, now: number): voi
     case "uncertain": {
       if (key === undefined) return;
       const job = state.jobs.get(key);
-      if (job?.slotAt !== undefined) {
+      // Learned from videos made: a failure (often at once) says nothing of how long the others take.
+      if (job?.slotAt !== undefined && e.stage === "done") {
         state.runTime.sumMs += now - job.slotAt;
         state.runTime.count++;
       }
