@@ -78,8 +78,7 @@ try {
   while (!during && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
     const now = await screen();
-    if (/Running/.test(now) && /queues/.test(now) && /for a slot,/.test(now) && /ETA/.test(now))
-      during = now;
+    if (/Running/.test(now) && /queues/.test(now) && /for a slot,/.test(now) && /ETA/.test(now)) during = now;
   }
   await exited;
   const end = await screen();
