@@ -20,7 +20,7 @@ export interface JobView {
 export type FinalKind = "done" | "failed" | "uncertain" | "before";
 
 export interface ManifestCount {
-  /** Its jobs, and those done before (by an earlier run, or before this version was read). */
+  /** Its jobs, and those done before (by an earlier run or watch session), when last read. */
   total: number;
   before: number;
   loadedAt: number;
@@ -116,7 +116,16 @@ export function applyEvent(state: LiveState, e: ProgressEvent, now: number): voi
       return;
     case "manifest":
       if (key !== undefined) {
-        state.manifests.set(key, { total: e.total ?? 0, before: e.done ?? 0, loadedAt: now });
+        // Its videos done in this session are counted as this session's, not again as before.
+        let doneHere = 0;
+        for (const [job, final] of state.finals) {
+          if (final.kind === "done" && manifestOf(state, job) === key) doneHere++;
+        }
+        state.manifests.set(key, {
+          total: e.total ?? 0,
+          before: Math.max(0, (e.done ?? 0) - doneHere),
+          loadedAt: now,
+        });
       }
       return;
     case "following":
@@ -140,7 +149,8 @@ export function applyEvent(state: LiveState, e: ProgressEvent, now: number): voi
       return;
     }
     case "ended-before":
-      if (key !== undefined) state.finals.set(key, { kind: "before", at: now });
+      // A watch reading a manifest again meets the failures of this session: they stay its own.
+      if (key !== undefined && !state.finals.has(key)) state.finals.set(key, { kind: "before", at: now });
       return;
     case "dropped":
       if (key !== undefined) state.jobs.delete(key);
@@ -186,19 +196,18 @@ export function totalsOf(state: LiveState): Totals {
     failed: 0,
     uncertain: 0,
   };
-  const sinceLoad = new Map<string, number>();
+  const ended = new Map<string, number>(); // manifest -> its jobs ended in this run or session
   for (const [key, final] of state.finals) {
     if (final.kind === "before") totals.endedBefore++;
     else totals[final.kind]++;
     const manifest = manifestOf(state, key);
-    const count = state.manifests.get(manifest);
-    // A job that ended before its manifest was read again is in that reading's `before`.
-    if (count && final.at >= count.loadedAt) sinceLoad.set(manifest, (sinceLoad.get(manifest) ?? 0) + 1);
+    ended.set(manifest, (ended.get(manifest) ?? 0) + 1);
   }
   for (const [name, count] of state.manifests) {
     totals.total += count.total;
     totals.before += count.before;
-    totals.finished += Math.min(count.total, count.before + (sinceLoad.get(name) ?? 0));
+    // At most its jobs: a video done before and fetched again (deleted meanwhile) is counted once.
+    totals.finished += Math.min(count.total, count.before + (ended.get(name) ?? 0));
   }
   return totals;
 }

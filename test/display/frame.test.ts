@@ -144,11 +144,14 @@ describe("the live display's frame", () => {
     expect(renderFrame(state, { now: 2_000, width: 80, colors: plain, watching: true })[0]).toMatch(
       /3\/5 videos/,
     );
-    // spring read again (edited): its done video is in the new reading's count, not twice.
+    // spring read again (edited): its video done in this session is counted once, as this session's;
+    // its failure of this session stays one when the engine says it is left as it is.
+    applyEvent(state, job("failed", "spring/b"), 2_500);
     applyEvent(state, { stage: "manifest", key: "spring", total: 4, done: 1 }, 3_000);
+    applyEvent(state, { stage: "ended-before", key: "spring/b", detail: "Fail" }, 3_000);
     const lines = renderFrame(state, { now: 3_000, width: 80, colors: plain, watching: true });
-    expect(lines[0]).toMatch(/3\/6 videos/);
-    expect(lines[1]).toMatch(/^this session: 1 done · 0 failed · 0 uncertain · 3 done before/);
+    expect(lines[0]).toMatch(/4\/6 videos/);
+    expect(lines[1]).toMatch(/^this session: 1 done · 1 failed · 0 uncertain · 2 done before ·/);
     const empty = makeLiveState(4, 0);
     expect(renderFrame(empty, { now: 0, width: 80, colors: plain, watching: true })[0]).toMatch(
       /no videos yet$/,

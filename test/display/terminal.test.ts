@@ -93,7 +93,9 @@ describe("the live display in an 80-column terminal", () => {
     await until(
       async () => {
         screen = await reel.screen();
-        return screen.includes("spring: 2 Success") && screen.includes("r: 1 Fail");
+        return (
+          screen.includes("spring: 2 Success") && screen.includes("r: 1 Fail") && /3\/3 videos/.test(screen)
+        );
       },
       "a line per finished manifest",
       SCREEN_MS,
