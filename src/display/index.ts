@@ -29,7 +29,11 @@ export function colorsWanted(
 }
 
 export function makeHumanProgress(
-  io: { readonly env: Readonly<Record<string, string | undefined>>; readonly stderr: Writable },
+  io: {
+    readonly env: Readonly<Record<string, string | undefined>>;
+    readonly stderr: Writable;
+    readonly signal?: AbortSignal;
+  },
   o: HumanProgressOptions,
 ): ProgressSink {
   if (io.stderr.isTTY !== true) return makeLineProgress(io.stderr);
@@ -37,5 +41,6 @@ export function makeHumanProgress(
     colors: pc.createColors(colorsWanted(io, o.noColor)),
     concurrency: o.concurrency,
     watching: o.watching,
+    ...(io.signal ? { signal: io.signal } : {}),
   });
 }

@@ -25,6 +25,11 @@ export interface LiveDisplayOptions {
   /** How often the frame is redrawn (ages and the ETA move on by themselves). @defaultValue 250 */
   readonly intervalMs?: number;
   readonly now?: () => number;
+  /**
+   * The user's stop (Ctrl-C): the entry point writes a line of its own then, not through the
+   * display; the block is taken away first and drawn again below it.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export function makeLiveDisplay(stream: Writable, o: LiveDisplayOptions): ProgressSink {
@@ -84,6 +89,17 @@ export function makeLiveDisplay(stream: Writable, o: LiveDisplayOptions): Progre
         return undefined;
     }
   }
+
+  o.signal?.addEventListener(
+    "abort",
+    () => {
+      if (timer === undefined) return;
+      update.clear();
+      shownLines = 0;
+      setImmediate(draw); // after the entry point's line
+    },
+    { once: true },
+  );
 
   return {
     start(total, done) {

@@ -113,6 +113,23 @@ describe("the live display in an 80-column terminal", () => {
     expect(await reel.screen()).toContain("reel watch: stopped.");
   }, 20_000);
 
+  it("Ctrl-C: reel's line lands above the display, which leaves nothing of itself behind", async () => {
+    const s = await sandbox({ timeScale: 0.5 });
+    const dir = await tempDir();
+    await writeTree(dir, { "spring.yaml": manifest("spring", ["intro", "outro"]) });
+    const reel = reelInPty(["run", "--concurrency", "1", "spring.yaml"], dir, {
+      REEL_BASE_URL: s.baseUrl,
+      REEL_API_KEY: s.apiKey,
+    });
+    await until(async () => /spring\/\w+ +Running/.test(await reel.screen()), "a job running", SCREEN_MS);
+    reel.type("\x03");
+    expect(await reel.exit).toBe(130);
+    const screen = await reel.screen();
+    expect(screen).toMatch(/^reel: stopping; press Ctrl-C again to quit at once\.\n░+ {2}0\/2 videos$/m);
+    expect(screen.match(/videos/g)).toHaveLength(1);
+    expect(screen).toContain("reel run: interrupted.");
+  }, 20_000);
+
   it("NO_COLOR and --no-color leave the colours out", async () => {
     const s = await sandbox();
     const env = { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey };
