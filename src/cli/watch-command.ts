@@ -71,7 +71,8 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
       dir: args.positionals[0]!,
       load: { cwd: io.cwd, allowRead: withProjectRoot(allowRead, place), hashFile: session.hasher },
       progress: session.progress,
-      report: (text) => io.stderr.write(text),
+      // Above the live display on a terminal, which would otherwise draw over it.
+      report: (text) => (session.progress.print ? session.progress.print(text) : io.stderr.write(text)),
       tty: io.stderr.isTTY === true,
       settleMs,
       refuseJobs: refusalOf(settings, args, session.store),
