@@ -54,7 +54,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/cli/**", "bin/**", "bench/**", "test/**"],
+    files: ["src/cli/**", "bin/**", "bench/**", "scripts/**", "test/**"],
     rules: { "no-console": "off" },
   },
   {

@@ -1,4 +1,6 @@
 import type { Command } from "./command.js";
+import { makeCompletionCommand } from "./completion-command.js";
+import { initCommand } from "./init-command.js";
 import { planCommand } from "./plan-command.js";
 import { runCommand } from "./run-command.js";
 import { sandboxCommand } from "./sandbox-command.js";
@@ -8,10 +10,12 @@ import { validateCommand } from "./validate-command.js";
 
 /** Every command of the CLI, in the order `reel --help` lists them. */
 export const COMMANDS: readonly Command[] = [
+  initCommand,
   validateCommand,
   planCommand,
   runCommand,
   watchCommand,
   statusCommand,
   sandboxCommand,
+  makeCompletionCommand(() => COMMANDS),
 ];

@@ -16,7 +16,7 @@ const HELP = `reel: turn YAML manifests into generated videos, resumably.
 Usage: reel <command> [options]
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(10)} ${c.summary}`).join("\n")}
+${COMMANDS.map((c) => `  ${c.name.padEnd(11)} ${c.summary}`).join("\n")}
 
 Run 'reel <command> --help' for the options of a command.
 `;
@@ -45,9 +45,11 @@ export async function main(argv: readonly string[], io?: CliIO): Promise<number>
       );
       process.exit(EXIT.interrupted);
     }
+    // Aborted first: a live display on the terminal takes its block away on the abort, so that the
+    // line below lands where the block was instead of under it (see display/live-display.ts).
+    controller.abort(new ReelError("E_INTERRUPTED", "interrupted"));
     // Said at once: the stop itself takes a moment (answers to submissions on the wire are awaited).
     process.stderr.write("reel: stopping; press Ctrl-C again to quit at once.\n");
-    controller.abort(new ReelError("E_INTERRUPTED", "interrupted"));
   };
   // A closed terminal (SIGHUP) stops the run as Ctrl-C does: what is in hand gets recorded.
   const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;

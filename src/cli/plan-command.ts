@@ -2,11 +2,10 @@
 // vs already made, speech to generate, seconds of video per model. Human text, or `--json`.
 
 import { existsSync } from "node:fs";
-import { DEFAULTS } from "../defaults.js";
 import { type ReportCode, UsageError } from "../errors.js";
 import { makeJobFilter, makePlan, onlyHint, type Plan } from "../manifest/index.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
-import { makePlanStateView } from "../state/plan-view.js";
+import { makePlanStateView } from "./plan-state-view.js";
 import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -17,7 +16,6 @@ import {
   PRIVATE_SOURCES_OPTION,
   refuseSandboxWithBaseUrl,
   SANDBOX_SERVICE_ID,
-  statePathOf,
 } from "./service-options.js";
 import {
   exitCodeWithSkipped,
@@ -26,6 +24,7 @@ import {
   skippedLine,
   skippedManifests,
 } from "./skip-invalid.js";
+import { checkWorkplace, withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--base-url URL | --sandbox]
@@ -36,7 +35,7 @@ PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to
 Options:
   --only GLOB        plan only jobs whose manifest/id matches (repeatable): 'spring/*', 'intro',
                      'spring/scene-?'; '*' and '?' stay within a name, '**' matches across
-  --state FILE       state file to compare with (env REEL_STATE; default ${DEFAULTS.statePath})
+  --state FILE       state file to compare with (env REEL_STATE; default: the project's, as run)
   --base-url URL     compare with what was done on this service (env REEL_BASE_URL;
                      default: the service the state file used last)
   --sandbox          compare with what was done on the built-in sandbox
@@ -69,6 +68,7 @@ function keyList(label: string, keys: readonly string[]): string[] {
 export function formatPlan(plan: Plan, summaryLine: string, comparedWith: string): string {
   const j = plan.jobs;
   const uploadBytes = plan.uploads.new.reduce((sum, u) => sum + u.size, 0);
+  const replaced = new Map(plan.replaces.map((r) => [r.key, r.keptAs]));
   const lines = [
     summaryLine,
     comparedWith,
@@ -101,6 +101,15 @@ export function formatPlan(plan: Plan, summaryLine: string, comparedWith: string
     `  ${"total".padEnd(15)}${String(plan.videos).padStart(8)}${String(plan.seconds).padStart(10)}${String(newSeconds).padStart(8)}`,
   );
   const lists = [
+    ...keyList(
+      "to submit",
+      j.new.map((key) => {
+        const kept = replaced.get(key);
+        return kept === undefined
+          ? key
+          : `${key} (replaces an earlier version: its video is kept as ${kept})`;
+      }),
+    ),
     ...keyList("in flight", j.inFlight),
     ...keyList(
       "failed (run --retry-failed to resubmit, up to --max-attempts attempts a job, 3 by default)",
@@ -138,7 +147,9 @@ export const planCommand: Command = {
     ...SKIP_INVALID_OPTION,
   },
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
-    const loaded = await loadFromArgs(args, io, "plan");
+    const place = workplaceOf(args.positionals, args, io);
+    const statePath = place.statePath;
+    const loaded = await loadFromArgs(args, io, "plan", withProjectRoot([], place));
     const json = args.values.json === true;
     const skipInvalid = goesOnDespite(loaded, args.values["skip-invalid"]);
     if (loaded.problems.length > 0 && !skipInvalid) {
@@ -162,12 +173,12 @@ export const planCommand: Command = {
     if (only.length > 0 && manifests.length === 0) {
       throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
     }
+    checkWorkplace(place, loaded.manifests, io.cwd);
 
-    const statePath = statePathOf(args, io);
     const { store, service } = openStateForPlan(statePath, args, io);
     let plan: Plan;
     try {
-      plan = makePlan(manifests, store ? makePlanStateView(store) : undefined);
+      plan = makePlan(manifests, store ? makePlanStateView(store, place.outDir) : undefined);
       if (store && service !== undefined && service !== SANDBOX_SERVICE_ID) {
         const fresh = new Set(plan.jobs.new);
         const jobs = manifests.flatMap((m) => m.jobs).filter((job) => fresh.has(job.key));
@@ -182,15 +193,12 @@ export const planCommand: Command = {
     if (json) {
       const { warnings } = loaded;
       io.stdout.write(
-        `${JSON.stringify({ ok: code === EXIT.ok, state: statePath, service: service ?? null, summary, plan, warnings, skipped })}\n`,
+        `${JSON.stringify({ ok: code === EXIT.ok, ...workplaceJson(place), service: service ?? null, summary, plan, warnings, skipped })}\n`,
       );
     } else {
+      const verdict = `${summaryText(summary)}: ok${skipped.length > 0 ? ` (${skipped.length} invalid skipped)` : ""}`;
       io.stdout.write(
-        formatPlan(
-          plan,
-          `${summaryText(summary)}: ok${skipped.length > 0 ? ` (${skipped.length} invalid skipped)` : ""}`,
-          comparedWith(statePath, store, service),
-        ),
+        `${workplaceLine(place, io.cwd, existsSync(statePath))}\n${formatPlan(plan, verdict, comparedWith(store, service))}`,
       );
     }
     return code;
@@ -198,10 +206,11 @@ export const planCommand: Command = {
 };
 
 /** What the plan was compared with: a mistyped --state or another service explains "all new". */
-function comparedWith(statePath: string, store: StateStore | undefined, service: string | undefined): string {
-  if (!store) return `compared with: nothing (no state file at ${statePath}): every job is new`;
+function comparedWith(store: StateStore | undefined, service: string | undefined): string {
+  // The state file itself is named on the plan's first line.
+  if (!store) return "compared with: nothing (no state file yet): every job is new";
   const name = service === SANDBOX_SERVICE_ID ? "the sandbox (--sandbox)" : (service ?? "no service yet");
-  return `compared with: ${name}, in ${statePath}`;
+  return `compared with: what the state file records of ${name}`;
 }
 
 /**

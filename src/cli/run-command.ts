@@ -1,5 +1,6 @@
 // `reel run PATH...`: validate every manifest (nothing is sent if one is invalid), then drive every
 // job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
+import { existsSync } from "node:fs";
 import { SentElsewhereError } from "../engine/sent-elsewhere.js";
 import { type ReportCode, UsageError } from "../errors.js";
 import {
@@ -10,9 +11,8 @@ import {
   mergeFindings,
   onlyHint,
 } from "../manifest/index.js";
-import { resultOf } from "../output/job-record.js";
 import { runBatch, type RunSummary } from "../run/run-batch.js";
-import { shownPath } from "../user-path.js";
+import { openReport, printRunSummary } from "./run-summary.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readHashCacheUnlocked } from "./hash-cache.js";
@@ -29,6 +29,7 @@ import {
   skipInvalidHint,
 } from "./skip-invalid.js";
 import { writeProblems } from "./validate-command.js";
+import { checkWorkplace, withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
 
 const USAGE = `Usage: reel run PATH... [options]
@@ -37,6 +38,8 @@ PATH: manifest files or folders of *.yaml / *.yml.
 
 Options:
   --only GLOB            run only jobs whose manifest/id matches (repeatable), e.g. 'spring/*'
+  --open                 open the report (OUT/index.html) in the browser at the end ($BROWSER, else
+                         the desktop's default)
 ${SKIP_INVALID_USAGE}
 ${WORK_USAGE}
 
@@ -53,6 +56,7 @@ export const runCommand: Command = {
     ...WORK_OPTIONS,
     ...SKIP_INVALID_OPTION,
     only: { type: "string", multiple: true },
+    open: { type: "boolean" },
   },
   run: runRun,
 };
@@ -63,8 +67,10 @@ function strings(values: ParsedArgs["values"], name: string): string[] {
 }
 
 async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
-  const settings = readServiceSettings(args, io, true);
   if (args.positionals.length === 0) throw new UsageError("give at least one manifest file or folder");
+  const place = workplaceOf(args.positionals, args, io);
+  const settings = readServiceSettings(args, io, true, place);
+  io.stderr.write(`reel run: ${workplaceLine(place, io.cwd, existsSync(place.statePath))}\n`);
   const allowRead = strings(args.values, "allow-read");
   await checkAllowRead(allowRead, io.cwd);
   // Validated before the state file is locked, the log file opened or the sandbox started: an
@@ -72,7 +78,11 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   const hashes = readHashCacheUnlocked(settings.statePath);
   let loaded: Awaited<ReturnType<typeof loadManifests>>;
   try {
-    loaded = await loadManifests(args.positionals, { cwd: io.cwd, allowRead, hashFile: hashes.hasher });
+    loaded = await loadManifests(args.positionals, {
+      cwd: io.cwd,
+      allowRead: withProjectRoot(allowRead, place),
+      hashFile: hashes.hasher,
+    });
   } finally {
     hashes.closeReader();
   }
@@ -97,6 +107,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   const skipped = skipInvalid ? skippedManifests(loaded) : [];
   writeProblems(loaded.problems, io, "run", loaded.warnings);
   if (skipped.length > 0) io.stderr.write(`${skippedLine("run", skipped)}\n`);
+  checkWorkplace(place, loaded.manifests, io.cwd);
   const only = strings(args.values, "only");
   const filter = makeJobFilter(only);
   const allJobs = loaded.manifests.flatMap((m) => m.jobs);
@@ -108,14 +119,25 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     hashes.saveTo(session.store);
     const refusal = refusalOf(settings, args, session.store)(jobs);
     if (refusal !== undefined) throw new SentElsewhereError(refusal);
-    const summary = await runBatch({ ...session.engine, jobs, listedJobs: allJobs });
+    const summary = await runBatch({
+      ...session.engine,
+      jobs,
+      listedJobs: allJobs,
+      service: settings.sandbox ? "sandbox" : settings.baseUrl!,
+    });
     const code = exitCodeWithSkipped(exitCodeOf(summary), skipped);
-    // The load's findings join the summary's JSON document (printSummary does not know of them).
+    // The load's findings join the summary's JSON document (printRunSummary does not know of them).
     const out = settings.json ? addingToJson(io, { warnings: loaded.warnings, skipped }) : io;
-    printSummary(summary, code, settings.outDir, settings.json, out, session.logFile, hashes.hasher.stats);
-    if (skipped.length > 0 && !settings.json) {
-      io.stderr.write(`${skippedReminder(skipped)}\n`);
-    }
+    printRunSummary({
+      summary,
+      exitCode: code,
+      settings,
+      io: out,
+      logFile: session.logFile,
+      hashing: hashes.hasher.stats,
+    });
+    if (skipped.length > 0 && !settings.json) io.stderr.write(`${skippedReminder(skipped)}\n`);
+    if (args.values.open === true && !settings.json) openReport(settings.outDir, io);
     return code;
   });
 }
@@ -125,73 +147,4 @@ export function exitCodeOf(summary: RunSummary): number {
   if (summary.outcome === "interrupted") return EXIT.interrupted;
   const allDone = summary.rows.every((row) => row.state === "Success" && row.file !== null);
   return allDone ? EXIT.ok : EXIT.someJobsFailed;
-}
-
-function printSummary(
-  summary: RunSummary,
-  exitCode: number,
-  outDir: string,
-  json: boolean,
-  io: CliIO,
-  logFile: string,
-  hashing: { hashed: number; cached: number },
-): void {
-  const results = summary.rows.map(resultOf);
-  const counts: Record<string, number> = {};
-  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
-  if (json) {
-    io.stdout.write(
-      `${JSON.stringify({
-        // As every command's JSON: `ok` is true when the exit code is 0; `error` is {code, message}.
-        ok: exitCode === EXIT.ok,
-        outcome: summary.outcome,
-        error: summary.fatal ? { code: summary.fatal.code, message: summary.fatal.message } : null,
-        counts,
-        outDir,
-        results,
-      })}\n`,
-    );
-    return;
-  }
-  const out = shownPath(io.cwd, outDir);
-  // Read by a person: a video generated but not on disk is not a success yet.
-  const undownloaded = results.filter((r) => r.status === "Success" && r.file === null).length;
-  const shown: Record<string, number> = { ...counts };
-  if (undownloaded > 0) {
-    shown.Success = (shown.Success ?? 0) - undownloaded;
-    if (shown.Success === 0) delete shown.Success;
-    shown["generated, not downloaded"] = undownloaded;
-  }
-  const lines = [
-    `reel run: ${summary.outcome}. ${Object.entries(shown)
-      .map(([s, n]) => `${n} ${s}`)
-      .join(", ")}`,
-  ];
-  for (const r of results.filter((r) => r.error !== null || (r.status === "Success" && r.file === null))) {
-    lines.push(`  ${r.manifest}/${r.id}: ${r.status}: ${r.error ?? "not downloaded yet"}`);
-  }
-  if (summary.fatal) lines.push(summary.fatal.message);
-  if (summary.outcome === "interrupted") {
-    lines.push(
-      "Interrupted: tasks already submitted keep running on the service; rerun the same command to resume.",
-    );
-  }
-  if (summary.outcome === "incomplete") {
-    lines.push(
-      "Some jobs are not finished yet; rerun the same command to go on (nothing is submitted twice).",
-    );
-  }
-  if (undownloaded > 0) {
-    lines.push("Rerun the same command to download the videos not downloaded: nothing is generated again.");
-  }
-  if (results.some((r) => r.status === "uncertain")) {
-    lines.push(
-      "Uncertain jobs: a paid request (the submission, or speech it needs) may have reached the service without an answer. Check the service's console; rerun with --resubmit-uncertain to send it again (it may be paid twice).",
-    );
-  }
-  lines.push(
-    `Videos: ${out}/<manifest>/<id>.mp4 · results: ${out}/results.jsonl · log: ${shownPath(io.cwd, logFile)}`,
-  );
-  lines.push(`Files hashed: ${hashing.hashed} (cached: ${hashing.cached})`);
-  io.stderr.write(`${lines.join("\n")}\n`);
 }

@@ -4,7 +4,7 @@
 import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
 import { makeLogger } from "../log/logger.js";
-import { makeApiKey, startSandbox } from "../sandbox/index.js";
+import { makeApiKey, type SandboxRequest, startSandbox } from "../sandbox/index.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 
@@ -21,6 +21,49 @@ function stringOption(args: ParsedArgs, name: string): string | undefined {
   return typeof raw === "string" ? raw : undefined;
 }
 
+const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+function logLevelOption(args: ParsedArgs): LogLevel {
+  const raw = stringOption(args, "log-level") ?? "info";
+  const level = LOG_LEVELS.find((l) => l === raw);
+  if (!level) throw new UsageError(`--log-level expects one of ${LOG_LEVELS.join(", ")}, got '${raw}'`);
+  return level;
+}
+
+/** The local time of day, `12:03:04`: a request log is read while it is written. */
+function clock(at: Date): string {
+  return [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
+}
+
+/** One request as a person reads it: `12:03:04  POST /v1/generations  200  task 1017, 5 s of video  3 ms`. */
+export function formatRequestLine(request: SandboxRequest, at: Date): string {
+  const status = request.status === "drop" ? "---" : String(request.status);
+  const note = request.note === undefined ? "" : `  ${request.note}`;
+  return `${clock(at)}  ${request.method.padEnd(6)} ${request.path.padEnd(26)} ${status}${note}  ${request.ms} ms\n`;
+}
+
+/**
+ * pino's lines (a timer or a handler that failed) written for a person, at levels above info: the
+ * JSON with its fields is what --log-level debug prints.
+ */
+function readableLogLines(out: NodeJS.WritableStream): { write(line: string): void } {
+  return {
+    write(line: string) {
+      let entry: { level?: number; msg?: string; err?: { message?: string; stack?: string } };
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        out.write(line);
+        return;
+      }
+      const label = (entry.level ?? 50) >= 50 ? "error" : "warning";
+      const cause = entry.err?.stack ?? entry.err?.message;
+      out.write(`${clock(new Date())}  ${label}: ${entry.msg ?? ""}${cause ? `\n${cause}` : ""}\n`);
+    },
+  };
+}
+
 function waitForAbort(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
@@ -30,10 +73,11 @@ export const sandboxCommand: Command = {
   name: "sandbox",
   summary: "serve the built-in emulator of the service on 127.0.0.1 until stopped",
   usage: `Usage: reel sandbox [--port N] [--key KEY] [--slots N] [--time-scale X] [--credits N] [--big-ids]
-                    [--data-dir DIR]
+                    [--data-dir DIR] [--log-level LEVEL]
 
 Prints REEL_BASE_URL=... and REEL_API_KEY=... on stdout once it listens, then serves
-until SIGINT/SIGTERM. Requests are logged to stderr.
+until SIGINT/SIGTERM. Each request is written to stderr as one line:
+  12:03:04  POST   /v1/generations            200  task 1017, 5 s of video  3 ms
 
 Options:
   --port N         TCP port; 0 picks a free one (default 0)
@@ -46,6 +90,8 @@ Options:
   --data-dir DIR   keep assets, tasks, ids and credits in DIR, so that a sandbox started
                    again on DIR (any port, even after kill -9) knows every id it handed out
                    and finishes the tasks it had (default: nothing kept after exit)
+  --log-level LEVEL  info: one line per request (default); warn, error: problems only;
+                   silent: nothing; debug: pino's JSON lines, with every field, instead
 
 Exit codes: 0 on a clean stop (SIGINT, SIGTERM), 2 bad options or the port in use.`,
   options: {
@@ -56,12 +102,23 @@ Exit codes: 0 on a clean stop (SIGINT, SIGTERM), 2 bad options or the port in us
     credits: { type: "string" },
     "big-ids": { type: "boolean" },
     "data-dir": { type: "string" },
+    "log-level": { type: "string" },
   },
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
     if (args.positionals.length > 0) throw new UsageError(`unexpected argument '${args.positionals[0]}'`);
     const apiKey = stringOption(args, "key") ?? makeApiKey();
-    // Made here rather than by the sandbox so the logger knows the key to scrub from its lines.
-    const logger = makeLogger({ level: "debug", secrets: [apiKey], destination: io.stderr });
+    const level = logLevelOption(args);
+    // Made here rather than by the sandbox so the logger knows the key to scrub from its lines. JSON
+    // lines for --log-level debug (for machines); otherwise a line per request, for a person.
+    const logger = makeLogger({
+      level: level === "info" ? "warn" : level,
+      secrets: [apiKey],
+      destination: level === "debug" ? io.stderr : readableLogLines(io.stderr),
+    });
+    const onRequest =
+      level === "info"
+        ? (request: SandboxRequest) => io.stderr.write(formatRequestLine(request, new Date()))
+        : undefined;
     const port = numberOption(args, "port");
     const slots = numberOption(args, "slots");
     const timeScale = numberOption(args, "time-scale");
@@ -79,9 +136,13 @@ Exit codes: 0 on a clean stop (SIGINT, SIGTERM), 2 bad options or the port in us
       clockIds: true,
       ...(dataDir !== undefined ? { dataDir: resolve(io.cwd, dataDir), persist: true } : {}),
       logger,
+      ...(onRequest ? { onRequest } : {}),
     });
     try {
       io.stdout.write(`REEL_BASE_URL=${sandbox.baseUrl}\nREEL_API_KEY=${sandbox.apiKey}\n`);
+      if (level === "info") {
+        io.stderr.write(`${clock(new Date())}  sandbox listening on ${sandbox.baseUrl} (Ctrl-C to stop)\n`);
+      }
       await waitForAbort(io.signal);
     } finally {
       await sandbox.close();

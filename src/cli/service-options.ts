@@ -1,6 +1,6 @@
 // The options every command that talks to the service takes (PRODUCT.md, "Options"), read from flags
 // and the environment once, checked before any work, and turned into a client.
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import type { Dispatcher } from "undici";
 import { type ClientOptions, makeClient, makeDispatcher, type ServiceClient } from "../client/index.js";
 import type { PollTiming } from "../engine/poll-schedule.js";
@@ -9,6 +9,9 @@ import { UsageError } from "../errors.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import type { Logger } from "../log/logger.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
+import { envSetting, flagValue, type Workplace } from "./workplace.js";
+
+export { envSetting };
 
 export const SERVICE_OPTIONS: OptionsConfig = {
   "base-url": { type: "string" },
@@ -28,11 +31,17 @@ export const PRIVATE_SOURCES_OPTION: OptionsConfig = { "allow-private-sources": 
 export const SERVICE_USAGE = `Service options:
   --base-url URL       the service's address (env REEL_BASE_URL); required unless --sandbox
   --sandbox            run against the built-in emulator of the service, in-process
-  --state FILE         state file (env REEL_STATE; default ${DEFAULTS.statePath})
-  --out DIR            output folder (env REEL_OUT; default ${DEFAULTS.outDir})
+  --state FILE         state file (env REEL_STATE; default: the project's, see below)
+  --out DIR            output folder (env REEL_OUT; default: the project's, see below)
   --concurrency N      generations in flight at once (env REEL_CONCURRENCY; default ${DEFAULTS.concurrency})
   --json               machine-readable output on stdout
-The API key is read from the environment variable REEL_API_KEY, never from a flag.`;
+The API key is read from the environment variable REEL_API_KEY, never from a flag.
+
+Project: the state and output folder belong to the manifests, not to the current folder. Walking up
+from the manifests' folder, the nearest reel.yaml (written by 'reel init') anchors them and sets
+defaults (state, out, concurrency, baseUrl); else the nearest folder with a ${DEFAULTS.statePath};
+else the current folder when it holds the manifests, or their common folder. Order: flags, then
+REEL_* variables, then reel.yaml, then the defaults ${DEFAULTS.statePath} and ${DEFAULTS.outDir} there.`;
 
 export interface ServiceSettings {
   readonly sandbox: boolean;
@@ -40,30 +49,12 @@ export interface ServiceSettings {
   readonly apiKey: string | undefined;
   readonly statePath: string;
   readonly outDir: string;
+  /** Where statePath and outDir came from (see workplace.ts). */
+  readonly place: Workplace;
   readonly concurrency: number;
   readonly json: boolean;
-}
-
-/** A flag's value; an empty one is refused (`--out ""` would mean the current folder). */
-function str(values: ParsedArgs["values"], name: string): string | undefined {
-  const v = values[name];
-  if (typeof v !== "string") return undefined;
-  if (v.trim() === "") throw new UsageError(`--${name} was given an empty value`);
-  return v;
-}
-
-/**
- * A REEL_* variable, or undefined when unset or empty: `REEL_OUT= reel run` (or a CI variable
- * exported empty) means the default, not the current folder.
- */
-export function envSetting(env: CliIO["env"], name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value.trim() === "" ? undefined : value;
-}
-
-/** The state file: --state FILE, else REEL_STATE, else .reel/state.db under the current folder. */
-export function statePathOf(args: ParsedArgs, io: CliIO): string {
-  return resolve(io.cwd, str(args.values, "state") ?? envSetting(io.env, "REEL_STATE") ?? DEFAULTS.statePath);
+  /** --time-scale of run and watch: the in-process sandbox's seconds of Running per second of video. */
+  readonly sandboxTimeScale?: number;
 }
 
 export function positiveInteger(name: string, raw: string): number {
@@ -81,10 +72,37 @@ export function refuseSandboxWithBaseUrl(args: ParsedArgs): void {
   }
 }
 
+/**
+ * --time-scale X (run and watch): how slowly the in-process sandbox runs tasks, so a newcomer can
+ * watch the display. Only with --sandbox: a real service keeps its own time.
+ */
+function sandboxTimeScaleOf(args: ParsedArgs, sandbox: boolean): number | undefined {
+  const raw = args.values["time-scale"];
+  if (raw === undefined) return undefined;
+  if (!sandbox) {
+    throw new UsageError(
+      "--time-scale only applies to --sandbox (it slows the built-in emulator down); a real service keeps its own time",
+    );
+  }
+  const value = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(value) || value < 0 || value > 60) {
+    throw new UsageError(
+      `expected --time-scale to be a number from 0 to 60 (seconds a task runs per second of video), got '${String(raw)}'`,
+    );
+  }
+  return value;
+}
+
 /** Reads and checks the service options. `needService` is false for commands that only read state. */
-export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: boolean): ServiceSettings {
+export function readServiceSettings(
+  args: ParsedArgs,
+  io: CliIO,
+  needService: boolean,
+  place: Workplace,
+): ServiceSettings {
   const sandbox = args.values.sandbox === true;
-  const baseUrl = str(args.values, "base-url") ?? envSetting(io.env, "REEL_BASE_URL");
+  const baseUrl =
+    flagValue(args.values, "base-url") ?? envSetting(io.env, "REEL_BASE_URL") ?? place.project?.baseUrl;
   const apiKey = io.env.REEL_API_KEY;
   refuseSandboxWithBaseUrl(args);
   if (needService && !sandbox) {
@@ -97,7 +115,8 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
     if (!apiKey) throw new UsageError("no API key: set the environment variable REEL_API_KEY (never a flag)");
     checkApiKey(apiKey);
   }
-  const concurrencyFlag = str(args.values, "concurrency");
+  const sandboxTimeScale = sandboxTimeScaleOf(args, sandbox);
+  const concurrencyFlag = flagValue(args.values, "concurrency");
   const concurrencyRaw = concurrencyFlag ?? envSetting(io.env, "REEL_CONCURRENCY");
   // Named as the user gave it: a bad REEL_CONCURRENCY is not fixed by looking for a flag.
   const concurrencyName = concurrencyFlag === undefined ? "REEL_CONCURRENCY" : "--concurrency";
@@ -105,11 +124,15 @@ export function readServiceSettings(args: ParsedArgs, io: CliIO, needService: bo
     sandbox,
     baseUrl: sandbox || baseUrl === undefined ? undefined : canonicalBaseUrl(baseUrl),
     apiKey: sandbox ? undefined : apiKey,
-    statePath: statePathOf(args, io),
-    outDir: resolve(io.cwd, str(args.values, "out") ?? envSetting(io.env, "REEL_OUT") ?? DEFAULTS.outDir),
+    statePath: place.statePath,
+    outDir: place.outDir,
+    place,
     concurrency:
-      concurrencyRaw === undefined ? DEFAULTS.concurrency : positiveInteger(concurrencyName, concurrencyRaw),
+      concurrencyRaw === undefined
+        ? (place.project?.concurrency ?? DEFAULTS.concurrency)
+        : positiveInteger(concurrencyName, concurrencyRaw),
     json: args.values.json === true,
+    ...(sandboxTimeScale !== undefined ? { sandboxTimeScale } : {}),
   };
 }
 
@@ -219,6 +242,7 @@ export async function connectService(
     const sandbox = await startSandbox({
       dataDir: join(dirname(settings.statePath), "sandbox"),
       persist: true,
+      ...(settings.sandboxTimeScale !== undefined ? { timeScale: settings.sandboxTimeScale } : {}),
     });
     const dispatcher = makeDispatcher();
     const client = makeClient({

@@ -1,7 +1,6 @@
 // `reel status [PATH...]`: jobs per manifest and state, read from the state file alone (no call to
 // the service). With PATHs, only the manifests found there.
 import { existsSync } from "node:fs";
-import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { type JobResult, resultOf } from "../output/job-record.js";
@@ -10,7 +9,8 @@ import { StateStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToRead } from "./read-state.js";
-import { refuseSandboxWithBaseUrl, SANDBOX_SERVICE_ID, statePathOf } from "./service-options.js";
+import { refuseSandboxWithBaseUrl, SANDBOX_SERVICE_ID } from "./service-options.js";
+import { withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
 
 export const statusCommand: Command = {
   name: "status",
@@ -20,7 +20,8 @@ export const statusCommand: Command = {
 PATH: manifest files or folders, to show only their jobs. Nothing is sent to the service.
 
 Options:
-  --state FILE       state file (env REEL_STATE; default ${DEFAULTS.statePath})
+  --state FILE       state file (env REEL_STATE; default: the project's, found from PATH or the
+                     current folder as run finds it)
   --base-url URL     only the jobs run against this service (default: every service in the file)
   --sandbox          only the jobs run with --sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
@@ -39,7 +40,8 @@ cannot be read.`,
 };
 
 async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
-  const statePath = statePathOf(args, io);
+  const place = workplaceOf(args.positionals, args, io);
+  const statePath = place.statePath;
   const json = args.values.json === true;
   let names: Set<string> | undefined;
   const listedKeys = new Map<string, Set<string>>();
@@ -48,7 +50,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     await checkAllowRead(allowRead, io.cwd);
     const loaded = await loadManifests(args.positionals, {
       cwd: io.cwd,
-      allowRead,
+      allowRead: withProjectRoot(allowRead, place),
       // Only the manifests' names are needed: media files are not read (a gigabyte of them would
       // make every `status PATH` hash it all again).
       hashFile: () => Promise.resolve(""),
@@ -68,9 +70,20 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   if (!existsSync(statePath)) {
     if (json) {
       // `exists`: a mistyped --state or REEL_STATE is told apart from a state with no jobs.
-      const output = { ok: true, state: statePath, exists: false, manifests: {}, services: {}, jobs: [] };
+      const output = {
+        ok: true,
+        ...workplaceJson(place),
+        exists: false,
+        manifests: {},
+        services: {},
+        jobs: [],
+      };
       io.stdout.write(`${JSON.stringify(output)}\n`);
-    } else io.stdout.write(`No state file at ${statePath}: nothing has run yet.\n`);
+    } else {
+      io.stdout.write(
+        `${workplaceLine(place, io.cwd, false)}\nNo state file at ${statePath}: nothing has run yet.\n`,
+      );
+    }
     return EXIT.ok;
   }
   refuseSandboxWithBaseUrl(args);
@@ -103,7 +116,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     }
     const output = {
       ok: true,
-      state: statePath,
+      ...workplaceJson(place),
       exists: true,
       manifests: countStatuses(jobs),
       services,
@@ -112,6 +125,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     io.stdout.write(`${JSON.stringify(output)}\n`);
     return EXIT.ok;
   }
+  io.stdout.write(`${workplaceLine(place, io.cwd, true)}\n`);
   if (jobs.length === 0) {
     io.stdout.write("No jobs recorded.\n");
     return EXIT.ok;

@@ -11,6 +11,7 @@ import {
   type Problem,
   type Warning,
 } from "../manifest/index.js";
+import { projectRootsOf } from "./workplace.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 
@@ -57,12 +58,18 @@ export function summaryText(summary: LoadSummary): string {
 }
 
 /** Loads manifests for a command that takes PATH... and --allow-read. */
-export async function loadFromArgs(args: ParsedArgs, io: CliIO, command: string): Promise<LoadResult> {
+/** `projectRoots`: the folders of the projects the manifests are in, which they may read from too. */
+export async function loadFromArgs(
+  args: ParsedArgs,
+  io: CliIO,
+  command: string,
+  projectRoots: readonly string[],
+): Promise<LoadResult> {
   if (args.positionals.length === 0)
     throw new UsageError(`give at least one manifest file or folder: reel ${command} PATH...`);
   const allowRead = stringList(args.values, "allow-read");
   await checkAllowRead(allowRead, io.cwd);
-  return loadManifests(args.positionals, { cwd: io.cwd, allowRead });
+  return loadManifests(args.positionals, { cwd: io.cwd, allowRead: [...allowRead, ...projectRoots] });
 }
 
 /**
@@ -96,7 +103,7 @@ export const validateCommand: Command = {
     json: { type: "boolean" },
   },
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
-    const loaded = await loadFromArgs(args, io, "validate");
+    const loaded = await loadFromArgs(args, io, "validate", projectRootsOf(args.positionals, io.cwd));
     const ok = loaded.problems.length === 0;
     const summary = summarize(loaded);
     if (args.values.json === true) {

@@ -1,4 +1,5 @@
 // `reel watch DIR`: run what lands in a folder of manifests until SIGINT/SIGTERM (exit 0).
+import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseDuration } from "../duration.js";
@@ -9,6 +10,7 @@ import { watchFolder } from "../watch/watch-folder.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readServiceSettings } from "./service-options.js";
+import { withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
 
 const USAGE = `Usage: reel watch DIR [options]
@@ -51,9 +53,11 @@ async function checkWatchedFolder(dir: string): Promise<void> {
 }
 
 async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
-  const settings = readServiceSettings(args, io, true);
   if (args.positionals.length !== 1) throw new UsageError("give exactly one folder to watch");
   await checkWatchedFolder(resolve(io.cwd, args.positionals[0]!));
+  const place = workplaceOf(args.positionals, args, io);
+  const settings = readServiceSettings(args, io, true, place);
+  io.stderr.write(`reel watch: ${workplaceLine(place, io.cwd, existsSync(place.statePath))}\n`);
   const allowRead = (args.values["allow-read"] as string[] | undefined) ?? [];
   await checkAllowRead(allowRead, io.cwd);
   const settleRaw = args.values.settle as string | undefined;
@@ -65,12 +69,14 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
     await watchFolder({
       ...session.engine,
       dir: args.positionals[0]!,
-      load: { cwd: io.cwd, allowRead, hashFile: session.hasher },
+      load: { cwd: io.cwd, allowRead: withProjectRoot(allowRead, place), hashFile: session.hasher },
       progress: session.progress,
-      report: (text) => io.stderr.write(text),
+      // Above the live display on a terminal, which would otherwise draw over it.
+      report: (text) => (session.progress.print ? session.progress.print(text) : io.stderr.write(text)),
       tty: io.stderr.isTTY === true,
       settleMs,
       refuseJobs: refusalOf(settings, args, session.store),
+      service: settings.sandbox ? "sandbox" : settings.baseUrl!,
     });
     io.stderr.write(
       "reel watch: stopped. Tasks already submitted keep running; start again to follow them.\n",

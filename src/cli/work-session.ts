@@ -7,13 +7,8 @@ import { systemReason } from "../output/atomic-write.js";
 import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
 import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
-import {
-  makeJsonProgress,
-  makeLineProgress,
-  makeTtyProgress,
-  type ProgressSink,
-  teeProgress,
-} from "../engine/progress.js";
+import type { ProgressSink } from "../engine/progress.js";
+import { makeHumanProgress, makeJsonProgress, teeProgress } from "../display/index.js";
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
@@ -52,6 +47,8 @@ export const WORK_OPTIONS: OptionsConfig = {
   "new-service": { type: "boolean" },
   ...PRIVATE_SOURCES_OPTION,
   "rebuild-state": { type: "boolean" },
+  "time-scale": { type: "string" },
+  "no-color": { type: "boolean" },
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
@@ -71,6 +68,9 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
                          jobs are done, followed by task id, or uncertain, never submitted again.
                          Without it, a state file found empty beside such records or earlier logs,
                          or not knowing submissions the journal shows, is refused (exit 2)
+  --time-scale X         with --sandbox: seconds a task runs per second of video (default 0.02;
+                         1 runs a task as long as its video: time to watch the live display)
+  --no-color             no colours in the live display (as the environment variable NO_COLOR)
 
 ${SERVICE_USAGE}`;
 
@@ -109,6 +109,8 @@ function openLogFile(path: string): ReturnType<typeof pino.destination> {
 function retryNotes(progress: ProgressSink): NonNullable<ClientOptions["onRetry"]> {
   let last = 0;
   return ({ error, attempt, delayMs }) => {
+    // The live display says each wait, with its countdown; the note is for logs, now and then.
+    progress.event({ stage: "waiting", ms: delayMs, detail: `retrying: ${error.message}` });
     const now = Date.now();
     if (now - last < RETRY_NOTE_MS) return;
     last = now;
@@ -202,7 +204,11 @@ export async function withWorkSession<T>(
   let service: ConnectedService | undefined;
   try {
     if (rebuild) rebuildState(store, settings.outDir, io);
-    const human = io.stderr.isTTY ? makeTtyProgress(io.stderr) : makeLineProgress(io.stderr);
+    const human = makeHumanProgress(io, {
+      concurrency: settings.concurrency,
+      watching: kind === "watch",
+      noColor: args.values["no-color"] === true,
+    });
     // `run --json` prints one document at its end; a watch never ends, so its events are the output.
     const progress =
       kind === "watch" && settings.json ? teeProgress(human, makeJsonProgress(io.stdout)) : human;
@@ -212,7 +218,7 @@ export async function withWorkSession<T>(
       logFile,
       service,
       store,
-      hasher: makeCachedHasher(store),
+      hasher: makeCachedHasher(store, progress),
       progress,
       engine: {
         client: service.client,

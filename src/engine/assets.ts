@@ -25,6 +25,7 @@ import {
   sniffFormat,
 } from "../service/media-format.js";
 import type { StateStore } from "../state/store.js";
+import { type ProgressSink, silentProgress } from "./progress.js";
 import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "./source-address.js";
 
 export class SpeechUncertainError extends ReelError {
@@ -77,6 +78,8 @@ export interface AssetResolverOptions {
   readonly maxRemoteBytes?: number;
   /** Fetch https sources from loopback, link-local and private addresses too. @defaultValue false */
   readonly allowPrivateSources?: boolean;
+  /** Told of each upload and speech call under way (the live display). */
+  readonly progress?: ProgressSink;
   /** `source`: the file's path, or the address it was fetched from. */
   readonly onUpload?: (source: string, sha256: string) => void;
   readonly onSpeech?: (voiceId: string, text: string) => void;
@@ -93,8 +96,14 @@ export interface AssetResolver {
   forget(assetId: Id): void;
 }
 
+/** How progress events name a speech call (`asset`). */
+export function speechAsset(voiceId: string, text: string): string {
+  return `speech:${voiceId}:${text}`;
+}
+
 export function makeAssetResolver(options: AssetResolverOptions): AssetResolver {
   const { client, store, queue, signal } = options;
+  const progress = options.progress ?? silentProgress;
   const inFlight = new Map<string, Promise<Id>>();
 
   function once(key: string, work: () => Promise<Id>): Promise<Id> {
@@ -118,12 +127,20 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
           // The intent makes an upload cut off by a crash visible: the service may have stored it, and
           // with no way to look an asset up by content, the next run can only upload it again.
           store.markUploading(sha256);
+          progress.event({ stage: "uploading", asset: sha256, detail: file.named, bytes: file.size });
+          const sent = (bytes: number): void =>
+            progress.event({ stage: "upload-bytes", asset: sha256, bytes });
           try {
             return await client.uploadAsset(
-              { filename: basename(file.path), size: file.size, read: () => readVerified(handle, file) },
+              {
+                filename: basename(file.path),
+                size: file.size,
+                read: () => readVerified(handle, file, sent),
+              },
               { signal },
             );
           } catch (error) {
+            progress.event({ stage: "upload-ended", asset: sha256 });
             // Refused for certain (a 4xx, never sent, or cut before its end because the file changed):
             // nothing was stored on the service, so the next run has no lost upload to report.
             if (refusedForCertain(error)) store.forgetUploadIntent(sha256);
@@ -208,9 +225,11 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
       if ((row?.state === "uncertain" || row?.state === "creating") && !options.resubmitUncertain) {
         throw new SpeechUncertainError(ref.voiceId, ref.text);
       }
+      const asset = speechAsset(ref.voiceId, ref.text);
       return queue.add(async () => {
         if (signal.aborted) throw signal.reason;
         await store.markSpeechCreating(ref.voiceId, ref.text);
+        progress.event({ stage: "speaking", asset, detail: `voice ${ref.voiceId}` });
         if (signal.aborted) {
           // Stopped while the intent reached the disk: nothing was sent, take the intent back.
           store.clearSpeech(ref.voiceId, ref.text);
@@ -225,6 +244,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
           options.onSpeech?.(ref.voiceId, ref.text);
           return audio.id;
         } catch (error) {
+          progress.event({ stage: "speech-ended", asset });
           if (error instanceof OutcomeUnknownError)
             store.markSpeechUncertain(ref.voiceId, ref.text, error.message);
           // A definite refusal (a 401 that stopped the run, say) created nothing, stopped or not:
@@ -317,7 +337,11 @@ async function openChecked(file: CheckedFile): Promise<FileHandle> {
  * during the upload) end the upload before its end, so the service stores nothing, and the hash the
  * state file keeps always names the content that was uploaded.
  */
-async function* readVerified(handle: FileHandle, file: CheckedFile): AsyncGenerator<Uint8Array> {
+async function* readVerified(
+  handle: FileHandle,
+  file: CheckedFile,
+  sent: (bytes: number) => void,
+): AsyncGenerator<Uint8Array> {
   const hash = createHash("sha256");
   let held: Buffer | undefined;
   let position = 0;
@@ -327,7 +351,10 @@ async function* readVerified(handle: FileHandle, file: CheckedFile): AsyncGenera
     if (bytesRead === 0) break;
     hash.update(chunk.subarray(0, bytesRead));
     position += bytesRead;
-    if (held) yield held;
+    if (held) {
+      yield held;
+      sent(position - bytesRead); // everything up to this chunk was taken by the request
+    }
     held = chunk.subarray(0, bytesRead);
   }
   const { bytesRead: beyond } = await handle.read(Buffer.alloc(1), 0, 1, position);

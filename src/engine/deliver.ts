@@ -80,6 +80,7 @@ async function download(ctx: EngineContext, finished: JobRow, { addressFresh = t
   const { store, outDir, gate } = ctx;
   const stop = ctx.signals.stop.signal;
   await ctx.queues.downloads.add(async () => {
+    ctx.progress.event({ stage: "downloading", key: finished.job_key });
     let row = finished;
     // A version of the video that is no longer the wanted one (its spec was edited after it was
     // submitted) keeps its result beside the current one instead of overwriting it.

@@ -21,7 +21,7 @@ import { probeWritable } from "../output/out-dir.js";
 import { type JobRow, type NewJob, StateFileError, versionKey } from "../state/store.js";
 import { DEFAULTS } from "../defaults.js";
 import { shownPath } from "../user-path.js";
-import { makeAssetResolver } from "./assets.js";
+import { makeAssetResolver, speechAsset } from "./assets.js";
 import { type EngineContext, type EngineOptions, IN_FLIGHT, type WantedJobs } from "./context.js";
 import { afterFinal, checkDone } from "./deliver.js";
 import { followInSlot } from "./follow.js";
@@ -143,15 +143,18 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       resubmitUncertain: options.resubmitUncertain ?? false,
       signal: stop.signal,
       costedSignal: signals.costed,
+      progress,
       // Named as the manifest names them; the hash tells apart two files of one name.
       onUpload: (source, sha) =>
         progress.event({
           stage: "uploaded",
+          asset: sha,
           detail: `${shownPath(options.cwd, source)} (sha256 ${sha.slice(0, 12)})`,
         }),
       onSpeech: (voice, text) =>
         progress.event({
           stage: "speech",
+          asset: speechAsset(voice, text),
           detail: `voice ${voice}: ${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}...` : text)}`,
         }),
     }),
@@ -281,13 +284,16 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       // (an uncertain job's too: one found at start has none yet).
       if (row.state === "Fail" || row.state === "Canceled" || row.state === "uncertain") {
         ensureJobRecord(outDir, row);
+        progress.event({ stage: "ended-before", key: job.key, detail: row.state });
       }
       return;
     }
-    if (!(await submitAndFollow(ctx, job, row.id))) return;
+    // Not final (stopped, withdrawn, parked, or its failure already said): no longer in flight.
+    const dropped = (): void => progress.event({ stage: "dropped", key: job.key });
+    if (!(await submitAndFollow(ctx, job, row.id))) return dropped();
     let final = store.getJob(row.id);
     if (await forgetLostAssets(ctx, job, final)) {
-      if (!(await submitAndFollow(ctx, job, row.id))) return;
+      if (!(await submitAndFollow(ctx, job, row.id))) return dropped();
       final = store.getJob(row.id);
     }
     await afterFinal(ctx, final);

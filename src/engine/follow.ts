@@ -50,9 +50,12 @@ export async function follow(
   const leave = (why: string): false => {
     store.recordJobError(rowId, `${why}; task ${taskId} is kept, rerun reel to go on following it`);
     progress.event({ stage: "note", key: row.job_key, detail: `stopped following task ${taskId}: ${why}` });
+    progress.event({ stage: "dropped", key: row.job_key });
     ctx.changed();
     return false;
   };
+  // A task of an earlier run (or one this run submitted before a pause): where it was last seen.
+  if (!known) progress.event({ stage: "following", key: row.job_key, detail: status });
   while (!stop.aborted) {
     const delay =
       failedPolls > 0
@@ -82,6 +85,8 @@ export async function follow(
         if (task.status === "Running") {
           runningSince = Date.now();
           progress.event({ stage: "running", key: row.job_key });
+        } else if (task.status === "Pending") {
+          progress.event({ stage: "pending", key: row.job_key });
         }
         if (FINAL_STATUSES.has(task.status) && runningSince !== undefined) {
           ctx.rate.observe(Date.now() - runningSince, row.seconds);
@@ -132,6 +137,11 @@ export async function follow(
             `the service asked to wait ${formatDuration(retryAfterMs)} before asking about it again (Retry-After), longer than reel waits in a run`,
           );
         }
+        progress.event({
+          stage: "waiting",
+          ms: retryAfterMs,
+          detail: "the service asked to wait before the next poll (Retry-After)",
+        });
         await ctx.signals.sleep(Math.min(retryAfterMs, deadline - Date.now()));
       }
       ctx.log.warn(

@@ -3,6 +3,7 @@
 import { sha256OfOpened } from "../file-hash.js";
 import type { OpenedFile } from "../manifest/media-file.js";
 import type { StateStore } from "../state/store.js";
+import { type ProgressSink, silentProgress } from "./progress.js";
 
 /**
  * A file whose timestamp is this close to the moment it was looked at could be edited again within
@@ -23,7 +24,8 @@ export interface CachedHasher {
 /** Where hashes are cached: the state file, or a read-only look at it (see cli/hash-cache.ts). */
 export type HashCache = Pick<StateStore, "findFileHash" | "recordFileHash">;
 
-export function makeCachedHasher(store: HashCache): CachedHasher {
+/** `progress` is told of each file read (not of those found in the cache). */
+export function makeCachedHasher(store: HashCache, progress: ProgressSink = silentProgress): CachedHasher {
   const stats = { hashed: 0, cached: 0 };
   const inFlight = new Map<string, Promise<string>>();
   const hasher = async (absPath: string, opened: OpenedFile): Promise<string> => {
@@ -40,7 +42,13 @@ export function makeCachedHasher(store: HashCache): CachedHasher {
         stats.cached++;
         return known;
       }
-      const sha = await sha256OfOpened(opened.handle);
+      progress.event({ stage: "hashing", asset: absPath, bytes: Number(size) });
+      let sha: string;
+      try {
+        sha = await sha256OfOpened(opened.handle);
+      } finally {
+        progress.event({ stage: "hashed", asset: absPath });
+      }
       stats.hashed++;
       if (lookedAt - Number(BigInt(mtimeNs) / 1_000_000n) >= RACY_MS)
         store.recordFileHash(absPath, stamp, sha);

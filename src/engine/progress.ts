@@ -1,133 +1,108 @@
-// What the user sees while a run goes: on a TTY, one status line redrawn in place (counts per stage and
-// an ETA); anywhere else, one plain line per event, so logs and CI output stay readable.
-import { formatDuration } from "../duration.js";
+// What the engine tells while it works: one event per step of a job, of a file it hashes, uploads or
+// turns into speech, and per wait, with its reason. The engine only emits them; what the user sees
+// of them (a live display on a terminal, one line per event elsewhere, JSON) is src/display/'s.
 
-export type Stage = "uploaded" | "speech" | "submitted" | "running" | "done" | "failed" | "uncertain";
+/**
+ * Stages printed as lines off a terminal and in `watch --json` (scripts and tests read them: their
+ * names and texts do not change).
+ */
+export type LineStage =
+  | "uploaded"
+  | "speech"
+  | "submitted"
+  | "running"
+  | "done"
+  | "failed"
+  | "uncertain"
+  | "note"
+  /** watch: every job of a manifest is final; `key` the manifest, `detail` its counts. */
+  | "finished";
+
+/**
+ * Stages only the live display shows (where a job or a file is now, and why reel waits): too many
+ * for a log, read by no script.
+ */
+export type LiveStage =
+  /** A file is being hashed (`asset`: its path); `hashed` when its hash is known. */
+  | "hashing"
+  | "hashed"
+  /** A file is being uploaded: `asset` its hash, `detail` its name, `bytes` its size. */
+  | "uploading"
+  /** Bytes of the upload `asset` read and sent so far (`bytes`). */
+  | "upload-bytes"
+  /** The upload `asset` ended without an asset (`uploaded` says one that succeeded). */
+  | "upload-ended"
+  /** Speech is being made (`asset`: voice and text); `speech` says one made. */
+  | "speaking"
+  | "speech-ended"
+  /** The job's assets are being resolved (uploads, speech). */
+  | "preparing"
+  /** The job waits for a generation slot (the concurrency bound). */
+  | "queued"
+  /** The job holds a slot, its submission about to leave. */
+  | "submitting"
+  /** A task already on the service (an earlier run's) is followed again: `detail` its status. */
+  | "following"
+  /** The job's task waits in the service's queue. */
+  | "pending"
+  /** The job's video is being downloaded. */
+  | "downloading"
+  /** The job ended in an earlier run (`detail`: Fail, Canceled, uncertain) and is left as it is. */
+  | "ended-before"
+  /** The job is no longer worked on by this run, though not final (stopped, withdrawn, left). */
+  | "dropped"
+  /** reel waits `ms` before trying again: `detail` says why (Retry-After, backoff, retries). */
+  | "waiting"
+  /** The service is paused (watch: key or credits), `detail` why, `ms` until the next check. */
+  | "paused"
+  | "resumed"
+  /** watch: a manifest's jobs taken: `key` its name, `total` its jobs, `done` those already done. */
+  | "manifest";
+
+export type Stage = LineStage | LiveStage;
 
 export interface ProgressEvent {
-  readonly stage: Stage | "note";
+  readonly stage: Stage;
+  /** The job (manifest/id), or the manifest for `manifest` and `finished`. */
   readonly key?: string;
   readonly detail?: string;
+  /** The file or speech a hashing, upload or speech event is about. */
+  readonly asset?: string;
+  readonly bytes?: number;
+  /** `waiting`, `paused`: how long until reel tries again. */
+  readonly ms?: number;
+  /** `manifest`: its jobs, and how many of them were already done. */
+  readonly total?: number;
+  readonly done?: number;
 }
 
 export interface ProgressSink {
+  /** A run's jobs (`watch`: 0, its manifests come as `manifest` events). */
   start(totalJobs: number, alreadyDone: number): void;
   event(event: ProgressEvent): void;
+  /**
+   * Text to keep on screen above a live display (a watch's reports of invalid manifests); written
+   * as it is elsewhere. @defaultValue not given: the caller writes it itself
+   */
+  print?(text: string): void;
   stop(): void;
 }
 
 export const silentProgress: ProgressSink = { start() {}, event() {}, stop() {} };
 
-type Writable = { write(text: string): unknown; readonly columns?: number };
+const LINE_STAGES: ReadonlySet<string> = new Set<LineStage>([
+  "uploaded",
+  "speech",
+  "submitted",
+  "running",
+  "done",
+  "failed",
+  "uncertain",
+  "note",
+  "finished",
+]);
 
-/** For scripts (`watch --json`): one JSON object per line and event, with its time. */
-export function makeJsonProgress(stream: Writable, now: () => number = Date.now): ProgressSink {
-  const line = (fields: Record<string, unknown>): void => {
-    stream.write(`${JSON.stringify({ at: new Date(now()).toISOString(), ...fields })}\n`);
-  };
-  return {
-    start(total, done) {
-      line({ event: "start", jobs: total, alreadyDone: done });
-    },
-    event(e) {
-      line({ event: e.stage, key: e.key ?? null, detail: e.detail ?? null });
-    },
-    stop() {},
-  };
-}
-
-/** Every event to each of `sinks`. */
-export function teeProgress(...sinks: ProgressSink[]): ProgressSink {
-  return {
-    start: (total, done) => sinks.forEach((s) => s.start(total, done)),
-    event: (e) => sinks.forEach((s) => s.event(e)),
-    stop: () => sinks.forEach((s) => s.stop()),
-  };
-}
-
-export function makeLineProgress(stream: Writable, now: () => number = Date.now): ProgressSink {
-  const started = now();
-  return {
-    start(total, done) {
-      stream.write(`reel: ${total} ${total === 1 ? "job" : "jobs"}, ${done} already done\n`);
-    },
-    event(e) {
-      const seconds = ((now() - started) / 1000).toFixed(1).padStart(6);
-      stream.write(`[${seconds}s] ${e.stage.padEnd(9)} ${e.key ?? ""}${e.detail ? ` ${e.detail}` : ""}\n`);
-    },
-    stop() {},
-  };
-}
-
-export function makeTtyProgress(stream: Writable, now: () => number = Date.now): ProgressSink {
-  // Running jobs are a set of keys (below), not a count: a job ends whether or not it was seen running.
-  const counts: Record<Exclude<Stage, "running">, number> = {
-    uploaded: 0,
-    speech: 0,
-    submitted: 0,
-    done: 0,
-    failed: 0,
-    uncertain: 0,
-  };
-  let total = 0;
-  let doneAtStart = 0;
-  let started = now();
-  let timer: NodeJS.Timeout | undefined;
-  const notes: string[] = [];
-  const running = new Set<string>(); // keys seen running and not yet ended
-
-  function eta(): string {
-    const doneNow = counts.done + counts.failed + counts.uncertain;
-    const left = total - doneAtStart - doneNow;
-    if (doneNow === 0 || left <= 0) return "";
-    const perJob = (now() - started) / doneNow;
-    return ` · ETA ${formatDuration(perJob * left)}`;
-  }
-
-  function draw(): void {
-    const finished = doneAtStart + counts.done;
-    const line =
-      `${finished}/${total} done · ${counts.submitted} submitted · ${running.size} running · ` +
-      `${counts.failed} failed · ${counts.uncertain} uncertain · ${counts.uploaded} uploads · ${counts.speech} speech${eta()}`;
-    // Cut to the terminal's width: a wrapped line would leave its first part on screen at each redraw.
-    const width = stream.columns ?? 0;
-    stream.write(`\r\x1b[2K${width > 1 && line.length >= width ? `${line.slice(0, width - 2)}…` : line}`);
-  }
-
-  return {
-    start(t, d) {
-      total = t;
-      doneAtStart = d;
-      started = now();
-      timer = setInterval(draw, 200);
-      timer.unref();
-      draw();
-    },
-    event(e) {
-      if (e.stage === "note") {
-        notes.push(`${e.key ?? ""} ${e.detail ?? ""}`.trim());
-        stream.write(`\r\x1b[2K${notes.at(-1)}\n`);
-      } else {
-        if (e.stage === "running") {
-          if (e.key !== undefined) running.add(e.key);
-        } else {
-          counts[e.stage]++;
-          if (
-            e.key !== undefined &&
-            (e.stage === "done" || e.stage === "failed" || e.stage === "uncertain")
-          ) {
-            running.delete(e.key);
-          }
-        }
-        if (e.stage === "failed" || e.stage === "uncertain") {
-          stream.write(`\r\x1b[2K${e.stage}: ${e.key ?? ""} ${e.detail ?? ""}\n`);
-        }
-      }
-    },
-    stop() {
-      if (timer) clearInterval(timer);
-      draw();
-      stream.write("\n");
-    },
-  };
+/** Whether `event` is one printed as a line (off a terminal, and in JSON). */
+export function isLineEvent(event: ProgressEvent): event is ProgressEvent & { stage: LineStage } {
+  return LINE_STAGES.has(event.stage);
 }

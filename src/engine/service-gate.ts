@@ -82,6 +82,7 @@ export class ServiceGate {
         resume = resolve;
       });
       this.pause = { promise, resume };
+      progress.event({ stage: "paused", detail: pauseReason(error) });
       // Said once per condition, not once per job, and again only after it cleared.
       if (!this.announced.has(error.code)) {
         this.announced.add(error.code);
@@ -98,9 +99,11 @@ export class ServiceGate {
   }
 
   private async probe(error: ServiceError): Promise<void> {
-    const { stop, sleep, client } = this.o;
+    const { stop, sleep, client, progress } = this.o;
     while (!stop.signal.aborted) {
-      await sleep(backoffDelay(BACKOFF.pauseProbe, this.probes++));
+      const delay = backoffDelay(BACKOFF.pauseProbe, this.probes++);
+      progress.event({ stage: "paused", detail: pauseReason(error), ms: delay });
+      await sleep(delay);
       if (stop.signal.aborted) return;
       if (error.code === "E_CREDITS") break; // only a submission can tell: let one try again
       try {
@@ -113,6 +116,7 @@ export class ServiceGate {
     }
     const current = this.pause;
     this.pause = undefined;
+    progress.event({ stage: "resumed" });
     current?.resume();
   }
 
@@ -142,6 +146,11 @@ export class ServiceGate {
     const { log, progress, onFatal } = this.o;
     const first = Date.now() >= this.submissionsParkedUntil;
     this.submissionsParkedUntil = Date.now() + ms;
+    progress.event({
+      stage: "waiting",
+      ms,
+      detail: "submissions parked: the service asked for a longer wait (Retry-After) than a run sits through",
+    });
     log.warn(
       { waitMs: ms },
       "the service asked for a wait longer than a run sits through: submissions parked",
@@ -157,6 +166,7 @@ export class ServiceGate {
   noteWaiting(ms: number): void {
     const { log, progress } = this.o;
     log.warn({ waitMs: ms }, "the service refused submissions for now; waiting");
+    progress.event({ stage: "waiting", ms, detail: "the service refuses new submissions for now" });
     if (Date.now() - this.waitingNoted < 60_000) return;
     this.waitingNoted = Date.now();
     progress.event({
@@ -164,4 +174,11 @@ export class ServiceGate {
       detail: `the service refuses new submissions for now (busy, rate limited, or not reachable): waiting ${formatDuration(ms)} before trying again`,
     });
   }
+}
+
+/** Why a watcher is paused, in a few words for the live display (the note says it in full). */
+function pauseReason(error: ServiceError): string {
+  if (error.code === "E_CREDITS") return "no credits left on the service";
+  if (error.code === "E_AUTH") return "the service rejects the API key";
+  return error.message;
 }

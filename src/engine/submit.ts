@@ -89,6 +89,7 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
     // service asked for a wait longer than a run sits through; the job stays unsent for the next.
     if (gate.fatal || gate.parked || !wanted.isWanted(job) || !(await gate.whenServiceUsable())) return false;
     let ids: Map<AssetRef | SpeechRef, Id>;
+    ctx.progress.event({ stage: "preparing", key: job.key });
     try {
       ids = await resolveRefs(ctx, job);
     } catch (error) {
@@ -109,6 +110,7 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
       return false;
     }
     const body = toGenerationRequest(job.spec, (ref) => ids.get(ref)!);
+    ctx.progress.event({ stage: "queued", key: job.key });
     const outcome = await ctx.queues.slots.add(
       async (): Promise<"final" | "retry" | "end" | number> => {
         // Checked again here: the job may have been withdrawn, or the service paused, while it queued.
@@ -128,6 +130,7 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
           store.withdrawSubmitting(rowId);
           return gate.paused && !stopped() ? "retry" : "end";
         }
+        ctx.progress.event({ stage: "submitting", key: job.key });
         return submit(ctx, job, rowId, attempt, body);
       },
       // Longest first: the slots then end the batch together instead of waiting on one long straggler.

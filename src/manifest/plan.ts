@@ -13,6 +13,11 @@ export interface PlanStateView {
   jobStatus(key: string, specHash: string): JobStatus;
   /** The key of a job already generated with exactly this request, if any. */
   madeAs(specHash: string): string | undefined;
+  /**
+   * The name the video of an earlier version of this job will be kept under when this version
+   * takes its place (`<id>.mp4`), if an earlier version's video is there.
+   */
+  replacedAs?(key: string, specHash: string): string | undefined;
   assetUploaded(sha256: string): boolean;
   speechMade(voiceId: string, text: string): boolean;
 }
@@ -50,6 +55,8 @@ export interface Plan {
    * renamed manifest or id): a run pays for them again. `sameAs`: the key it was made under.
    */
   repeats: { key: string; sameAs: string }[];
+  /** New jobs that replace an earlier version's video: it is kept, renamed to `keptAs` (relative to OUT). */
+  replaces: { key: string; keptAs: string }[];
   /**
    * New jobs already sent to another service address (the same key and spec): `run` refuses them
    * unless --new-service, as the address may be another name of the same service. Filled by the
@@ -90,6 +97,7 @@ export function makePlan(manifests: readonly NormalizedManifest[], view?: PlanSt
     seconds: 0,
     jobs: { new: [], done: [], inFlight: [], failed: [], uncertain: [] },
     repeats: [],
+    replaces: [],
     sentElsewhere: [],
     uploads: { new: [], cached: [] },
     downloads: [],
@@ -117,6 +125,8 @@ export function makePlan(manifests: readonly NormalizedManifest[], view?: PlanSt
       if (status !== "new") continue;
       const sameAs = view?.madeAs(job.specHash);
       if (sameAs !== undefined && sameAs !== job.key) plan.repeats.push({ key: job.key, sameAs });
+      const keptAs = view?.replacedAs?.(job.key, job.specHash);
+      if (keptAs !== undefined) plan.replaces.push({ key: job.key, keptAs });
       line.newVideos++;
       line.newSeconds += job.seconds;
       for (const ref of refsOf(job)) {

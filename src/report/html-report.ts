@@ -6,7 +6,7 @@
 // only. A Content-Security-Policy allows exactly the page's own style and script (by hash) and local
 // media, so even a mistake in escaping could not run a script that came from a manifest.
 import { createHash } from "node:crypto";
-import { basename, join } from "node:path";
+import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { formatDuration } from "../duration.js";
 import { writeFileAtomic } from "../output/atomic-write.js";
 import { resultOf } from "../output/job-record.js";
@@ -15,11 +15,35 @@ import type { JobRow } from "../state/store.js";
 import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
 import { REPORT_CSS, REPORT_JS } from "./report-page.js";
 
+/** How a run ended (or a watch stands), as the report's banner says it. */
+export type ReportOutcome = "completed" | "incomplete" | "fatal" | "interrupted" | "watching" | "stopped";
+
+/** What the page says of the run or watch that wrote it. */
+export interface ReportRun {
+  /** A run: how it ended. A watch: "watching" while it runs (the page refreshes itself), "stopped" after. */
+  readonly outcome: ReportOutcome;
+  /** What stopped the run (outcome "fatal"): its code picks the next step the banner gives. */
+  readonly fatal?: { readonly code: string; readonly message: string };
+  /** The service, as the user knows it: "sandbox" or its base URL (which never holds the key). */
+  readonly service?: string;
+  /** When the run or watch started. */
+  readonly startedAt?: Date;
+}
+
 export interface HtmlReportOptions {
   /** Heading and document title. @defaultValue "reel report" */
   readonly title?: string;
   /** The time the page says it was made. @defaultValue the current time */
   readonly now?: Date;
+  /** The run or watch that wrote the page: banner, service and times. @defaultValue none said */
+  readonly run?: ReportRun;
+  /**
+   * The folder the page is written in, so that local source images are shown as links relative to
+   * it (never inlined). writeHtmlReport sets it. @defaultValue none: no local thumbnails
+   */
+  readonly outDir?: string;
+  /** With outcome "watching": seconds between the page's reloads of itself. @defaultValue 3 */
+  readonly refreshSeconds?: number;
 }
 
 /** One chunk as the page shows it. */
@@ -28,6 +52,8 @@ export interface ReportChunk {
   readonly text: string | null;
   /** The text of generated speech. */
   readonly speech: string | null;
+  /** The voice of generated speech. */
+  readonly voice: string | null;
   /** Where given audio comes from: a file name, a URL, or `asset <id>`. */
   readonly audio: string | null;
 }
@@ -43,6 +69,11 @@ export interface ReportJob {
   readonly seed: number | null;
   /** Where the source image comes from, as for `ReportChunk.audio`. */
   readonly source: string | null;
+  /**
+   * The source image to show: a URL relative to the page for a local file (percent-encoded
+   * segments), or the https address of a remote one; null for an uploaded asset or none.
+   */
+  readonly thumb: string | null;
   readonly seconds: number;
   readonly attempts: number;
   readonly taskId: string | null;
@@ -126,14 +157,31 @@ function describeRef(ref: unknown): string | null {
   }
 }
 
+/**
+ * Where the page can show the source image from: a local file as a path relative to the page (the
+ * page links to it, as to the videos; nothing is copied into it), an https source by its address.
+ */
+function thumbOf(ref: unknown, outDir: string | undefined): string | null {
+  if (!isRecord(ref)) return null;
+  if (ref.kind === "url" && typeof ref.url === "string" && /^https:\/\//i.test(ref.url)) return ref.url;
+  if (ref.kind !== "file" || typeof ref.path !== "string" || outDir === undefined) return null;
+  const path = relative(outDir, ref.path);
+  if (path === "" || isAbsolute(path)) return null; // another drive: no relative link exists
+  return relativeHref(path.split(sep).join("/"));
+}
+
+const idOr = (v: unknown): string | null =>
+  typeof v === "string" || typeof v === "number" ? String(v) : null;
+
 function chunkOf(chunk: unknown): ReportChunk {
-  if (!isRecord(chunk)) return { duration: 0, text: null, speech: null, audio: null };
+  if (!isRecord(chunk)) return { duration: 0, text: null, speech: null, voice: null, audio: null };
   const audio = chunk.audio;
   const isSpeech = isRecord(audio) && audio.kind === "speech";
   return {
     duration: numberOr(chunk.duration) ?? 0,
     text: stringOr(chunk.text),
     speech: isSpeech ? stringOr(audio.text) : null,
+    voice: isSpeech ? idOr(audio.voiceId) : null,
     audio: isSpeech ? null : describeRef(audio),
   };
 }
@@ -148,7 +196,8 @@ function parseSpec(specJson: string): Record<string, unknown> {
   }
 }
 
-export function toReportJob(row: JobRow): ReportJob {
+/** `outDir`: the page's folder, for links to local source images (none without it). */
+export function toReportJob(row: JobRow, outDir?: string): ReportJob {
   const result = resultOf(row);
   const spec = parseSpec(row.spec_json);
   return {
@@ -160,6 +209,7 @@ export function toReportJob(row: JobRow): ReportJob {
     aspectRatio: stringOr(spec.aspectRatio),
     seed: numberOr(spec.seed),
     source: describeRef(spec.source),
+    thumb: thumbOf(spec.source, outDir),
     seconds: result.seconds,
     attempts: result.attempts,
     taskId: result.taskId,
@@ -239,18 +289,20 @@ const CSP = [
   `script-src 'sha256-${sha256Base64(REPORT_JS)}'`,
   // 'self' when the folder is served over HTTP; file: when the page is opened from the disk.
   "media-src 'self' file:",
-  "img-src 'self' data:",
+  // Source images: local files beside the page, or the https address a manifest gave.
+  "img-src 'self' data: file: https:",
   "base-uri 'none'",
   "form-action 'none'",
 ].join("; ");
 
+/** The totals; each count of jobs is a button that filters the cards to its status (all: every job). */
 function renderTiles(summary: ReportSummary): string {
   const { total } = summary;
   const tiles = [
-    `<div class="tile"><b>${total.jobs}</b><span>${total.jobs === 1 ? "job" : "jobs"}</span></div>`,
+    `<button type="button" class="tile" data-status="" title="Show every job"><b>${total.jobs}</b><span>${total.jobs === 1 ? "job" : "jobs"}</span></button>`,
     ...summary.statuses.map(
       (status) =>
-        `<div class="tile ${statusClass(status)}"><b>${total.byStatus.get(status) ?? 0}</b><span>${escapeHtml(status)}</span></div>`,
+        `<button type="button" class="tile ${statusClass(status)}" data-status="${escapeHtml(status)}" title="Show only ${escapeHtml(status)} jobs"><b>${total.byStatus.get(status) ?? 0}</b><span>${escapeHtml(status)}</span></button>`,
     ),
     `<div class="tile"><b>${escapeHtml(formatSeconds(total.doneSeconds))}</b><span>of video done, of ${escapeHtml(formatSeconds(total.seconds))} in all</span></div>`,
   ];
@@ -294,17 +346,158 @@ function renderControls(summary: ReportSummary): string {
 <label>Status <select id="filter-status">${statuses}</select></label>
 <label>Manifest <select id="filter-manifest">${manifests}</select></label>
 <label>Search <input type="search" id="filter-text" placeholder="ids and prompts" autocomplete="off"></label>
+<label>Sort <select id="sort"><option value="">as listed</option><option value="status">by status</option><option value="recent">latest first</option><option value="oldest">oldest first</option></select></label>
 <button type="button" id="filter-clear">Clear</button>
 <span id="shown" aria-live="polite">${escapeHtml(plural(summary.total.jobs, "job", "jobs"))}</span>
 </section>`;
+}
+
+/** A banner: a class for its colour, a headline, what happened, and what to do next. */
+interface Banner {
+  readonly kind: "ok" | "warn" | "stop" | "live";
+  readonly title: string;
+  readonly detail?: string;
+  readonly next?: string;
+}
+
+/** The next step after a stop, by the code of what stopped the run. */
+function fatalBanner(fatal: NonNullable<ReportRun["fatal"]>): Banner {
+  switch (fatal.code) {
+    case "E_CREDITS":
+      return {
+        kind: "stop",
+        title: "Stopped: no credits left",
+        detail: fatal.message,
+        next: "Add credits on the service's console, then run the same command again: what is done or paid for is not paid again.",
+      };
+    case "E_AUTH":
+      return {
+        kind: "stop",
+        title: "Stopped: the service refused the API key",
+        detail: fatal.message,
+        next: "Set REEL_API_KEY to a valid key (from the service's console), then run the same command again.",
+      };
+    case "E_OUTPUT_DISK":
+      return {
+        kind: "stop",
+        title: "Stopped: the output folder's disk refused a write",
+        detail: fatal.message,
+        next: "Free some space (or fix the disk), then run the same command again: nothing is lost.",
+      };
+    default:
+      return {
+        kind: "stop",
+        title: "Stopped: the service could not be used",
+        detail: fatal.message,
+        next: "Check the service's address and your network, then run the same command again: it resumes.",
+      };
+  }
+}
+
+/** What the jobs that did not succeed call for, once the work is over. */
+function jobsBanner(summary: ReportSummary, title: string, watch: boolean): Banner {
+  const failed = (summary.total.byStatus.get("Fail") ?? 0) + (summary.total.byStatus.get("Canceled") ?? 0);
+  const uncertain = summary.total.byStatus.get("uncertain") ?? 0;
+  const steps: string[] = [];
+  if (failed > 0) {
+    steps.push(
+      `${plural(failed, "job", "jobs")} failed: fix the manifest (a changed video is a new job), or ${watch ? "start the watch again" : "run again"} with --retry-failed.`,
+    );
+  }
+  if (uncertain > 0) {
+    steps.push(
+      `${plural(uncertain, "job is", "jobs are")} uncertain: a paid request may have reached the service without an answer. Check the service's console; --resubmit-uncertain sends it again (it may be paid twice).`,
+    );
+  }
+  if (steps.length === 0) return { kind: "ok", title };
+  return { kind: "warn", title, next: steps.join(" ") };
+}
+
+function bannerOf(run: ReportRun, summary: ReportSummary): Banner {
+  switch (run.outcome) {
+    case "fatal":
+      return run.fatal
+        ? fatalBanner(run.fatal)
+        : { kind: "stop", title: "Stopped", next: "Run the same command again: it resumes." };
+    case "interrupted":
+      return {
+        kind: "stop",
+        title: "Interrupted",
+        next: "Tasks already submitted keep running on the service; run the same command again to resume (nothing is submitted twice).",
+      };
+    case "incomplete":
+      return {
+        kind: "warn",
+        title: "Not finished: some jobs are not final yet",
+        next: "Run the same command again to go on (nothing is submitted twice).",
+      };
+    case "watching":
+      return {
+        kind: "live",
+        title: "Watching: reel watch is running",
+        detail: "This page reloads itself as the watch rewrites it.",
+      };
+    case "stopped": {
+      const banner = jobsBanner(summary, "The watch has stopped", true);
+      const resume = "Tasks already submitted keep running; start the watch again to follow them.";
+      return { ...banner, next: banner.next ? `${banner.next} ${resume}` : resume };
+    }
+    case "completed":
+      return jobsBanner(
+        summary,
+        summary.total.jobs === (summary.total.byStatus.get("Success") ?? 0)
+          ? "Completed: every job succeeded"
+          : "Completed",
+        false,
+      );
+  }
+}
+
+function renderBanner(banner: Banner): string {
+  const parts = [`<strong>${escapeHtml(banner.title)}</strong>`];
+  if (banner.detail) parts.push(`<span class="detail">${escapeHtml(banner.detail)}</span>`);
+  if (banner.next) parts.push(`<span class="next">${escapeHtml(banner.next)}</span>`);
+  const role = banner.kind === "stop" ? "alert" : "status";
+  return `<section id="banner" class="banner b-${banner.kind}" role="${role}">${parts.join(" ")}</section>`;
+}
+
+const timeElement = (at: Date): string =>
+  `<time datetime="${at.toISOString()}">${at.toISOString().slice(0, 19).replace("T", " ")} UTC</time>`;
+
+/** The service as the user named it: the sandbox, or the base URL without anything but its address. */
+function serviceText(service: string): string {
+  if (!/^https?:\/\//i.test(service)) return "sandbox (built-in emulator)";
+  try {
+    const url = new URL(service);
+    return `${url.origin}${url.pathname === "/" ? "" : url.pathname}`;
+  } catch {
+    return "(unreadable address)";
+  }
+}
+
+/** The line under the title: which service, when the run or watch started, when the page was written. */
+function renderMeta(run: ReportRun | undefined, now: Date, manifests: number): string {
+  const parts: string[] = [];
+  if (run?.service !== undefined) {
+    parts.push(`Service: <span id="service">${escapeHtml(serviceText(run.service))}</span>`);
+  }
+  const watch = run?.outcome === "watching" || run?.outcome === "stopped";
+  if (run?.startedAt) parts.push(`${watch ? "Watch" : "Run"} started ${timeElement(run.startedAt)}`);
+  parts.push(`${run?.startedAt ? "written" : "Written"} ${timeElement(now)}`);
+  parts.push(escapeHtml(plural(manifests, "manifest", "manifests")));
+  parts.push(`every job as JSON lines: <a href="results.jsonl">results.jsonl</a>`);
+  return `<p class="meta">${parts.join(" · ")}</p>`;
 }
 
 /** The whole page, as a string. Pure: the same rows and options give the same page. */
 export function renderHtmlReport(rows: readonly JobRow[], options: HtmlReportOptions = {}): string {
   const title = options.title ?? "reel report";
   const now = options.now ?? new Date();
-  const jobs = rows.map(toReportJob);
+  const jobs = rows.map((row) => toReportJob(row, options.outDir));
   const summary = summarizeJobs(jobs);
+  const run = options.run;
+  // Only while a watch runs: the page reloads itself to show what the watch wrote since.
+  const refresh = run?.outcome === "watching" ? Math.max(1, Math.round(options.refreshSeconds ?? 3)) : 0;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -315,11 +508,12 @@ export function renderHtmlReport(rows: readonly JobRow[], options: HtmlReportOpt
 <title>${escapeHtml(title)}</title>
 <style>${REPORT_CSS}</style>
 </head>
-<body>
+<body${refresh > 0 ? ` data-refresh="${refresh}"` : ""}>
 <header class="page-head">
 <h1>${escapeHtml(title)}</h1>
-<p class="meta">Written <time datetime="${now.toISOString()}">${now.toISOString().slice(0, 19).replace("T", " ")} UTC</time> · ${escapeHtml(plural(summary.manifests.length, "manifest", "manifests"))} · every job as JSON lines: <a href="results.jsonl">results.jsonl</a></p>
+${renderMeta(run, now, summary.manifests.length)}
 </header>
+${run ? renderBanner(bannerOf(run, summary)) : ""}
 ${renderTiles(summary)}
 ${renderSummaryTable(summary)}
 ${renderControls(summary)}
@@ -339,5 +533,5 @@ export async function writeHtmlReport(
   rows: readonly JobRow[],
   options: HtmlReportOptions = {},
 ): Promise<void> {
-  await writeFileAtomic(join(outDir, REPORT_NAME), renderHtmlReport(rows, options));
+  await writeFileAtomic(join(outDir, REPORT_NAME), renderHtmlReport(rows, { outDir, ...options }));
 }

@@ -32,7 +32,18 @@ a{color:var(--active)}
 h1{margin:0;font-size:22px}
 .meta{margin:4px 0 0;color:var(--muted)}
 .tiles{display:flex;flex-wrap:wrap;gap:8px;padding:12px 24px 8px}
-.tile{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:6px 14px;min-width:104px}
+.tile{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:6px 14px;min-width:104px;
+font:inherit;color:inherit;text-align:left}
+button.tile{cursor:pointer}
+button.tile:hover{border-color:var(--st,var(--active))}
+button.tile[aria-pressed=true]{outline:2px solid var(--st,var(--active));outline-offset:-1px}
+.banner{margin:10px 24px 0;padding:10px 14px;border-radius:8px;border:1px solid var(--bn);
+background:color-mix(in srgb,var(--bn) 12%,var(--card));display:flex;flex-wrap:wrap;gap:4px 10px;align-items:baseline}
+.banner .detail{color:var(--muted);overflow-wrap:anywhere}
+.banner .next{flex-basis:100%}
+.b-ok{--bn:var(--ok)}.b-warn{--bn:var(--warn)}.b-stop{--bn:var(--fail)}.b-live{--bn:var(--active)}
+.thumb{width:44px;height:44px;object-fit:cover;border-radius:6px;border:1px solid var(--line);flex:none}
+.chunks .voice{color:var(--muted)}
 .tile b{display:block;font-size:22px;font-variant-numeric:tabular-nums}
 .tile span{color:var(--muted)}
 .summary{padding:4px 24px 12px;overflow-x:auto}
@@ -58,8 +69,8 @@ text-align:center;padding:0}
 .media video{width:100%;height:100%;object-fit:contain;display:block}
 .media .note{padding:8px 16px}
 .body{padding:10px 12px 12px;display:flex;flex-direction:column;gap:6px;min-width:0}
-.head{display:flex;gap:8px;align-items:baseline;justify-content:space-between}
-.name{margin:0;font-size:15px;font-weight:600;overflow-wrap:anywhere}
+.head{display:flex;gap:8px;align-items:center;justify-content:space-between}
+.name{margin:0;font-size:15px;font-weight:600;overflow-wrap:anywhere;flex:1;min-width:0}
 .name .manifest{color:var(--muted);font-weight:400}
 .status{font-size:12px;font-weight:600;border:1px solid currentColor;border-radius:10px;padding:0 8px;
 color:var(--st,var(--muted));white-space:nowrap}
@@ -86,6 +97,8 @@ export const REPORT_JS = `(() => {
   const search = byId("filter-text");
   const shown = byId("shown");
   const empty = byId("empty");
+  const sortSelect = byId("sort");
+  const tiles = Array.from(document.querySelectorAll("button.tile[data-status]"));
 
   const STATUS_CLASS = { Success: "s-success", Fail: "s-fail", Canceled: "s-canceled", uncertain: "s-uncertain" };
   const statusClass = (status) => STATUS_CLASS[status] || "s-active";
@@ -130,7 +143,9 @@ export const REPORT_JS = `(() => {
     item.append(el("span", "dur", duration(chunk.duration)));
     const parts = [];
     if (chunk.text !== null) parts.push([null, chunk.text]);
-    if (chunk.speech !== null) parts.push(["speech: ", chunk.speech]);
+    if (chunk.speech !== null) {
+      parts.push([chunk.voice !== null && chunk.voice !== undefined ? "speech, voice " + chunk.voice + ": " : "speech: ", chunk.speech]);
+    }
     if (chunk.audio !== null) parts.push(["audio: ", chunk.audio]);
     parts.forEach((part, n) => {
       if (n > 0) item.append(document.createTextNode(" "));
@@ -152,6 +167,18 @@ export const REPORT_JS = `(() => {
     const head = el("div", "head");
     const name = el("h2", "name");
     name.append(el("span", "manifest", job.manifest + " / "), el("span", "id", job.id));
+    if (job.thumb) {
+      // A link, as for the videos: the image is read from where it is, never copied into the page.
+      const thumb = el("img", "thumb");
+      thumb.alt = "source image " + (job.source || "");
+      thumb.title = "source: " + (job.source || "");
+      thumb.loading = "lazy";
+      thumb.decoding = "async";
+      thumb.referrerPolicy = "no-referrer";
+      thumb.addEventListener("error", () => thumb.remove(), { once: true });
+      thumb.src = job.thumb;
+      head.append(thumb);
+    }
     head.append(name, el("span", "status", job.status));
     body.append(head);
     const spec = [job.model, job.resolution, job.aspectRatio, duration(job.seconds)];
@@ -236,11 +263,31 @@ export const REPORT_JS = `(() => {
     }
   }
 
+  // Sorting moves the existing cards (a video already loaded stays loaded); "as listed" is the
+  // manifests' order. Statuses sort as the totals list them, final outcomes first.
+  const STATUS_ORDER = ["Success", "Fail", "Canceled", "uncertain", "Running", "Pending", "PreProcessing", "submitting", "unsent"];
+  const statusRank = (status) => {
+    const rank = STATUS_ORDER.indexOf(status);
+    return rank < 0 ? STATUS_ORDER.length : rank;
+  };
+  const lastTime = (job) => Date.parse(job.finishedAt || job.submittedAt || job.createdAt) || 0;
+  const applySort = () => {
+    const order = jobs.map((_, i) => i);
+    const by = sortSelect.value;
+    if (by === "status") order.sort((a, b) => statusRank(jobs[a].status) - statusRank(jobs[b].status) || a - b);
+    else if (by === "recent") order.sort((a, b) => lastTime(jobs[b]) - lastTime(jobs[a]) || a - b);
+    else if (by === "oldest") order.sort((a, b) => lastTime(jobs[a]) - lastTime(jobs[b]) || a - b);
+    const current = Array.from(root.children);
+    if (order.every((i, n) => current[n] === cards[i])) return;
+    root.append.apply(root, order.map((i) => cards[i]));
+  };
+
   const saveFilters = () => {
     const params = new URLSearchParams();
     if (statusSelect.value) params.set("status", statusSelect.value);
     if (manifestSelect.value) params.set("manifest", manifestSelect.value);
     if (search.value) params.set("q", search.value);
+    if (sortSelect.value) params.set("sort", sortSelect.value);
     const hash = params.toString();
     try {
       history.replaceState(null, "", hash ? "#" + hash : location.pathname + location.search);
@@ -255,6 +302,7 @@ export const REPORT_JS = `(() => {
     };
     pick(statusSelect, params.get("status"));
     pick(manifestSelect, params.get("manifest"));
+    pick(sortSelect, params.get("sort"));
     if (params.get("q") !== null) search.value = params.get("q");
   };
 
@@ -275,6 +323,7 @@ export const REPORT_JS = `(() => {
       ? (count === 1 ? "1 job" : count + " jobs")
       : count + " of " + jobs.length + " jobs shown";
     empty.hidden = count > 0;
+    for (const tile of tiles) tile.setAttribute("aria-pressed", String(tile.dataset.status === status));
   };
   const onFilter = () => {
     applyFilters();
@@ -283,16 +332,62 @@ export const REPORT_JS = `(() => {
   };
 
   restoreFilters();
+  applySort();
   applyFilters();
   statusSelect.addEventListener("change", onFilter);
   manifestSelect.addEventListener("change", onFilter);
   search.addEventListener("input", onFilter);
+  sortSelect.addEventListener("change", () => {
+    applySort();
+    saveFilters();
+  });
+  // A total is a filter: its status alone (the count of all jobs: every status).
+  for (const tile of tiles) {
+    tile.addEventListener("click", () => {
+      statusSelect.value = tile.dataset.status || "";
+      onFilter();
+    });
+  }
   byId("filter-clear").addEventListener("click", () => {
     statusSelect.value = "";
     manifestSelect.value = "";
     search.value = "";
     onFilter();
   });
+
+  // Times in the reader's own time zone (the page is written with UTC).
+  for (const time of document.querySelectorAll("time[datetime]")) {
+    const at = new Date(time.getAttribute("datetime"));
+    if (!isNaN(at.getTime())) time.textContent = at.toLocaleString();
+  }
+
+  // While a watch runs, the page reloads itself every few seconds to show what the watch wrote
+  // (a page read from file:// cannot fetch its own file, so it reloads), keeping the filters (in
+  // the address) and the scroll position. Never while a video plays or the search box is in use;
+  // the page written when the watch ends has no data-refresh, so the reloads stop with it.
+  const SCROLL_KEY = "reel-scroll:" + location.pathname;
+  try {
+    const saved = sessionStorage.getItem(SCROLL_KEY);
+    if (saved !== null) {
+      sessionStorage.removeItem(SCROLL_KEY);
+      window.scrollTo(0, Number(saved) || 0);
+    }
+  } catch (_) {
+    // No storage (some file:// settings): the page reloads at the top.
+  }
+  const refresh = Number(document.body.dataset.refresh);
+  if (refresh > 0) {
+    setInterval(() => {
+      if (document.hidden || document.activeElement === search) return;
+      if (Array.from(document.querySelectorAll("video")).some((v) => !v.paused && !v.ended)) return;
+      try {
+        sessionStorage.setItem(SCROLL_KEY, String(window.scrollY));
+      } catch (_) {
+        // See above.
+      }
+      location.reload();
+    }, refresh * 1000);
+  }
   document.body.dataset.ready = "true";
   performance.mark("reel-ready");
 })();

@@ -7,7 +7,7 @@ import { silentProgress } from "../engine/progress.js";
 import { OutputDiskError } from "../errors.js";
 import type { Job } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
-import { writeHtmlReport } from "../report/html-report.js";
+import { type ReportRun, writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import { type JobRow, versionKey } from "../state/store.js";
 import { startProgress } from "./notes.js";
@@ -20,6 +20,8 @@ export interface RunBatchOptions extends EngineOptions {
    * with their current state, which lists every job of the manifests of the run. @defaultValue jobs
    */
   readonly listedJobs?: readonly Job[];
+  /** The service as index.html names it: "sandbox" or the base URL. @defaultValue not named */
+  readonly service?: string;
 }
 
 export interface RunSummary {
@@ -40,6 +42,7 @@ const FINAL_JOB_STATES: ReadonlySet<JobRow["state"]> = new Set(["Success", "Fail
 
 /** A one-shot run: every job to a final state, then results.jsonl and index.html. */
 export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
+  const startedAt = new Date();
   const progress = options.progress ?? silentProgress;
   const engine = await makeEngine(options);
   const byManifest = new Map<string, Job[]>();
@@ -83,7 +86,6 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     leftOut.length === 0
       ? finalRows
       : options.listedJobs!.flatMap((job) => versions.get(versionKey(job.key, job.specHash)) ?? []);
-  await writeReports(engine, options.outDir, listedRows);
   const unfinished = finalRows.some((row) => !FINAL_JOB_STATES.has(row.state));
   const outcome = engine.fatal
     ? "fatal"
@@ -92,11 +94,23 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
       : unfinished
         ? "incomplete"
         : "completed";
+  const fatal = engine.fatal;
+  await writeReports(engine, options.outDir, listedRows, {
+    outcome,
+    ...(fatal ? { fatal: { code: fatal.code, message: fatal.message } } : {}),
+    ...(options.service !== undefined ? { service: options.service } : {}),
+    startedAt,
+  });
   return engine.fatal ? { outcome, fatal: engine.fatal, rows: finalRows } : { outcome, rows: finalRows };
 }
 
-/** results.jsonl and index.html of the run's jobs. */
-async function writeReports(engine: Engine, outDir: string, rows: readonly JobRow[]): Promise<void> {
+/** results.jsonl and index.html of the run's jobs; `run`: how it ended, for the page's banner. */
+async function writeReports(
+  engine: Engine,
+  outDir: string,
+  rows: readonly JobRow[],
+  run: ReportRun,
+): Promise<void> {
   // A video recorded in another output folder is not in this one's results.
   const outKey = resolve(outDir);
   const here = rows.map((row) =>
@@ -104,7 +118,7 @@ async function writeReports(engine: Engine, outDir: string, rows: readonly JobRo
   );
   try {
     await writeResults(outDir, here);
-    await writeHtmlReport(outDir, here);
+    await writeHtmlReport(outDir, here, { run });
   } catch (error) {
     // The disk that stopped the run refuses these too: the rerun writes them.
     if (!(engine.fatal instanceof OutputDiskError && asDiskFailure(error, outDir))) throw error;

@@ -17,6 +17,7 @@ import {
   detailReply,
   jsonId,
   jsonReply,
+  noted,
   type Reply,
   readJsonBody,
   validationReply,
@@ -88,8 +89,8 @@ const createGeneration: Handler = async (req, _param, deps) => {
     const refusal = deps.credits.charge(cost, `this generation (${cost} s of video)`);
     return refusal ?? deps.generations.create(planned.plan, canonicalJson(body.value), cost);
   });
-  if (typeof outcome === "string") return detailReply(402, outcome);
-  return jsonReply(200, { id: jsonId(outcome.id) });
+  if (typeof outcome === "string") return noted(detailReply(402, outcome), "no credits left");
+  return noted(jsonReply(200, { id: jsonId(outcome.id) }), `task ${outcome.id}, ${cost} s of video`);
 };
 
 const getGeneration: Handler = async (_req, param, deps) => {
@@ -97,8 +98,8 @@ const getGeneration: Handler = async (_req, param, deps) => {
   if ("reply" in parsed) return parsed.reply;
   deps.counters.countPoll(parsed.id);
   const task = deps.generations.get(parsed.id);
-  if (!task) return detailReply(404, `Generation ${parsed.id} not found`);
-  return jsonReply(200, taskBody(task, deps.assets));
+  if (!task) return noted(detailReply(404, `Generation ${parsed.id} not found`), `task ${parsed.id} unknown`);
+  return noted(jsonReply(200, taskBody(task, deps.assets)), `task ${task.id} ${task.status}`);
 };
 
 function checkSpeech(body: unknown): { voiceId: Id; text: string } | Violation[] {
@@ -141,7 +142,7 @@ const createSpeech: Handler = async (req, _param, deps) => {
   const checked = checkSpeech(body.value);
   if (Array.isArray(checked)) return validationReply("body", checked);
   const refusal = deps.credits.refuseWhenExhausted("speech");
-  if (refusal !== undefined) return detailReply(402, refusal);
+  if (refusal !== undefined) return noted(detailReply(402, refusal), "no credits left");
   const id = deps.nextId();
   const path = join(deps.assetDir, assetFileName(id, "wav"));
   const speech = await writeSpeech(path, checked.voiceId, checked.text);
@@ -154,7 +155,10 @@ const createSpeech: Handler = async (req, _param, deps) => {
     etag: `speech-${id}`,
   });
   deps.counters.countSpeech(checked.voiceId, checked.text);
-  return jsonReply(200, { id: jsonId(id), duration: speech.seconds, url: deps.assets.url(asset) });
+  return noted(
+    jsonReply(200, { id: jsonId(id), duration: speech.seconds, url: deps.assets.url(asset) }),
+    `speech ${id}, voice ${checked.voiceId}`,
+  );
 };
 
 const uploadAsset: Handler = async (req, _param, deps) => {
@@ -174,22 +178,24 @@ const uploadAsset: Handler = async (req, _param, deps) => {
     sha256: file.sha256,
   });
   deps.counters.countUpload(file.sha256);
-  return jsonReply(200, { id: jsonId(id) });
+  return noted(jsonReply(200, { id: jsonId(id) }), `asset ${id}, ${file.format}, ${file.size} bytes`);
 };
 
 const getAsset: Handler = async (_req, param, deps) => {
   const parsed = parsePathId(param);
   if ("reply" in parsed) return parsed.reply;
   const asset = deps.assets.get(parsed.id);
-  if (!asset) return detailReply(404, `Asset ${parsed.id} not found`);
-  return jsonReply(200, { id: jsonId(asset.id), url: deps.assets.url(asset) });
+  if (!asset) return noted(detailReply(404, `Asset ${parsed.id} not found`), `asset ${parsed.id} unknown`);
+  return noted(jsonReply(200, { id: jsonId(asset.id), url: deps.assets.url(asset) }), `asset ${asset.id}`);
 };
 
 const deleteAsset: Handler = async (_req, param, deps) => {
   const parsed = parsePathId(param);
   if ("reply" in parsed) return parsed.reply;
-  if (!(await deps.assets.delete(parsed.id))) return detailReply(404, `Asset ${parsed.id} not found`);
-  return jsonReply(200, { id: jsonId(parsed.id) });
+  if (!(await deps.assets.delete(parsed.id))) {
+    return noted(detailReply(404, `Asset ${parsed.id} not found`), `asset ${parsed.id} unknown`);
+  }
+  return noted(jsonReply(200, { id: jsonId(parsed.id) }), `asset ${parsed.id} deleted`);
 };
 
 export const HANDLERS: Readonly<Record<ApiRoute, Handler>> = {

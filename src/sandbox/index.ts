@@ -4,7 +4,7 @@ export type { FaultKind, TaskTimes } from "./counters.js";
 export { SandboxCounters } from "./counters.js";
 export { mulberry32 } from "./faults.js";
 export { BIG_FIRST_ID } from "./ids.js";
-export { makeApiKey, type SandboxFaults, type SandboxOptions } from "./options.js";
+export { makeApiKey, type SandboxFaults, type SandboxOptions, type SandboxRequest } from "./options.js";
 export { RESULT_VIDEO_PATH } from "./result-video.js";
 export { API_ROUTES, type ApiRoute, FILE_ROUTE } from "./routes.js";
 export { type Sandbox, startSandbox } from "./server.js";

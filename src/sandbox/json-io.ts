@@ -11,6 +11,13 @@ export interface Reply {
   readonly status: number;
   readonly body: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** What the request was about, for the request log (`task 1017 Running`, `asset 1003`); never sent. */
+  readonly note?: string;
+}
+
+/** `reply` with a note for the request log. */
+export function noted(reply: Reply, note: string): Reply {
+  return { ...reply, note };
 }
 
 /** An id written as a JSON integer rather than a string. */

@@ -80,6 +80,28 @@ export interface SandboxOptions {
   readonly faults?: SandboxFaults;
   /** Receives one debug line per request; never the key. @defaultValue a silent logger */
   readonly logger?: Logger;
+  /**
+   * Told of every request once it is answered (or dropped): what `reel sandbox` prints for a person
+   * to read. Never given the key. @defaultValue none
+   */
+  readonly onRequest?: (request: SandboxRequest) => void;
+}
+
+/** One request as the request log shows it. */
+export interface SandboxRequest {
+  readonly method: string;
+  /** The route's template (`/v1/generations/:id`), or "*" for a path the service does not have. */
+  readonly route: string;
+  /**
+   * The path as requested for the API's routes (`/v1/generations/1017`), percent-encoded; the
+   * template for file downloads (their token is the file's only secret) and unknown paths.
+   */
+  readonly path: string;
+  /** The status sent, or "drop" when the connection was closed without one (an injected fault). */
+  readonly status: number | "drop";
+  readonly ms: number;
+  /** What the request was about: `task 1017 Running`, `asset 1003`, `injected 429`... */
+  readonly note: string | undefined;
 }
 
 export interface ResolvedOptions {
@@ -96,6 +118,7 @@ export interface ResolvedOptions {
   readonly clockIds: boolean;
   readonly faults: SandboxFaults;
   readonly logger: Logger;
+  readonly onRequest: ((request: SandboxRequest) => void) | undefined;
 }
 
 function describe(value: unknown): string {
@@ -216,5 +239,6 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     clockIds: options.clockIds ?? false,
     faults,
     logger: options.logger ?? silentLogger,
+    onRequest: options.onRequest,
   };
 }

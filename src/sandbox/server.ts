@@ -85,6 +85,11 @@ function send(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
   res.end(body);
 }
 
+/** What the request log says of a request, filled in as it is served. */
+interface RequestNote {
+  note?: string;
+}
+
 function drop(req: IncomingMessage): "drop" {
   req.socket.destroy();
   return "drop";
@@ -156,10 +161,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     req: IncomingMessage,
     res: ServerResponse,
     match: Extract<RouteMatch, { kind: "api" }>,
+    log: RequestNote,
   ): Promise<number | "drop"> {
     const decision = faults.decideApi(match.route);
     if (decision.latencyMs > 0) await timers.sleep(decision.latencyMs);
     const fault = decision.fault;
+    if (fault.kind !== "none") log.note = `injected fault: ${fault.kind}`;
     if (fault.kind === "429" || fault.kind === "503") {
       counters.countFault(fault.kind);
       const headers = { "retry-after": String(fault.retryAfterSeconds) };
@@ -175,6 +182,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return drop(req);
     }
     const reply = await HANDLERS[match.route](req, match.param, deps);
+    if (reply.note !== undefined)
+      log.note = fault.kind === "none" ? reply.note : `${reply.note}, ${log.note}`;
     if (fault.kind === "drop-after-effect") {
       counters.countFault(fault.kind);
       return drop(req);
@@ -194,6 +203,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     match: RouteMatch,
     path: string,
     generation: string | null,
+    log: RequestNote,
   ) {
     if (match.kind === "file") {
       const decision = faults.decideDownload("GET /files/:token");
@@ -208,13 +218,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         return 403;
       }
       if (file.taskId !== undefined && req.method === "GET") counters.countDownload(file.taskId, Date.now());
+      if (file.taskId !== undefined) log.note = `video of task ${file.taskId}`;
       const status = await serveFile(req, res, file, decision.fault);
-      if (status === "drop") counters.countFault("truncated-download");
+      if (status === "drop") {
+        counters.countFault("truncated-download");
+        log.note = `${log.note ?? "file"}, injected fault: truncated`;
+      }
       return status;
     }
     if (path.startsWith("/v1/") || path === "/v1") {
       const auth = checkBearer(req.headers, apiKey);
       if (auth !== "ok") {
+        log.note = auth === "missing" ? "no key sent" : "wrong key";
         send(req, res, detailReply(401, AUTH_MESSAGES[auth], { "www-authenticate": "Bearer" }));
         return 401;
       }
@@ -227,7 +242,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       send(req, res, detailReply(404, "Not Found"));
       return 404;
     }
-    return serveApi(req, res, match);
+    return serveApi(req, res, match, log);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -249,8 +264,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       match = { kind: "not-found", template: "*" }; // undecodable %-escapes
     }
     let status: number | "drop";
+    const log: RequestNote = {};
     try {
-      status = await route(req, res, match, path, generation);
+      status = await route(req, res, match, path, generation, log);
     } catch (error) {
       logger.error({ err: error, method, route: match.template }, "sandbox handler failed");
       if (res.headersSent) status = drop(req);
@@ -260,10 +276,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       }
     }
     counters.countRequest(method, match.template, status);
-    logger.debug(
-      { method, route: match.template, status, ms: Math.round(performance.now() - started) },
-      "sandbox request",
-    );
+    const ms = Math.round(performance.now() - started);
+    logger.debug({ method, route: match.template, status, ms }, "sandbox request");
+    opts.onRequest?.({
+      method,
+      route: match.template,
+      path: match.kind === "api" ? path : match.template === "*" ? path.slice(0, 80) : match.template,
+      status,
+      ms,
+      note: log.note,
+    });
   }
 
   const server = createServer((req, res) => {

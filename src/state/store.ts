@@ -103,6 +103,19 @@ export class StateStore implements JobStore {
     }
   }
 
+  /**
+   * Which of the manifests `names` the state file at `path` has work of (a job sent or a video
+   * downloaded, for any service): a state that must not be ignored by a run of those manifests.
+   */
+  static manifestsWithWork(path: string, names: readonly string[]): string[] {
+    const store = StateStore.open(path, { readonly: true });
+    try {
+      return jobs.manifestsWithWork(store.c, names);
+    } finally {
+      store.close();
+    }
+  }
+
   close(): void {
     try {
       if (this.db.open) {

@@ -19,10 +19,11 @@ import {
 } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
+import { resultOf } from "../output/job-record.js";
 import { DEFAULTS } from "../defaults.js";
 import { noteRepeatedJobs } from "../run/notes.js";
 import type { OutputDiskError } from "../errors.js";
-import { type StateFileError, versionKey } from "../state/store.js";
+import { type JobRow, type StateFileError, versionKey } from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import { isIgnoredPath } from "./manifest-files.js";
 
@@ -59,12 +60,27 @@ export interface WatchOptions extends Omit<
   readonly refuseJobs?: (jobs: readonly Job[]) => string | undefined;
   /** Called once the initial scan is done and the watcher listens. */
   readonly onReady?: () => void;
+  /** The service as index.html names it: "sandbox" or the base URL. @defaultValue not named */
+  readonly service?: string;
 }
 
 /** Runs until `signal` is aborted; resolves after a clean stop. */
 export async function watchFolder(options: WatchOptions): Promise<void> {
   const { progress } = options;
   const dir = resolve(options.load.cwd, options.dir);
+  // The live display runs from here to the end; its manifests come as they are read.
+  progress.start(0, 0);
+  try {
+    await watchWithProgress(options, progress, dir);
+  } finally {
+    progress.stop();
+  }
+}
+
+async function watchWithProgress(options: WatchOptions, progress: ProgressSink, dir: string): Promise<void> {
+  const startedAt = new Date();
+  let watching = true; // false once the watch ends: the last index.html stops reloading itself
+  let timedWrite: Promise<void> = Promise.resolve(); // the last write of the outputs after a change
   let resultsTimer: NodeJS.Timeout | undefined;
   // The watch ends on the user's signal, or when the state file or the output disk can no longer be
   // written.
@@ -85,7 +101,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
       // results.jsonl is rewritten after changes, at most every 200 ms.
       resultsTimer ??= setTimeout(() => {
         resultsTimer = undefined;
-        void writeOutputs().catch(() => {});
+        timedWrite = writeOutputs().catch(() => {});
       }, 200);
     },
   });
@@ -94,8 +110,45 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   /** results.jsonl and index.html, for the jobs of the manifests in the folder now. */
   async function writeOutputs(): Promise<void> {
     const rows = engine.wantedRows();
+    sayFinished(rows);
     await writeResults(options.outDir, rows);
-    await writeHtmlReport(options.outDir, rows);
+    await writeHtmlReport(options.outDir, rows, {
+      run: {
+        outcome: watching ? "watching" : "stopped",
+        ...(options.service !== undefined ? { service: options.service } : {}),
+        startedAt,
+      },
+    });
+  }
+
+  const finishedSaid = new Map<string, string>(); // manifest -> the counts last said of it, all final
+
+  /**
+   * A line per manifest whose jobs are all final ("spring: 12 Success, 1 Fail"), once per reading
+   * of it and outcome: a watcher's user waits for exactly that.
+   */
+  function sayFinished(rows: readonly JobRow[]): void {
+    const byManifest = new Map<string, JobRow[]>();
+    for (const row of rows) {
+      const list = byManifest.get(row.manifest) ?? [];
+      list.push(row);
+      byManifest.set(row.manifest, list);
+    }
+    for (const [manifest, list] of byManifest) {
+      const final = list.every((row) =>
+        row.state === "Success" ? row.file !== null : FINAL_STATES.has(row.state),
+      );
+      if (!final) continue;
+      const counts = new Map<string, number>();
+      for (const row of list) {
+        const { status } = resultOf(row);
+        counts.set(status, (counts.get(status) ?? 0) + 1);
+      }
+      const text = [...counts].map(([status, n]) => `${n} ${status}`).join(", ");
+      if (finishedSaid.get(manifest) === text) continue;
+      finishedSaid.set(manifest, text);
+      progress.event({ stage: "finished", key: manifest, detail: text });
+    }
   }
 
   const nameOf = new Map<string, string>(); // file -> manifest name it defines
@@ -196,7 +249,15 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
       stage: "note",
       detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'`,
     });
+    const done = options.store.downloadedVersions();
+    progress.event({
+      stage: "manifest",
+      key: manifest.name,
+      total: manifest.jobs.length,
+      done: manifest.jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length,
+    });
     noteRepeatedJobs(progress, options.store, manifest.jobs);
+    finishedSaid.delete(manifest.name); // said again once this reading's jobs are all final
     await engine.setManifestJobs(manifest.name, manifest.jobs);
     // Versions edited away or videos removed before they were sent: nothing of them to keep (a run
     // does the same at its end), else `status` would show them waiting for good.
@@ -204,6 +265,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
       manifest.name,
       new Set(manifest.jobs.map((j) => versionKey(j.key, j.specHash))),
     );
+    sayFinished(engine.wantedRows()); // a manifest whose videos were all made already
   }
 
   /**
@@ -244,6 +306,7 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
       if (name === undefined) return;
       nameOf.delete(file);
       release(name);
+      progress.event({ stage: "manifest", key: name, total: 0, done: 0 });
       progress.event({
         stage: "note",
         detail: `${display(file)} deleted: its unsubmitted videos are dropped`,
@@ -317,8 +380,12 @@ export async function watchFolder(options: WatchOptions): Promise<void> {
   engine.dispose();
   if (resultsTimer) clearTimeout(resultsTimer);
   if (stateFailure) throw stateFailure;
+  watching = false;
+  await timedWrite; // so that no write of a watching page lands after the last one
   await writeOutputs();
 }
+
+const FINAL_STATES: ReadonlySet<JobRow["state"]> = new Set(["Fail", "Canceled", "uncertain"]);
 
 /** The folder's device and inode ("dev:ino"), or undefined when it does not exist. */
 async function folderIdentity(dir: string): Promise<string | undefined> {

@@ -33,7 +33,10 @@ async function reel(argv: string[], cwd: string, env: Record<string, string> = {
 
 /** One line, naming `path`, with no stack trace and no crash on exit. */
 function expectOneClearLine(stderr: string, path: string): void {
-  expect(stderr.trim().split("\n"), stderr).toHaveLength(1);
+  // After the line that says which state and output folder the run uses (its first, always).
+  const lines = stderr.trim().split("\n");
+  expect(lines[0], stderr).toMatch(/^reel (run|watch): state .+ · out /);
+  expect(lines.slice(1), stderr).toHaveLength(1);
   expect(stderr).toContain(path);
   expect(stderr).not.toMatch(/internal error|\n\s+at |sonic boom/);
 }

@@ -95,6 +95,16 @@ function parseStatus(stdout: string): StatusJson {
   return JSON.parse(stdout) as StatusJson;
 }
 
+/**
+ * Status's text after its first line, which names the state it read and the output folder (checked
+ * here: every status says which state it used).
+ */
+function table(stdout: string): string {
+  const [first, ...rest] = stdout.split("\n");
+  expect(first, stdout).toMatch(/^state .+ · out .+ · /);
+  return rest.join("\n");
+}
+
 describe("reel status", () => {
   it("shows each manifest's jobs by state and the failed ones with their reason, without calling the service", async () => {
     const s = await sandbox();
@@ -104,8 +114,8 @@ describe("reel status", () => {
     const result = await runCli(["status"], { cwd: dir, env: env(s) });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("");
-    expect(result.stdout).toMatch(/^promo +2 jobs: 2 Success$/m);
-    expect(result.stdout).toMatch(/^shop +3 jobs: 1 Fail, 2 Success$/m);
+    expect(table(result.stdout)).toMatch(/^promo +2 jobs: 2 Success$/m);
+    expect(table(result.stdout)).toMatch(/^shop +3 jobs: 1 Fail, 2 Success$/m);
     expect(result.stdout).toContain("  shop/ghost: Fail: asset 999999 not found\n");
     // Only the failed job gets a line of its own.
     expect(result.stdout).not.toMatch(/shop\/mug|promo\/teaser/);
@@ -156,7 +166,7 @@ describe("reel status", () => {
 
     const folder = await runCli(["status", "manifests/sub"], { cwd: dir, env: {} });
     expect(folder.code).toBe(0);
-    expect(folder.stdout).toMatch(/^promo +2 jobs: 2 Success\n$/);
+    expect(table(folder.stdout)).toMatch(/^promo +2 jobs: 2 Success\n$/);
 
     const file = await runCli(["status", "manifests/shop.yaml", "--json"], { cwd: dir, env: {} });
     expect(file.code).toBe(0);
@@ -179,7 +189,7 @@ describe("reel status", () => {
     await writeFile(join(dir, "manifests", "shop.yaml"), withoutMug);
 
     const result = await runCli(["status", "manifests/shop.yaml"], { cwd: dir, env: {} });
-    expect(result.stdout).toMatch(/^shop +2 jobs: 1 Fail, 1 Success\n/);
+    expect(table(result.stdout)).toMatch(/^shop +2 jobs: 1 Fail, 1 Success\n/);
     // Without PATH, the state's record: every job that ran.
     expect((await runCli(["status"], { cwd: dir, env: {} })).stdout).toMatch(
       /^shop +3 jobs: 1 Fail, 2 Success$/m,
@@ -201,8 +211,8 @@ describe("reel status", () => {
 
     const result = await runCli(["status", "manifests"], { cwd: dir, env: {} });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^promo +2 jobs: 2 Success$/m);
-    expect(result.stdout).toMatch(/^shop +3 jobs: 3 Success$/m);
+    expect(table(result.stdout)).toMatch(/^promo +2 jobs: 2 Success$/m);
+    expect(table(result.stdout)).toMatch(/^shop +3 jobs: 3 Success$/m);
   });
 
   it("says that nothing has run when there is no state file, exits 0 and creates nothing", async () => {
@@ -211,7 +221,9 @@ describe("reel status", () => {
 
     const human = await runCli(["status"], { cwd: dir, env: {} });
     expect(human.code).toBe(0);
-    expect(human.stdout).toBe(`No state file at ${join(dir, ".reel", "state.db")}: nothing has run yet.\n`);
+    expect(table(human.stdout)).toBe(
+      `No state file at ${join(dir, ".reel", "state.db")}: nothing has run yet.\n`,
+    );
     expect(human.stderr).toBe("");
 
     // REEL_STATE names the state file, as for run; the manifests given still parse.
@@ -223,6 +235,9 @@ describe("reel status", () => {
     expect(parseStatus(json.stdout)).toEqual({
       ok: true,
       state: join(dir, "elsewhere", "state.db"),
+      out: join(dir, "out"),
+      project: null,
+      anchor: { dir, kind: "new" },
       exists: false, // a mistyped REEL_STATE is told apart from a state with no jobs
       manifests: {},
       services: {},
@@ -269,7 +284,7 @@ describe("reel status", () => {
     expect(all.manifests).toEqual({ promo: { Success: 4 } });
     // Read by a person: one block per service, not 4 jobs for a manifest of 2.
     const plain = await runCli(["status", "--state", "shared.db"], { cwd: dir, env: {} });
-    expect(plain.stdout.trim().split("\n\n").sort()).toEqual(
+    expect(table(plain.stdout).trim().split("\n\n").sort()).toEqual(
       [a.baseUrl, b.baseUrl]
         .sort()
         .map((url) => expect.stringMatching(new RegExp(`^${url}:\npromo +2 jobs: 2 Success$`))),
@@ -291,7 +306,7 @@ describe("reel status", () => {
       env: {},
     });
     expect(onB.code).toBe(0);
-    expect(onB.stdout).toMatch(/^promo +2 jobs: 2 Success\n$/);
+    expect(table(onB.stdout)).toMatch(/^promo +2 jobs: 2 Success\n$/);
     const statusB = parseStatus(
       (
         await runCli(["status", "--state", "shared.db", "--base-url", b.baseUrl, "--json"], {
@@ -310,7 +325,7 @@ describe("reel status", () => {
       env: {},
     });
     expect(other.code).toBe(0);
-    expect(other.stdout).toBe("No jobs recorded.\n");
+    expect(table(other.stdout)).toBe("No jobs recorded.\n");
     expect(requestTotal(a) + requestTotal(b)).toBe(before);
   });
 
@@ -326,7 +341,7 @@ describe("reel status", () => {
 
     const result = await runCli(["status", "--base-url", withSlash], { cwd: dir, env: {} });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^promo +2 jobs: 2 Success\n$/);
+    expect(table(result.stdout)).toMatch(/^promo +2 jobs: 2 Success\n$/);
   });
 
   it("counts an edited video once, with its latest job", async () => {
@@ -342,7 +357,7 @@ describe("reel status", () => {
 
     // The old teaser job stays in the state file, but the user has two videos, not three.
     const human = await runCli(["status"], { cwd: dir, env: {} });
-    expect(human.stdout).toMatch(/^promo +2 jobs: 2 Success\n$/);
+    expect(table(human.stdout)).toMatch(/^promo +2 jobs: 2 Success\n$/);
     const status = parseStatus((await runCli(["status", "--json"], { cwd: dir, env: {} })).stdout);
     expect(status.jobs.map((j) => [j.id, j.taskId, j.specHash])).toEqual(
       second.map((r) => [r.id, r.taskId, r.specHash]),
@@ -363,7 +378,9 @@ describe("reel status", () => {
 
     await writeFile(join(dir, "launch.yaml"), PROMO.slice(0, PROMO.indexOf("  - id: trailer")));
     expect((await runCli(["run", "launch.yaml"], { cwd: dir, env: env(s) })).code).toBe(0);
-    expect((await runCli(["status"], { cwd: dir, env: {} })).stdout).toMatch(/^promo +1 job: 1 Success\n$/);
+    expect(table((await runCli(["status"], { cwd: dir, env: {} })).stdout)).toMatch(
+      /^promo +1 job: 1 Success\n$/,
+    );
     expect(s.counters.generationsCreated).toBe(1);
   });
 
@@ -378,8 +395,8 @@ describe("reel status", () => {
 
     const result = await runCli(["status"], { cwd: dir, env: {} });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^shop +3 jobs: .*\b2 unsent\b/m);
-    expect(result.stdout).toMatch(/^ {2}shop\/\w+: unsent: .*credits/m);
+    expect(table(result.stdout)).toMatch(/^shop +3 jobs: .*\b2 unsent\b/m);
+    expect(table(result.stdout)).toMatch(/^ {2}shop\/\w+: unsent: .*credits/m);
   });
 
   it("refuses a file that is not a state file in one clear line", async () => {
@@ -415,7 +432,7 @@ describe("reel status", () => {
 
     const result = await runCli(["status", "--sandbox"], { cwd: dir, env: {} });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^one +1 job: 1 Success\n$/);
+    expect(table(result.stdout)).toMatch(/^one +1 job: 1 Success\n$/);
     const both = await runCli(["status", "--sandbox", "--base-url", s.baseUrl], { cwd: dir, env: {} });
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("--sandbox and --base-url exclude each other");

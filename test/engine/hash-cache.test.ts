@@ -1,7 +1,7 @@
 // The file-hash cache: a local file's sha256 is kept in the state file under (path, size, mtime), so a
 // rerun over unchanged files reads none of them, and a file edited in place (same name, even the
 // same size) is read again, uploaded once and makes new versions of the videos that use it. `run`
-// reports the hashing as `Files hashed: N (cached: M)` on stderr.
+// reports the hashing in its --json summary (`hashing: {hashed, cached}`).
 import { createHash } from "node:crypto";
 import { readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -83,13 +83,12 @@ async function sha256Of(path: string): Promise<string> {
 
 /** `reel run a.yaml b.yaml` in-process; its exit code and what the summary says of the hashing. */
 async function run(dir: string, s: Sandbox) {
-  const result = await runCli(["run", "a.yaml", "b.yaml"], {
+  const result = await runCli(["run", "a.yaml", "b.yaml", "--json"], {
     cwd: dir,
     env: { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey },
   });
-  const line = /Files hashed: (\d+) \(cached: (\d+)\)/.exec(result.stderr);
-  expect(line, result.stderr).not.toBeNull();
-  return { ...result, hashed: Number(line![1]), cached: Number(line![2]) };
+  const { hashing } = JSON.parse(result.stdout) as { hashing: { hashed: number; cached: number } };
+  return { ...result, ...hashing };
 }
 
 async function taskIds(dir: string): Promise<Record<string, string>> {

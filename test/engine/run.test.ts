@@ -175,7 +175,10 @@ describe("reel run", () => {
     expect([...s.counters.requests.values()].reduce((a, b) => a + b, 0)).toBe(requestsBefore);
     // Without REEL_BASE_URL, the service the state file used last, named.
     const humanPlan = await runCli(["plan", "manifests"], { cwd: dir });
-    expect(humanPlan.stdout).toContain(`compared with: ${s.baseUrl}, in ${join(dir, ".reel", "state.db")}\n`);
+    expect(humanPlan.stdout).toContain(`compared with: what the state file records of ${s.baseUrl}\n`);
+    expect(humanPlan.stdout.split("\n")[0]).toBe(
+      "state .reel/state.db · out out · the state found above the manifests",
+    );
     expect(humanPlan.stdout).toContain("jobs       0 new, 6 done");
 
     const writesBefore = writeCalls(s);
@@ -416,7 +419,7 @@ describe("reel run", () => {
     const first = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
     expect(first.code).toBe(1);
     expect(first.stderr).toMatch(/completed\. 1 generated, not downloaded\n/);
-    expect(first.stderr).toContain("Rerun the same command to download the videos not downloaded");
+    expect(first.stderr).toContain("Generated but not downloaded: rerun the same command to download them");
     await rm(join(dir, "out", "beta", "again.mp4"), { recursive: true });
     const second = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
     expect(second.code).toBe(0);

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CliIO } from "../../src/cli/command.js";
@@ -127,8 +126,10 @@ describe("reel plan", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(
       [
+        // Which state it compared with, and why that one: here none, no project above the manifests.
+        "state .reel/state.db (new) · out out · no project or state above the manifests",
         "1 manifest, 5 videos, 72 s of video: ok",
-        `compared with: nothing (no state file at ${join(ws.dir, ".reel", "state.db")}): every job is new`,
+        "compared with: nothing (no state file yet): every job is new",
         "",
         "jobs       5 new, 0 done, 0 in flight, 0 failed, 0 uncertain",
         "uploads    4 to upload (12.1 KB), 0 already uploaded",
@@ -143,6 +144,13 @@ describe("reel plan", () => {
         "  avatar-h1             1        32      32",
         "  avatar-h1-pro         1        15      15",
         "  total                 5        72      72",
+        "",
+        "to submit:",
+        "  spring-campaign/intro",
+        "  spring-campaign/host",
+        "  spring-campaign/storefront",
+        "  spring-campaign/runway",
+        "  spring-campaign/social-teaser",
         "",
       ].join("\n"),
     );

@@ -153,9 +153,62 @@ describe("renderHtmlReport", () => {
       submittedAt: "2025-05-01T09:00:01.000Z",
     });
     expect(job.chunks).toEqual([
-      { duration: 20, text: "smiles", speech: null, audio: "https://cdn.example/a.mp3" },
-      { duration: 12, text: null, speech: null, audio: "asset 456" },
+      { duration: 20, text: "smiles", speech: null, voice: null, audio: "https://cdn.example/a.mp3" },
+      { duration: 12, text: null, speech: null, voice: null, audio: "asset 456" },
     ]);
+    // Without the page's folder, no link to the local image either.
+    expect(job.thumb).toBeNull();
+  });
+
+  it("links the source image relative to the page, or by its https address; speech keeps its voice", () => {
+    const fileSource = (path: string) => ({
+      kind: "file" as const,
+      path,
+      sha256: "a",
+      size: 1,
+      format: "png" as const,
+      stamp: { dev: "1", ino: "1", size: 1, mtimeNs: "0", ctimeNs: "0" },
+    });
+    const local = toReportJob(
+      makeRow({
+        manifest: "spring",
+        video_id: "a",
+        spec: {
+          model: "avatar-h1",
+          source: fileSource("/work/campaign/media/my face#1.png"),
+          chunks: [{ duration: 3, audio: { kind: "speech", voiceId: "17", text: "Hello" } }],
+        },
+      }),
+      "/work/campaign/out",
+    );
+    expect(local.thumb).toBe("../media/my%20face%231.png");
+    expect(local.chunks[0]).toMatchObject({ speech: "Hello", voice: "17" });
+    const remote = toReportJob(
+      makeRow({
+        manifest: "spring",
+        video_id: "b",
+        spec: {
+          model: "avatar-h1",
+          source: { kind: "url", url: "https://cdn.example/face.png", use: "image" },
+          chunks: [{ duration: 3, text: "x" }],
+        },
+      }),
+      "/work/campaign/out",
+    );
+    expect(remote.thumb).toBe("https://cdn.example/face.png");
+    const asset = toReportJob(
+      makeRow({
+        manifest: "spring",
+        video_id: "c",
+        spec: {
+          model: "avatar-h1",
+          source: { kind: "asset", id: "9" },
+          chunks: [{ duration: 3, text: "x" }],
+        },
+      }),
+      "/work/campaign/out",
+    );
+    expect(asset.thumb).toBeNull();
   });
 
   it("shows a submitted job by its last polled status, and survives a spec it cannot read", () => {
@@ -170,7 +223,7 @@ describe("renderHtmlReport", () => {
 
   it("counts jobs by status and seconds of video, in all and per manifest", () => {
     const rows = manyRows(70, "media/result.mp4");
-    const summary = summarizeJobs(rows.map(toReportJob));
+    const summary = summarizeJobs(rows.map((row) => toReportJob(row)));
     // manyRows cycles Success x4, Fail, uncertain, Running over 7 rows; 8 s of video each.
     expect(summary.statuses).toEqual(["Success", "Fail", "uncertain", "Running"]);
     expect(summary.total.jobs).toBe(70);
@@ -199,6 +252,77 @@ describe("renderHtmlReport", () => {
       /<tfoot><tr><td>all manifests<\/td><td>70<\/td><td>40<\/td><td>10<\/td><td>10<\/td><td>10<\/td>/,
     );
     expect(embeddedJobs(html)).toHaveLength(70);
+  });
+
+  it("says how a run ended, with the next step, which service, and when", () => {
+    const rows = [
+      makeRow({ manifest: "m", video_id: "a" }),
+      makeRow({ manifest: "m", video_id: "b", state: "submitted", task_status: "Running", file: null }),
+    ];
+    const startedAt = new Date("2025-05-01T09:00:00Z");
+    const credits = renderHtmlReport(rows, {
+      now: new Date("2025-05-01T10:00:00Z"),
+      run: {
+        outcome: "fatal",
+        fatal: { code: "E_CREDITS", message: "Insufficient credits: <b>0</b> left" },
+        service: "https://api.example.com/proxy",
+        startedAt,
+      },
+    });
+    expect(credits).toContain('class="banner b-stop" role="alert"><strong>Stopped: no credits left</strong>');
+    expect(credits).toContain("Insufficient credits: &lt;b&gt;0&lt;/b&gt; left");
+    expect(credits).toContain("Add credits on the service&#39;s console");
+    expect(credits).toContain('Service: <span id="service">https://api.example.com/proxy</span>');
+    expect(credits).toContain('Run started <time datetime="2025-05-01T09:00:00.000Z">');
+    expect(credits).toContain("<body>\n");
+
+    const key = renderHtmlReport(rows, {
+      run: { outcome: "fatal", fatal: { code: "E_AUTH", message: "401" } },
+    });
+    expect(key).toContain("Stopped: the service refused the API key");
+    expect(key).toContain("Set REEL_API_KEY to a valid key");
+    const interrupted = renderHtmlReport(rows, { run: { outcome: "interrupted", service: "sandbox" } });
+    expect(interrupted).toContain("<strong>Interrupted</strong>");
+    expect(interrupted).toContain("run the same command again to resume");
+    expect(interrupted).toContain('Service: <span id="service">sandbox (built-in emulator)</span>');
+
+    const failed = renderHtmlReport(
+      [
+        makeRow({ manifest: "m", video_id: "a", state: "Fail", file: null, error: "bad" }),
+        ...rows.slice(0, 1),
+      ],
+      { run: { outcome: "completed" } },
+    );
+    expect(failed).toContain(
+      "1 job failed: fix the manifest (a changed video is a new job), or run again with --retry-failed.",
+    );
+    const allDone = renderHtmlReport(rows.slice(0, 1), { run: { outcome: "completed" } });
+    expect(allDone).toContain(
+      'class="banner b-ok" role="status"><strong>Completed: every job succeeded</strong>',
+    );
+    // Without a run (older callers), no banner at all.
+    expect(renderHtmlReport(rows)).not.toContain('id="banner"');
+  });
+
+  it("reloads itself only while a watch runs", () => {
+    const rows = [makeRow({ manifest: "m", video_id: "a" })];
+    const watching = renderHtmlReport(rows, { run: { outcome: "watching" }, refreshSeconds: 2 });
+    expect(watching).toContain('<body data-refresh="2">');
+    expect(watching).toContain("Watching: reel watch is running");
+    const stopped = renderHtmlReport(rows, { run: { outcome: "stopped" } });
+    expect(stopped).toContain("<body>");
+    expect(stopped).toContain("The watch has stopped");
+  });
+
+  it("makes every total of jobs a filter button", () => {
+    const html = renderHtmlReport(manyRows(7, "v.mp4"));
+    expect(html).toContain(
+      '<button type="button" class="tile" data-status="" title="Show every job"><b>7</b>',
+    );
+    expect(html).toContain(
+      '<button type="button" class="tile s-fail" data-status="Fail" title="Show only Fail jobs"><b>1</b>',
+    );
+    expect(html).toContain('<select id="sort">');
   });
 
   it("renders an empty run", () => {

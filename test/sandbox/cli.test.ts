@@ -20,7 +20,7 @@ function capture(): { stream: PassThrough; text: () => string } {
 }
 
 /** `reel sandbox --key sk-test-key` run through main(), once it printed its two lines. */
-async function startInProcess() {
+async function startInProcess(extra: readonly string[] = []) {
   const stdout = capture();
   const stderr = capture();
   const controller = new AbortController();
@@ -31,7 +31,7 @@ async function startInProcess() {
     cwd: ROOT,
     signal: controller.signal,
   };
-  const running = main(["sandbox", "--port", "0", "--key", "sk-test-key"], io);
+  const running = main(["sandbox", "--port", "0", "--key", "sk-test-key", ...extra], io);
   while (!stdout.text().includes("REEL_API_KEY=")) await new Promise((resolve) => setTimeout(resolve, 5));
   const [, baseUrl] = LINES.exec(stdout.text()) ?? [];
   return {
@@ -55,6 +55,74 @@ describe("reel sandbox", () => {
     expect(res.status).toBe(404);
     expect(await sandbox.stop()).toBe(0);
     expect(sandbox.stderr()).not.toContain("sk-test-key");
+  });
+
+  const submit = (baseUrl: string, key = "sk-test-key") =>
+    fetch(`${baseUrl}/v1/generations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "actor-2",
+        resolution: "720p",
+        chunks: [{ duration: 5, conditions: [{ type: "text", content: "x" }] }],
+      }),
+    });
+
+  test("stderr has one readable line per request, not JSON; stdout keeps its two lines", async () => {
+    const sandbox = await startInProcess();
+    const created = await submit(sandbox.baseUrl);
+    const { id } = (await created.json()) as { id: number };
+    await fetch(`${sandbox.baseUrl}/v1/generations/${id}`, {
+      headers: { authorization: "Bearer sk-test-key" },
+    });
+    await submit(sandbox.baseUrl, "sk-wrong-key");
+    expect(await sandbox.stop()).toBe(0);
+    const err = sandbox.stderr();
+    expect(err).toMatch(
+      /^\d\d:\d\d:\d\d {2}sandbox listening on http:\/\/127\.0\.0\.1:\d+ \(Ctrl-C to stop\)$/m,
+    );
+    expect(err).toMatch(
+      new RegExp(
+        `^\\d\\d:\\d\\d:\\d\\d {2}POST {3}/v1/generations +200 {2}task ${id}, 5 s of video {2}\\d+ ms$`,
+        "m",
+      ),
+    );
+    expect(err).toMatch(
+      new RegExp(
+        `^\\d\\d:\\d\\d:\\d\\d {2}GET {4}/v1/generations/${id} +200 {2}task ${id} \\w+ {2}\\d+ ms$`,
+        "m",
+      ),
+    );
+    expect(err).toMatch(/ POST {3}\/v1\/generations +401 {2}wrong key {2}\d+ ms$/m);
+    expect(err).not.toContain("{");
+    expect(err).not.toContain("sk-test-key");
+    expect(err).not.toContain("sk-wrong-key");
+    expect(sandbox.stdout()).toMatch(LINES);
+  });
+
+  test("--log-level debug gives pino's JSON lines instead; --log-level warn no request lines", async () => {
+    const debug = await startInProcess(["--log-level", "debug"]);
+    await submit(debug.baseUrl);
+    expect(await debug.stop()).toBe(0);
+    const lines = debug
+      .stderr()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: "sandbox request",
+        method: "POST",
+        route: "/v1/generations",
+        status: 200,
+      }),
+    );
+    expect(debug.stdout()).toMatch(LINES);
+
+    const quiet = await startInProcess(["--log-level", "warn"]);
+    await submit(quiet.baseUrl);
+    expect(await quiet.stop()).toBe(0);
+    expect(quiet.stderr()).toBe("");
   });
 
   test("a restart without --data-dir never hands out again the ids of the previous start", async () => {

@@ -48,6 +48,14 @@ export function versionHead(c: SqlContext, key: string, specHash: string): Versi
   ).get(c.serviceId, key, specHash) as VersionHead | undefined;
 }
 
+export function manifestsWithWork(c: SqlContext, names: readonly string[]): string[] {
+  const wanted = new Set(names);
+  const rows = sql(c, "SELECT DISTINCT manifest FROM jobs WHERE attempts > 0 OR file IS NOT NULL").all() as {
+    manifest: string;
+  }[];
+  return rows.map((row) => row.manifest).filter((name) => wanted.has(name));
+}
+
 export function wasSentAnywhere(c: SqlContext, key: string, specHash: string): boolean {
   return (
     sql(

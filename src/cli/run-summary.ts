@@ -1,0 +1,116 @@
+// The end of `reel run`: how it ended, the jobs that need the user, what to do next, and where the
+// results are (the real folders, the report). `--json` says the same as data, with each next step
+// as a code (run/next-steps.ts).
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { type JobResult, resultOf } from "../output/job-record.js";
+import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
+import { nextSteps } from "../run/next-steps.js";
+import type { RunSummary } from "../run/run-batch.js";
+import { shownPath } from "../user-path.js";
+import type { CliIO } from "./command.js";
+import { EXIT } from "./exit-codes.js";
+import type { ServiceSettings } from "./service-options.js";
+import { workplaceJson } from "./workplace.js";
+
+export interface RunEnd {
+  readonly summary: RunSummary;
+  readonly exitCode: number;
+  readonly settings: ServiceSettings;
+  readonly io: CliIO;
+  readonly logFile: string;
+  /** Media files hashed this run, and found in the hash cache: in --json and the log, for who tunes. */
+  readonly hashing: { readonly hashed: number; readonly cached: number };
+}
+
+/** Jobs named one per line under the counts, at most this many (the rest are counted). */
+const LISTED_JOBS = 20;
+
+export function printRunSummary(end: RunEnd): void {
+  const { summary, settings, io } = end;
+  const results = summary.rows.map(resultOf);
+  const counts: Record<string, number> = {};
+  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  const steps = nextSteps(summary, results);
+  if (settings.json) {
+    io.stdout.write(
+      `${JSON.stringify({
+        // As every command's JSON: `ok` is true when the exit code is 0; `error` is {code, message}.
+        ok: end.exitCode === EXIT.ok,
+        outcome: summary.outcome,
+        error: summary.fatal ? { code: summary.fatal.code, message: summary.fatal.message } : null,
+        counts,
+        outDir: settings.outDir,
+        ...workplaceJson(settings.place),
+        report: join(settings.outDir, REPORT_NAME),
+        nextSteps: steps,
+        hashing: end.hashing,
+        results,
+      })}\n`,
+    );
+    return;
+  }
+  const shown = (path: string): string => shownPath(io.cwd, path);
+  // Read by a person: a video generated but not on disk is not a success yet.
+  const undownloaded = results.filter((r) => r.status === "Success" && r.file === null).length;
+  const tally: Record<string, number> = { ...counts };
+  if (undownloaded > 0) {
+    tally.Success = (tally.Success ?? 0) - undownloaded;
+    if (tally.Success === 0) delete tally.Success;
+    tally["generated, not downloaded"] = undownloaded;
+  }
+  const lines = [
+    `reel run: ${summary.outcome}. ${
+      Object.entries(tally)
+        .map(([s, n]) => `${n} ${s}`)
+        .join(", ") || "no jobs"
+    }`,
+  ];
+  const needing = results.filter((r) => r.error !== null || (r.status === "Success" && r.file === null));
+  for (const r of needing.slice(0, LISTED_JOBS)) {
+    lines.push(`  ${r.manifest}/${r.id}: ${r.status}: ${r.error ?? "not downloaded yet"}`);
+  }
+  if (needing.length > LISTED_JOBS) {
+    lines.push(`  ... and ${needing.length - LISTED_JOBS} more (reel status, or the report)`);
+  }
+  if (summary.fatal) lines.push(summary.fatal.message);
+  for (const step of steps) lines.push(step.text);
+  const folders = videoFolders(results);
+  if (folders.length > 0) {
+    lines.push(
+      `Videos: ${folders.map(([manifest, n]) => `${shown(join(settings.outDir, manifest))}/ (${n})`).join(", ")}`,
+    );
+  }
+  lines.push(
+    `Report: ${shown(join(settings.outDir, REPORT_NAME))} · results: ${shown(join(settings.outDir, RESULTS_NAME))}`,
+  );
+  lines.push(`Log: ${shown(end.logFile)}`);
+  io.stderr.write(`${lines.join("\n")}\n`);
+}
+
+/** Each manifest's folder under OUT with the number of videos in it, in the order of the jobs. */
+function videoFolders(results: readonly JobResult[]): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const r of results) if (r.file !== null) counts.set(r.manifest, (counts.get(r.manifest) ?? 0) + 1);
+  return [...counts];
+}
+
+/**
+ * `--open`: the report in the user's browser ($BROWSER, else the desktop's opener), not waited for.
+ * A machine without one (a server, CI) gets a line saying where the report is, not an error.
+ */
+export function openReport(outDir: string, io: CliIO): void {
+  const file = join(outDir, REPORT_NAME);
+  const opener =
+    io.env.BROWSER ??
+    (process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open");
+  try {
+    const child = spawn(opener, [file], { detached: true, stdio: "ignore", env: { ...io.env } });
+    child.on("error", () => {
+      io.stderr.write(`reel run: could not open the report with '${opener}'; open ${file} yourself.\n`);
+    });
+    child.unref();
+  } catch {
+    io.stderr.write(`reel run: could not open the report with '${opener}'; open ${file} yourself.\n`);
+  }
+}

@@ -1,0 +1,173 @@
+// Where a command's state and output folder are, and which settings apply: flags first, then REEL_*
+// variables, then the project file, then the anchor's defaults (see project/anchor.ts). Every
+// command that uses a state says on its first line which it uses, and why.
+import { existsSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { DEFAULTS } from "../defaults.js";
+import { UsageError } from "../errors.js";
+import {
+  type Anchor,
+  anchorOf,
+  checkManifestsAnchor,
+  findAnchorAbove,
+  type Project,
+  PROJECT_DEFAULTS,
+  PROJECT_FILE_NAME,
+  readProject,
+  startOf,
+} from "../project/index.js";
+import { StateStore } from "../state/store.js";
+import { shownPath } from "../user-path.js";
+import type { CliIO, ParsedArgs } from "./command.js";
+
+export interface Workplace {
+  readonly anchor: Anchor;
+  /** The project file, when the anchor is one. */
+  readonly project?: Project;
+  readonly statePath: string;
+  readonly outDir: string;
+  /** Where the state path came from: a flag, the environment, or the anchor (project or defaults). */
+  readonly stateFrom: "--state" | "REEL_STATE" | "anchor";
+}
+
+/** A flag's value; an empty one is refused (`--out ""` would mean the current folder). */
+export function flagValue(values: ParsedArgs["values"], name: string): string | undefined {
+  const v = values[name];
+  if (typeof v !== "string") return undefined;
+  if (v.trim() === "") throw new UsageError(`--${name} was given an empty value`);
+  return v;
+}
+
+/**
+ * A REEL_* variable, or undefined when unset or empty: `REEL_OUT= reel run` (or a CI variable
+ * exported empty) means the default, not the current folder.
+ */
+export function envSetting(env: CliIO["env"], name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === "" ? undefined : value;
+}
+
+/**
+ * The workplace of manifests given as `paths` (as typed; none: the current folder, as `status`
+ * without paths).
+ */
+export function workplaceOf(paths: readonly string[], args: ParsedArgs, io: CliIO): Workplace {
+  const starts = (paths.length > 0 ? paths : ["."]).map((path) => startOf(resolve(io.cwd, path)));
+  const anchor = anchorOf(starts, io.cwd);
+  const project =
+    anchor.kind === "project"
+      ? readProject(
+          join(anchor.dir, PROJECT_FILE_NAME),
+          shownPath(io.cwd, join(anchor.dir, PROJECT_FILE_NAME)),
+        )
+      : undefined;
+  const stateFlag = flagValue(args.values, "state");
+  const stateEnv = envSetting(io.env, "REEL_STATE");
+  const outGiven = flagValue(args.values, "out") ?? envSetting(io.env, "REEL_OUT");
+  return {
+    anchor,
+    ...(project ? { project } : {}),
+    statePath:
+      stateFlag !== undefined || stateEnv !== undefined
+        ? resolve(io.cwd, (stateFlag ?? stateEnv)!)
+        : (project?.statePath ?? join(anchor.dir, PROJECT_DEFAULTS.state)),
+    outDir:
+      outGiven !== undefined
+        ? resolve(io.cwd, outGiven)
+        : (project?.outDir ?? join(anchor.dir, PROJECT_DEFAULTS.out)),
+    stateFrom: stateFlag !== undefined ? "--state" : stateEnv !== undefined ? "REEL_STATE" : "anchor",
+  };
+}
+
+/**
+ * The first line of every command that uses a state: which state and output folder, and why those
+ * (a run from another folder that would start a new state says so before anything is paid).
+ */
+export function workplaceLine(place: Workplace, cwd: string, exists: boolean): string {
+  const shown = (path: string): string => shownPath(cwd, path);
+  const why =
+    place.stateFrom !== "anchor"
+      ? `given by ${place.stateFrom}`
+      : place.anchor.kind === "project"
+        ? `project ${shown(join(place.anchor.dir, PROJECT_FILE_NAME))}`
+        : place.anchor.kind === "state"
+          ? "the state found above the manifests"
+          : "no project or state above the manifests";
+  return `state ${shown(place.statePath)}${exists ? "" : " (new)"} · out ${shown(place.outDir)} · ${why}`;
+}
+
+/** The same, for --json documents. */
+export function workplaceJson(place: Workplace): Record<string, unknown> {
+  return {
+    state: place.statePath,
+    out: place.outDir,
+    project: place.project?.file ?? null,
+    anchor: { dir: place.anchor.dir, kind: place.anchor.kind },
+  };
+}
+
+/**
+ * Before projects, the state file was `.reel/state.db` under the current folder, wherever the
+ * manifests were. A run that now anchors elsewhere must not pass over such a state that has work
+ * of these manifests (it would pay for it again): refused, with the ways on.
+ */
+export function refuseIgnoredState(place: Workplace, cwd: string, manifestNames: readonly string[]): void {
+  if (place.stateFrom !== "anchor") return;
+  const old = resolve(cwd, DEFAULTS.statePath);
+  if (old === place.statePath || !existsSync(old) || sameFile(old, place.statePath)) return;
+  const known = StateStore.manifestsWithWork(old, manifestNames);
+  if (known.length === 0) return;
+  throw new UsageError(
+    `the state in the current folder, ${DEFAULTS.statePath}, has work of ${known.map((n) => `'${n}'`).join(", ")}, but these manifests' state is ${shownPath(cwd, place.statePath)} (${place.anchor.kind === "new" ? "new" : "found above them"}): running on would pay for that work again. Go on with the old one (--state ${DEFAULTS.statePath} --out ${DEFAULTS.outDir}), or move it beside the manifests (the whole .reel folder, and out), or write a project file with 'reel init'.`,
+  );
+}
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The checks of a workplace that need the manifests read: each manifest's own walk ends at this
+ * anchor, and no old default state has their work (both skipped when --state or REEL_STATE chose).
+ */
+export function checkWorkplace(
+  place: Workplace,
+  manifests: readonly { readonly file: string; readonly name: string }[],
+  cwd: string,
+): void {
+  if (place.stateFrom !== "anchor") return;
+  checkManifestsAnchor(
+    place.anchor,
+    manifests.map((m) => resolve(cwd, m.file)),
+    cwd,
+  );
+  refuseIgnoredState(
+    place,
+    cwd,
+    manifests.map((m) => m.name),
+  );
+}
+
+/** Manifests under a project may read the project's files, from wherever reel was started. */
+export function withProjectRoot(allowRead: readonly string[], place: Workplace): string[] {
+  return place.project ? [...allowRead, place.project.root] : [...allowRead];
+}
+
+/**
+ * The folders of the projects (reel.yaml) above each of `paths`, for commands that use no state
+ * (`validate`): manifests may read their project's files, as in `run`.
+ */
+export function projectRootsOf(paths: readonly string[], cwd: string): string[] {
+  const roots = new Set<string>();
+  for (const path of paths) {
+    const anchor = findAnchorAbove(startOf(resolve(cwd, path)));
+    if (anchor?.kind === "project") roots.add(anchor.dir);
+  }
+  return [...roots];
+}

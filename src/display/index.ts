@@ -1,0 +1,46 @@
+// What the user sees while work goes: on a terminal, the live display (live-display.ts); anywhere
+// else, one line per event (lines.ts). Colours are decided here, from reel's own io and flags (never
+// picocolors' reading of process.env), so a test's environment is the one that counts.
+import pc from "picocolors";
+import type { ProgressSink } from "../engine/progress.js";
+import { makeLineProgress, type Writable } from "./lines.js";
+import { makeLiveDisplay } from "./live-display.js";
+
+export { makeJsonProgress, makeLineProgress, teeProgress } from "./lines.js";
+export { makeLiveDisplay } from "./live-display.js";
+
+export interface HumanProgressOptions {
+  readonly concurrency: number;
+  readonly watching: boolean;
+  /** --no-color. */
+  readonly noColor: boolean;
+}
+
+/**
+ * Colours on a terminal, unless NO_COLOR is set to anything but nothing (no-color.org) or
+ * --no-color was given.
+ */
+export function colorsWanted(
+  io: { readonly env: Readonly<Record<string, string | undefined>>; readonly stderr: Writable },
+  noColor: boolean,
+): boolean {
+  const env = io.env.NO_COLOR;
+  return io.stderr.isTTY === true && !noColor && (env === undefined || env === "");
+}
+
+export function makeHumanProgress(
+  io: {
+    readonly env: Readonly<Record<string, string | undefined>>;
+    readonly stderr: Writable;
+    readonly signal?: AbortSignal;
+  },
+  o: HumanProgressOptions,
+): ProgressSink {
+  if (io.stderr.isTTY !== true) return makeLineProgress(io.stderr);
+  return makeLiveDisplay(io.stderr, {
+    colors: pc.createColors(colorsWanted(io, o.noColor)),
+    concurrency: o.concurrency,
+    watching: o.watching,
+    ...(io.signal ? { signal: io.signal } : {}),
+  });
+}

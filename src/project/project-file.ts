@@ -1,0 +1,124 @@
+// The project file, `reel.yaml`: the folder that holds it is a reel project, and it anchors the
+// state, the output folder and the service settings of every command run on manifests under it
+// (found by walking up, as git finds `.git`). Paths in it are relative to it. It never holds the
+// API key: that comes from the environment alone.
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import { UsageError } from "../errors.js";
+import { PROBLEM_CODES, type Problem } from "../manifest/index.js";
+import { PROJECT_FIELDS, PROJECT_FILE_NAME, type ProjectField } from "./project-schema.js";
+
+export { PROJECT_FILE_NAME };
+
+/** A project file, read and checked; its paths made absolute. */
+export interface Project {
+  /** The project file itself (absolute). */
+  readonly file: string;
+  /** The folder that holds it: its paths are relative to it. */
+  readonly root: string;
+  readonly statePath: string;
+  readonly outDir: string;
+  readonly concurrency?: number;
+  readonly baseUrl?: string;
+}
+
+/** A project file that cannot be used: its problems, each at `file:line:col`. */
+export class ProjectFileError extends UsageError {
+  constructor(readonly problems: readonly Problem[]) {
+    super(
+      `the project file cannot be used:\n${problems.map((p) => `${p.file}:${p.line}:${p.col}: ${p.message}`).join("\n")}`,
+    );
+    this.name = "ProjectFileError";
+  }
+}
+
+/** The project's own defaults, relative to its folder. */
+export const PROJECT_DEFAULTS = { state: ".reel/state.db", out: "out" } as const;
+
+/**
+ * Reads and checks the project file at `file` (absolute). `shown` is how messages name it (as the
+ * user would type it). Throws ProjectFileError listing every problem found.
+ */
+export function readProject(file: string, shown: string): Project {
+  const text = readFileSync(file, "utf8");
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const problems: Problem[] = [];
+  const at = (offset: number | undefined, message: string, code: Problem["code"]): void => {
+    const { line, col } = offset === undefined ? { line: 1, col: 1 } : lineCounter.linePos(offset);
+    problems.push({ file: shown, line, col, message, code });
+  };
+  for (const error of doc.errors) at(error.pos[0], error.message, PROBLEM_CODES.yamlSyntax);
+  if (problems.length > 0) throw new ProjectFileError(problems);
+  const values: Record<string, unknown> = {};
+  if (doc.contents !== null && !isMap(doc.contents)) {
+    at(
+      doc.contents.range?.[0],
+      `${PROJECT_FILE_NAME} must be a mapping of settings (key: value)`,
+      "E_INVALID_VALUE",
+    );
+    throw new ProjectFileError(problems);
+  }
+  for (const pair of isMap(doc.contents) ? doc.contents.items : []) {
+    const key = isScalar(pair.key) ? String(pair.key.value) : "";
+    const keyAt = isScalar(pair.key) ? pair.key.range?.[0] : undefined;
+    const field = PROJECT_FIELDS.find((f) => f.name === key);
+    if (!field) {
+      at(keyAt, unknownFieldMessage(key, text), PROBLEM_CODES.unknownField);
+      continue;
+    }
+    const node = pair.value;
+    const value = isScalar(node) ? node.value : node === null ? null : undefined;
+    const problem = checkValue(field, value);
+    if (problem) at(isScalar(node) ? node.range?.[0] : keyAt, problem, PROBLEM_CODES.invalidValue);
+    else values[key] = value;
+  }
+  if (values.version === undefined && problems.length === 0) {
+    at(0, "missing `version: 1` (the project file's format version)", PROBLEM_CODES.missingField);
+  }
+  if (problems.length > 0) throw new ProjectFileError(problems);
+  const root = dirname(file);
+  const path = (value: unknown, fallback: string): string =>
+    resolve(root, typeof value === "string" ? value : fallback);
+  return {
+    file,
+    root,
+    statePath: path(values.state, PROJECT_DEFAULTS.state),
+    outDir: path(values.out, PROJECT_DEFAULTS.out),
+    ...(typeof values.concurrency === "number" ? { concurrency: values.concurrency } : {}),
+    ...(typeof values.baseUrl === "string" ? { baseUrl: values.baseUrl } : {}),
+  };
+}
+
+function checkValue(field: ProjectField, value: unknown): string | undefined {
+  const wanted = `${field.name} takes ${field.expects}`;
+  switch (field.type) {
+    case "version":
+      return value === 1 ? undefined : `${wanted}, not ${JSON.stringify(value)}`;
+    case "path":
+      return typeof value === "string" && value.trim() !== ""
+        ? undefined
+        : `${wanted}, not ${JSON.stringify(value)}`;
+    case "count":
+      return typeof value === "number" && Number.isSafeInteger(value) && value >= 1
+        ? undefined
+        : `${wanted}, not ${JSON.stringify(value)}`;
+    case "url":
+      return typeof value === "string" && /^https?:\/\//.test(value)
+        ? undefined
+        : `${wanted}, not ${JSON.stringify(value)}`;
+  }
+}
+
+function unknownFieldMessage(key: string, text: string): string {
+  const known = PROJECT_FIELDS.map((f) => f.name).join(", ");
+  // A manifest saved under the project file's name: said plainly, since it reads like one.
+  if (key === "videos" || (key === "defaults" && /^videos\s*:/m.test(text))) {
+    return `this looks like a manifest, but ${PROJECT_FILE_NAME} is reel's project file (state, out, service settings); rename the manifest (e.g. videos.yaml)`;
+  }
+  if (/key/i.test(key)) {
+    return `unknown setting '${key}': the API key is never written in a file; set REEL_API_KEY in the environment (known settings: ${known})`;
+  }
+  return `unknown setting '${key}' (known settings: ${known})`;
+}

@@ -1,0 +1,65 @@
+// The project file's settings, in one table: the reader checks values against it, and the JSON
+// Schema editors use (schemas/project.schema.json, written by `npm run gen:schema`) is made from it.
+
+export { PROJECT_FILE_NAME } from "../manifest/index.js";
+
+export interface ProjectField {
+  readonly name: string;
+  readonly type: "version" | "path" | "count" | "url";
+  /** What the value must be, as an error message says it ("state takes ..."). */
+  readonly expects: string;
+  readonly description: string;
+}
+
+export const PROJECT_FIELDS: readonly ProjectField[] = [
+  { name: "version", type: "version", expects: "1", description: "The project file's format version: 1." },
+  {
+    name: "state",
+    type: "path",
+    expects: "a file path, relative to this file",
+    description:
+      "The state file (default .reel/state.db beside this file). Overridden by --state and REEL_STATE.",
+  },
+  {
+    name: "out",
+    type: "path",
+    expects: "a folder path, relative to this file",
+    description: "The output folder (default out beside this file). Overridden by --out and REEL_OUT.",
+  },
+  {
+    name: "concurrency",
+    type: "count",
+    expects: "a whole number from 1 up",
+    description:
+      "Generations unfinished at once (default 4). Overridden by --concurrency and REEL_CONCURRENCY.",
+  },
+  {
+    name: "baseUrl",
+    type: "url",
+    expects: "the service's address (https://...)",
+    description:
+      "The service's address. Overridden by --base-url and REEL_BASE_URL. Never the API key: that comes from REEL_API_KEY.",
+  },
+];
+
+const JSON_TYPES: Record<ProjectField["type"], object> = {
+  version: { const: 1 },
+  path: { type: "string", minLength: 1 },
+  count: { type: "integer", minimum: 1 },
+  url: { type: "string", pattern: "^https?://" },
+};
+
+/** schemas/project.schema.json, as text. */
+export function projectSchemaText(): string {
+  const schema = {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    title: "reel project file (reel.yaml)",
+    type: "object",
+    additionalProperties: false,
+    required: ["version"],
+    properties: Object.fromEntries(
+      PROJECT_FIELDS.map((f) => [f.name, { ...JSON_TYPES[f.type], description: f.description }]),
+    ),
+  };
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}

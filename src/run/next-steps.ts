@@ -1,0 +1,89 @@
+// What a person does next after a run, as data: the run's summary prints each step's text, and
+// `--json` gives the same steps by code so a script can branch on them. One place for the advice,
+// so the words a user reads and the codes a script reads cannot drift apart.
+import type { JobResult } from "../output/job-record.js";
+import type { RunSummary } from "./run-batch.js";
+
+export type NextStepCode =
+  | "FIX_OR_RETRY_FAILED"
+  | "RESUBMIT_UNCERTAIN"
+  | "RERUN_TO_DOWNLOAD"
+  | "RERUN_TO_RESUME"
+  | "RERUN_TO_FINISH"
+  | "FIX_KEY"
+  | "ADD_CREDITS"
+  | "CHECK_SERVICE"
+  | "FREE_DISK";
+
+export interface NextStep {
+  readonly code: NextStepCode;
+  readonly text: string;
+  /** The jobs (`manifest/id`) it is about, when it is about some. */
+  readonly jobs?: readonly string[];
+}
+
+const keyOf = (r: JobResult): string => `${r.manifest}/${r.id}`;
+
+/** The steps that apply after a run that ended as `summary` says, its jobs as `results`. */
+export function nextSteps(summary: RunSummary, results: readonly JobResult[]): NextStep[] {
+  const steps: NextStep[] = [];
+  const fatalCode = summary.fatal?.code;
+  if (fatalCode === "E_AUTH") {
+    steps.push({
+      code: "FIX_KEY",
+      text: "The service refused the API key: set the right one in REEL_API_KEY and rerun the same command. Nothing was lost; nothing is paid twice.",
+    });
+  } else if (fatalCode === "E_CREDITS") {
+    steps.push({
+      code: "ADD_CREDITS",
+      text: "The account is out of credits: add credits in the service's console, then rerun the same command. Tasks already paid for are followed; nothing is paid twice.",
+    });
+  } else if (fatalCode === "E_OUTPUT_DISK") {
+    steps.push({
+      code: "FREE_DISK",
+      text: "The output folder's disk refused a write: free space (or fix the disk), then rerun the same command. Generated videos are downloaded again from their tasks, not generated again.",
+    });
+  } else if (fatalCode !== undefined) {
+    steps.push({
+      code: "CHECK_SERVICE",
+      text: "The service could not be used (see above): check the address (--base-url) and the service's status, then rerun the same command.",
+    });
+  }
+  if (summary.outcome === "interrupted") {
+    steps.push({
+      code: "RERUN_TO_RESUME",
+      text: "Interrupted: tasks already submitted keep running on the service; rerun the same command to resume (nothing is submitted twice).",
+    });
+  }
+  if (summary.outcome === "incomplete") {
+    steps.push({
+      code: "RERUN_TO_FINISH",
+      text: "Some jobs are not finished yet; rerun the same command to go on (nothing is submitted twice).",
+    });
+  }
+  const failed = results.filter((r) => r.status === "Fail" || r.status === "Canceled");
+  if (failed.length > 0) {
+    steps.push({
+      code: "FIX_OR_RETRY_FAILED",
+      text: `Failed: fix the manifest where the reason is yours (a changed video is a new job, submitted on the next run), or rerun with --retry-failed to try ${failed.length === 1 ? "it" : "them"} again as ${failed.length === 1 ? "it is" : "they are"} (a new, paid attempt).`,
+      jobs: failed.map(keyOf),
+    });
+  }
+  const uncertain = results.filter((r) => r.status === "uncertain");
+  if (uncertain.length > 0) {
+    steps.push({
+      code: "RESUBMIT_UNCERTAIN",
+      text: "Uncertain: a paid request (the submission, or speech it needs) may have reached the service without an answer, so reel does not send it again by itself. Check the service's console; rerun with --resubmit-uncertain to send it again (it may then be paid twice).",
+      jobs: uncertain.map(keyOf),
+    });
+  }
+  const undownloaded = results.filter((r) => r.status === "Success" && r.file === null);
+  if (undownloaded.length > 0) {
+    steps.push({
+      code: "RERUN_TO_DOWNLOAD",
+      text: "Generated but not downloaded: rerun the same command to download them (nothing is generated again).",
+      jobs: undownloaded.map(keyOf),
+    });
+  }
+  return steps;
+}

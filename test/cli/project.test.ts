@@ -1,0 +1,324 @@
+// The state belongs to the project, not to the folder the shell is in (issue 17): real runs against
+// the sandbox over HTTP, from several folders, with real state files, project files and outputs.
+// The money line of each test: the sandbox's own count of generations made.
+import { existsSync, readFileSync } from "node:fs";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { runCli, writeTree } from "../helpers/cli.js";
+import { useSandboxes } from "../helpers/sandboxes.js";
+import { until } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const sandbox = useSandboxes();
+
+const PROMO = `version: 1
+name: promo
+defaults:
+  model: actor-2
+  resolution: 720p
+videos:
+  - id: teaser
+    chunks:
+      - duration: 5
+        text: "a mug on a table"
+  - id: trailer
+    chunks:
+      - duration: 5
+        text: "a lamp turns on"
+`;
+
+const env = (s: Sandbox): Record<string, string> => ({ REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey });
+
+/** run's first line: which state and output folder, and why. */
+const firstLine = (stderr: string): string => stderr.split("\n")[0] ?? "";
+
+describe("the state is the project's", () => {
+  it("a run from another folder uses the project's state and output: nothing is paid twice", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    const project = join(root, "project");
+    await writeTree(project, { "reel.yaml": "version: 1\n", "manifests/promo.yaml": PROMO });
+    await mkdir(join(root, "elsewhere"));
+
+    const first = await runCli(["run", "manifests"], { cwd: project, env: env(s) });
+    expect(first.code, first.stderr).toBe(0);
+    expect(firstLine(first.stderr)).toBe(
+      "reel run: state .reel/state.db (new) · out out · project reel.yaml",
+    );
+    expect(s.counters.generationsCreated).toBe(2);
+
+    // The same manifest from a sibling folder: the same state, so every job is done already.
+    const again = await runCli(["run", "../project/manifests/promo.yaml"], {
+      cwd: join(root, "elsewhere"),
+      env: env(s),
+    });
+    expect(again.code, again.stderr).toBe(0);
+    expect(firstLine(again.stderr)).toBe(
+      `reel run: state ${join(project, ".reel", "state.db")} · out ${join(project, "out")} · project ${join(project, "reel.yaml")}`,
+    );
+    expect(s.counters.generationsCreated).toBe(2);
+    expect(existsSync(join(root, "elsewhere", ".reel"))).toBe(false);
+    expect(existsSync(join(root, "elsewhere", "out"))).toBe(false);
+  });
+
+  it("without a project file, finds the state an earlier run left above the manifests", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "work/manifests/promo.yaml": PROMO });
+    await mkdir(join(root, "other"));
+    expect((await runCli(["run", "manifests"], { cwd: join(root, "work"), env: env(s) })).code).toBe(0);
+    expect(existsSync(join(root, "work", ".reel", "state.db"))).toBe(true);
+
+    const again = await runCli(["run", "../work/manifests/promo.yaml", "--json"], {
+      cwd: join(root, "other"),
+      env: env(s),
+    });
+    expect(again.code).toBe(0);
+    expect(firstLine(again.stderr)).toContain("the state found above the manifests");
+    const summary = JSON.parse(again.stdout) as Record<string, unknown>;
+    expect(summary).toMatchObject({
+      state: join(root, "work", ".reel", "state.db"),
+      out: join(root, "work", "out"),
+      project: null,
+      anchor: { dir: join(root, "work"), kind: "state" },
+    });
+    expect(s.counters.generationsCreated).toBe(2);
+  });
+
+  it("a first run from a folder that does not hold the manifests puts the state beside them", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "campaign/promo.yaml": PROMO });
+    await mkdir(join(root, "shell"));
+    const run = await runCli(["run", "../campaign/promo.yaml"], { cwd: join(root, "shell"), env: env(s) });
+    expect(run.code).toBe(0);
+    expect(existsSync(join(root, "campaign", ".reel", "state.db"))).toBe(true);
+    expect(existsSync(join(root, "campaign", "out", "promo", "teaser.mp4"))).toBe(true);
+    expect(existsSync(join(root, "shell", ".reel"))).toBe(false);
+    // And from the manifests' own folder later: the same state.
+    expect((await runCli(["run", "promo.yaml"], { cwd: join(root, "campaign"), env: env(s) })).code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2);
+  });
+
+  it("refuses to pass over a state in the current folder (the old default) that has work of these manifests", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "campaign/promo.yaml": PROMO });
+    const shell = join(root, "shell");
+    await mkdir(shell);
+    // As reel ran before projects: the state and out under the current folder.
+    const old = await runCli(["run", "../campaign/promo.yaml", "--state", ".reel/state.db", "--out", "out"], {
+      cwd: shell,
+      env: env(s),
+    });
+    expect(old.code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2);
+
+    const now = await runCli(["run", "../campaign/promo.yaml"], { cwd: shell, env: env(s) });
+    expect(now.code).toBe(2);
+    expect(now.stderr).toContain("has work of 'promo'");
+    expect(now.stderr).toContain("--state .reel/state.db --out out");
+    expect(s.counters.generationsCreated).toBe(2);
+    expect(existsSync(join(root, "campaign", ".reel", "state.db"))).toBe(false);
+  });
+
+  it("refuses manifests whose own folder has a state of its own, inside a folder run as a whole", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "campaigns/spring/promo.yaml": PROMO });
+    const spring = join(root, "campaigns", "spring");
+    expect((await runCli(["run", "."], { cwd: spring, env: env(s) })).code).toBe(0);
+
+    const whole = await runCli(["run", "campaigns"], { cwd: root, env: env(s) });
+    expect(whole.code).toBe(2);
+    expect(whole.stderr).toContain(
+      "campaigns/spring/promo.yaml belongs to the state campaigns/spring/.reel/state.db",
+    );
+    expect(s.counters.generationsCreated).toBe(2);
+  });
+
+  it("refuses manifests of two projects in one run, naming both", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, {
+      "a/reel.yaml": "version: 1\n",
+      "a/promo.yaml": PROMO,
+      "b/reel.yaml": "version: 1\n",
+      "b/other.yaml": PROMO.replace("name: promo", "name: other"),
+    });
+    const run = await runCli(["run", "a/promo.yaml", "b/other.yaml"], { cwd: root, env: env(s) });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("belong to different projects");
+    expect(run.stderr).toContain("the project a/reel.yaml");
+    expect(run.stderr).toContain("the project b/reel.yaml");
+    expect(s.counters.requests.size).toBe(0);
+  });
+});
+
+describe("the project file", () => {
+  it("sets state, out, concurrency and the base URL, relative to itself; flags and REEL_* come first", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, {
+      "p/reel.yaml": `version: 1\nstate: ../shared/state.db\nout: videos\nconcurrency: 1\nbaseUrl: ${s.baseUrl}\n`,
+      "p/m/promo.yaml": PROMO,
+    });
+    // No --base-url: the project's. The key comes from the environment alone.
+    const run = await runCli(["run", "p/m", "--json"], { cwd: root, env: { REEL_API_KEY: s.apiKey } });
+    expect(run.code, run.stderr).toBe(0);
+    expect(existsSync(join(root, "shared", "state.db"))).toBe(true);
+    expect(existsSync(join(root, "p", "videos", "promo", "teaser.mp4"))).toBe(true);
+    // concurrency: 1 from the project file: never two generations unfinished at once.
+    expect(s.counters.peakUnfinished).toBe(1);
+
+    // REEL_OUT over the project file, --out over REEL_OUT.
+    const viaEnv = await runCli(["status", "p/m", "--json"], { cwd: root, env: { REEL_OUT: "env-out" } });
+    expect(JSON.parse(viaEnv.stdout)).toMatchObject({ out: join(root, "env-out") });
+    const viaFlag = await runCli(["status", "p/m", "--json", "--state", "x.db"], {
+      cwd: root,
+      env: { REEL_STATE: "y.db" },
+    });
+    expect(JSON.parse(viaFlag.stdout)).toMatchObject({
+      state: join(root, "x.db"),
+      out: join(root, "p", "videos"),
+    });
+  });
+
+  it("is refused at its line and column, with the fix, before anything is sent", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, {
+      "reel.yaml": "version: 1\nconcurrency: lots\napiKey: sk-secret-123456\n",
+      "promo.yaml": PROMO,
+    });
+    const run = await runCli(["run", "promo.yaml"], { cwd: root, env: env(s) });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('reel.yaml:2:14: concurrency takes a whole number from 1 up, not "lots"');
+    expect(run.stderr).toContain(
+      "reel.yaml:3:1: unknown setting 'apiKey': the API key is never written in a file",
+    );
+    expect(run.stderr).not.toContain("sk-secret-123456");
+    expect(s.counters.requests.size).toBe(0);
+
+    // A manifest saved under the project file's name is told apart.
+    await writeFile(join(root, "reel.yaml"), PROMO);
+    const manifestAsProject = await runCli(["plan", "promo.yaml"], { cwd: root, env: {} });
+    expect(manifestAsProject.code).toBe(2);
+    expect(manifestAsProject.stderr).toContain(
+      "this looks like a manifest, but reel.yaml is reel's project file",
+    );
+  });
+
+  it("is never read as a manifest in a folder run as a whole", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "reel.yaml": "version: 1\n", "promo.yaml": PROMO });
+    const run = await runCli(["run", "."], { cwd: root, env: env(s) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2);
+  });
+});
+
+describe("reel init", () => {
+  it("writes a project whose example validates and runs from anywhere, and never writes over a file", async () => {
+    const root = await tempDir();
+    const init = await runCli(["init", "studio"], { cwd: root, env: {} });
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain("cd studio && reel run --sandbox manifests/");
+    for (const file of ["reel.yaml", "manifests/example.yaml", "media/host.jpg", ".gitignore"]) {
+      expect(existsSync(join(root, "studio", file)), file).toBe(true);
+    }
+    // The $schema lines point at reel's schemas from where the files are.
+    for (const [file, schema] of [
+      ["manifests/example.yaml", "manifest.schema.json"],
+      ["reel.yaml", "project.schema.json"],
+    ] as const) {
+      const text = readFileSync(join(root, "studio", file), "utf8");
+      const ref = /\$schema=(\S+)/.exec(text)![1]!;
+      expect(ref.endsWith(`schemas/${schema}`)).toBe(true);
+      expect(existsSync(join(root, "studio", file, "..", ref)), `${file}: ${ref}`).toBe(true);
+    }
+    const validate = await runCli(["validate", "studio/manifests"], { cwd: root, env: {} });
+    expect(validate.code, validate.stderr).toBe(0);
+    const plan = await runCli(["plan", "studio/manifests"], { cwd: root, env: {} });
+    expect(plan.stdout.split("\n")[0]).toBe(
+      "state studio/.reel/state.db (new) · out studio/out · project studio/reel.yaml",
+    );
+
+    const before = await readFile(join(root, "studio", "reel.yaml"), "utf8");
+    const twice = await runCli(["init", "studio"], { cwd: root, env: {} });
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain("already exist");
+    expect(await readFile(join(root, "studio", "reel.yaml"), "utf8")).toBe(before);
+  });
+});
+
+describe("the end of a run", () => {
+  it("names the folders, the report and the next steps, in words and as codes", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    const withGhost = `${PROMO}  - id: ghost\n    source: { asset: 999999 }\n    chunks:\n      - duration: 5\n        text: "nobody"\n`;
+    await writeTree(root, { "promo.yaml": withGhost });
+    const text = await runCli(["run", "promo.yaml"], { cwd: root, env: env(s) });
+    expect(text.code).toBe(1);
+    expect(text.stderr).toContain("reel run: completed. 2 Success, 1 Fail");
+    expect(text.stderr).toMatch(/\n {2}promo\/ghost: Fail: .+/);
+    expect(text.stderr).toContain("or rerun with --retry-failed");
+    expect(text.stderr).toContain("Videos: out/promo/ (2)");
+    expect(text.stderr).toContain("Report: out/index.html");
+    expect(text.stderr).not.toContain("Files hashed");
+
+    const json = await runCli(["run", "promo.yaml", "--json"], { cwd: root, env: env(s) });
+    const summary = JSON.parse(json.stdout) as {
+      nextSteps: { code: string; jobs?: string[] }[];
+      report: string;
+    };
+    expect(summary.nextSteps).toEqual([
+      expect.objectContaining({ code: "FIX_OR_RETRY_FAILED", jobs: ["promo/ghost"] }),
+    ]);
+    expect(summary.report).toBe(join(root, "out", "index.html"));
+  });
+
+  it("--open hands the report to the browser", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "promo.yaml": PROMO });
+    const browser = join(root, "browser.sh");
+    await writeFile(browser, `#!/bin/sh\necho "$1" > "${join(root, "opened")}"\n`);
+    await chmod(browser, 0o755);
+    const run = await runCli(["run", "promo.yaml", "--open"], {
+      cwd: root,
+      env: { ...env(s), BROWSER: browser, PATH: process.env.PATH },
+    });
+    expect(run.code).toBe(0);
+    await until(() => existsSync(join(root, "opened")), "the browser to be started");
+    expect((await readFile(join(root, "opened"), "utf8")).trim()).toBe(join(root, "out", "index.html"));
+  });
+
+  it("plan names the jobs to submit and the earlier version each replaces, kept where the run keeps it", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "promo.yaml": PROMO });
+    expect((await runCli(["run", "promo.yaml"], { cwd: root, env: env(s) })).code).toBe(0);
+    await writeFile(join(root, "promo.yaml"), PROMO.replace("a mug on a table", "a cup on a table"));
+    const plan = await runCli(["plan", "promo.yaml"], { cwd: root, env: {} });
+    expect(plan.code).toBe(0);
+    const line = /\n {2}promo\/teaser \(replaces an earlier version: its video is kept as (\S+)\)\n/.exec(
+      plan.stdout,
+    );
+    expect(line, plan.stdout).not.toBeNull();
+    expect(plan.stdout).toMatch(/to submit:\n {2}promo\/teaser /);
+    expect((await runCli(["run", "promo.yaml"], { cwd: root, env: env(s) })).code).toBe(0);
+    expect(existsSync(join(root, "out", line![1]!))).toBe(true);
+  });
+});
+
+describe("the project file's JSON Schema", () => {
+  it("the committed schemas/project.schema.json is the generated one (run `npm run gen:schema`)", async () => {
+    const { projectSchemaText } = await import("../../src/project/index.js");
+    const { REPO } = await import("../helpers/cli.js");
+    expect(await readFile(join(REPO, "schemas", "project.schema.json"), "utf8")).toBe(projectSchemaText());
+  });
+});

@@ -1,0 +1,202 @@
+// The live display's frame as a pure function of what the engine told and the clock: what a user
+// reads in it (the bar, the ETA, the counts of this run apart from earlier ones, why reel waits, the
+// jobs in flight by name), and that it fits an 80-column terminal whatever it holds.
+import pc from "picocolors";
+import { describe, expect, it } from "vitest";
+import type { ProgressEvent } from "../../src/engine/progress.js";
+import { renderFrame, visibleWidth } from "../../src/display/frame.js";
+import { makeJsonProgress, makeLineProgress } from "../../src/display/lines.js";
+import { applyEvent, etaMs, makeLiveState } from "../../src/display/live-state.js";
+
+const plain = pc.createColors(false);
+const colored = pc.createColors(true);
+
+/** A state fed `events`, each at its time (ms from 0). */
+function stateOf(concurrency: number, total: number, before: number, events: [number, ProgressEvent][]) {
+  const state = makeLiveState(concurrency, 0);
+  state.manifests.set("", { total, before, loadedAt: 0 });
+  for (const [at, e] of events) applyEvent(state, e, at);
+  return state;
+}
+
+const job = (stage: ProgressEvent["stage"], key: string): ProgressEvent => ({ stage, key });
+
+describe("the live display's frame", () => {
+  it("shows the bar with done/total, an ETA learned from this run's run times, and this run apart from earlier ones", () => {
+    const state = stateOf(2, 10, 4, [
+      [0, job("submitting", "spring/a")],
+      [0, job("submitting", "spring/b")],
+      [10_000, job("done", "spring/a")],
+      [10_000, job("submitting", "spring/c")],
+      [12_000, job("failed", "spring/b")],
+    ]);
+    const lines = renderFrame(state, { now: 12_000, width: 80, colors: plain });
+    // 4 done before + 2 ended now.
+    expect(lines[0]).toMatch(/^█+░+ {2}6\/10 videos · ETA \d+ s$/);
+    expect(lines[0]!.match(/█/g)).toHaveLength(Math.round((6 / 10) * (lines[0]!.indexOf(" ") + 0)));
+    expect(lines[1]).toMatch(/^this run: 1 done · 1 failed · 0 uncertain · 4 done before · 12 s$/);
+    // Learned from spring/a alone (a failure says nothing of run times): 10 s. spring/c has 8 s
+    // left; 3 more not started: (8 + 3 × 10) / 2 = 19 s.
+    expect(etaMs(state, 12_000)).toBeCloseTo(19_000, -2);
+    expect(lines[0]).toContain("ETA 19 s");
+  });
+
+  it("counts a rerun's earlier failures, left as they are, as ended before", () => {
+    const state = stateOf(1, 3, 1, [[0, { stage: "ended-before", key: "m/bad", detail: "Fail" }]]);
+    applyEvent(state, job("done", "m/ok"), 1_000);
+    const lines = renderFrame(state, { now: 1_000, width: 80, colors: plain });
+    expect(lines[0]).toMatch(/3\/3 videos$/);
+    expect(lines[1]).toMatch(/this run: 1 done · 0 failed · 0 uncertain · 1 done before, 1 failed before/);
+  });
+
+  it("has no ETA before a job of this run ended, and none once all are", () => {
+    const state = stateOf(1, 2, 0, [[0, job("submitting", "m/a")]]);
+    expect(renderFrame(state, { now: 5_000, width: 80, colors: plain })[0]).toMatch(/0\/2 videos$/);
+    applyEvent(state, job("done", "m/a"), 6_000);
+    applyEvent(state, job("submitting", "m/b"), 6_000);
+    expect(renderFrame(state, { now: 7_000, width: 80, colors: plain })[0]).toContain("ETA");
+    applyEvent(state, job("done", "m/b"), 8_000);
+    expect(renderFrame(state, { now: 8_000, width: 80, colors: plain })[0]).toMatch(/2\/2 videos$/);
+  });
+
+  it("says why reel waits: slots full, the service's queue, a Retry-After with its seconds, a pause", () => {
+    const state = stateOf(2, 6, 0, [
+      [0, job("submitting", "m/a")],
+      [0, job("submitted", "m/a")],
+      [0, job("submitting", "m/b")],
+      [0, job("submitted", "m/b")],
+      [100, job("pending", "m/b")],
+      [100, job("running", "m/a")],
+      [200, job("queued", "m/c")],
+      [200, job("queued", "m/d")],
+      [1_000, { stage: "waiting", ms: 30_000, detail: "the service refuses new submissions for now" }],
+      [1_000, { stage: "paused", ms: 60_000, detail: "no credits left on the service" }],
+    ]);
+    const text = renderFrame(state, { now: 6_000, width: 80, colors: plain }).join("\n");
+    expect(text).toContain("jobs:   for a slot 2 · submitted 0 · Pending 1 · Running 1");
+    expect(text).toContain("waiting: 2 jobs for a slot, 2 of 2 generations in flight (--concurrency 2)");
+    expect(text).toContain("waiting: the service queues 1 task of this run (Pending)");
+    expect(text).toContain("waiting 25 s: the service refuses new submissions for now");
+    expect(text).toContain("paused: no credits left on the service; checking again in 55 s");
+    // Past the wait, and once resumed, neither is said any more.
+    applyEvent(state, { stage: "resumed" }, 40_000);
+    const later = renderFrame(state, { now: 40_000, width: 80, colors: plain }).join("\n");
+    expect(later).not.toContain("waiting ");
+    expect(later).not.toContain("paused");
+  });
+
+  it("lists the jobs furthest along by name, with where they are and for how long, and how many more", () => {
+    const events: [number, ProgressEvent][] = [];
+    for (let i = 0; i < 8; i++) events.push([i * 1_000, job("preparing", `m/prep${i}`)]);
+    events.push([2_000, job("submitting", "m/run")], [3_000, job("running", "m/run")]);
+    events.push([4_000, job("downloading", "m/dl")]);
+    const lines = renderFrame(stateOf(4, 20, 0, events), { now: 10_000, width: 80, colors: plain });
+    const listed = lines.filter((l) => l.startsWith("  "));
+    expect(listed[0]).toMatch(/^ {2}m\/dl +downloading +6 s$/);
+    expect(listed[1]).toMatch(/^ {2}m\/run +Running +7 s$/);
+    expect(listed[2]).toMatch(/^ {2}m\/prep0 +preparing +10 s$/);
+    expect(listed).toHaveLength(6);
+    expect(listed[5]).toBe("  … and 5 more in flight");
+  });
+
+  it("shows files being hashed, uploaded (with bytes) and turned into speech", () => {
+    const state = stateOf(4, 3, 0, [
+      [0, { stage: "hashing", asset: "/m/big.png" }],
+      [0, { stage: "uploading", asset: "aa", detail: "face.png", bytes: 12_000_000 }],
+      [0, { stage: "upload-bytes", asset: "aa", bytes: 3_200_000 }],
+      [0, { stage: "uploading", asset: "bb", detail: "voice.wav", bytes: 1_000_000 }],
+      [0, { stage: "uploaded", asset: "bb", detail: "voice.wav" }],
+      [0, { stage: "speaking", asset: "speech:17:hi" }],
+    ]);
+    const text = renderFrame(state, { now: 1, width: 80, colors: plain }).join("\n");
+    expect(text).toContain("files:  hashing 1 · uploading 1 (3.2/12.0 MB) · speech 1 · downloading 0");
+  });
+
+  it("fits 80 columns whatever it holds, colours or not", () => {
+    const long = `campaign-with-a-very-long-name/${"x".repeat(120)}`;
+    const state = stateOf(16, 123_456, 99_999, [
+      [0, job("submitting", long)],
+      [0, job("running", long)],
+      [0, job("queued", `${long}2`)],
+      [0, { stage: "waiting", ms: 3_600_000, detail: `retrying: ${"a long error message ".repeat(10)}` }],
+      [0, { stage: "paused", detail: "the service rejects the API key ".repeat(5) }],
+      [0, { stage: "uploading", asset: "a", bytes: 9_999_999_999 }],
+      [0, job("failed", "m/x")],
+    ]);
+    for (const colors of [plain, colored]) {
+      const lines = renderFrame(state, { now: 90_000_000, width: 80, colors });
+      expect(lines.length).toBeGreaterThan(5);
+      for (const line of lines) expect(visibleWidth(line)).toBeLessThan(80);
+      expect(lines.some((l) => l.endsWith("…") || l.endsWith("…\x1b[0m"))).toBe(true);
+    }
+    // Colour only when asked: failures in red.
+    expect(renderFrame(state, { now: 0, width: 80, colors: plain }).join("")).not.toContain("\x1b[");
+    expect(renderFrame(state, { now: 0, width: 80, colors: colored })[1]).toContain(
+      colored.red(colored.bold("1 failed")),
+    );
+  });
+
+  it("counts a watch's manifests each from its last reading", () => {
+    const state = makeLiveState(4, 0);
+    applyEvent(state, { stage: "manifest", key: "spring", total: 3, done: 0 }, 0);
+    applyEvent(state, job("done", "spring/a"), 1_000);
+    applyEvent(state, { stage: "manifest", key: "fall", total: 2, done: 2 }, 1_500);
+    expect(renderFrame(state, { now: 2_000, width: 80, colors: plain, watching: true })[0]).toMatch(
+      /3\/5 videos/,
+    );
+    // spring read again (edited): its video done in this session is counted once, as this session's;
+    // its failure of this session stays one when the engine says it is left as it is.
+    applyEvent(state, job("failed", "spring/b"), 2_500);
+    applyEvent(state, { stage: "manifest", key: "spring", total: 4, done: 1 }, 3_000);
+    applyEvent(state, { stage: "ended-before", key: "spring/b", detail: "Fail" }, 3_000);
+    const lines = renderFrame(state, { now: 3_000, width: 80, colors: plain, watching: true });
+    expect(lines[0]).toMatch(/4\/6 videos/);
+    expect(lines[1]).toMatch(/^this session: 1 done · 1 failed · 0 uncertain · 2 done before ·/);
+    const empty = makeLiveState(4, 0);
+    expect(renderFrame(empty, { now: 0, width: 80, colors: plain, watching: true })[0]).toMatch(
+      /no videos yet$/,
+    );
+  });
+});
+
+describe("the lines off a terminal", () => {
+  function collect() {
+    const writes: string[] = [];
+    return { writes, write: (text: string) => writes.push(text) };
+  }
+
+  it("aligns the parts of every line, says '1 job', and prints none of the live display's stages", () => {
+    const out = collect();
+    let t = 0;
+    const sink = makeLineProgress(out, () => t);
+    sink.start(1, 0);
+    t = 1_500;
+    sink.event({ stage: "uploaded", asset: "aa", detail: "media/face.png (sha256 0123456789ab)" });
+    sink.event({ stage: "uploading", asset: "aa", detail: "media/face.png", bytes: 10 });
+    sink.event({ stage: "queued", key: "m/a" });
+    sink.event({ stage: "submitted", key: "m/a", detail: "task 1001" });
+    sink.event({ stage: "note", detail: "watching in for *.yaml" });
+    sink.event({ stage: "finished", key: "m", detail: "1 Success" });
+    expect(out.writes.join("")).toBe(
+      [
+        "reel: 1 job, 0 already done",
+        "[   1.5s] uploaded  media/face.png (sha256 0123456789ab)",
+        "[   1.5s] submitted m/a task 1001",
+        "[   1.5s] note      watching in for *.yaml",
+        "[   1.5s] finished  m 1 Success",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("gives scripts (watch --json) the same events as objects, and no start line for a watch", () => {
+    const out = collect();
+    const sink = makeJsonProgress(out, () => 0);
+    sink.start(0, 0);
+    sink.event({ stage: "pending", key: "m/a" });
+    sink.event({ stage: "failed", key: "m/a", detail: "boom" });
+    expect(out.writes.map((w) => JSON.parse(w) as unknown)).toEqual([
+      { at: "1970-01-01T00:00:00.000Z", event: "failed", key: "m/a", detail: "boom" },
+    ]);
+  });
+});
