@@ -85,15 +85,17 @@ export function workplaceOf(paths: readonly string[], args: ParsedArgs, io: CliI
  */
 export function workplaceLine(place: Workplace, cwd: string, exists: boolean): string {
   const shown = (path: string): string => shownPath(cwd, path);
+  // Short: it should fit 80 columns above the live display in the usual case.
+  const fresh = place.stateFrom === "anchor" && place.anchor.kind === "new";
   const why =
     place.stateFrom !== "anchor"
       ? `given by ${place.stateFrom}`
       : place.anchor.kind === "project"
         ? `project ${shown(join(place.anchor.dir, PROJECT_FILE_NAME))}`
         : place.anchor.kind === "state"
-          ? "the state found above the manifests"
-          : "no project or state above the manifests";
-  return `state ${shown(place.statePath)}${exists ? "" : " (new)"} · out ${shown(place.outDir)} · ${why}`;
+          ? "found above the manifests"
+          : "new: no project or state above";
+  return `state ${shown(place.statePath)}${exists || fresh ? "" : " (new)"} · out ${shown(place.outDir)} · ${why}`;
 }
 
 /** The same, for --json documents. */

@@ -65,7 +65,7 @@ export function nextSteps(summary: RunSummary, results: readonly JobResult[]): N
   if (failed.length > 0) {
     steps.push({
       code: "FIX_OR_RETRY_FAILED",
-      text: `Failed: fix the manifest where the reason is yours (a changed video is a new job, submitted on the next run), or rerun with --retry-failed to try ${failed.length === 1 ? "it" : "them"} again as ${failed.length === 1 ? "it is" : "they are"} (a new, paid attempt).`,
+      text: "Failed: fix the manifest (a changed video is a new job), or rerun with --retry-failed (a new, paid attempt).",
       jobs: failed.map(keyOf),
     });
   }

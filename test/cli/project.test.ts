@@ -76,7 +76,7 @@ describe("the state is the project's", () => {
       env: env(s),
     });
     expect(again.code).toBe(0);
-    expect(firstLine(again.stderr)).toContain("the state found above the manifests");
+    expect(firstLine(again.stderr)).toContain("found above the manifests");
     const summary = JSON.parse(again.stdout) as Record<string, unknown>;
     expect(summary).toMatchObject({
       state: join(root, "work", ".reel", "state.db"),

@@ -177,7 +177,7 @@ describe("reel run", () => {
     const humanPlan = await runCli(["plan", "manifests"], { cwd: dir });
     expect(humanPlan.stdout).toContain(`compared with: what the state file records of ${s.baseUrl}\n`);
     expect(humanPlan.stdout.split("\n")[0]).toBe(
-      "state .reel/state.db · out out · the state found above the manifests",
+      "state .reel/state.db · out out · found above the manifests",
     );
     expect(humanPlan.stdout).toContain("jobs       0 new, 6 done");
 

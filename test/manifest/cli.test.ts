@@ -127,7 +127,7 @@ describe("reel plan", () => {
     expect(run.stdout).toBe(
       [
         // Which state it compared with, and why that one: here none, no project above the manifests.
-        "state .reel/state.db (new) · out out · no project or state above the manifests",
+        "state .reel/state.db · out out · new: no project or state above",
         "1 manifest, 5 videos, 72 s of video: ok",
         "compared with: nothing (no state file yet): every job is new",
         "",

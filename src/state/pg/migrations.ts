@@ -1,0 +1,129 @@
+// The PostgreSQL store's schema (see migrate.ts for how it is applied). The tables mirror the SQLite
+// state file's (src/state/migrations.ts), with times as epoch milliseconds (bigint) as there, plus
+// what a fleet needs: the runners with their heartbeats, and on each claim the runner and its lease
+// epoch, which every later write of that claim checks (fencing: a runner paused past its lease
+// must not act on work it no longer holds).
+import { StateFileError } from "../errors.js";
+import type { PgMigrations } from "./migrate.js";
+
+export const PG_MIGRATIONS: PgMigrations = {
+  list: [
+    // 1: the whole store.
+    `
+    CREATE TABLE services (
+      id bigserial PRIMARY KEY,
+      base_url text NOT NULL UNIQUE
+    );
+
+    -- A runner is one reel process: its lease on the work it claims lasts while its heartbeat does.
+    -- epoch grows at each start and each lease taken back, and fences the runner's writes.
+    CREATE TABLE runners (
+      id bigserial PRIMARY KEY,
+      host text NOT NULL,
+      pid integer NOT NULL,
+      started_at bigint NOT NULL,
+      heartbeat_at bigint NOT NULL,
+      concurrency integer NOT NULL,
+      stopped_at bigint
+    );
+
+    CREATE TABLE jobs (
+      id bigserial PRIMARY KEY,
+      service_id bigint NOT NULL REFERENCES services(id),
+      job_key text NOT NULL,
+      manifest text NOT NULL,
+      video_id text NOT NULL,
+      spec_hash text NOT NULL,
+      spec_json text NOT NULL,
+      seconds integer NOT NULL,
+      model text NOT NULL,
+      state text NOT NULL,
+      fail_kind text,
+      attempts integer NOT NULL DEFAULT 0,
+      task_id text,
+      task_status text,
+      result_url text,
+      file text,
+      out_dir text,
+      file_size bigint,
+      file_sha256 text,
+      file_stamp text,
+      error text,
+      created_at bigint NOT NULL,
+      submitted_at bigint,
+      running_at bigint,
+      finished_at bigint,
+      downloaded_at bigint,
+      updated_at bigint NOT NULL,
+      -- The runner that holds the job (claimed it, or follows its task), and its lease epoch then.
+      runner_id bigint REFERENCES runners(id),
+      lease_epoch bigint,
+      UNIQUE (service_id, job_key, spec_hash)
+    );
+    CREATE INDEX jobs_unfinished ON jobs (service_id) WHERE state IN ('submitting', 'submitted');
+
+    CREATE TABLE assets (
+      service_id bigint NOT NULL REFERENCES services(id),
+      sha256 text NOT NULL,
+      asset_id text NOT NULL,
+      size bigint NOT NULL,
+      uploaded_at bigint NOT NULL,
+      PRIMARY KEY (service_id, sha256)
+    );
+
+    CREATE TABLE upload_intents (
+      service_id bigint NOT NULL REFERENCES services(id),
+      sha256 text NOT NULL,
+      started_at bigint NOT NULL,
+      runner_id bigint REFERENCES runners(id),
+      PRIMARY KEY (service_id, sha256)
+    );
+
+    CREATE TABLE speech (
+      service_id bigint NOT NULL REFERENCES services(id),
+      voice_id text NOT NULL,
+      text text NOT NULL,
+      state text NOT NULL,
+      asset_id text,
+      duration double precision,
+      error text,
+      updated_at bigint NOT NULL,
+      runner_id bigint REFERENCES runners(id),
+      PRIMARY KEY (service_id, voice_id, text)
+    );
+
+    -- Caches of one machine's files: keyed by host, as paths mean nothing on another machine.
+    CREATE TABLE file_hashes (
+      host text NOT NULL,
+      path text NOT NULL,
+      size bigint NOT NULL,
+      mtime_ns text NOT NULL,
+      ctime_ns text,
+      ino text,
+      sha256 text NOT NULL,
+      PRIMARY KEY (host, path)
+    );
+    CREATE TABLE remote_files (
+      host text NOT NULL,
+      url text NOT NULL,
+      sha256 text NOT NULL,
+      path text NOT NULL,
+      size bigint NOT NULL,
+      PRIMARY KEY (host, url)
+    );
+
+    CREATE TABLE events (
+      id bigserial PRIMARY KEY,
+      at bigint NOT NULL,
+      job_id bigint,
+      runner_id bigint,
+      kind text NOT NULL,
+      detail text
+    );
+    `,
+  ],
+  tooNew: (version) =>
+    new StateFileError(
+      `the store's schema is version ${version}, newer than this reel knows (${PG_MIGRATIONS.list.length}): a newer reel uses it; upgrade reel`,
+    ),
+};

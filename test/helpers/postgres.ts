@@ -1,0 +1,44 @@
+// A fresh PostgreSQL database per test, dropped after it (graphile-worker's habit), on the server
+// test/global-setup.ts found. Where none is reachable the test is skipped with one line saying how
+// to enable it, except in CI (CI=true), where a PostgreSQL test must run: it fails instead.
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterEach, inject, type TestContext } from "vitest";
+
+export function usePostgres(): (context: TestContext) => Promise<string> {
+  const made: string[] = [];
+  afterEach(async () => {
+    const url = inject("pgUrl");
+    if (!url || made.length === 0) return;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      for (const name of made.splice(0)) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+  });
+  /** The URL of a new, empty database of this test (skipping the test when there is no server). */
+  return async (context) => {
+    const url = inject("pgUrl");
+    if (!url) {
+      const why = inject("pgWhy");
+      if (process.env.CI) throw new Error(`PostgreSQL tests must run in CI: ${why}`);
+      console.warn(`skipped: ${why}`);
+      context.skip();
+      throw new Error("unreachable");
+    }
+    const name = `reel_t_${randomBytes(6).toString("hex")}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${name}`);
+    } finally {
+      await admin.end();
+    }
+    made.push(name);
+    const dbUrl = new URL(url);
+    dbUrl.pathname = `/${name}`;
+    return dbUrl.toString();
+  };
+}
