@@ -18,7 +18,6 @@ import { EXIT } from "./exit-codes.js";
 import { readHashCacheUnlocked } from "./hash-cache.js";
 import { readServiceSettings } from "./service-options.js";
 import {
-  addingToJson,
   exitCodeWithSkipped,
   goesOnDespite,
   SKIP_INVALID_OPTION,
@@ -126,13 +125,13 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       service: settings.sandbox ? "sandbox" : settings.baseUrl!,
     });
     const code = exitCodeWithSkipped(exitCodeOf(summary), skipped);
-    // The load's findings join the summary's JSON document (printRunSummary does not know of them).
-    const out = settings.json ? addingToJson(io, { warnings: loaded.warnings, skipped }) : io;
     printRunSummary({
       summary,
       exitCode: code,
       settings,
-      io: out,
+      io,
+      // The load's findings, in the JSON document too.
+      loadFindings: { warnings: loaded.warnings, skipped },
       logFile: session.logFile,
       hashing: hashes.hasher.stats,
     });

@@ -19,6 +19,8 @@ export interface RunEnd {
   readonly settings: ServiceSettings;
   readonly io: CliIO;
   readonly logFile: string;
+  /** What loading the manifests found that did not stop the run: in --json beside the results. */
+  readonly loadFindings?: { readonly warnings: readonly unknown[]; readonly skipped: readonly unknown[] };
   /** Media files hashed this run, and found in the hash cache: in --json and the log, for who tunes. */
   readonly hashing: { readonly hashed: number; readonly cached: number };
 }
@@ -45,6 +47,7 @@ export function printRunSummary(end: RunEnd): void {
         report: join(settings.outDir, REPORT_NAME),
         nextSteps: steps,
         hashing: end.hashing,
+        ...end.loadFindings,
         results,
       })}\n`,
     );

@@ -2,9 +2,8 @@
 // sent), which is the safe default; with the flag the valid manifests go on and the invalid ones are
 // listed with their problems. Nothing of an invalid manifest is ever sent: the loader yields no
 // manifest for a file with a problem.
-import { Writable } from "node:stream";
 import type { LoadResult, Problem } from "../manifest/index.js";
-import type { CliIO, OptionsConfig } from "./command.js";
+import type { OptionsConfig } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 
 export const SKIP_INVALID_OPTION: OptionsConfig = { "skip-invalid": { type: "boolean" } };
@@ -58,27 +57,4 @@ export function skipInvalidHint(valid: number): string {
 /** Not everything asked for was done: a run that skipped a manifest does not exit 0. */
 export function exitCodeWithSkipped(code: number, skipped: readonly SkippedManifest[]): number {
   return code === EXIT.ok && skipped.length > 0 ? EXIT.someJobsFailed : code;
-}
-
-/**
- * `io` whose stdout adds `fields` to the JSON document written on it (one object on one line), for
- * a document written by code that does not know of them (run's summary). Anything else written
- * passes as it is.
- */
-export function addingToJson(io: CliIO, fields: Record<string, unknown>): CliIO {
-  const stdout = new Writable({
-    write(chunk: Buffer | string, _encoding, done) {
-      const text = chunk.toString();
-      let document: unknown;
-      try {
-        document = JSON.parse(text);
-      } catch {
-        document = undefined;
-      }
-      const isObject = typeof document === "object" && document !== null && !Array.isArray(document);
-      io.stdout.write(isObject ? `${JSON.stringify({ ...(document as object), ...fields })}\n` : text);
-      done();
-    },
-  });
-  return { ...io, stdout: Object.assign(stdout, { isTTY: io.stdout.isTTY }) };
 }
