@@ -93,7 +93,9 @@ export class PgStore implements AsyncJobStore {
     try {
       await migratePg(pool, PG_MIGRATIONS);
       const serviceId =
-        options.baseUrl === undefined ? -1 : await serviceIdOf(pool, canonicalBaseUrl(options.baseUrl), readonly);
+        options.baseUrl === undefined
+          ? -1
+          : await serviceIdOf(pool, canonicalBaseUrl(options.baseUrl), readonly);
       const path = redactedUrl(url);
       return new PgStore(
         pool,

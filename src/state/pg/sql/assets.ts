@@ -29,7 +29,10 @@ export async function markUploading(c: PgContext, own: Set<string>, sha256: stri
 }
 
 export async function forgetUploadIntent(c: PgContext, sha256: string): Promise<void> {
-  await c.pool.query("DELETE FROM upload_intents WHERE service_id = $1 AND sha256 = $2", [c.serviceId, sha256]);
+  await c.pool.query("DELETE FROM upload_intents WHERE service_id = $1 AND sha256 = $2", [
+    c.serviceId,
+    sha256,
+  ]);
 }
 
 /**
@@ -49,7 +52,12 @@ export async function takeInterruptedUploads(c: PgContext): Promise<number> {
 }
 
 /** The asset, and its intent gone, in one statement. */
-export async function recordAsset(c: PgContext, sha256: string, assetId: string, size: number): Promise<void> {
+export async function recordAsset(
+  c: PgContext,
+  sha256: string,
+  assetId: string,
+  size: number,
+): Promise<void> {
   await c.pool.query(
     `WITH done AS (DELETE FROM upload_intents WHERE service_id = $1 AND sha256 = $2)
      INSERT INTO assets (service_id, sha256, asset_id, size, uploaded_at) VALUES ($1, $2, $3, $4, $5)

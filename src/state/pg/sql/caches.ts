@@ -3,7 +3,11 @@
 import type { FileStamp } from "../../job-store.js";
 import { type PgContext, toNumber } from "./context.js";
 
-export async function findFileHash(c: PgContext, path: string, stamp: FileStamp): Promise<string | undefined> {
+export async function findFileHash(
+  c: PgContext,
+  path: string,
+  stamp: FileStamp,
+): Promise<string | undefined> {
   const { rows } = await c.pool.query<{ sha256: string }>(
     "SELECT sha256 FROM file_hashes WHERE host = $1 AND path = $2 AND size = $3 AND mtime_ns = $4 AND ctime_ns = $5 AND ino = $6",
     [c.host, path, stamp.size, stamp.mtimeNs, stamp.ctimeNs, stamp.ino],
@@ -11,7 +15,12 @@ export async function findFileHash(c: PgContext, path: string, stamp: FileStamp)
   return rows[0]?.sha256;
 }
 
-export async function recordFileHash(c: PgContext, path: string, stamp: FileStamp, sha256: string): Promise<void> {
+export async function recordFileHash(
+  c: PgContext,
+  path: string,
+  stamp: FileStamp,
+  sha256: string,
+): Promise<void> {
   await c.pool.query(
     `INSERT INTO file_hashes (host, path, size, mtime_ns, ctime_ns, ino, sha256) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (host, path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,

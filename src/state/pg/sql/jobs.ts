@@ -38,7 +38,13 @@ export async function upsertJobs(c: PgContext, jobs: readonly NewJob[]): Promise
       now,
     ],
   );
-  const { rows } = await c.pool.query<{ id: string; job_key: string; spec_hash: string; state: string; file: string | null }>(
+  const { rows } = await c.pool.query<{
+    id: string;
+    job_key: string;
+    spec_hash: string;
+    state: string;
+    file: string | null;
+  }>(
     `SELECT id, job_key, spec_hash, state, file FROM jobs
        WHERE service_id = $1 AND (job_key, spec_hash) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
     [c.serviceId, keys, hashes],
@@ -52,7 +58,11 @@ export async function upsertJobs(c: PgContext, jobs: readonly NewJob[]): Promise
   return jobs.map((job) => heads.get(versionKey(job.key, job.specHash))!);
 }
 
-export async function versionHead(c: PgContext, key: string, specHash: string): Promise<VersionHead | undefined> {
+export async function versionHead(
+  c: PgContext,
+  key: string,
+  specHash: string,
+): Promise<VersionHead | undefined> {
   const { rows } = await c.pool.query(
     "SELECT id, state, attempts, file FROM jobs WHERE service_id = $1 AND job_key = $2 AND spec_hash = $3",
     [c.serviceId, key, specHash],
@@ -179,7 +189,12 @@ export async function listInFlight(c: PgContext): Promise<JobRow[]> {
 }
 
 /** Of any service. */
-export async function listJobsWithFile(c: PgContext, key: string, file: string, outDir: string): Promise<JobRow[]> {
+export async function listJobsWithFile(
+  c: PgContext,
+  key: string,
+  file: string,
+  outDir: string,
+): Promise<JobRow[]> {
   return jobRows(c, "WHERE job_key = $1 AND file = $2 AND (out_dir IS NULL OR out_dir = $3) ORDER BY id", [
     key,
     file,
@@ -188,7 +203,11 @@ export async function listJobsWithFile(c: PgContext, key: string, file: string, 
 }
 
 /** One statement: the rows deleted and their events. */
-export async function forgetUnsentJobs(c: PgContext, manifest: string, keep: ReadonlySet<string>): Promise<number> {
+export async function forgetUnsentJobs(
+  c: PgContext,
+  manifest: string,
+  keep: ReadonlySet<string>,
+): Promise<number> {
   const { rowCount } = await c.pool.query(
     `WITH gone AS (
        DELETE FROM jobs

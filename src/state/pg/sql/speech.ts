@@ -4,7 +4,11 @@ import { ClaimLostError } from "../../errors.js";
 import type { SpeechRow } from "../../job-store.js";
 import type { PgContext } from "./context.js";
 
-export async function findSpeech(c: PgContext, voiceId: string, text: string): Promise<SpeechRow | undefined> {
+export async function findSpeech(
+  c: PgContext,
+  voiceId: string,
+  text: string,
+): Promise<SpeechRow | undefined> {
   const { rows } = await c.pool.query<SpeechRow>(
     "SELECT state, asset_id, duration, error FROM speech WHERE service_id = $1 AND voice_id = $2 AND text = $3",
     [c.serviceId, voiceId, text],
@@ -45,7 +49,12 @@ export async function markSpeechDone(
   );
 }
 
-export async function markSpeechUncertain(c: PgContext, voiceId: string, text: string, error: string): Promise<void> {
+export async function markSpeechUncertain(
+  c: PgContext,
+  voiceId: string,
+  text: string,
+  error: string,
+): Promise<void> {
   await c.pool.query(
     "UPDATE speech SET state = 'uncertain', error = $4, updated_at = $5 WHERE service_id = $1 AND voice_id = $2 AND text = $3",
     [c.serviceId, voiceId, text, error, c.now()],
