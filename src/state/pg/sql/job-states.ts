@@ -17,7 +17,8 @@ interface SetOptions {
 }
 
 /**
- * Updates `fields` of job `id`, and records the event of the change, in one statement. Returns the updated_at written and how many rows changed (0 or 1).
+ * Updates `fields` of job `id`, and records the event of the change, in one statement. Returns the
+ * updated_at written and how many rows changed (0 or 1).
  */
 async function setJob(
   c: PgContext,
