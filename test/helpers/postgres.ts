@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterEach, inject, type TestContext } from "vitest";
 
-export function usePostgres(): (context: TestContext) => Promise<string> {
+export function usePostgres(): (context?: TestContext) => Promise<string> {
   const made: string[] = [];
   afterEach(async () => {
     const url = inject("pgUrl");
@@ -18,12 +18,17 @@ export function usePostgres(): (context: TestContext) => Promise<string> {
       await admin.end();
     }
   });
-  /** The URL of a new, empty database of this test (skipping the test when there is no server). */
+  /**
+   * The URL of a new, empty database of this test (skipping the test when there is no server). Without
+   * `context` (a shared suite's test, see pg.conformance.test.ts) it throws instead: skip that suite
+   * by `hasPostgres()`.
+   */
   return async (context) => {
     const url = inject("pgUrl");
     if (!url) {
       const why = inject("pgWhy");
       if (process.env.CI) throw new Error(`PostgreSQL tests must run in CI: ${why}`);
+      if (!context) throw new Error(`no PostgreSQL: ${why}`);
       console.warn(`skipped: ${why}`);
       context.skip();
       throw new Error("unreachable");
@@ -41,4 +46,14 @@ export function usePostgres(): (context: TestContext) => Promise<string> {
     dbUrl.pathname = `/${name}`;
     return dbUrl.toString();
   };
+}
+
+/**
+ * Whether the PostgreSQL tests run: a server was found, or this is CI (where they must, and fail
+ * without one). Else says once how to enable them.
+ */
+export function hasPostgres(): boolean {
+  if (inject("pgUrl") || process.env.CI) return true;
+  console.warn(`skipped: ${inject("pgWhy")}`);
+  return false;
 }

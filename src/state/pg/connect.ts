@@ -29,7 +29,14 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * when the server cannot be reached or refuses the login.
  */
 export async function openPool(url: string, max = 4): Promise<pg.Pool> {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A write's promise resolves once its commit is flushed to the server's disk, whatever the
+    // server's own default: an intent must survive a crash of the database server too.
+    options: "-c synchronous_commit=on",
+  });
   // An idle client's error (the server restarted) must not crash the process: the next query says it.
   pool.on("error", () => {});
   try {

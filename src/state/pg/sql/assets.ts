@@ -1,0 +1,85 @@
+// Uploaded assets and the intents of uploads, scoped by service. Mirrors src/state/sql/assets.ts.
+import { ClaimLostError } from "../../errors.js";
+import type { PgContext } from "./context.js";
+
+export async function findAsset(c: PgContext, sha256: string): Promise<string | undefined> {
+  const { rows } = await c.pool.query<{ asset_id: string }>(
+    "SELECT asset_id FROM assets WHERE service_id = $1 AND sha256 = $2",
+    [c.serviceId, sha256],
+  );
+  return rows[0]?.asset_id;
+}
+
+/**
+ * The intent of an upload: inserted where none is, or nothing. Of two writers inserting at once, the
+ * second waits on the first's key and inserts nothing. `own`: the intents this store wrote; one
+ * found that it did not write is another process's.
+ */
+export async function markUploading(c: PgContext, own: Set<string>, sha256: string): Promise<void> {
+  const { rowCount } = await c.pool.query(
+    "INSERT INTO upload_intents (service_id, sha256, started_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+    [c.serviceId, sha256, c.now()],
+  );
+  if (rowCount === 0 && !own.has(sha256)) {
+    throw new ClaimLostError(
+      `the file of sha256 ${sha256.slice(0, 12)} is being uploaded by another process using this store; not uploaded twice`,
+    );
+  }
+  own.add(sha256);
+}
+
+export async function forgetUploadIntent(c: PgContext, sha256: string): Promise<void> {
+  await c.pool.query("DELETE FROM upload_intents WHERE service_id = $1 AND sha256 = $2", [
+    c.serviceId,
+    sha256,
+  ]);
+}
+
+/**
+ * Every upload intent of this service: right for one runner at its start, as SQLite does. A fleet
+ * must take only those of runners whose lease ended (the next step of issue 18).
+ */
+export async function takeInterruptedUploads(c: PgContext): Promise<number> {
+  const { rows } = await c.pool.query<{ n: string }>(
+    `WITH taken AS (DELETE FROM upload_intents WHERE service_id = $1 RETURNING 1),
+       counted AS (SELECT count(*) AS n FROM taken),
+       noted AS (
+         INSERT INTO events (at, kind, detail) SELECT $2::bigint, 'uploads-interrupted', n::text FROM counted WHERE n > 0)
+     SELECT n FROM counted`,
+    [c.serviceId, c.now()],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The asset, and its intent gone, in one statement. */
+export async function recordAsset(
+  c: PgContext,
+  sha256: string,
+  assetId: string,
+  size: number,
+): Promise<void> {
+  await c.pool.query(
+    `WITH done AS (DELETE FROM upload_intents WHERE service_id = $1 AND sha256 = $2)
+     INSERT INTO assets (service_id, sha256, asset_id, size, uploaded_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (service_id, sha256) DO UPDATE SET asset_id = excluded.asset_id, uploaded_at = excluded.uploaded_at`,
+    [c.serviceId, sha256, assetId, size, c.now()],
+  );
+}
+
+/** Of the assets table and the speech table. */
+export async function madeAsset(c: PgContext, assetId: string): Promise<boolean> {
+  const { rowCount } = await c.pool.query(
+    "SELECT 1 FROM assets WHERE service_id = $1 AND asset_id = $2 UNION ALL SELECT 1 FROM speech WHERE service_id = $1 AND asset_id = $2 LIMIT 1",
+    [c.serviceId, assetId],
+  );
+  return rowCount !== 0;
+}
+
+/** From the assets table and the speech table, in one statement. */
+export async function forgetAssetId(c: PgContext, assetId: string): Promise<void> {
+  await c.pool.query(
+    `WITH gone AS (DELETE FROM assets WHERE service_id = $1 AND asset_id = $2)
+     DELETE FROM speech WHERE service_id = $1 AND asset_id = $2`,
+    [c.serviceId, assetId],
+  );
+}

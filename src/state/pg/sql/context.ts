@@ -1,0 +1,47 @@
+// What every statement function under pg/sql/ takes, and the helpers they share.
+//
+// Each write is one statement (its events row included, by a data-modifying WITH), run on the pool
+// outside any explicit transaction: PostgreSQL commits it, durably (synchronous_commit, see
+// connect.ts), before the promise resolves. A statement is atomic, so a write that fails leaves
+// nothing of itself; no write spans two statements but restoreJobs (inTransaction).
+import type pg from "pg";
+
+export interface PgContext {
+  readonly pool: pg.Pool;
+  /** The service the rows belong to: -1 for every service (a reader), 0 for one the store does not know. */
+  readonly serviceId: number;
+  /** The machine whose caches are read and written (paths mean nothing on another). */
+  readonly host: string;
+  readonly now: () => number;
+}
+
+/** A bigint column (which pg hands back as a string) as a number; null stays null. */
+export function toNumber(value: unknown): number {
+  if (typeof value === "number") return value;
+  const n = Number(value);
+  // Ids, epoch milliseconds and file sizes are far below 2^53; anything else is a damaged row.
+  if (!Number.isSafeInteger(n)) throw new RangeError(`not a safe integer in the store: ${String(value)}`);
+  return n;
+}
+
+export function toNumberOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : toNumber(value);
+}
+
+/** Runs `fn` in one transaction on one client: committed whole, or rolled back whole. */
+export async function inTransaction<T>(c: PgContext, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await c.pool.connect();
+  try {
+    await client.query("BEGIN");
+    try {
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
+  } finally {
+    client.release();
+  }
+}

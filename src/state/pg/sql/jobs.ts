@@ -1,0 +1,222 @@
+// The jobs table: reading job versions, and adding or forgetting them (their state changes are in
+// job-states.ts). Scoped by the store's service unless said. Mirrors src/state/sql/jobs.ts.
+import { StateFileError } from "../../errors.js";
+import { type JobHead, type JobRow, type NewJob, type VersionHead, versionKey } from "../../job-store.js";
+import { type PgContext, toNumber } from "./context.js";
+import { JOB_COLUMNS, jobColumnsOf, jobRowOf } from "./job-rows.js";
+
+export async function upsertJob(c: PgContext, job: NewJob): Promise<JobRow> {
+  const [head] = await upsertJobs(c, [job]);
+  return getJob(c, head!.id);
+}
+
+/**
+ * Two statements whatever the number of jobs: the insert of the new ones (arrays unnested), then
+ * the heads of all. Not one: rows another runner inserted at the same moment are skipped by ON
+ * CONFLICT yet invisible to that statement's snapshot; the second statement sees them.
+ */
+export async function upsertJobs(c: PgContext, jobs: readonly NewJob[]): Promise<JobHead[]> {
+  if (jobs.length === 0) return [];
+  const now = c.now();
+  const keys = jobs.map((job) => job.key);
+  const hashes = jobs.map((job) => job.specHash);
+  await c.pool.query(
+    `INSERT INTO jobs (service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, created_at, updated_at)
+       SELECT $1::bigint, t.*, 'pending', $9::bigint, $9::bigint
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::integer[], $8::text[])
+           AS t (job_key, manifest, video_id, spec_hash, spec_json, seconds, model)
+       ON CONFLICT (service_id, job_key, spec_hash) DO NOTHING`,
+    [
+      c.serviceId,
+      keys,
+      jobs.map((job) => job.manifest),
+      jobs.map((job) => job.videoId),
+      hashes,
+      jobs.map((job) => job.specJson),
+      jobs.map((job) => job.seconds),
+      jobs.map((job) => job.model),
+      now,
+    ],
+  );
+  const { rows } = await c.pool.query<{
+    id: string;
+    job_key: string;
+    spec_hash: string;
+    state: string;
+    file: string | null;
+  }>(
+    `SELECT id, job_key, spec_hash, state, file FROM jobs
+       WHERE service_id = $1 AND (job_key, spec_hash) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+    [c.serviceId, keys, hashes],
+  );
+  const heads = new Map(
+    rows.map((row) => [
+      versionKey(row.job_key, row.spec_hash),
+      { id: toNumber(row.id), state: row.state as JobHead["state"], file: row.file },
+    ]),
+  );
+  return jobs.map((job) => heads.get(versionKey(job.key, job.specHash))!);
+}
+
+export async function versionHead(
+  c: PgContext,
+  key: string,
+  specHash: string,
+): Promise<VersionHead | undefined> {
+  const { rows } = await c.pool.query(
+    "SELECT id, state, attempts, file FROM jobs WHERE service_id = $1 AND job_key = $2 AND spec_hash = $3",
+    [c.serviceId, key, specHash],
+  );
+  const row = rows[0];
+  return row && { id: toNumber(row.id), state: row.state, attempts: row.attempts, file: row.file };
+}
+
+/** Of any service. */
+export async function wasSentAnywhere(c: PgContext, key: string, specHash: string): Promise<boolean> {
+  const { rowCount } = await c.pool.query(
+    "SELECT 1 FROM jobs WHERE job_key = $1 AND spec_hash = $2 AND attempts > 0 LIMIT 1",
+    [key, specHash],
+  );
+  return rowCount !== 0;
+}
+
+export async function hasJob(c: PgContext, key: string, specHash: string): Promise<boolean> {
+  const { rowCount } = await c.pool.query(
+    "SELECT 1 FROM jobs WHERE service_id = $1 AND job_key = $2 AND spec_hash = $3",
+    [c.serviceId, key, specHash],
+  );
+  return rowCount !== 0;
+}
+
+async function jobRows(c: PgContext, where: string, values: unknown[]): Promise<JobRow[]> {
+  const { rows } = await c.pool.query(`SELECT ${JOB_COLUMNS} FROM jobs ${where}`, values);
+  return rows.map(jobRowOf);
+}
+
+export async function findJob(c: PgContext, key: string, specHash: string): Promise<JobRow | undefined> {
+  const [row] = await jobRows(c, "WHERE service_id = $1 AND job_key = $2 AND spec_hash = $3", [
+    c.serviceId,
+    key,
+    specHash,
+  ]);
+  return row;
+}
+
+export async function findJobById(c: PgContext, id: number): Promise<JobRow | undefined> {
+  const [row] = await jobRows(c, "WHERE id = $1", [id]);
+  return row;
+}
+
+export async function getJob(c: PgContext, id: number): Promise<JobRow> {
+  const row = await findJobById(c, id);
+  if (!row) throw new StateFileError(`job ${id} is not in the store`);
+  return row;
+}
+
+/**
+ * One statement for the whole list: for each job this service never sent (no row, or pending with
+ * no attempt), the base URL of the newest row of another service, not ignored, that was sent.
+ */
+export async function listSentElsewhere(
+  c: PgContext,
+  jobs: readonly { readonly key: string; readonly specHash: string }[],
+  ignore: readonly string[],
+): Promise<{ key: string; baseUrl: string }[]> {
+  if (jobs.length === 0) return [];
+  const { rows } = await c.pool.query<{ job_key: string; base_url: string }>(
+    `SELECT wanted.job_key, other.base_url
+       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS wanted (job_key, spec_hash, ord)
+       JOIN LATERAL (
+         SELECT services.base_url FROM jobs JOIN services ON services.id = jobs.service_id
+           WHERE jobs.job_key = wanted.job_key AND jobs.spec_hash = wanted.spec_hash
+             AND jobs.service_id <> $3 AND jobs.attempts > 0 AND services.base_url <> ALL ($4::text[])
+           ORDER BY jobs.id DESC LIMIT 1
+       ) AS other ON true
+       WHERE NOT EXISTS (
+         SELECT 1 FROM jobs AS here
+           WHERE here.service_id = $3 AND here.job_key = wanted.job_key AND here.spec_hash = wanted.spec_hash
+             AND NOT (here.attempts = 0 AND here.state = 'pending'))
+       ORDER BY wanted.ord`,
+    [jobs.map((job) => job.key), jobs.map((job) => job.specHash), c.serviceId, [...ignore]],
+  );
+  return rows.map((row) => ({ key: row.job_key, baseUrl: row.base_url }));
+}
+
+export async function downloadedVersions(c: PgContext): Promise<Set<string>> {
+  const { rows } = await c.pool.query<{ job_key: string; spec_hash: string }>(
+    "SELECT job_key, spec_hash FROM jobs WHERE service_id = $1 AND state = 'Success' AND file IS NOT NULL",
+    [c.serviceId],
+  );
+  return new Set(rows.map((row) => versionKey(row.job_key, row.spec_hash)));
+}
+
+export async function madeSpecs(c: PgContext): Promise<Map<string, string>> {
+  const { rows } = await c.pool.query<{ spec_hash: string; job_key: string }>(
+    "SELECT spec_hash, job_key FROM jobs WHERE service_id = $1 AND state = 'Success' ORDER BY id",
+    [c.serviceId],
+  );
+  return new Map(rows.map((row) => [row.spec_hash, row.job_key]));
+}
+
+export async function listJobs(c: PgContext): Promise<JobRow[]> {
+  return jobRows(c, "WHERE service_id = $1 ORDER BY id", [c.serviceId]);
+}
+
+export async function jobsByVersion(c: PgContext): Promise<Map<string, JobRow>> {
+  return new Map((await listJobs(c)).map((row) => [versionKey(row.job_key, row.spec_hash), row]));
+}
+
+/** See src/state/sql/jobs.ts: the version whose video holds <id>.mp4, else the newest. */
+export async function listLatestJobs(c: PgContext): Promise<(JobRow & { base_url: string })[]> {
+  const { rows } = await c.pool.query(
+    `SELECT ${jobColumnsOf("jobs")}, services.base_url FROM jobs JOIN services ON services.id = jobs.service_id
+       WHERE jobs.id IN (
+         SELECT id FROM (
+           SELECT id, row_number() OVER (
+             PARTITION BY service_id, job_key
+             ORDER BY coalesce(file = manifest || '/' || video_id || '.mp4', false) DESC, id DESC
+           ) AS rank
+           FROM jobs WHERE ($1 < 0 OR service_id = $1)
+         ) AS ranked WHERE rank = 1)
+       ORDER BY jobs.manifest, jobs.video_id`,
+    [c.serviceId],
+  );
+  return rows.map((row) => ({ ...jobRowOf(row), base_url: row.base_url as string }));
+}
+
+export async function listInFlight(c: PgContext): Promise<JobRow[]> {
+  return jobRows(c, "WHERE service_id = $1 AND state = 'submitted' ORDER BY id", [c.serviceId]);
+}
+
+/** Of any service. */
+export async function listJobsWithFile(
+  c: PgContext,
+  key: string,
+  file: string,
+  outDir: string,
+): Promise<JobRow[]> {
+  return jobRows(c, "WHERE job_key = $1 AND file = $2 AND (out_dir IS NULL OR out_dir = $3) ORDER BY id", [
+    key,
+    file,
+    outDir,
+  ]);
+}
+
+/** One statement: the rows deleted and their events. */
+export async function forgetUnsentJobs(
+  c: PgContext,
+  manifest: string,
+  keep: ReadonlySet<string>,
+): Promise<number> {
+  const { rowCount } = await c.pool.query(
+    `WITH gone AS (
+       DELETE FROM jobs
+         WHERE service_id = $1 AND manifest = $2 AND state = 'pending' AND attempts = 0 AND task_id IS NULL
+           AND job_key || chr(10) || spec_hash <> ALL ($3::text[])
+         RETURNING id, job_key)
+     INSERT INTO events (at, job_id, kind, detail)
+       SELECT $4::bigint, id, 'forgotten', job_key || ': no longer in its manifest; nothing was sent' FROM gone`,
+    [c.serviceId, manifest, [...keep], c.now()],
+  );
+  return rowCount ?? 0;
+}

@@ -1,0 +1,306 @@
+// The job store on PostgreSQL (issue 18): what StateStore (../store.ts) is over one SQLite file, for
+// any number of runners on any number of machines sharing one database. A facade over small parts:
+// connect.ts (the pool, the URL's password masked), migrate.ts and migrations.ts (the schema), and
+// sql/ (one small function per statement, for jobs, job states, assets, speech and the caches).
+//
+// What differs from SQLite, and why:
+// - No group commit. Every write is one statement (its events row included) that PostgreSQL commits
+//   before its promise resolves, with synchronous_commit on: an intent is durable when awaited, and
+//   visible to every other runner and reader at once. `flush` has nothing to do.
+// - Every intent is a compare-and-set in one statement (an UPDATE or INSERT ... ON CONFLICT whose
+//   WHERE is the compare): of two runners racing for one row, the second waits on the first's row
+//   lock, then finds the row moved on and claims nothing. No lock file keeps a second runner out:
+//   the claims are the only guard, and they are enough for one job, speech or upload to be paid once.
+// - `writeFailure` is never set: a write either commits whole or fails whole (its promise rejects,
+//   nothing of it is left), and no write that resolved can be lost afterwards.
+// - The caches of local files are keyed by host, as paths mean nothing on another machine.
+// The leases, heartbeats and fencing of a fleet (runners, runner_id, lease_epoch) are the next step.
+import { hostname } from "node:os";
+import type pg from "pg";
+import { canonicalBaseUrl } from "../../service/base-url.js";
+import type { StateFileError } from "../errors.js";
+import type {
+  FailKind,
+  FileStamp,
+  JobHead,
+  JobRow,
+  NewJob,
+  RestoredJob,
+  SpeechRow,
+  VersionHead,
+  VideoFacts,
+} from "../job-store.js";
+import type { AsyncJobStore } from "./async-job-store.js";
+import { openPool, redactedUrl } from "./connect.js";
+import { migratePg } from "./migrate.js";
+import { PG_MIGRATIONS } from "./migrations.js";
+import * as assets from "./sql/assets.js";
+import * as caches from "./sql/caches.js";
+import { type PgContext, toNumber } from "./sql/context.js";
+import * as states from "./sql/job-states.js";
+import * as jobs from "./sql/jobs.js";
+import { restoreJobs } from "./sql/restore.js";
+import * as speech from "./sql/speech.js";
+
+export interface OpenPgStoreOptions {
+  /**
+   * The service whose rows the store reads and writes (its canonical form is recorded). Required to
+   * write; a reader without one sees every service's jobs in listLatestJobs.
+   */
+  readonly baseUrl?: string;
+  /**
+   * The machine whose caches of local files are used.
+   * @defaultValue os.hostname()
+   */
+  readonly host?: string;
+  /**
+   * A reader (`reel status`): the service's row is not created, and journalScope is undefined.
+   * @defaultValue false
+   */
+  readonly readonly?: boolean;
+  /** @defaultValue Date.now */
+  readonly now?: () => number;
+}
+
+export class PgStore implements AsyncJobStore {
+  private readonly c: PgContext;
+  /** Upload intents this store wrote: one found that it did not write is another process's. */
+  private readonly ownUploads = new Set<string>();
+  private closed = false;
+  readonly writeFailure: StateFileError | undefined = undefined;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    serviceId: number,
+    host: string,
+    now: () => number,
+    /** The store's URL with its password masked: safe in any message. */
+    readonly path: string,
+    readonly journalScope: { readonly state: string; readonly service: string } | undefined,
+  ) {
+    this.c = { pool, serviceId, host, now };
+  }
+
+  /**
+   * Opens the store at `url` (postgres://...): connects, brings the schema to this reel's version
+   * (serialized across runners starting at once), and records the service. Errors name the URL with
+   * its password masked.
+   */
+  static async open(url: string, options: OpenPgStoreOptions): Promise<PgStore> {
+    const readonly = options.readonly ?? false;
+    if (!readonly && options.baseUrl === undefined) throw new TypeError("baseUrl is required to write");
+    const pool = await openPool(url);
+    try {
+      await migratePg(pool, PG_MIGRATIONS);
+      const serviceId =
+        options.baseUrl === undefined
+          ? -1
+          : await serviceIdOf(pool, canonicalBaseUrl(options.baseUrl), readonly);
+      const path = redactedUrl(url);
+      return new PgStore(
+        pool,
+        serviceId,
+        options.host ?? hostname(),
+        options.now ?? Date.now,
+        path,
+        readonly || options.baseUrl === undefined
+          ? undefined
+          : { state: path, service: canonicalBaseUrl(options.baseUrl) },
+      );
+    } catch (error) {
+      await pool.end().catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Nothing waits: every write was committed before its promise resolved. */
+  async flush(): Promise<void> {}
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  // ---- jobs (sql/jobs.ts, sql/job-states.ts, sql/restore.ts) ----
+
+  upsertJob(job: NewJob): Promise<JobRow> {
+    return jobs.upsertJob(this.c, job);
+  }
+  upsertJobs(list: readonly NewJob[]): Promise<JobHead[]> {
+    return jobs.upsertJobs(this.c, list);
+  }
+  restoreJobs(list: readonly RestoredJob[]): Promise<number> {
+    return restoreJobs(this.c, list);
+  }
+  versionHead(key: string, specHash: string): Promise<VersionHead | undefined> {
+    return jobs.versionHead(this.c, key, specHash);
+  }
+  wasSentAnywhere(key: string, specHash: string): Promise<boolean> {
+    return jobs.wasSentAnywhere(this.c, key, specHash);
+  }
+  hasJob(key: string, specHash: string): Promise<boolean> {
+    return jobs.hasJob(this.c, key, specHash);
+  }
+  findJob(key: string, specHash: string): Promise<JobRow | undefined> {
+    return jobs.findJob(this.c, key, specHash);
+  }
+  findJobById(id: number): Promise<JobRow | undefined> {
+    return jobs.findJobById(this.c, id);
+  }
+  getJob(id: number): Promise<JobRow> {
+    return jobs.getJob(this.c, id);
+  }
+  listSentElsewhere(
+    list: readonly { readonly key: string; readonly specHash: string }[],
+    ignore: readonly string[],
+  ): Promise<{ key: string; baseUrl: string }[]> {
+    return jobs.listSentElsewhere(this.c, list, ignore);
+  }
+  downloadedVersions(): Promise<Set<string>> {
+    return jobs.downloadedVersions(this.c);
+  }
+  madeSpecs(): Promise<Map<string, string>> {
+    return jobs.madeSpecs(this.c);
+  }
+  jobsByVersion(): Promise<Map<string, JobRow>> {
+    return jobs.jobsByVersion(this.c);
+  }
+  listJobs(): Promise<JobRow[]> {
+    return jobs.listJobs(this.c);
+  }
+  listLatestJobs(): Promise<(JobRow & { base_url: string })[]> {
+    return jobs.listLatestJobs(this.c);
+  }
+  forgetUnsentJobs(manifest: string, keep: ReadonlySet<string>): Promise<number> {
+    return jobs.forgetUnsentJobs(this.c, manifest, keep);
+  }
+  listInFlight(): Promise<JobRow[]> {
+    return jobs.listInFlight(this.c);
+  }
+  listJobsWithFile(key: string, file: string, outDir: string): Promise<JobRow[]> {
+    return jobs.listJobsWithFile(this.c, key, file, outDir);
+  }
+  markInterruptedSubmissionsUncertain(): Promise<number> {
+    return states.markInterruptedSubmissionsUncertain(this.c);
+  }
+  markSubmitting(id: number): Promise<number | null> {
+    return states.markSubmitting(this.c, id);
+  }
+  withdrawSubmitting(id: number): Promise<void> {
+    return states.withdrawSubmitting(this.c, id);
+  }
+  markSubmitted(id: number, taskId: string): Promise<void> {
+    return states.markSubmitted(this.c, id, taskId);
+  }
+  markUncertain(id: number, error: string): Promise<void> {
+    return states.markUncertain(this.c, id, error);
+  }
+  markFailed(id: number, kind: FailKind, error: string): Promise<void> {
+    return states.markFailed(this.c, id, kind, error);
+  }
+  markRefused(id: number, error: string): Promise<void> {
+    return states.markRefused(this.c, id, error);
+  }
+  markPending(id: number, why: string): Promise<boolean> {
+    return states.markPending(this.c, id, why);
+  }
+  recordTaskStatus(
+    id: number,
+    status: string,
+    resultUrl: string | undefined,
+    reason: string | undefined,
+  ): Promise<void> {
+    return states.recordTaskStatus(this.c, id, status, resultUrl, reason);
+  }
+  recordResultUrl(id: number, url: string): Promise<void> {
+    return states.recordResultUrl(this.c, id, url);
+  }
+  markDownloaded(row: JobRow, file: string, outDir: string, video?: VideoFacts): Promise<JobRow> {
+    return states.markDownloaded(this.c, row, file, outDir, video);
+  }
+  forgetDownload(row: JobRow): Promise<JobRow> {
+    return states.forgetDownload(this.c, row);
+  }
+  recordJobError(id: number, error: string): Promise<void> {
+    return states.recordJobError(this.c, id, error);
+  }
+  clearJobError(row: JobRow): Promise<JobRow> {
+    return states.clearJobError(this.c, row);
+  }
+  recordVideoStamp(row: JobRow, stamp: string): Promise<JobRow> {
+    return states.recordVideoStamp(this.c, row, stamp);
+  }
+
+  // ---- assets and speech (sql/assets.ts, sql/speech.ts) ----
+
+  findAsset(sha256: string): Promise<string | undefined> {
+    return assets.findAsset(this.c, sha256);
+  }
+  markUploading(sha256: string): Promise<void> {
+    return assets.markUploading(this.c, this.ownUploads, sha256);
+  }
+  forgetUploadIntent(sha256: string): Promise<void> {
+    return assets.forgetUploadIntent(this.c, sha256);
+  }
+  takeInterruptedUploads(): Promise<number> {
+    return assets.takeInterruptedUploads(this.c);
+  }
+  recordAsset(sha256: string, assetId: string, size: number): Promise<void> {
+    return assets.recordAsset(this.c, sha256, assetId, size);
+  }
+  madeAsset(assetId: string): Promise<boolean> {
+    return assets.madeAsset(this.c, assetId);
+  }
+  forgetAssetId(assetId: string): Promise<void> {
+    return assets.forgetAssetId(this.c, assetId);
+  }
+  findSpeech(voiceId: string, text: string): Promise<SpeechRow | undefined> {
+    return speech.findSpeech(this.c, voiceId, text);
+  }
+  markSpeechCreating(voiceId: string, text: string): Promise<void> {
+    return speech.markSpeechCreating(this.c, voiceId, text);
+  }
+  markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void> {
+    return speech.markSpeechDone(this.c, voiceId, text, assetId, duration);
+  }
+  markSpeechUncertain(voiceId: string, text: string, error: string): Promise<void> {
+    return speech.markSpeechUncertain(this.c, voiceId, text, error);
+  }
+  clearSpeech(voiceId: string, text: string): Promise<void> {
+    return speech.clearSpeech(this.c, voiceId, text);
+  }
+  markInterruptedSpeechUncertain(): Promise<number> {
+    return speech.markInterruptedSpeechUncertain(this.c);
+  }
+
+  // ---- local caches of this host (sql/caches.ts) ----
+
+  findFileHash(path: string, stamp: FileStamp): Promise<string | undefined> {
+    return caches.findFileHash(this.c, path, stamp);
+  }
+  recordFileHash(path: string, stamp: FileStamp, sha256: string): Promise<void> {
+    return caches.recordFileHash(this.c, path, stamp, sha256);
+  }
+  findRemote(url: string): Promise<{ sha256: string; path: string; size: number } | undefined> {
+    return caches.findRemote(this.c, url);
+  }
+  recordRemote(url: string, sha256: string, path: string, size: number): Promise<void> {
+    return caches.recordRemote(this.c, url, sha256, path, size);
+  }
+}
+
+/**
+ * The row id of the service at `baseUrl` (canonical), created if new unless `readonly` (then 0,
+ * which matches no row, when the store never saw it). One statement: runners starting at once get
+ * the same row. DO UPDATE rather than DO NOTHING, so that RETURNING gives the row that was there.
+ */
+async function serviceIdOf(pool: pg.Pool, baseUrl: string, readonly: boolean): Promise<number> {
+  const { rows } = await pool.query<{ id: string }>(
+    readonly
+      ? "SELECT id FROM services WHERE base_url = $1"
+      : "INSERT INTO services (base_url) VALUES ($1) ON CONFLICT (base_url) DO UPDATE SET base_url = excluded.base_url RETURNING id",
+    [baseUrl],
+  );
+  return rows[0] ? toNumber(rows[0].id) : 0;
+}

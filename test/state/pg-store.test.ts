@@ -1,0 +1,472 @@
+// The PostgreSQL job store (src/state/pg/store.ts) on a real server, a fresh database per test: the
+// behaviours of the SQLite state file that matter most (test/state/conformance.ts), and what a shared
+// store adds: two stores on one database racing for the same claims, each claim won once.
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { ClaimLostError, StateFileError } from "../../src/state/errors.js";
+import type { NewJob } from "../../src/state/job-store.js";
+import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
+import { usePostgres } from "../helpers/postgres.js";
+
+const database = usePostgres();
+
+const JOB: NewJob = {
+  key: "m/a",
+  manifest: "m",
+  videoId: "a",
+  specHash: "h1",
+  specJson: "{}",
+  seconds: 5,
+  model: "actor-2",
+};
+
+const job = (n: number): NewJob => ({ ...JOB, key: `m/v${n}`, videoId: `v${n}` });
+
+// Closed after each test (before usePostgres drops its database: after-hooks run last-registered first).
+const opened: PgStore[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+});
+
+async function open(url: string, baseUrl = "https://a.example", options: Partial<OpenPgStoreOptions> = {}) {
+  const store = await PgStore.open(url, { baseUrl, ...options });
+  opened.push(store);
+  return store;
+}
+
+/** Rows of the database, read directly: what another reader of the store sees. */
+async function query<T extends pg.QueryResultRow>(
+  url: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe("the PostgreSQL store", () => {
+  it("keeps jobs and assets per service address, and a reopened store sees what was written", async (context) => {
+    const url = await database(context);
+    const a = await open(url, "https://a.example");
+    await a.recordAsset("sha-1", "101", 10);
+    const row = await a.upsertJob(JOB);
+    await a.close();
+    const b = await open(url, "https://b.example");
+    expect(await b.findAsset("sha-1")).toBeUndefined();
+    expect(await b.findJob("m/a", "h1")).toBeUndefined();
+    expect(await b.listJobs()).toEqual([]);
+    // Another spelling of the same address is the same service.
+    const again = await open(url, "HTTPS://A.example:443/");
+    expect(await again.findAsset("sha-1")).toBe("101");
+    expect(await again.findJob("m/a", "h1")).toMatchObject({ id: row.id, state: "pending" });
+    expect(await query(url, "SELECT base_url FROM services ORDER BY id")).toEqual([
+      { base_url: "https://a.example" },
+      { base_url: "https://b.example" },
+    ]);
+    // A reader of a service the store never saw creates nothing and sees nothing of the others.
+    const reader = await open(url, "https://c.example", { readonly: true });
+    expect(await reader.listJobs()).toEqual([]);
+    expect(reader.journalScope).toBeUndefined();
+    expect(await query(url, "SELECT count(*)::int AS n FROM services")).toEqual([{ n: 2 }]);
+  });
+
+  it("upserts a job once, returns heads in the order asked, and numbers as numbers", async (context) => {
+    const url = await database(context);
+    const store = await open(url);
+    const first = await store.upsertJob(JOB);
+    const second = await store.upsertJob({ ...JOB, specJson: '{"other":1}' });
+    expect(second).toEqual(first);
+    expect(first).toMatchObject({ state: "pending", attempts: 0, seconds: 5, file: null, fail_kind: null });
+    for (const field of ["id", "created_at", "updated_at"] as const)
+      expect(typeof first[field]).toBe("number");
+
+    const list = [job(3), JOB, job(1), job(2), job(1)];
+    const heads = await store.upsertJobs(list);
+    expect(heads.map((head) => head.id)[1]).toBe(first.id);
+    expect(heads[2]).toEqual(heads[4]);
+    expect(heads.every((head) => typeof head.id === "number" && head.state === "pending")).toBe(true);
+    expect(new Set(heads.map((head) => head.id)).size).toBe(4);
+    expect(await store.upsertJobs(list)).toEqual(heads);
+    expect((await store.listJobs()).map((row) => row.job_key)).toEqual(["m/a", "m/v3", "m/v1", "m/v2"]);
+    expect(await store.hasJob("m/v2", "h1")).toBe(true);
+    expect(await store.hasJob("m/v2", "h2")).toBe(false);
+    expect(await store.versionHead("m/v3", "h1")).toEqual({
+      id: heads[0]!.id,
+      state: "pending",
+      attempts: 0,
+      file: null,
+    });
+  });
+
+  it("claims a job once when two stores race for twenty jobs", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    const heads = await one.upsertJobs(Array.from({ length: 20 }, (_, n) => job(n)));
+    const ids = heads.map((head) => head.id);
+    const [byOne, byTwo] = await Promise.all([
+      Promise.all(ids.map((id) => one.markSubmitting(id))),
+      Promise.all(ids.map((id) => two.markSubmitting(id))),
+    ]);
+    for (let i = 0; i < ids.length; i++) {
+      const won = [byOne[i], byTwo[i]].filter((attempt) => attempt !== null);
+      expect(won, `job ${ids[i]}`).toEqual([1]);
+    }
+    const rows = await one.listJobs();
+    expect(rows.every((row) => row.state === "submitting" && row.attempts === 1)).toBe(true);
+    // One intent each, each with its event, written in the statement of the claim.
+    expect(await query(url, "SELECT count(*)::int AS n FROM events WHERE kind = 'submitting'")).toEqual([
+      { n: 20 },
+    ]);
+  });
+
+  it("claims a job only from the states a submission starts from", async (context) => {
+    const url = await database(context);
+    const store = await open(url);
+    const row = await store.upsertJob(JOB);
+    expect(await store.markSubmitting(row.id)).toBe(1);
+    expect(await store.markSubmitting(row.id)).toBeNull();
+    await store.markFailed(row.id, "local", "the file vanished");
+    expect(await store.markSubmitting(row.id)).toBe(2);
+    await store.markFailed(row.id, "rejected", "422");
+    expect(await store.markSubmitting(row.id)).toBeNull();
+    await store.markUncertain(row.id, "lost answer");
+    expect(await store.markSubmitting(row.id)).toBeNull();
+    expect(await store.markPending(row.id, "--resubmit-uncertain")).toBe(true);
+    expect(await store.markPending(row.id, "again")).toBe(false);
+    expect(await store.markSubmitting(row.id)).toBe(3);
+    await expect(store.markSubmitting(row.id + 1000)).rejects.toThrow(StateFileError);
+    await expect(store.markSubmitting(row.id + 1000)).rejects.toThrow(/not in the state file/);
+  });
+
+  it("makes a failed job pending again once when two stores retry it at the same moment", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    const rows = await Promise.all(Array.from({ length: 10 }, (_, n) => one.upsertJob(job(n))));
+    for (const row of rows) {
+      await one.markSubmitting(row.id);
+      await one.markUncertain(row.id, "lost");
+    }
+    const results = await Promise.all(
+      rows.flatMap((row) => [one.markPending(row.id, "one"), two.markPending(row.id, "two")]),
+    );
+    for (let i = 0; i < rows.length; i++)
+      expect([results[2 * i], results[2 * i + 1]].filter(Boolean)).toHaveLength(1);
+  });
+
+  it("makes one speech intent win when two stores race, and only over an uncertain one", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    const texts = Array.from({ length: 20 }, (_, n) => `hello ${n}`);
+    const outcomes = await Promise.allSettled(
+      texts.flatMap((text) => [one.markSpeechCreating("17", text), two.markSpeechCreating("17", text)]),
+    );
+    for (let i = 0; i < texts.length; i++) {
+      const pair = [outcomes[2 * i]!, outcomes[2 * i + 1]!];
+      expect(pair.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+      const lost = pair.find((o) => o.status === "rejected") as PromiseRejectedResult;
+      expect(lost.reason).toBeInstanceOf(ClaimLostError);
+    }
+    // Over a done speech: lost; over an uncertain one: made again.
+    await one.markSpeechDone("17", "hello 0", "501", 2.5);
+    await expect(two.markSpeechCreating("17", "hello 0")).rejects.toThrow(ClaimLostError);
+    expect(await two.findSpeech("17", "hello 0")).toEqual({
+      state: "done",
+      asset_id: "501",
+      duration: 2.5,
+      error: null,
+    });
+    expect(await one.madeAsset("501")).toBe(true);
+    await one.markSpeechUncertain("17", "hello 1", "lost");
+    await two.markSpeechCreating("17", "hello 1");
+    expect(await one.findSpeech("17", "hello 1")).toMatchObject({ state: "creating", error: null });
+    await one.clearSpeech("17", "hello 1");
+    expect(await one.findSpeech("17", "hello 1")).toBeUndefined();
+    // The intents of a run that died are uncertain at the next start.
+    expect(await one.markInterruptedSpeechUncertain()).toBe(18);
+    // Another service's speech is not this one's.
+    const other = await open(url, "https://b.example");
+    await other.markSpeechCreating("17", "hello 0");
+  });
+
+  it("makes one upload intent win when two stores race; a store's own intent again is its own", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    const hashes = Array.from({ length: 20 }, (_, n) => `sha-${n}`);
+    const outcomes = await Promise.allSettled(
+      hashes.flatMap((sha) => [one.markUploading(sha), two.markUploading(sha)]),
+    );
+    for (let i = 0; i < hashes.length; i++) {
+      const pair = [outcomes[2 * i]!, outcomes[2 * i + 1]!];
+      expect(pair.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+      expect((pair.find((o) => o.status === "rejected") as PromiseRejectedResult).reason).toBeInstanceOf(
+        ClaimLostError,
+      );
+    }
+    const mine = outcomes[0]!.status === "fulfilled" ? one : two;
+    await mine.markUploading("sha-0"); // an upload retried in the same run
+    await mine.recordAsset("sha-0", "900", 1234);
+    expect(await two.findAsset("sha-0")).toBe("900");
+    await mine.forgetUploadIntent("sha-1");
+    // Taken at start: the intents without an asset (19 written, one recorded, one forgotten).
+    expect(await one.takeInterruptedUploads()).toBe(18);
+    expect(await one.takeInterruptedUploads()).toBe(0);
+    await one.forgetAssetId("900");
+    expect(await one.findAsset("sha-0")).toBeUndefined();
+    expect(await one.madeAsset("900")).toBe(false);
+  });
+
+  it("gives the attempt back when a submission is refused or withdrawn, and only from its intent", async (context) => {
+    const url = await database(context);
+    const store = await open(url);
+    const row = await store.upsertJob(JOB);
+    expect(await store.markSubmitting(row.id)).toBe(1);
+    await store.markRefused(row.id, "503 busy");
+    expect(await store.getJob(row.id)).toMatchObject({ state: "pending", attempts: 0, error: "503 busy" });
+    expect(await store.markSubmitting(row.id)).toBe(1);
+    await store.withdrawSubmitting(row.id);
+    expect(await store.getJob(row.id)).toMatchObject({ state: "pending", attempts: 0 });
+    expect(await store.markSubmitting(row.id)).toBe(1);
+    await store.markSubmitted(row.id, "77");
+    // Late, after the answer was recorded (another writer's, say): nothing changes.
+    await store.withdrawSubmitting(row.id);
+    await store.markRefused(row.id, "late");
+    expect(await store.getJob(row.id)).toMatchObject({
+      state: "submitted",
+      attempts: 1,
+      task_id: "77",
+      error: null,
+    });
+    const kinds = await query<{ kind: string }>(
+      url,
+      "SELECT kind FROM events WHERE job_id = $1 ORDER BY id",
+      [row.id],
+    );
+    expect(kinds.map((e) => e.kind)).toEqual([
+      "submitting",
+      "refused",
+      "submitting",
+      "withdrawn",
+      "submitting",
+      "submitted",
+    ]);
+  });
+
+  it("records the task's statuses, the final ones as the job's state", async (context) => {
+    const url = await database(context);
+    const store = await open(url, "https://a.example", { now: () => 1_700_000_000_000 });
+    const ids: number[] = [];
+    for (const n of [0, 1, 2]) {
+      const row = await store.upsertJob(job(n));
+      await store.markSubmitting(row.id);
+      await store.markSubmitted(row.id, `t${n}`);
+      ids.push(row.id);
+    }
+    const [ok, failed, canceled] = ids as [number, number, number];
+    expect((await store.listInFlight()).map((row) => row.id)).toEqual(ids);
+    await store.recordTaskStatus(ok, "Running", undefined, undefined);
+    expect(await store.getJob(ok)).toMatchObject({
+      state: "submitted",
+      task_status: "Running",
+      running_at: 1_700_000_000_000,
+    });
+    await store.recordTaskStatus(ok, "Success", "https://cdn.example/v.mp4", undefined);
+    await store.recordTaskStatus(failed, "Fail", undefined, "bad prompt");
+    await store.recordTaskStatus(canceled, "Canceled", undefined, undefined);
+    expect(await store.getJob(ok)).toMatchObject({
+      state: "Success",
+      result_url: "https://cdn.example/v.mp4",
+      finished_at: 1_700_000_000_000,
+      submitted_at: 1_700_000_000_000,
+    });
+    expect(await store.getJob(failed)).toMatchObject({
+      state: "Fail",
+      fail_kind: "task",
+      error: "bad prompt",
+    });
+    expect(await store.getJob(canceled)).toMatchObject({
+      state: "Canceled",
+      error: "the task was canceled on the service",
+    });
+    expect(await store.listInFlight()).toEqual([]);
+    expect([...(await store.madeSpecs())]).toEqual([["h1", "m/v0"]]);
+    await store.recordResultUrl(ok, "https://cdn.example/fresh.mp4");
+    expect((await store.getJob(ok)).result_url).toBe("https://cdn.example/fresh.mp4");
+  });
+
+  it("records a download with its video, and forgets it", async (context) => {
+    const url = await database(context);
+    const store = await open(url);
+    const row = await store.upsertJob(JOB);
+    await store.markSubmitting(row.id);
+    await store.markSubmitted(row.id, "5");
+    await store.recordTaskStatus(row.id, "Success", "https://cdn.example/a.mp4", undefined);
+    await store.recordJobError(row.id, "disk full");
+    const video = { size: 5_000_000_000, sha256: "ab".repeat(32), stamp: "s1" };
+    const done = await store.markDownloaded(await store.getJob(row.id), "m/a.mp4", "/out", video);
+    expect(done).toMatchObject({ file: "m/a.mp4", out_dir: "/out", error: null, file_size: 5_000_000_000 });
+    expect(await store.getJob(row.id)).toEqual(done);
+    expect(await store.downloadedVersions()).toEqual(new Set(["m/a\nh1"]));
+    expect((await store.listJobsWithFile("m/a", "m/a.mp4", "/out")).map((r) => r.id)).toEqual([row.id]);
+    expect(await store.listJobsWithFile("m/a", "m/a.mp4", "/elsewhere")).toEqual([]);
+    const stamped = await store.recordVideoStamp(done, "s2");
+    expect(await store.getJob(row.id)).toEqual(stamped);
+    const errorCleared = await store.clearJobError(stamped);
+    expect(errorCleared.error).toBeNull();
+    const forgotten = await store.forgetDownload(errorCleared);
+    expect(forgotten).toMatchObject({
+      file: null,
+      out_dir: null,
+      downloaded_at: null,
+      file_size: null,
+      file_stamp: null,
+    });
+    expect(await store.getJob(row.id)).toEqual(forgotten);
+    expect(await store.downloadedVersions()).toEqual(new Set());
+  });
+
+  it("turns a submission without a recorded answer into an uncertain job at the next start", async (context) => {
+    const url = await database(context);
+    const store = await open(url);
+    const row = await store.upsertJob(JOB);
+    const sent = await store.upsertJob(job(1));
+    await store.markSubmitting(row.id);
+    await store.markSubmitting(sent.id);
+    await store.markSubmitted(sent.id, "8");
+    await store.close();
+    const next = await open(url);
+    expect(await next.markInterruptedSubmissionsUncertain()).toBe(1);
+    expect(await next.getJob(row.id)).toMatchObject({ state: "uncertain", attempts: 1 });
+    expect(await next.getJob(sent.id)).toMatchObject({ state: "submitted", task_id: "8" });
+    expect(await next.markInterruptedSubmissionsUncertain()).toBe(0);
+  });
+
+  it("forgets only unsent jobs a manifest no longer lists", async (context) => {
+    const url = await database(context);
+    const store = await open(url);
+    const kept = await store.upsertJob(JOB);
+    const removed = await store.upsertJob(job(1));
+    const paid = await store.upsertJob(job(2));
+    const elsewhere = await store.upsertJob({ ...JOB, key: "n/d", manifest: "n", videoId: "d" });
+    await store.markSubmitting(paid.id);
+    await store.markSubmitted(paid.id, "9");
+    expect(await store.forgetUnsentJobs("m", new Set(["m/a\nh1"]))).toBe(1);
+    expect((await store.listJobs()).map((row) => row.id)).toEqual([kept.id, paid.id, elsewhere.id]);
+    await expect(store.markSubmitting(removed.id)).rejects.toThrow(/not in the state file/);
+  });
+
+  it("names the jobs another service was paid for, and the latest version of each job", async (context) => {
+    const url = await database(context);
+    const real = await open(url, "https://real.example");
+    const sandbox = await open(url, "sandbox:local");
+    const here = await open(url, "https://alias.example");
+    for (const store of [real, sandbox]) {
+      const row = await store.upsertJob(JOB);
+      await store.markSubmitting(row.id);
+    }
+    const unsent = await real.upsertJob(job(1));
+    expect(await here.wasSentAnywhere("m/a", "h1")).toBe(true);
+    expect(await here.wasSentAnywhere("m/v1", "h1")).toBe(false);
+    const asked = [
+      { key: "m/a", specHash: "h1" },
+      { key: "m/v1", specHash: "h1" },
+    ];
+    expect(await here.listSentElsewhere(asked, ["sandbox:local"])).toEqual([
+      { key: "m/a", baseUrl: "https://real.example" },
+    ]);
+    expect(await real.listSentElsewhere(asked, [])).toEqual([]);
+    expect(await here.listSentElsewhere(asked, ["sandbox:local", "https://real.example"])).toEqual([]);
+    // A version edited, then the edit undone: the one whose video holds <id>.mp4 is the latest.
+    const v2 = await real.upsertJob({ ...JOB, specHash: "h2" });
+    const v1 = (await real.findJob("m/a", "h1"))!;
+    await real.markDownloaded(v1, "m/a.mp4", "/out");
+    const latest = await real.listLatestJobs();
+    expect(latest.map((row) => [row.id, row.base_url])).toEqual([
+      [v1.id, "https://real.example"],
+      [unsent.id, "https://real.example"],
+    ]);
+    expect(latest.map((row) => row.id)).not.toContain(v2.id);
+    const everyService = await PgStore.open(url, { readonly: true });
+    opened.push(everyService);
+    expect((await everyService.listLatestJobs()).map((row) => row.base_url).sort()).toEqual([
+      "https://real.example",
+      "https://real.example",
+      "sandbox:local",
+    ]);
+  });
+
+  it("restores jobs from the output folder's records over unsent or lost rows only", async (context) => {
+    const url = await database(context);
+    const store = await open(url);
+    const lost = await store.upsertJob(JOB);
+    await store.markSubmitting(lost.id);
+    const done = await store.upsertJob(job(1));
+    await store.markSubmitting(done.id);
+    await store.markSubmitted(done.id, "1");
+    const record = (n: NewJob, taskId: string) => ({
+      ...n,
+      specJson: "null",
+      state: "submitted" as const,
+      failKind: null,
+      attempts: 1,
+      taskId,
+      taskStatus: "Running",
+      file: null,
+      outDir: null,
+      error: null,
+      createdAt: 1,
+      submittedAt: 2,
+      finishedAt: null,
+      downloadedAt: null,
+    });
+    expect(await store.restoreJobs([record(JOB, "40"), record(job(1), "41"), record(job(2), "42")])).toBe(2);
+    expect(await store.getJob(lost.id)).toMatchObject({ state: "submitted", task_id: "40", spec_json: "{}" });
+    expect(await store.getJob(done.id)).toMatchObject({ task_id: "1" });
+    expect(await store.findJob("m/v2", "h1")).toMatchObject({
+      state: "submitted",
+      task_id: "42",
+      spec_json: "null",
+    });
+  });
+
+  it("keeps the caches of local files per machine", async (context) => {
+    const url = await database(context);
+    const here = await open(url, "https://a.example", { host: "laptop" });
+    const there = await open(url, "https://b.example", { host: "server" });
+    const stamp = { size: 10, mtimeNs: "1", ctimeNs: "2", ino: "3" };
+    await here.recordFileHash("/media/a.jpg", stamp, "sha-a");
+    expect(await here.findFileHash("/media/a.jpg", stamp)).toBe("sha-a");
+    expect(await here.findFileHash("/media/a.jpg", { ...stamp, ino: "4" })).toBeUndefined();
+    expect(await there.findFileHash("/media/a.jpg", stamp)).toBeUndefined();
+    await here.recordFileHash("/media/a.jpg", { ...stamp, ino: "4" }, "sha-b");
+    expect(await here.findFileHash("/media/a.jpg", { ...stamp, ino: "4" })).toBe("sha-b");
+    await here.recordRemote("https://x.example/a.jpg", "sha-r", "/cache/r", 99);
+    expect(await here.findRemote("https://x.example/a.jpg")).toEqual({
+      sha256: "sha-r",
+      path: "/cache/r",
+      size: 99,
+    });
+    expect(await there.findRemote("https://x.example/a.jpg")).toBeUndefined();
+  });
+
+  it("never shows the URL's password, in its path nor in an error", async (context) => {
+    const url = new URL(await database(context));
+    const good = await open(url.toString());
+    expect(good.path).not.toContain("reel_test@");
+    expect(good.path).toContain(":***@");
+    expect(good.journalScope).toEqual({ state: good.path, service: "https://a.example" });
+    url.password = "s3cret-Pa55word";
+    const error = await PgStore.open(url.toString(), { baseUrl: "https://a.example" }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error).toBeInstanceOf(StateFileError);
+    expect(error?.message).toContain(":***@");
+    expect(error?.message).not.toContain("s3cret-Pa55word");
+    expect(String((error as Error & { cause?: unknown }).cause ?? "")).not.toContain("s3cret-Pa55word");
+  });
+});
