@@ -98,7 +98,7 @@ async function makespan() {
     const delays = [...sandbox.counters.tasks.values()]
       .filter((t) => t.finishedAt !== undefined && t.firstDownloadAt !== undefined)
       .map((t) => t.firstDownloadAt - t.finishedAt);
-    store.close();
+    await store.close();
     await client.close();
     return [
       ["makespan: jobs done", `${ok}/200`],
@@ -150,7 +150,7 @@ async function overhead(base, label) {
     const cpu = process.cpuUsage(cpu0);
     const wall = Date.now() - started;
     const ok = summary.rows.filter((r) => r.state === "Success" && r.file).length;
-    store.close();
+    await store.close();
     await client.close();
     const cpuMs = (cpu.user + cpu.system) / 1000;
     // Keep this state for the resume bench.
@@ -281,7 +281,7 @@ async function hashing() {
     t = Date.now();
     for (const f of files) await again(f);
     const second = Date.now() - t;
-    store.close();
+    await store.close();
     return [
       ["hashing 1 GiB: sha256sum", `${coreutils} ms`],
       ["hashing 1 GiB: reel, first run", `${first} ms (ratio ${(first / coreutils).toFixed(2)})`],

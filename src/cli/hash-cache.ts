@@ -5,44 +5,46 @@
 // are written into the state file once it is locked. A cache that cannot be read (no state file
 // yet, another program's file, an older schema) only means the files are hashed again.
 import { type CachedHasher, type HashCache, makeCachedHasher } from "../engine/hash-file.js";
-import { type FileStamp, StateStore } from "../state/store.js";
+import { openJobStore } from "../state/open-job-store.js";
+import type { FileStamp, JobStore } from "../state/store.js";
 
 export interface UnlockedHashCache {
   readonly hasher: CachedHasher;
   /** Stops reading the state file (before it is opened to write). */
-  closeReader(): void;
+  closeReader(): Promise<void>;
   /** Writes the hashes computed since into `store`, now locked. */
-  saveTo(store: StateStore): void;
+  saveTo(store: JobStore): Promise<void>;
 }
 
-export function readHashCacheUnlocked(statePath: string): UnlockedHashCache {
-  let reader: StateStore | undefined;
+export async function readHashCacheUnlocked(statePath: string): Promise<UnlockedHashCache> {
+  let reader: JobStore | undefined;
   try {
-    reader = StateStore.open(statePath, { readonly: true });
+    reader = await openJobStore(statePath, { readonly: true });
   } catch {
     reader = undefined; // hashed again: see above
   }
   const computed: [path: string, stamp: FileStamp, sha256: string][] = [];
   const cache: HashCache = {
-    findFileHash(path, stamp) {
+    async findFileHash(path, stamp) {
       try {
-        return reader?.findFileHash(path, stamp);
+        return await reader?.findFileHash(path, stamp);
       } catch {
         return undefined;
       }
     },
-    recordFileHash(path, stamp, sha256) {
+    async recordFileHash(path, stamp, sha256) {
       computed.push([path, stamp, sha256]);
     },
   };
   return {
     hasher: makeCachedHasher(cache),
-    closeReader() {
-      reader?.close();
+    async closeReader() {
+      const closing = reader;
       reader = undefined;
+      await closing?.close();
     },
-    saveTo(store) {
-      for (const [path, stamp, sha256] of computed.splice(0)) store.recordFileHash(path, stamp, sha256);
+    async saveTo(store) {
+      for (const [path, stamp, sha256] of computed.splice(0)) await store.recordFileHash(path, stamp, sha256);
     },
   };
 }

@@ -5,8 +5,8 @@ import { existsSync } from "node:fs";
 import { type ReportCode, UsageError } from "../errors.js";
 import { makeJobFilter, makePlan, onlyHint, type Plan } from "../manifest/index.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
-import { makePlanStateView } from "./plan-state-view.js";
-import { StateStore } from "../state/store.js";
+import { loadPlanStateView } from "./plan-state-view.js";
+import type { JobStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { lastServiceOf, openStateToRead } from "./read-state.js";
@@ -175,17 +175,17 @@ export const planCommand: Command = {
     }
     checkWorkplace(place, loaded.manifests, io.cwd);
 
-    const { store, service } = openStateForPlan(statePath, args, io);
+    const { store, service } = await openStateForPlan(statePath, args, io);
     let plan: Plan;
     try {
-      plan = makePlan(manifests, store ? makePlanStateView(store, place.outDir) : undefined);
+      plan = makePlan(manifests, store ? await loadPlanStateView(store, place.outDir, manifests) : undefined);
       if (store && service !== undefined && service !== SANDBOX_SERVICE_ID) {
         const fresh = new Set(plan.jobs.new);
         const jobs = manifests.flatMap((m) => m.jobs).filter((job) => fresh.has(job.key));
-        plan.sentElsewhere = store.listSentElsewhere(jobs, [SANDBOX_SERVICE_ID]);
+        plan.sentElsewhere = await store.listSentElsewhere(jobs, [SANDBOX_SERVICE_ID]);
       }
     } finally {
-      store?.close();
+      await store?.close();
     }
 
     const summary = summarize({ manifests, problems: [] });
@@ -206,7 +206,7 @@ export const planCommand: Command = {
 };
 
 /** What the plan was compared with: a mistyped --state or another service explains "all new". */
-function comparedWith(store: StateStore | undefined, service: string | undefined): string {
+function comparedWith(store: JobStore | undefined, service: string | undefined): string {
   // The state file itself is named on the plan's first line.
   if (!store) return "compared with: nothing (no state file yet): every job is new";
   const name = service === SANDBOX_SERVICE_ID ? "the sandbox (--sandbox)" : (service ?? "no service yet");
@@ -218,11 +218,11 @@ function comparedWith(store: StateStore | undefined, service: string | undefined
  * sandbox's with --sandbox, or else the one the state file used last. A base URL given is checked as
  * `run` checks it, so a plan against a mistyped address says so instead of showing every job as new.
  */
-function openStateForPlan(
+async function openStateForPlan(
   statePath: string,
   args: ParsedArgs,
   io: CliIO,
-): { store: StateStore | undefined; service: string | undefined } {
+): Promise<{ store: JobStore | undefined; service: string | undefined }> {
   refuseSandboxWithBaseUrl(args);
   const given =
     typeof args.values["base-url"] === "string"
@@ -238,5 +238,5 @@ function openStateForPlan(
         : canonicalBaseUrl(given);
   if (!existsSync(statePath)) return { store: undefined, service: chosen };
   const service = chosen ?? lastServiceOf(statePath);
-  return { store: openStateToRead(statePath, service), service };
+  return { store: await openStateToRead(statePath, service), service };
 }

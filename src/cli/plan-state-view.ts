@@ -1,26 +1,49 @@
 // What `reel plan` needs to know from the state file, read-only: which jobs are done, in flight or
-// failed, which contents are uploaded and which speech exists, for one service.
-import type { JobStatus, PlanStateView } from "../manifest/index.js";
+// failed, which contents are uploaded and which speech exists, for one service. The plan itself is
+// pure and synchronous (manifest/plan.ts); the store is asynchronous, so what the plan may ask of it
+// is read here first, for the jobs of `manifests`.
+import type { JobStatus, NormalizedManifest, PlanStateView } from "../manifest/index.js";
 import { resolve } from "node:path";
+import { refsOf } from "../engine/submit.js";
 import { videoFile } from "../output/layout.js";
 import { keptName } from "../output/versions.js";
-import type { StateStore } from "../state/store.js";
+import { type JobRow, type JobStore, type SpeechRow, versionKey } from "../state/store.js";
 
-export function makePlanStateView(store: StateStore, outDir: string): PlanStateView {
-  let made: Map<string, string> | undefined;
+export async function loadPlanStateView(
+  store: JobStore,
+  outDir: string,
+  manifests: readonly NormalizedManifest[],
+): Promise<PlanStateView> {
   const outKey = resolve(outDir);
+  const made = await store.madeSpecs();
+  const rows = new Map<string, JobRow | undefined>();
+  const replaced = new Map<string, string | undefined>();
+  const assets = new Map<string, string | undefined>();
+  const speech = new Map<string, SpeechRow | undefined>();
+  const speechKey = (voiceId: string, text: string): string => `${voiceId}\n${text}`;
+  for (const manifest of manifests) {
+    for (const job of manifest.jobs) {
+      const version = versionKey(job.key, job.specHash);
+      rows.set(version, await store.findJob(job.key, job.specHash));
+      const older = (await store.listJobsWithFile(job.key, videoFile(job.manifest, job.id), outKey)).find(
+        (row) => row.spec_hash !== job.specHash,
+      );
+      replaced.set(version, older && (await keptName({ store, outDir, outKey }, older)));
+      for (const ref of refsOf(job)) {
+        if (ref.kind === "file") {
+          if (!assets.has(ref.sha256)) assets.set(ref.sha256, await store.findAsset(ref.sha256));
+        } else if (ref.kind === "speech") {
+          const key = speechKey(ref.voiceId, ref.text);
+          if (!speech.has(key)) speech.set(key, await store.findSpeech(ref.voiceId, ref.text));
+        }
+      }
+    }
+  }
   return {
-    madeAs: (specHash) => (made ??= store.madeSpecs()).get(specHash),
-    replacedAs(key, specHash) {
-      const slash = key.indexOf("/");
-      const [manifest, id] = [key.slice(0, slash), key.slice(slash + 1)];
-      const older = store
-        .listJobsWithFile(key, videoFile(manifest, id), outKey)
-        .find((row) => row.spec_hash !== specHash);
-      return older && keptName({ store, outDir, outKey }, older);
-    },
+    madeAs: (specHash) => made.get(specHash),
+    replacedAs: (key, specHash) => replaced.get(versionKey(key, specHash)),
     jobStatus(key: string, specHash: string): JobStatus {
-      const row = store.findJob(key, specHash);
+      const row = rows.get(versionKey(key, specHash));
       switch (row?.state) {
         case undefined:
         case "pending":
@@ -38,7 +61,7 @@ export function makePlanStateView(store: StateStore, outDir: string): PlanStateV
           return row.fail_kind === "local" ? "new" : "failed";
       }
     },
-    assetUploaded: (sha256) => store.findAsset(sha256) !== undefined,
-    speechMade: (voiceId, text) => store.findSpeech(voiceId, text)?.state === "done",
+    assetUploaded: (sha256) => assets.get(sha256) !== undefined,
+    speechMade: (voiceId, text) => speech.get(speechKey(voiceId, text))?.state === "done",
   };
 }

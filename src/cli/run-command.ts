@@ -74,7 +74,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   await checkAllowRead(allowRead, io.cwd);
   // Validated before the state file is locked, the log file opened or the sandbox started: an
   // invalid manifest is refused alike whether or not another reel holds the state file.
-  const hashes = readHashCacheUnlocked(settings.statePath);
+  const hashes = await readHashCacheUnlocked(settings.statePath);
   let loaded: Awaited<ReturnType<typeof loadManifests>>;
   try {
     loaded = await loadManifests(args.positionals, {
@@ -83,7 +83,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       hashFile: hashes.hasher,
     });
   } finally {
-    hashes.closeReader();
+    await hashes.closeReader();
   }
   const skipInvalid = goesOnDespite(loaded, args.values["skip-invalid"]);
   if (loaded.problems.length > 0 && !skipInvalid) {
@@ -115,8 +115,8 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
   }
   return withWorkSession("run", settings, args, io, async (session) => {
-    hashes.saveTo(session.store);
-    const refusal = refusalOf(settings, args, session.store)(jobs);
+    await hashes.saveTo(session.store);
+    const refusal = await refusalOf(settings, args, session.store)(jobs);
     if (refusal !== undefined) throw new SentElsewhereError(refusal);
     const summary = await runBatch({
       ...session.engine,

@@ -5,7 +5,7 @@ import { UsageError } from "../errors.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { type JobResult, resultOf } from "../output/job-record.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
-import { StateStore } from "../state/store.js";
+import type { JobStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToRead } from "./read-state.js";
@@ -94,17 +94,15 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       : args.values["base-url"] === undefined
         ? undefined
         : canonicalBaseUrl(args.values["base-url"] as string);
-  const store = openStateToRead(statePath, baseUrl);
-  let rows: ReturnType<StateStore["listLatestJobs"]>;
+  const store = await openStateToRead(statePath, baseUrl);
+  let rows: Awaited<ReturnType<JobStore["listLatestJobs"]>>;
   try {
-    rows = store
-      .listLatestJobs()
-      .filter(
-        (row) =>
-          !names || (names.has(row.manifest) && (listedKeys.get(row.manifest)?.has(row.job_key) ?? true)),
-      );
+    rows = (await store.listLatestJobs()).filter(
+      (row) =>
+        !names || (names.has(row.manifest) && (listedKeys.get(row.manifest)?.has(row.job_key) ?? true)),
+    );
   } finally {
-    store.close();
+    await store.close();
   }
   const jobs = rows.map((row) => ({ ...resultOf(row), service: row.base_url }));
   if (json) {

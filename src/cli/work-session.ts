@@ -20,7 +20,8 @@ import {
   restoredJobOf,
 } from "../output/recovery.js";
 import { readRecords } from "../output/records.js";
-import { StateFileError, StateStore } from "../state/store.js";
+import { openJobStore } from "../state/open-job-store.js";
+import { type JobStore, StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
@@ -78,7 +79,7 @@ export interface WorkSession {
   readonly logger: Logger;
   readonly logFile: string;
   readonly service: ConnectedService;
-  readonly store: StateStore;
+  readonly store: JobStore;
   readonly hasher: CachedHasher;
   readonly progress: ProgressSink;
   /** The engine options every working command shares. */
@@ -131,13 +132,13 @@ const RETRY_NOTE_MS = 15_000;
 export function refusalOf(
   settings: ServiceSettings,
   args: ParsedArgs,
-  store: StateStore,
-): (jobs: readonly Job[]) => string | undefined {
+  store: JobStore,
+): (jobs: readonly Job[]) => Promise<string | undefined> {
   const checkServices = !settings.sandbox && args.values["new-service"] !== true;
-  return (jobs) => {
+  return async (jobs) => {
     // Jobs whose records in OUT show them paid with a state file this one is not (sandbox too: its
     // videos would overwrite those).
-    const recorded = listRecordedUnknown(store, jobs, settings.outDir);
+    const recorded = await listRecordedUnknown(store, jobs, settings.outDir);
     if (recorded.length > 0) return recordedUnknownMessage(settings.statePath, settings.outDir, recorded);
     return checkServices
       ? sentElsewhereProblem(store, jobs, settings.baseUrl!, [SANDBOX_SERVICE_ID])
@@ -146,12 +147,12 @@ export function refusalOf(
 }
 
 /** --rebuild-state: the records in OUT written back into the state file, and said. */
-function rebuildState(store: StateStore, outDir: string, io: CliIO): void {
+async function rebuildState(store: JobStore, outDir: string, io: CliIO): Promise<void> {
   const restored = readRecords(outDir, store.journalScope).flatMap(
     (record) => restoredJobOf(record, outDir) ?? [],
   );
-  const written = store.restoreJobs(restored);
-  store.flush();
+  const written = await store.restoreJobs(restored);
+  await store.flush();
   const count = (state: string): number => restored.filter((job) => job.state === state).length;
   io.stderr.write(
     `reel: state rebuilt from the records in ${outDir}: ${written} job(s) written (${count("Success")} done, ${count("submitted")} followed by task id, ${count("Fail") + count("Canceled")} failed, ${count("uncertain")} uncertain; jobs the state knew already were kept)\n`,
@@ -190,7 +191,7 @@ export async function withWorkSession<T>(
   // (whose data sits beside it) would refuse it with a message about the sandbox instead.
   const rebuild = args.values["rebuild-state"] === true;
   const serviceId = settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!;
-  const store = StateStore.open(settings.statePath, {
+  const store = await openJobStore(settings.statePath, {
     baseUrl: serviceId,
     whenNew: (how) => {
       if (rebuild) return;
@@ -203,7 +204,7 @@ export async function withWorkSession<T>(
   });
   let service: ConnectedService | undefined;
   try {
-    if (rebuild) rebuildState(store, settings.outDir, io);
+    if (rebuild) await rebuildState(store, settings.outDir, io);
     const human = makeHumanProgress(io, {
       concurrency: settings.concurrency,
       watching: kind === "watch",
@@ -243,7 +244,7 @@ export async function withWorkSession<T>(
     });
   } finally {
     try {
-      store.close(); // throws if the state file could not be written: the user must hear of it
+      await store.close(); // throws if the state file could not be written: the user must hear of it
     } finally {
       await service?.close();
       logger.flush();

@@ -24,7 +24,7 @@ import {
   SNIFF_BYTES,
   sniffFormat,
 } from "../service/media-format.js";
-import type { StateStore } from "../state/store.js";
+import type { JobStore } from "../state/store.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
 import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "./source-address.js";
 
@@ -62,7 +62,7 @@ interface CheckedFile {
 
 export interface AssetResolverOptions {
   readonly client: ServiceClient;
-  readonly store: StateStore;
+  readonly store: JobStore;
   /** Bounds concurrent uploads and speech calls. */
   readonly queue: PQueue;
   /** Where remote sources are kept once fetched. */
@@ -91,9 +91,9 @@ export interface AssetResolver {
    * The id reel has on record for `ref` (a file or address it uploaded, speech it made), as a
    * submission would use it now; undefined for an `{asset: N}` of the manifest, or none yet.
    */
-  knownId(ref: AssetRef | SpeechRef): Id | undefined;
+  knownId(ref: AssetRef | SpeechRef): Promise<Id | undefined>;
   /** Forget an asset id the service lost, so the next resolve uploads again. */
-  forget(assetId: Id): void;
+  forget(assetId: Id): Promise<void>;
 }
 
 /** How progress events name a speech call (`asset`). */
@@ -106,6 +106,14 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
   const progress = options.progress ?? silentProgress;
   const inFlight = new Map<string, Promise<Id>>();
 
+  /**
+   * The critical section of each content, speech and address: the store is read, and what follows
+   * from it written, by one task at a time per key. The store is asynchronous, so another task could
+   * otherwise read the same "not uploaded yet" between this one's read and its write, and pay for
+   * the same speech (or upload the same file) twice. The key is released only once the result is
+   * recorded (`recordAsset`, `markSpeechDone` awaited inside `work`): a later caller reads it.
+   * Across processes, the intents (markUploading, markSpeechCreating) are compare-and-set.
+   */
   function once(key: string, work: () => Promise<Id>): Promise<Id> {
     let promise = inFlight.get(key);
     if (!promise) {
@@ -118,7 +126,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
   async function uploadFile(file: CheckedFile): Promise<Id> {
     const { sha256 } = file;
     return once(`sha:${sha256}`, async () => {
-      const known = store.findAsset(sha256);
+      const known = await store.findAsset(sha256);
       if (known) return known;
       const result = await queue.add(async () => {
         // Opened here, in the queue: file descriptors are bounded by the uploads at once.
@@ -126,7 +134,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         try {
           // The intent makes an upload cut off by a crash visible: the service may have stored it, and
           // with no way to look an asset up by content, the next run can only upload it again.
-          store.markUploading(sha256);
+          await store.markUploading(sha256);
           progress.event({ stage: "uploading", asset: sha256, detail: file.named, bytes: file.size });
           const sent = (bytes: number): void =>
             progress.event({ stage: "upload-bytes", asset: sha256, bytes });
@@ -143,14 +151,14 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
             progress.event({ stage: "upload-ended", asset: sha256 });
             // Refused for certain (a 4xx, never sent, or cut before its end because the file changed):
             // nothing was stored on the service, so the next run has no lost upload to report.
-            if (refusedForCertain(error)) store.forgetUploadIntent(sha256);
+            if (refusedForCertain(error)) await store.forgetUploadIntent(sha256);
             throw error;
           }
         } finally {
           await handle.close();
         }
       });
-      store.recordAsset(sha256, result.id, file.size);
+      await store.recordAsset(sha256, result.id, file.size);
       options.onUpload?.(file.named, sha256);
       return result.id;
     });
@@ -161,7 +169,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     url: string,
     use: "image" | "audio",
   ): Promise<{ path: string; sha256: string; size: number }> {
-    const cached = store.findRemote(url);
+    const cached = await store.findRemote(url);
     if (cached) {
       try {
         if ((await stat(cached.path)).size === cached.size) return { ...cached, size: cached.size };
@@ -214,13 +222,13 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     const size = tally.size;
     const path = join(options.cacheDir, sha256);
     await rename(temp, path);
-    store.recordRemote(url, sha256, path, size);
+    await store.recordRemote(url, sha256, path, size);
     return { path, sha256, size };
   }
 
   async function makeSpeech(ref: SpeechRef): Promise<Id> {
     return once(`speech:${ref.voiceId}:${ref.text}`, async () => {
-      const row = store.findSpeech(ref.voiceId, ref.text);
+      const row = await store.findSpeech(ref.voiceId, ref.text);
       if (row?.state === "done" && row.asset_id) return row.asset_id;
       if ((row?.state === "uncertain" || row?.state === "creating") && !options.resubmitUncertain) {
         throw new SpeechUncertainError(ref.voiceId, ref.text);
@@ -232,7 +240,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         progress.event({ stage: "speaking", asset, detail: `voice ${ref.voiceId}` });
         if (signal.aborted) {
           // Stopped while the intent reached the disk: nothing was sent, take the intent back.
-          store.clearSpeech(ref.voiceId, ref.text);
+          await store.clearSpeech(ref.voiceId, ref.text);
           throw signal.reason;
         }
         try {
@@ -240,16 +248,17 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
             { voiceId: ref.voiceId, text: ref.text },
             { signal: options.costedSignal },
           );
-          store.markSpeechDone(ref.voiceId, ref.text, audio.id, audio.duration);
+          await store.markSpeechDone(ref.voiceId, ref.text, audio.id, audio.duration);
           options.onSpeech?.(ref.voiceId, ref.text);
           return audio.id;
         } catch (error) {
           progress.event({ stage: "speech-ended", asset });
           if (error instanceof OutcomeUnknownError)
-            store.markSpeechUncertain(ref.voiceId, ref.text, error.message);
+            await store.markSpeechUncertain(ref.voiceId, ref.text, error.message);
           // A definite refusal (a 401 that stopped the run, say) created nothing, stopped or not:
           // left as "creating", the next run would take it for a speech perhaps paid for.
-          else if (!signal.aborted || refusedForCertain(error)) store.clearSpeech(ref.voiceId, ref.text);
+          else if (!signal.aborted || refusedForCertain(error))
+            await store.clearSpeech(ref.voiceId, ref.text);
           throw error;
         }
       });
@@ -279,24 +288,24 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
           return makeSpeech(ref);
       }
     },
-    knownId(ref) {
+    async knownId(ref) {
       switch (ref.kind) {
         case "asset":
           return undefined;
         case "file":
           return store.findAsset(ref.sha256);
         case "url": {
-          const fetched = store.findRemote(ref.url);
+          const fetched = await store.findRemote(ref.url);
           return fetched && store.findAsset(fetched.sha256);
         }
         case "speech": {
-          const row = store.findSpeech(ref.voiceId, ref.text);
+          const row = await store.findSpeech(ref.voiceId, ref.text);
           return row?.state === "done" ? (row.asset_id ?? undefined) : undefined;
         }
       }
     },
     forget(assetId) {
-      store.forgetAssetId(assetId);
+      return store.forgetAssetId(assetId);
     },
   };
 }

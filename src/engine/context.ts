@@ -10,8 +10,9 @@ import type { Logger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
 import type { JournalWriter } from "../output/journal.js";
 import type { VersionsContext } from "../output/versions.js";
-import type { JobRow, StateFileError, StateStore } from "../state/store.js";
+import type { JobRow, JobStore, StateFileError } from "../state/store.js";
 import type { AssetResolver } from "./assets.js";
+import type { KeyedLock } from "./keyed-lock.js";
 import type { PollTiming, RunRateEstimator } from "./poll-schedule.js";
 import type { ProgressSink } from "./progress.js";
 import type { ServiceGate } from "./service-gate.js";
@@ -19,7 +20,7 @@ import type { StopSignals } from "./stop-signals.js";
 
 export interface EngineOptions {
   readonly client: ServiceClient;
-  readonly store: StateStore;
+  readonly store: JobStore;
   readonly outDir: string;
   /** Remote sources are fetched here before upload. */
   readonly cacheDir: string;
@@ -106,7 +107,7 @@ export interface WantedJobs {
 
 export interface EngineContext {
   readonly client: ServiceClient;
-  readonly store: StateStore;
+  readonly store: JobStore;
   readonly outDir: string;
   /** `outDir` resolved: how the state file names the folder a video lies in. */
   readonly outKey: string;
@@ -126,6 +127,12 @@ export interface EngineContext {
   readonly lostAssets: Set<string>;
   /** Jobs --retry-failed has resubmitted in this run (per watch session). */
   readonly retried: Set<number>;
+  /**
+   * Per job key: what reads the store to choose a video's file and then moves files and records
+   * them (a download into `<id>.mp4`, an older version moved aside, a name taken back) runs one
+   * section at a time, so no two versions of one video act on one read (see deliver.ts).
+   */
+  readonly videoLock: KeyedLock;
   /** A job changed in a way results.jsonl shows. */
   changed(): void;
 }

@@ -21,11 +21,13 @@ export async function afterFinal(ctx: EngineContext, row: JobRow): Promise<void>
   }
   if (row.state === "Fail" || row.state === "Canceled") {
     ctx.progress.event({ stage: "failed", key: row.job_key, detail: row.error ?? row.state });
-    const superseded = ctx.wanted.isSuperseded(row);
-    // As when it succeeds: an earlier version's video at <id>.mp4 moves to its hash name, so that
-    // <id>.mp4 and <id>.json always describe the same job.
-    if (!superseded) await keepPreviousVersion(ctx.versions, row, videoFile(row.manifest, row.video_id));
-    writeJobRecord(ctx.outDir, row, superseded);
+    await ctx.videoLock.run(row.job_key, async () => {
+      const superseded = ctx.wanted.isSuperseded(row);
+      // As when it succeeds: an earlier version's video at <id>.mp4 moves to its hash name, so that
+      // <id>.mp4 and <id>.json always describe the same job.
+      if (!superseded) await keepPreviousVersion(ctx.versions, row, videoFile(row.manifest, row.video_id));
+      writeJobRecord(ctx.outDir, row, superseded);
+    });
   }
 }
 
@@ -38,19 +40,19 @@ export async function checkDone(ctx: EngineContext, job: Job, row: JobRow): Prom
   const inOut = row.out_dir === null || row.out_dir === ctx.outKey; // rows of earlier reels: taken to be
   const found = row.file !== null && inOut ? await checkSavedVideo(join(outDir, row.file), row) : undefined;
   if (found?.kind === "same") {
-    let current = found.stamp === undefined ? row : store.recordVideoStamp(row, found.stamp);
+    let current = found.stamp === undefined ? row : await store.recordVideoStamp(row, found.stamp);
     const own = videoFile(row.manifest, row.video_id);
     // An edit undone: this version's video was kept as <id>.<hash>.mp4 while the other one
     // took <id>.mp4. It takes its name back (the other keeps its own hash name); no download.
     if (row.file !== own && ctx.wanted.isWanted(job)) {
       await ctx.queues.downloads.add(async () => {
-        await takeBackName(ctx.versions, current, own);
+        await ctx.videoLock.run(row.job_key, () => takeBackName(ctx.versions, current, own));
         ctx.changed();
       });
     } else if (current.error !== null) {
       // The video is whole: an error an earlier run recorded after saving it (its record hit a
       // full disk) is over.
-      current = store.clearJobError(current);
+      current = await store.clearJobError(current);
       writeJobRecord(outDir, current, ctx.wanted.isSuperseded(current));
       ctx.changed();
     } else {
@@ -61,7 +63,7 @@ export async function checkDone(ctx: EngineContext, job: Job, row: JobRow): Prom
   // Not the video reel saved (cut short, edited, replaced): the user's file is kept under another
   // name, never overwritten, and the video is fetched again from its task (never generated again).
   if (found?.kind === "changed") {
-    const kept = await keepChangedVideo(ctx.versions, row);
+    const kept = await ctx.videoLock.run(row.job_key, () => keepChangedVideo(ctx.versions, row));
     ctx.progress.event({
       stage: "note",
       key: row.job_key,
@@ -72,71 +74,78 @@ export async function checkDone(ctx: EngineContext, job: Job, row: JobRow): Prom
   // several): fetch it again, into this one.
   // Its result address is from an earlier run: it may have expired, or (the sandbox) name a
   // server that is gone. The service is asked for the task again first.
-  await download(ctx, row.file === null ? row : store.forgetDownload(row), { addressFresh: false });
+  await download(ctx, row.file === null ? row : await store.forgetDownload(row), { addressFresh: false });
 }
 
 /** `addressFresh`: the row's result URL was polled by this run (else it is asked for again). */
 async function download(ctx: EngineContext, finished: JobRow, { addressFresh = true } = {}): Promise<void> {
+  await ctx.queues.downloads.add(() =>
+    // From the choice of the file (read from the store: which names other versions hold) to the
+    // video recorded there, one section per video: see EngineContext.videoLock.
+    ctx.videoLock.run(finished.job_key, () => downloadInSlot(ctx, finished, addressFresh)),
+  );
+}
+
+/** A download in its slot, holding its video's section. */
+async function downloadInSlot(ctx: EngineContext, finished: JobRow, addressFresh: boolean): Promise<void> {
   const { store, outDir, gate } = ctx;
   const stop = ctx.signals.stop.signal;
-  await ctx.queues.downloads.add(async () => {
-    ctx.progress.event({ stage: "downloading", key: finished.job_key });
-    let row = finished;
-    // A version of the video that is no longer the wanted one (its spec was edited after it was
-    // submitted) keeps its result beside the current one instead of overwriting it.
-    const superseded = ctx.wanted.isSuperseded(row);
-    const file = superseded ? keptName(ctx.versions, row) : videoFile(row.manifest, row.video_id);
-    if (!superseded) await keepPreviousVersion(ctx.versions, row, file);
-    for (;;) {
-      if (stop.aborted) return;
-      try {
-        let url = addressFresh && row.result_url ? row.result_url : await refreshUrl(ctx, row);
-        let video: VideoFacts;
-        for (let refreshed = 0; ; refreshed++) {
-          try {
-            const dest = join(outDir, file);
-            const saved = await downloadVideo({
-              url,
-              dest,
-              signal: stop,
-              httpOrigins: ctx.options.httpOrigins,
-              dispatcher: ctx.options.dispatcher,
-            });
-            video = { ...saved, stamp: stampOfPath(dest) };
-            break;
-          } catch (error) {
-            // An expired address: ask the service for the task again, never resubmit.
-            if (!(error instanceof DownloadError) || !error.expired || refreshed >= 2) throw error;
-            url = await refreshUrl(ctx, row);
-          }
+  ctx.progress.event({ stage: "downloading", key: finished.job_key });
+  let row = finished;
+  // A version of the video that is no longer the wanted one (its spec was edited after it was
+  // submitted) keeps its result beside the current one instead of overwriting it.
+  const superseded = ctx.wanted.isSuperseded(row);
+  const file = superseded ? await keptName(ctx.versions, row) : videoFile(row.manifest, row.video_id);
+  if (!superseded) await keepPreviousVersion(ctx.versions, row, file);
+  for (;;) {
+    if (stop.aborted) return;
+    try {
+      let url = addressFresh && row.result_url ? row.result_url : await refreshUrl(ctx, row);
+      let video: VideoFacts;
+      for (let refreshed = 0; ; refreshed++) {
+        try {
+          const dest = join(outDir, file);
+          const saved = await downloadVideo({
+            url,
+            dest,
+            signal: stop,
+            httpOrigins: ctx.options.httpOrigins,
+            dispatcher: ctx.options.dispatcher,
+          });
+          video = { ...saved, stamp: stampOfPath(dest) };
+          break;
+        } catch (error) {
+          // An expired address: ask the service for the task again, never resubmit.
+          if (!(error instanceof DownloadError) || !error.expired || refreshed >= 2) throw error;
+          url = await refreshUrl(ctx, row);
         }
-        row = store.markDownloaded(row, file, ctx.outKey, video);
-        writeJobRecord(outDir, row, superseded);
-        ctx.changed();
-        ctx.progress.event({ stage: "done", key: row.job_key, detail: file });
-        return;
-      } catch (error) {
-        // A full disk is no failure of this video: it stops the engine (see track).
-        const disk = asDiskFailure(error, join(outDir, row.manifest));
-        if (disk) throw disk;
-        if (stop.aborted) return;
-        if (gate.handleFatal(error)) {
-          if (ctx.options.onFatal === "stop" || !(await gate.whenServiceUsable())) return;
-          continue;
-        }
-        const message = `download failed: ${(error as Error).message}`;
-        store.recordJobError(row.id, message);
-        ctx.changed();
-        ctx.progress.event({ stage: "failed", key: row.job_key, detail: message });
-        return;
       }
+      row = await store.markDownloaded(row, file, ctx.outKey, video);
+      writeJobRecord(outDir, row, superseded);
+      ctx.changed();
+      ctx.progress.event({ stage: "done", key: row.job_key, detail: file });
+      return;
+    } catch (error) {
+      // A full disk is no failure of this video: it stops the engine (see track).
+      const disk = asDiskFailure(error, join(outDir, row.manifest));
+      if (disk) throw disk;
+      if (stop.aborted) return;
+      if (gate.handleFatal(error)) {
+        if (ctx.options.onFatal === "stop" || !(await gate.whenServiceUsable())) return;
+        continue;
+      }
+      const message = `download failed: ${(error as Error).message}`;
+      await store.recordJobError(row.id, message);
+      ctx.changed();
+      ctx.progress.event({ stage: "failed", key: row.job_key, detail: message });
+      return;
     }
-  });
+  }
 }
 
 async function refreshUrl(ctx: EngineContext, row: JobRow): Promise<string> {
   const task = await ctx.client.getGeneration(row.task_id!, { signal: ctx.signals.stop.signal });
   if (!task.resultVideoURL) throw new DownloadError(`task ${row.task_id} has no result address`, "refused");
-  ctx.store.recordResultUrl(row.id, task.resultVideoURL);
+  await ctx.store.recordResultUrl(row.id, task.resultVideoURL);
   return task.resultVideoURL;
 }

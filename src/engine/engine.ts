@@ -25,6 +25,7 @@ import { makeAssetResolver, speechAsset } from "./assets.js";
 import { type EngineContext, type EngineOptions, IN_FLIGHT, type WantedJobs } from "./context.js";
 import { afterFinal, checkDone } from "./deliver.js";
 import { followInSlot } from "./follow.js";
+import { makeKeyedLock } from "./keyed-lock.js";
 import { forgetLostAssets } from "./lost-assets.js";
 import { DEFAULT_POLL_TIMING, RunRateEstimator } from "./poll-schedule.js";
 import { silentProgress } from "./progress.js";
@@ -44,14 +45,17 @@ export interface Engine {
   setManifestJobs(manifest: string, jobs: readonly Job[]): Promise<void>;
   /** The manifest is gone: none of its unsubmitted jobs is submitted any more. */
   dropManifest(manifest: string): void;
-  /** Follows every task of this service still unfinished in the state file (those `which` picks). */
-  followInFlight(which?: (row: JobRow) => boolean): void;
+  /**
+   * Follows every task of this service still unfinished in the state file (those `which` picks).
+   * Resolves once each is admitted to work (see whenIdle).
+   */
+  followInFlight(which?: (row: JobRow) => boolean): Promise<void>;
   /** Makes the manifest's output folder (see setManifestJobs, which does it too): a run checks them all first. */
   prepareDir(manifest: string): Promise<void>;
   /** Resolves once no job is being worked on. */
   whenIdle(): Promise<void>;
   /** The current row of every wanted job, manifest by manifest. `versions`: store.jobsByVersion(), if read. */
-  wantedRows(versions?: Map<string, JobRow>): JobRow[];
+  wantedRows(versions?: Map<string, JobRow>): Promise<JobRow[]>;
   /** The condition that stopped the engine ("stop" mode; a full disk in both modes), if any. */
   readonly fatal: ServiceError | OutputDiskError | undefined;
   /** Whether all work was stopped: by the signal, or by a fatal condition other than no credits. */
@@ -60,7 +64,7 @@ export interface Engine {
    * Stops listening to the signal and unlocks the output folder. Work in progress is not awaited (see
    * whenIdle).
    */
-  dispose(): void;
+  dispose(): Promise<void>;
 }
 
 export async function makeEngine(options: EngineOptions): Promise<Engine> {
@@ -74,7 +78,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const stop = signals.stop;
   let output: OpenOutput;
   try {
-    resumeInterrupted(store, outDir, progress);
+    await resumeInterrupted(store, outDir, progress);
     output = await openOutput(outDir, store.journalScope!);
   } catch (error) {
     signals.dispose();
@@ -162,6 +166,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     rate: new RunRateEstimator(),
     lostAssets: new Set(),
     retried: new Set(),
+    videoLock: makeKeyedLock(),
     changed: () => options.onJobChange?.(),
   };
   const { gate } = ctx;
@@ -203,7 +208,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     keysOf.set(manifest, keys);
     for (const job of jobs) wanted.set(job.key, job.specHash);
     await prepareDir(manifest);
-    const rows = store.upsertJobs(jobs.map(newJobOf));
+    const rows = await store.upsertJobs(jobs.map(newJobOf));
     jobs.forEach((job, i) => {
       const { id, state } = rows[i]!;
       if (state === "Success") track(id, () => processJob(job, id), queues.checks);
@@ -248,15 +253,19 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     keysOf.delete(manifest);
   }
 
-  function followInFlight(which: (row: JobRow) => boolean = () => true): void {
-    for (const row of store.listInFlight()) {
+  async function followInFlight(which: (row: JobRow) => boolean = () => true): Promise<void> {
+    for (const row of await store.listInFlight()) {
       if (!which(row)) continue;
       track(
         row.id,
         async () => {
+          // Read again when admitted, as processJob does: listed in flight, the job may have been
+          // worked on to its end meanwhile (the list was read while other jobs ran), and its
+          // video must not be downloaded twice.
+          if ((await store.getJob(row.id)).state !== "submitted") return;
           await prepareDir(row.manifest);
           await followInSlot(ctx, row.id);
-          await afterFinal(ctx, store.getJob(row.id));
+          await afterFinal(ctx, await store.getJob(row.id));
         },
         queues.admission,
         IN_FLIGHT,
@@ -268,7 +277,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   async function processJob(job: Job, rowId: number): Promise<void> {
     // Read when admitted, not when queued: the row may have changed meanwhile (watch mode), or be
     // gone (a video removed from its manifest before it was sent).
-    const row = store.findJobById(rowId);
+    const row = await store.findJobById(rowId);
     if (!row) return;
     if (row.state === "Success") {
       await checkDone(ctx, job, row);
@@ -276,10 +285,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
     if (row.state === "submitted") {
       await followInSlot(ctx, row.id);
-      await afterFinal(ctx, store.getJob(row.id));
+      await afterFinal(ctx, await store.getJob(row.id));
       return;
     }
-    if (!mayStart(ctx, row)) {
+    if (!(await mayStart(ctx, row))) {
       // A failure stays as it is; its record, written without fsync, is made again if it was lost
       // (an uncertain job's too: one found at start has none yet).
       if (row.state === "Fail" || row.state === "Canceled" || row.state === "uncertain") {
@@ -291,10 +300,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     // Not final (stopped, withdrawn, parked, or its failure already said): no longer in flight.
     const dropped = (): void => progress.event({ stage: "dropped", key: job.key });
     if (!(await submitAndFollow(ctx, job, row.id))) return dropped();
-    let final = store.getJob(row.id);
+    let final = await store.getJob(row.id);
     if (await forgetLostAssets(ctx, job, final)) {
       if (!(await submitAndFollow(ctx, job, row.id))) return dropped();
-      final = store.getJob(row.id);
+      final = await store.getJob(row.id);
     }
     await afterFinal(ctx, final);
   }
@@ -307,7 +316,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     async whenIdle() {
       while (working.size > 0) await Promise.all([...working.values()]);
     },
-    wantedRows(versions = store.jobsByVersion()) {
+    async wantedRows(given) {
+      const versions = given ?? (await store.jobsByVersion());
       const rows: JobRow[] = [];
       for (const keys of keysOf.values()) {
         for (const key of keys) {
@@ -323,9 +333,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     get stopped() {
       return stop.signal.aborted;
     },
-    dispose() {
+    async dispose() {
       signals.dispose();
-      output.close(store, log);
+      await output.close(store, log);
     },
   };
 }

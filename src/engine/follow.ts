@@ -36,7 +36,7 @@ export async function follow(
   const { store, progress, gate, options } = ctx;
   const { pollTiming, pollDeadlineMs } = options;
   const stop = ctx.signals.stop.signal;
-  const row = known ?? store.getJob(rowId);
+  const row = known ?? (await store.getJob(rowId));
   const taskId = row.task_id!;
   let status = (row.task_status ?? "PreProcessing") as TaskStatus;
   let runningSince = status === "Running" ? Date.now() : undefined;
@@ -47,8 +47,8 @@ export async function follow(
   // From the start of this follow: a rerun days later follows the task again for a full period.
   const deadline = Date.now() + pollDeadlineMs;
   /** Stops following the task this run: its id is kept, and the next run follows it again. */
-  const leave = (why: string): false => {
-    store.recordJobError(rowId, `${why}; task ${taskId} is kept, rerun reel to go on following it`);
+  const leave = async (why: string): Promise<false> => {
+    await store.recordJobError(rowId, `${why}; task ${taskId} is kept, rerun reel to go on following it`);
     progress.event({ stage: "note", key: row.job_key, detail: `stopped following task ${taskId}: ${why}` });
     progress.event({ stage: "dropped", key: row.job_key });
     ctx.changed();
@@ -80,7 +80,7 @@ export async function follow(
       if (task.status === status) {
         pollsInStatus++;
       } else {
-        store.recordTaskStatus(rowId, task.status, task.resultVideoURL, task.failReason);
+        await store.recordTaskStatus(rowId, task.status, task.resultVideoURL, task.failReason);
         ctx.changed();
         if (task.status === "Running") {
           runningSince = Date.now();
@@ -105,7 +105,7 @@ export async function follow(
       }
       const c = classify(error);
       if (c.reason === "not-found") {
-        store.markFailed(rowId, "task", `task ${taskId} is unknown to the service (404)`);
+        await store.markFailed(rowId, "task", `task ${taskId} is unknown to the service (404)`);
         ctx.changed();
         return true;
       }
@@ -116,7 +116,7 @@ export async function follow(
         unreadable++;
         const what = (error as Error).message;
         if (unreadable >= MAX_UNREADABLE_ANSWERS) {
-          return leave(
+          return await leave(
             `the service's answer about it could not be read ${unreadable} times in a row (${what})`,
           );
         }
@@ -133,7 +133,7 @@ export async function follow(
         // A Retry-After longer than the client would sleep through: this task waits, the others go
         // on; one longer than a run waits parks it for the next run.
         if (retryAfterMs > LONGEST_WAIT_MS) {
-          return leave(
+          return await leave(
             `the service asked to wait ${formatDuration(retryAfterMs)} before asking about it again (Retry-After), longer than reel waits in a run`,
           );
         }
@@ -150,7 +150,7 @@ export async function follow(
       );
     }
     if (Date.now() > deadline)
-      return leave(`still ${status} after ${formatDuration(pollDeadlineMs)} (--poll-deadline)`);
+      return await leave(`still ${status} after ${formatDuration(pollDeadlineMs)} (--poll-deadline)`);
   }
   return false;
 }

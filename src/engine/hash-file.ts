@@ -2,7 +2,7 @@
 // inode) in the state file, so a rerun over unchanged files reads none of them.
 import { sha256OfOpened } from "../file-hash.js";
 import type { OpenedFile } from "../manifest/media-file.js";
-import type { StateStore } from "../state/store.js";
+import type { JobStore } from "../state/store.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
 
 /**
@@ -22,7 +22,7 @@ export interface CachedHasher {
 }
 
 /** Where hashes are cached: the state file, or a read-only look at it (see cli/hash-cache.ts). */
-export type HashCache = Pick<StateStore, "findFileHash" | "recordFileHash">;
+export type HashCache = Pick<JobStore, "findFileHash" | "recordFileHash">;
 
 /** `progress` is told of each file read (not of those found in the cache). */
 export function makeCachedHasher(store: HashCache, progress: ProgressSink = silentProgress): CachedHasher {
@@ -31,13 +31,15 @@ export function makeCachedHasher(store: HashCache, progress: ProgressSink = sile
   const hasher = async (absPath: string, opened: OpenedFile): Promise<string> => {
     // Keyed by the file too: another file put at this path meanwhile is another hash.
     const key = `${absPath}\0${opened.stamp.dev}:${opened.stamp.ino}:${opened.stamp.mtimeNs}`;
+    // One read of the cache and one hash per file at once: the lookup and the insert below are
+    // synchronous, so two callers of one file share `work` even while the store is read.
     const pending = inFlight.get(key);
     if (pending) return pending;
     const work = (async () => {
       const lookedAt = Date.now();
       const { size, mtimeNs, ctimeNs, ino } = opened.stamp;
       const stamp = { size, mtimeNs, ctimeNs, ino };
-      const known = store.findFileHash(absPath, stamp);
+      const known = await store.findFileHash(absPath, stamp);
       if (known) {
         stats.cached++;
         return known;
@@ -51,7 +53,7 @@ export function makeCachedHasher(store: HashCache, progress: ProgressSink = sile
       }
       stats.hashed++;
       if (lookedAt - Number(BigInt(mtimeNs) / 1_000_000n) >= RACY_MS)
-        store.recordFileHash(absPath, stamp, sha);
+        await store.recordFileHash(absPath, stamp, sha);
       return sha;
     })();
     inFlight.set(key, work);

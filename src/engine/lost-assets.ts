@@ -24,9 +24,14 @@ export async function forgetLostAssets(ctx: EngineContext, job: Job, row: JobRow
   // (its record is gone by now): this job was submitted with it before that was known.
   const named = [...(row.error ?? "").matchAll(/asset (\d+)/gi)].map((m) => m[1]!);
   const knownLost = named.filter((id) => lostAssets.has(id));
-  const suspects = named.filter((id) => !lostAssets.has(id) && store.madeAsset(id));
+  const suspects: string[] = [];
+  for (const id of named) if (!lostAssets.has(id) && (await store.madeAsset(id))) suspects.push(id);
   if (knownLost.length === 0 && suspects.length === 0) return false;
-  const own = refsOf(job).flatMap((ref) => resolver.knownId(ref) ?? []);
+  const own: string[] = [];
+  for (const ref of refsOf(job)) {
+    const id = await resolver.knownId(ref);
+    if (id !== undefined) own.push(id);
+  }
   const lost = [...knownLost];
   for (const id of new Set([...suspects, ...own])) {
     if (lostAssets.has(id)) continue;
@@ -40,10 +45,11 @@ export async function forgetLostAssets(ctx: EngineContext, job: Job, row: JobRow
   for (const assetId of lost) {
     if (lostAssets.has(assetId)) continue;
     lostAssets.add(assetId);
-    resolver.forget(assetId);
+    await resolver.forget(assetId);
   }
-  if (!store.markPending(row.id, `asset ${lost.join(", ")} lost on the service: uploading again`)) {
-    claimLost(ctx, row.id);
+  // A compare-and-set: the row read by the caller may have moved on (another process retried it).
+  if (!(await store.markPending(row.id, `asset ${lost.join(", ")} lost on the service: uploading again`))) {
+    await claimLost(ctx, row.id);
     return false;
   }
   ctx.progress.event({

@@ -4,7 +4,7 @@
 // (canonicalBaseUrl); aliases cannot be told apart from a real second service, so reel asks.
 import { ReelError } from "../errors.js";
 import type { Job } from "../manifest/index.js";
-import type { StateStore } from "../state/store.js";
+import type { JobStore } from "../state/store.js";
 
 /** The flag that confirms: these jobs are to be made again on this service, paid again. */
 export const NEW_SERVICE_FLAG = "--new-service";
@@ -20,13 +20,13 @@ export class SentElsewhereError extends ReelError {
  * undefined. `ignore`: services whose work costs nothing (the sandbox: trying a campaign on it first
  * must not block the real run).
  */
-export function sentElsewhereProblem(
-  store: StateStore,
+export async function sentElsewhereProblem(
+  store: JobStore,
   jobs: readonly Job[],
   here: string,
   ignore: readonly string[],
-): string | undefined {
-  const found = store.listSentElsewhere(jobs, ignore);
+): Promise<string | undefined> {
+  const found = await store.listSentElsewhere(jobs, ignore);
   if (found.length === 0) return undefined;
   const first = found[0]!;
   const others = [...new Set(found.map((f) => f.baseUrl))];

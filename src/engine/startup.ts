@@ -13,44 +13,50 @@ import {
 } from "../output/journal.js";
 import { lockOutDir, probeWritable } from "../output/out-dir.js";
 import { checkJournal, lostCommitsMessage } from "../output/recovery.js";
-import { StateFileError, type StateStore } from "../state/store.js";
+import { type JobStore, StateFileError } from "../state/store.js";
 import type { ProgressSink } from "./progress.js";
 
 /** The output folder, held by one engine (see openOutput). */
 export interface OpenOutput {
   readonly journal: JournalWriter;
   /** Closes the journal, compacts it, and unlocks the folder. */
-  close(store: StateStore, log: Logger): void;
+  close(store: JobStore, log: Logger): Promise<void>;
 }
 
 /**
  * Sorts the work an interrupted run left in the state file, checked against the journal of
  * submissions in `outDir`. Throws StateFileError when the state file lost commits the journal shows.
+ * Its reads and the writes that follow them are not interleaved with any job: makeEngine awaits it
+ * before its queues exist. Another process is kept out by the state file's lock.
  */
-export function resumeInterrupted(store: StateStore, outDir: string, progress: ProgressSink): void {
+export async function resumeInterrupted(
+  store: JobStore,
+  outDir: string,
+  progress: ProgressSink,
+): Promise<void> {
   // The journal of submissions in this output folder, read once: entries the state file does not
   // know mean it lost commits, and a rerun on it would pay for them again (see output/journal.ts).
-  const journaled = checkJournal(store, readJournal(outDir, store.journalScope!));
+  const journaled = await checkJournal(store, readJournal(outDir, store.journalScope!));
   if (journaled.unknown.length > 0) {
     throw new StateFileError(lostCommitsMessage(store.path, outDir, journaled.unknown));
   }
   // Answers a crash kept from the state file but not from the journal: followed, not uncertain.
-  for (const [rowId, taskId] of journaled.answered) store.markSubmitted(rowId, taskId);
+  for (const [rowId, taskId] of journaled.answered) await store.markSubmitted(rowId, taskId);
   if (journaled.answered.length > 0) {
     progress.event({
       stage: "note",
       detail: `${journaled.answered.length} submission(s) of an interrupted run were answered (the journal in ${outDir} kept the task id): followed`,
     });
   }
-  const interrupted = store.markInterruptedSubmissionsUncertain();
+  const interrupted = await store.markInterruptedSubmissionsUncertain();
   if (interrupted > 0) {
     progress.event({
       stage: "note",
       detail: `${interrupted} submission(s) of an interrupted run have an unknown outcome: marked uncertain`,
     });
   }
-  store.markInterruptedSpeechUncertain();
-  const repeatedUploads = store.takeInterruptedUploads();
+  await store.markInterruptedSpeechUncertain();
+  const repeatedUploads = await store.takeInterruptedUploads();
   if (repeatedUploads > 0) {
     progress.event({
       stage: "note",
@@ -75,14 +81,14 @@ export async function openOutput(outDir: string, scope: JournalScope): Promise<O
   }
   return {
     journal,
-    close(store, log) {
+    async close(store, log) {
       journal.close();
       // Still under the folder's lock: no other reel appends meanwhile.
-      store.flush();
+      await store.flush();
       if (!store.writeFailure) {
         try {
-          compactJournal(outDir, scope, (manifest, id, specHash, attempt) => {
-            const head = store.versionHead(`${manifest}/${id}`, specHash);
+          await compactJournal(outDir, scope, async (manifest, id, specHash, attempt) => {
+            const head = await store.versionHead(`${manifest}/${id}`, specHash);
             // Final, and its record written: the records hold it now.
             return (
               head !== undefined &&

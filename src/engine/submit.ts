@@ -20,8 +20,11 @@ import { LONGEST_WAIT_MS } from "./service-gate.js";
  */
 const MAX_TRANSIENT_REFUSALS = 50;
 
-/** Whether a job that is not in flight should be (re)submitted now. */
-export function mayStart(ctx: EngineContext, row: JobRow): boolean {
+/**
+ * Whether a job that is not in flight should be (re)submitted now. `row` was read before: a retry
+ * returns the job to pending by compare-and-set (markPending), never by writing over what was read.
+ */
+export async function mayStart(ctx: EngineContext, row: JobRow): Promise<boolean> {
   const { store, options, progress } = ctx;
   switch (row.state) {
     case "pending":
@@ -34,8 +37,8 @@ export function mayStart(ctx: EngineContext, row: JobRow): boolean {
       if (options.retryFailed && !ctx.retried.has(row.id)) {
         if (row.attempts < options.maxAttempts) {
           ctx.retried.add(row.id);
-          if (store.markPending(row.id, "--retry-failed")) return true;
-          claimLost(ctx, row.id);
+          if (await store.markPending(row.id, "--retry-failed")) return true;
+          await claimLost(ctx, row.id);
           return false;
         }
         // Else --retry-failed would seem to do nothing, as if the service kept failing.
@@ -48,8 +51,8 @@ export function mayStart(ctx: EngineContext, row: JobRow): boolean {
       return false;
     case "uncertain":
       if (options.resubmitUncertain) {
-        if (store.markPending(row.id, "--resubmit-uncertain")) return true;
-        claimLost(ctx, row.id);
+        if (await store.markPending(row.id, "--resubmit-uncertain")) return true;
+        await claimLost(ctx, row.id);
       }
       return false;
     default:
@@ -97,13 +100,13 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
       if (gate.handleFatal(error)) continue;
       const message = (error as Error).message;
       if (error instanceof SpeechUncertainError || error instanceof OutcomeUnknownError) {
-        markUncertain(ctx, rowId, message);
+        await markUncertain(ctx, rowId, message);
       } else {
         // Said with the failure: a Fail usually means credits spent; this one cost nothing.
         const local = `${message.replace(/\.$/, "")}; nothing was sent for this video, and the next run tries it again`;
-        store.markFailed(rowId, "local", local);
+        await store.markFailed(rowId, "local", local);
         // As a failure on the service: said, its record written, an earlier version moved aside.
-        const failed = store.findJobById(rowId);
+        const failed = await store.findJobById(rowId);
         if (failed) await afterFinal(ctx, failed);
       }
       ctx.changed();
@@ -119,15 +122,17 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
         // Another job found one of these assets deleted on the service while this one queued:
         // resolved again (uploaded again) rather than paid for with an asset known to be gone.
         if ([...ids.values()].some((id) => ctx.lostAssets.has(id))) return "retry";
+        // The claim: a compare-and-set, so whatever ran since this job's row was read, it is sent
+        // by one task of one process only.
         const attempt = await store.markSubmitting(rowId);
         if (attempt === null) {
-          claimLost(ctx, rowId);
+          await claimLost(ctx, rowId);
           return "end";
         }
         // The intent took a turn to reach the disk: Ctrl-C, a withdrawn manifest or a pause may have
         // come meanwhile. Nothing was sent yet, so the intent is simply taken back.
         if (stopped() || gate.fatal || !wanted.isWanted(job) || gate.paused) {
-          store.withdrawSubmitting(rowId);
+          await store.withdrawSubmitting(rowId);
           return gate.paused && !stopped() ? "retry" : "end";
         }
         ctx.progress.event({ stage: "submitting", key: job.key });
@@ -160,23 +165,23 @@ async function submit(
   try {
     journal.sent(job, attempt);
   } catch (error) {
-    store.withdrawSubmitting(rowId);
+    await store.withdrawSubmitting(rowId);
     throw asDiskFailure(error, ctx.outDir) ?? error;
   }
   let taskId: string;
   signals.onWire++;
   try {
     ({ id: taskId } = await ctx.client.submitGeneration(body, { signal: signals.costed }));
-    store.markSubmitted(rowId, taskId);
+    await store.markSubmitted(rowId, taskId);
     journal.answered(job, attempt, taskId);
     ctx.gate.serviceWorks();
     ctx.changed();
     ctx.progress.event({ stage: "submitted", key: job.key, detail: `task ${taskId}` });
     ctx.log.info({ job: job.key, taskId }, "submitted");
   } catch (error) {
-    const next = recordSubmitFailure(ctx, job.key, rowId, error);
+    const next = await recordSubmitFailure(ctx, job.key, rowId, error);
     // Refused for certain (back to pending, or rejected): nothing was created.
-    const row = store.findJobById(rowId);
+    const row = await store.findJobById(rowId);
     if (row && (row.state === "pending" || row.fail_kind === "rejected")) journal.notCreated(job, attempt);
     return next;
   } finally {
@@ -191,8 +196,8 @@ async function submit(
  * since this run read it, which only another process writing the same state file does. Nothing is
  * sent; said, since the job's outcome is then that other process's.
  */
-export function claimLost(ctx: EngineContext, rowId: number): void {
-  const row = ctx.store.findJobById(rowId);
+export async function claimLost(ctx: EngineContext, rowId: number): Promise<void> {
+  const row = await ctx.store.findJobById(rowId);
   const detail = `not submitted: the state file shows this job ${row ? resultOf(row).status : "removed"}${row?.task_id ? ` (task ${row.task_id})` : ""}, changed by another process using the same state file; nothing was sent for it by this run`;
   ctx.log.warn({ rowId, state: row?.state }, detail);
   ctx.progress.event({ stage: "note", key: row?.job_key, detail });
@@ -200,9 +205,9 @@ export function claimLost(ctx: EngineContext, rowId: number): void {
 }
 
 /** A submission that may have reached the service: said, and recorded beside the other jobs' records. */
-function markUncertain(ctx: EngineContext, rowId: number, message: string): void {
-  ctx.store.markUncertain(rowId, message);
-  const row = ctx.store.findJobById(rowId);
+async function markUncertain(ctx: EngineContext, rowId: number, message: string): Promise<void> {
+  await ctx.store.markUncertain(rowId, message);
+  const row = await ctx.store.findJobById(rowId);
   if (!row) return; // a video removed before it was sent (watch): its speech alone stays uncertain
   ctx.progress.event({ stage: "uncertain", key: row.job_key, detail: message });
   writeJobRecord(ctx.outDir, row, ctx.wanted.isSuperseded(row));
@@ -212,17 +217,17 @@ function markUncertain(ctx: EngineContext, rowId: number, message: string): void
  * Records why a submission did not go through. Returns "retry" (after a pause), a delay in ms
  * (a transient refusal: submit again after it), or "end".
  */
-function recordSubmitFailure(
+async function recordSubmitFailure(
   ctx: EngineContext,
   key: string,
   rowId: number,
   error: unknown,
-): "retry" | "end" | number {
+): Promise<"retry" | "end" | number> {
   const { store, progress, gate } = ctx;
   const c = classify(error, { kind: "costed" });
   const message = (error as Error).message ?? String(error);
   if (c.reason === "invalid") {
-    store.markFailed(rowId, "rejected", message);
+    await store.markFailed(rowId, "rejected", message);
     progress.event({ stage: "failed", key, detail: message });
   } else if (
     !c.mayHaveTakenEffect &&
@@ -231,7 +236,7 @@ function recordSubmitFailure(
   ) {
     // A definite refusal (401, 402, 429/503 past the retries, connection refused): nothing was
     // created, so no attempt was spent and the job goes back to pending.
-    store.markRefused(rowId, message);
+    await store.markRefused(rowId, message);
     if (gate.handleFatal(error)) return ctx.options.onFatal === "pause" ? "retry" : "end";
     // A connect timeout is a refusal for certain, but not one to wait out (as before classify).
     const transient = c.verdict === "transient" && c.reason !== "connect-timeout";
@@ -246,7 +251,7 @@ function recordSubmitFailure(
     progress.event({ stage: "failed", key, detail: message });
   } else {
     // Outcome unknown, or our own abort while the request was on the wire.
-    markUncertain(ctx, rowId, message);
+    await markUncertain(ctx, rowId, message);
     if (c.verdict === "fatal" && c.reason !== "unexpected-answer") {
       // A 403 (or no credits) on a submission: uncertain (it may come after the work was done),
       // and the key is in doubt too: the run stops (or pauses) as for a 401, instead of each job

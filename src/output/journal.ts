@@ -205,11 +205,11 @@ export function readJournal(outDir: string, scope: JournalScope): JournaledJob[]
  * Atomic (temp file, fsync, rename), under the folder's lock; nothing is rewritten when nothing
  * would be dropped.
  */
-export function compactJournal(
+export async function compactJournal(
   outDir: string,
   scope: JournalScope,
-  finished: (manifest: string, id: string, specHash: string, attempt: number) => boolean,
-): void {
+  finished: (manifest: string, id: string, specHash: string, attempt: number) => Promise<boolean>,
+): Promise<void> {
   const parsed = readLines(outDir).flatMap((text) => {
     const line = parse(text);
     return line ? [{ text, line, key: versionOf(line.m, line.v, line.h) }] : [];
@@ -219,7 +219,7 @@ export function compactJournal(
     if (inScope(line, scope) && line.a >= (latest.get(key)?.a ?? 0)) latest.set(key, line);
   }
   const done = new Set<string>();
-  for (const [key, line] of latest) if (finished(line.m, line.v, line.h, line.a)) done.add(key);
+  for (const [key, line] of latest) if (await finished(line.m, line.v, line.h, line.a)) done.add(key);
   if (done.size === 0) return;
   const kept = parsed.filter(({ line, key }) => !inScope(line, scope) || !done.has(key));
   const path = journalPath(outDir);

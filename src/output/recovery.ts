@@ -7,7 +7,7 @@
 // evidence, and makes job rows of the records (records.ts reads them) for `reel run --rebuild-state`.
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import type { FailKind, RestoredJob, StateStore } from "../state/store.js";
+import type { FailKind, JobStore, RestoredJob } from "../state/store.js";
 import { type JournaledJob, type JournalScope, journalPath, readJournal } from "./journal.js";
 import { SAFE_NAME_PATTERN } from "../manifest/schema.js";
 import { isOwnVideoFile, recordFile } from "./layout.js";
@@ -140,8 +140,8 @@ export function earlierWork(
  * journal) or with another one. Sent again, they would be paid twice and their records and videos
  * overwritten. One indexed lookup per job, and one `stat` per job the state never sent.
  */
-export function listRecordedUnknown(
-  store: StateStore,
+export async function listRecordedUnknown(
+  store: JobStore,
   jobs: readonly {
     readonly key: string;
     readonly manifest: string;
@@ -149,10 +149,10 @@ export function listRecordedUnknown(
     readonly specHash: string;
   }[],
   outDir: string,
-): { key: string; taskId: string }[] {
+): Promise<{ key: string; taskId: string }[]> {
   const found: { key: string; taskId: string }[] = [];
   for (const job of jobs) {
-    if (store.wasSentAnywhere(job.key, job.specHash)) continue;
+    if (await store.wasSentAnywhere(job.key, job.specHash)) continue;
     const path = join(outDir, recordFile(job.manifest, job.id, job.specHash, false));
     if (!existsSync(path)) continue;
     const record = readRecord(path);
@@ -194,12 +194,15 @@ export interface JournalCheck {
 }
 
 /** The journal's submissions checked against the state file: one indexed lookup per job version. */
-export function checkJournal(store: StateStore, journaled: readonly JournaledJob[]): JournalCheck {
+export async function checkJournal(
+  store: JobStore,
+  journaled: readonly JournaledJob[],
+): Promise<JournalCheck> {
   const unknown: JournaledJob[] = [];
   const answered: [number, string][] = [];
   for (const entry of journaled) {
     if (entry.outcome === "none") continue;
-    const head = store.versionHead(`${entry.manifest}/${entry.id}`, entry.specHash);
+    const head = await store.versionHead(`${entry.manifest}/${entry.id}`, entry.specHash);
     if (head === undefined || head.attempts < entry.attempt) unknown.push(entry);
     else if (entry.taskId !== null && head.state === "submitting" && head.attempts === entry.attempt)
       answered.push([head.id, entry.taskId]);

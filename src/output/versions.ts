@@ -4,14 +4,14 @@
 // video reel saved is moved aside the same way, never written over.
 import { lstat, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import type { JobRow, StateStore } from "../state/store.js";
+import type { JobRow, JobStore } from "../state/store.js";
 import { writeJobRecord } from "./job-record.js";
 import { keptVideoFile, recordOfVideo } from "./layout.js";
 import { sha256File } from "../file-hash.js";
 
 /** The output folder and the state file that records what is in it. */
 export interface VersionsContext {
-  readonly store: StateStore;
+  readonly store: JobStore;
   readonly outDir: string;
   /** `outDir` resolved: how the state file names the folder a file lies in. */
   readonly outKey: string;
@@ -19,19 +19,21 @@ export interface VersionsContext {
 
 /**
  * Before `row` takes `file` (`<id>.mp4`), an older version's video there moves to its hash name
- * (see keptName), with its record.
+ * (see keptName), with its record. The functions here read the store, then move files and record
+ * what they did: the engine runs them inside its section of the video (EngineContext.videoLock), so
+ * that no other version of it acts on the same read.
  */
 export async function keepPreviousVersion(ctx: VersionsContext, row: JobRow, file: string): Promise<void> {
   const { store, outDir, outKey } = ctx;
-  for (const older of store.listJobsWithFile(row.job_key, file, outKey)) {
+  for (const older of await store.listJobsWithFile(row.job_key, file, outKey)) {
     if (older.id === row.id) continue;
-    const kept = keptName(ctx, older);
+    const kept = await keptName(ctx, older);
     try {
       await rename(join(outDir, file), join(outDir, kept));
-      writeJobRecord(outDir, store.markDownloaded(older, kept, outKey), true);
+      writeJobRecord(outDir, await store.markDownloaded(older, kept, outKey), true);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      store.forgetDownload(older); // the user deleted it already
+      await store.forgetDownload(older); // the user deleted it already
     }
   }
 }
@@ -41,10 +43,11 @@ export async function keepPreviousVersion(ctx: VersionsContext, row: JobRow, fil
  * counter when another row holds that name (the same version made by another service, after
  * --new-service): a video is never written over by another's.
  */
-export function keptName({ store, outKey }: VersionsContext, row: JobRow): string {
+export async function keptName({ store, outKey }: VersionsContext, row: JobRow): Promise<string> {
   for (let n = 1; ; n++) {
     const name = keptVideoFile(row.manifest, row.video_id, row.spec_hash, n);
-    if (store.listJobsWithFile(row.job_key, name, outKey).every((other) => other.id === row.id)) return name;
+    const holders = await store.listJobsWithFile(row.job_key, name, outKey);
+    if (holders.every((other) => other.id === row.id)) return name;
   }
 }
 
@@ -69,7 +72,7 @@ export async function takeBackName(ctx: VersionsContext, row: JobRow, own: strin
   const { store, outDir, outKey } = ctx;
   await keepPreviousVersion(ctx, row, own);
   await rename(join(outDir, row.file!), join(outDir, own));
-  writeJobRecord(outDir, store.markDownloaded(row, own, outKey));
+  writeJobRecord(outDir, await store.markDownloaded(row, own, outKey));
   // Its record as a kept version, beside the video that just moved.
   await unlink(join(outDir, recordOfVideo(row.file!))).catch(() => {});
 }

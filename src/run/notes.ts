@@ -1,17 +1,21 @@
 // What the drivers (`run`, `watch`) say about a manifest's jobs before the engine takes them.
 import type { ProgressSink } from "../engine/progress.js";
 import type { Job } from "../manifest/index.js";
-import { type StateStore, versionKey } from "../state/store.js";
+import { type JobStore, versionKey } from "../state/store.js";
 
 /**
  * The progress display starts with how many jobs are already done, counted from the state alone:
  * the engine checks each video on disk once (and fetches a deleted one again). One query, not a row
  * per job: setManifestJobs writes the rows just after.
  */
-export function startProgress(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
-  const done = store.downloadedVersions();
+export async function startProgress(
+  progress: ProgressSink,
+  store: JobStore,
+  jobs: readonly Job[],
+): Promise<void> {
+  const done = await store.downloadedVersions();
   progress.start(jobs.length, jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length);
-  noteRepeatedJobs(progress, store, jobs);
+  await noteRepeatedJobs(progress, store, jobs);
 }
 
 /**
@@ -19,11 +23,16 @@ export function startProgress(progress: ProgressSink, store: StateStore, jobs: r
  * paid for again. Allowed (without a seed, the same request makes another take), but never
  * silently. Called before the jobs are recorded.
  */
-export function noteRepeatedJobs(progress: ProgressSink, store: StateStore, jobs: readonly Job[]): void {
+export async function noteRepeatedJobs(
+  progress: ProgressSink,
+  store: JobStore,
+  jobs: readonly Job[],
+): Promise<void> {
   // Jobs already recorded are not new: a watcher re-reading a saved manifest reads no other rows.
-  const fresh = jobs.filter((job) => !store.hasJob(job.key, job.specHash));
+  const fresh: Job[] = [];
+  for (const job of jobs) if (!(await store.hasJob(job.key, job.specHash))) fresh.push(job);
   if (fresh.length === 0) return;
-  const made = store.madeSpecs();
+  const made = await store.madeSpecs();
   const repeats = fresh.filter((job) => {
     const sameAs = made.get(job.specHash);
     return sameAs !== undefined && sameAs !== job.key;

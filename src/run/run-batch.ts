@@ -57,17 +57,17 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     // Every output folder is checked before any job starts: one that cannot be made or written
     // stops the run before anything is sent.
     for (const manifest of byManifest.keys()) await engine.prepareDir(manifest);
-    startProgress(progress, options.store, options.jobs);
-    if (leftOut.length > 0) options.store.upsertJobs(leftOut.map(newJobOf));
+    await startProgress(progress, options.store, options.jobs);
+    if (leftOut.length > 0) await options.store.upsertJobs(leftOut.map(newJobOf));
     for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
     // Every task already paid for is followed to the end and its video fetched, whatever asks for
     // it now: a version edited away (its video keeps its hash name), a removed video, a manifest
     // deleted or left out of this run (into its own folder). With --only, only the selected.
     const selectedKeys = new Set(options.jobs.map((job) => job.key));
-    engine.followInFlight((row) => leftOut.length === 0 || selectedKeys.has(row.job_key));
+    await engine.followInFlight((row) => leftOut.length === 0 || selectedKeys.has(row.job_key));
     await engine.whenIdle();
   } finally {
-    engine.dispose();
+    await engine.dispose();
   }
   progress.stop();
   // Jobs these manifests no longer list that nothing was sent for (a removed video, an edit made
@@ -76,12 +76,12 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   const listed = options.listedJobs ?? options.jobs;
   const keep = new Set(listed.map((job) => versionKey(job.key, job.specHash)));
   for (const manifest of new Set(listed.map((job) => job.manifest))) {
-    options.store.forgetUnsentJobs(manifest, keep);
+    await options.store.forgetUnsentJobs(manifest, keep);
   }
-  options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
+  await options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
   if (options.store.writeFailure) throw options.store.writeFailure;
-  const versions = options.store.jobsByVersion(); // one read of every row, for both lists
-  const finalRows = engine.wantedRows(versions);
+  const versions = await options.store.jobsByVersion(); // one read of every row, for both lists
+  const finalRows = await engine.wantedRows(versions);
   const listedRows =
     leftOut.length === 0
       ? finalRows

@@ -20,11 +20,17 @@
 // - Writes are visible to another reader (reel status) soon after they are made (SQLite: at the end
 //   of the event loop's turn).
 //
+// - Every method that reads or writes returns a promise (a network backend answers later); a write
+//   that fails rejects it. Callers never rely on a read and the write after it happening with no
+//   other task in between: where that would cost money, the write is a compare-and-set (the intents
+//   above), or the engine runs the read and the write in one critical section of its own (see
+//   engine/assets.ts, engine/keyed-lock.ts).
+//
 // SQLite-specific, and not part of the contract: the group commit of one turn (turn.ts), hence
 // `flush` (a backend with nothing pending makes it a no-op); the hash cache of local files (a
-// backend shared by several machines keeps it per machine). Every method is synchronous but the two
-// intents: better-sqlite3 is. A network backend either answers from memory and writes behind (the
-// intents excepted), or issue 18 makes these methods return promises, call sites included.
+// backend shared by several machines keeps it per machine). StateStore runs each statement when the
+// method is called (better-sqlite3 is synchronous) and returns a promise already settled, the
+// intents excepted (they resolve once their turn's commit is on disk).
 import type { StateFileError } from "./errors.js";
 
 export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
@@ -129,12 +135,12 @@ export function versionKey(jobKey: string, specHash: string): string {
 /** The job versions of one service: what was asked, what was paid, what came back. */
 export interface JobRecords {
   /** The row of this job version, created as `pending` if new. */
-  upsertJob(job: NewJob): JobRow;
+  upsertJob(job: NewJob): Promise<JobRow>;
   /**
    * `upsertJob` for many jobs at once: a run of 10,000 jobs starts in milliseconds. Returns only
    * what a run starts from, not whole rows (10,000 of those weigh about 15 MB).
    */
-  upsertJobs(jobs: readonly NewJob[]): JobHead[];
+  upsertJobs(jobs: readonly NewJob[]): Promise<JobHead[]>;
   /**
    * Rows made from the records in the output folder (`reel run --rebuild-state`, see rebuild.ts): a
    * job version the state does not know is added; one it knows only as unsent or as an intent
@@ -142,16 +148,16 @@ export interface JobRecords {
    * as `uncertain` takes a task id its record (the journal) shows. Others are kept as they are.
    * Returns how many rows were written.
    */
-  restoreJobs(jobs: readonly RestoredJob[]): number;
+  restoreJobs(jobs: readonly RestoredJob[]): Promise<number>;
   /** The state and attempts of this job version, if recorded (the journal's check at start). */
-  versionHead(key: string, specHash: string): VersionHead | undefined;
+  versionHead(key: string, specHash: string): Promise<VersionHead | undefined>;
   /** Whether any service's row of this job version was ever sent (an attempt counted). */
-  wasSentAnywhere(key: string, specHash: string): boolean;
+  wasSentAnywhere(key: string, specHash: string): Promise<boolean>;
   /** Whether this job version is recorded. */
-  hasJob(key: string, specHash: string): boolean;
-  findJob(key: string, specHash: string): JobRow | undefined;
-  findJobById(id: number): JobRow | undefined;
-  getJob(id: number): JobRow;
+  hasJob(key: string, specHash: string): Promise<boolean>;
+  findJob(key: string, specHash: string): Promise<JobRow | undefined>;
+  findJobById(id: number): Promise<JobRow | undefined>;
+  getJob(id: number): Promise<JobRow>;
   /**
    * Of `jobs`, those this service never sent but another service did (the same job key and spec
    * hash, sent at least once): the same videos asked of another base URL. Another spelling of one
@@ -162,43 +168,43 @@ export interface JobRecords {
   listSentElsewhere(
     jobs: readonly { readonly key: string; readonly specHash: string }[],
     ignore: readonly string[],
-  ): { key: string; baseUrl: string }[];
+  ): Promise<{ key: string; baseUrl: string }[]>;
   /** The job versions of this service whose video was downloaded, as versionKey(key, spec hash). */
-  downloadedVersions(): Set<string>;
+  downloadedVersions(): Promise<Set<string>>;
   /**
    * For each spec hash that a job of this service was generated with (Success), the key of one such
    * job: a new job with the same request under another name (a renamed manifest) would pay again.
    */
-  madeSpecs(): Map<string, string>;
+  madeSpecs(): Promise<Map<string, string>>;
   /** Every job version of this service, by versionKey(key, spec hash): one query for a whole run. */
-  jobsByVersion(): Map<string, JobRow>;
+  jobsByVersion(): Promise<Map<string, JobRow>>;
   /** Every job version of this service, newest last. */
-  listJobs(): JobRow[];
+  listJobs(): Promise<JobRow[]>;
   /**
    * The current version of every job (the one whose video holds `<id>.mp4`, else the newest), of
    * every service, or of this store's service when it has one.
    */
-  listLatestJobs(): (JobRow & { base_url: string })[];
+  listLatestJobs(): Promise<(JobRow & { base_url: string })[]>;
   /**
    * Forgets the jobs of `manifest` that nothing was ever sent for (pending, no attempt counted, no
    * task) and that it no longer lists (`keep`: versionKeys): a video removed, or a version edited
    * away, before its submission. They are no record of credits spent, and would show as pending in
    * `status` for good. Returns how many.
    */
-  forgetUnsentJobs(manifest: string, keep: ReadonlySet<string>): number;
+  forgetUnsentJobs(manifest: string, keep: ReadonlySet<string>): Promise<number>;
   /** Jobs that have a task on the service that has not ended: they must be followed, never resubmitted. */
-  listInFlight(): JobRow[];
+  listInFlight(): Promise<JobRow[]>;
   /**
    * Versions of a job whose video is recorded at `file` of the output folder `outDir`, by any
    * service: a video another service made is moved aside too, never written over.
    */
-  listJobsWithFile(key: string, file: string, outDir: string): JobRow[];
+  listJobsWithFile(key: string, file: string, outDir: string): Promise<JobRow[]>;
 
   /**
    * A submission whose intent was written but whose answer was not (the process died in between):
    * it may have reached the service. Called once at start; returns how many.
    */
-  markInterruptedSubmissionsUncertain(): number;
+  markInterruptedSubmissionsUncertain(): Promise<number>;
   /**
    * Write-ahead intent of a costed submission: resolves once it is durable; only then may the
    * request leave. A compare-and-set: the row is claimed only from a state a submission may start
@@ -212,74 +218,74 @@ export interface JobRecords {
    * An intent whose request was not sent after all (the run stopped, or the job was withdrawn, while
    * the intent was being committed): the job is pending again and the attempt is given back.
    */
-  withdrawSubmitting(id: number): void;
+  withdrawSubmitting(id: number): Promise<void>;
   /**
    * The answer to a submission. Need not be durable: if a power cut loses it, the job is found in
    * `submitting` and becomes uncertain, never resubmitted; only the intent must be durable.
    */
-  markSubmitted(id: number, taskId: string): void;
-  markUncertain(id: number, error: string): void;
-  markFailed(id: number, kind: FailKind, error: string): void;
+  markSubmitted(id: number, taskId: string): Promise<void>;
+  markUncertain(id: number, error: string): Promise<void>;
+  markFailed(id: number, kind: FailKind, error: string): Promise<void>;
   /**
    * The service refused a submission for certain (401, 402, 429, 503, connection refused): nothing
    * was created, so the attempt counted by markSubmitting is given back.
    */
-  markRefused(id: number, error: string): void;
+  markRefused(id: number, error: string): Promise<void>;
   /**
    * Back to `pending` for a new attempt (retry of a failure or of an uncertain submission). Only from
    * those final states: false, with nothing written, when the row has moved on meanwhile (another
    * process retried it already: pending again, it would be paid for twice).
    */
-  markPending(id: number, why: string): boolean;
+  markPending(id: number, why: string): Promise<boolean>;
   /** A status seen by polling. Final statuses move the job to that state. */
   recordTaskStatus(
     id: number,
     status: string,
     resultUrl: string | undefined,
     reason: string | undefined,
-  ): void;
+  ): Promise<void>;
   /** A fresh result URL (the old one expired). */
-  recordResultUrl(id: number, url: string): void;
+  recordResultUrl(id: number, url: string): Promise<void>;
   /**
    * Records the video of `row` at `file` in the output folder `outDir`; returns the row as now
    * recorded. `video`: what was written (a fresh download); a video moved keeps what it had.
    */
-  markDownloaded(row: JobRow, file: string, outDir: string, video?: VideoFacts): JobRow;
+  markDownloaded(row: JobRow, file: string, outDir: string, video?: VideoFacts): Promise<JobRow>;
   /** The file of a Success was lost (deleted by the user): download it again from its task. */
-  forgetDownload(row: JobRow): JobRow;
-  recordJobError(id: number, error: string): void;
+  forgetDownload(row: JobRow): Promise<JobRow>;
+  recordJobError(id: number, error: string): Promise<void>;
   /** The job's video was found whole: an error left by an earlier failure (a full disk) no longer holds. */
-  clearJobError(row: JobRow): JobRow;
+  clearJobError(row: JobRow): Promise<JobRow>;
   /** The job's video was read again and holds what reel wrote: its new stamp spares the next read. */
-  recordVideoStamp(row: JobRow, stamp: string): JobRow;
+  recordVideoStamp(row: JobRow, stamp: string): Promise<JobRow>;
 }
 
 /** Uploaded assets and their intents, scoped by service. */
 export interface AssetRecords {
-  findAsset(sha256: string): string | undefined;
+  findAsset(sha256: string): Promise<string | undefined>;
   /**
    * The intent of an upload. One intent wins: an intent this store did not write (intents of a dead
    * run are taken at start, see takeInterruptedUploads) is another process's upload of the same
    * content, under way, and this one throws ClaimLostError instead of uploading a second copy.
    */
-  markUploading(sha256: string): void;
+  markUploading(sha256: string): Promise<void>;
   /** An upload the service refused for certain: nothing to report at the next start. */
-  forgetUploadIntent(sha256: string): void;
+  forgetUploadIntent(sha256: string): Promise<void>;
   /**
    * Uploads whose intent was written but whose asset id was not: a run died during them. They will
    * be uploaded again (an extra copy on the service, no credits). Returns how many, and forgets them.
    */
-  takeInterruptedUploads(): number;
-  recordAsset(sha256: string, assetId: string, size: number): void;
+  takeInterruptedUploads(): Promise<number>;
+  recordAsset(sha256: string, assetId: string, size: number): Promise<void>;
   /** Whether reel uploaded this asset, or made it as speech, on this service. */
-  madeAsset(assetId: string): boolean;
+  madeAsset(assetId: string): Promise<boolean>;
   /** The service lost this asset (deleted): the next use uploads it again. */
-  forgetAssetId(assetId: string): void;
+  forgetAssetId(assetId: string): Promise<void>;
 }
 
 /** Speech made by the service (a costed call), scoped by service. */
 export interface SpeechRecords {
-  findSpeech(voiceId: string, text: string): SpeechRow | undefined;
+  findSpeech(voiceId: string, text: string): Promise<SpeechRow | undefined>;
   /**
    * Write-ahead intent of a costed speech call: resolves once it is durable. A compare-and-set: made
    * only where no speech row is, or over an `uncertain` one (--resubmit-uncertain). A row `creating`
@@ -287,20 +293,20 @@ export interface SpeechRecords {
    * the speech is not paid for twice.
    */
   markSpeechCreating(voiceId: string, text: string): Promise<void>;
-  markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): void;
-  markSpeechUncertain(voiceId: string, text: string, error: string): void;
+  markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void>;
+  markSpeechUncertain(voiceId: string, text: string, error: string): Promise<void>;
   /** A speech call that failed for certain (refused): nothing was made, forget the intent. */
-  clearSpeech(voiceId: string, text: string): void;
+  clearSpeech(voiceId: string, text: string): Promise<void>;
   /** Speech intents without an answer from a run that died: they may have been made. */
-  markInterruptedSpeechUncertain(): number;
+  markInterruptedSpeechUncertain(): Promise<number>;
 }
 
 /** Caches of this machine (not scoped by service): hashes of local files, fetched remote sources. */
 export interface LocalCaches {
-  findFileHash(path: string, stamp: FileStamp): string | undefined;
-  recordFileHash(path: string, stamp: FileStamp, sha256: string): void;
-  findRemote(url: string): { sha256: string; path: string; size: number } | undefined;
-  recordRemote(url: string, sha256: string, path: string, size: number): void;
+  findFileHash(path: string, stamp: FileStamp): Promise<string | undefined>;
+  recordFileHash(path: string, stamp: FileStamp, sha256: string): Promise<void>;
+  findRemote(url: string): Promise<{ sha256: string; path: string; size: number } | undefined>;
+  recordRemote(url: string, sha256: string, path: string, size: number): Promise<void>;
 }
 
 /** The whole store, as a run uses it. */
@@ -315,7 +321,7 @@ export interface JobStore extends JobRecords, AssetRecords, SpeechRecords, Local
   /** Why the store can no longer be written, once a commit failed. */
   readonly writeFailure: StateFileError | undefined;
   /** Makes durable now what was written (before closing, and before the process exits). */
-  flush(): void;
+  flush(): Promise<void>;
   /** Flushes and closes. Throws `writeFailure`, if any, once the store is released. */
-  close(): void;
+  close(): Promise<void>;
 }

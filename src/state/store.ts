@@ -48,7 +48,7 @@ const openStores = new Set<StateStore>();
  * cli/main.ts); importing this module registers nothing.
  */
 export function flushOpenStores(): void {
-  for (const store of openStores) store.flush();
+  for (const store of openStores) store.flushSync();
 }
 
 export class StateStore implements JobStore {
@@ -99,7 +99,7 @@ export class StateStore implements JobStore {
     try {
       return lastService(store.db);
     } finally {
-      store.close();
+      store.closeSync();
     }
   }
 
@@ -112,14 +112,19 @@ export class StateStore implements JobStore {
     try {
       return jobs.manifestsWithWork(store.c, names);
     } finally {
-      store.close();
+      store.closeSync();
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
+    this.closeSync();
+  }
+
+  /** `close`, synchronously: for the static helpers above, which open and close the file in one call. */
+  closeSync(): void {
     try {
       if (this.db.open) {
-        this.flush();
+        this.flushSync();
         openStores.delete(this);
         this.db.close();
       }
@@ -133,175 +138,180 @@ export class StateStore implements JobStore {
     return this.turn.writeFailure;
   }
 
-  flush(): void {
+  async flush(): Promise<void> {
+    this.flushSync();
+  }
+
+  /** `flush`, synchronously: at the process's exit (flushOpenStores), no promise settles any more. */
+  flushSync(): void {
     if (this.readonly) return;
     this.turn.flush();
   }
 
   // ---- jobs (sql/jobs.ts, sql/job-states.ts, sql/restore.ts) ----
 
-  upsertJob(job: NewJob): JobRow {
+  async upsertJob(job: NewJob): Promise<JobRow> {
     return jobs.upsertJob(this.c, job);
   }
-  upsertJobs(list: readonly NewJob[]): JobHead[] {
+  async upsertJobs(list: readonly NewJob[]): Promise<JobHead[]> {
     return jobs.upsertJobs(this.c, list);
   }
-  restoreJobs(list: readonly RestoredJob[]): number {
+  async restoreJobs(list: readonly RestoredJob[]): Promise<number> {
     return restoreJobs(this.c, list);
   }
-  versionHead(key: string, specHash: string): VersionHead | undefined {
+  async versionHead(key: string, specHash: string): Promise<VersionHead | undefined> {
     return jobs.versionHead(this.c, key, specHash);
   }
-  wasSentAnywhere(key: string, specHash: string): boolean {
+  async wasSentAnywhere(key: string, specHash: string): Promise<boolean> {
     return jobs.wasSentAnywhere(this.c, key, specHash);
   }
-  hasJob(key: string, specHash: string): boolean {
+  async hasJob(key: string, specHash: string): Promise<boolean> {
     return jobs.hasJob(this.c, key, specHash);
   }
-  findJob(key: string, specHash: string): JobRow | undefined {
+  async findJob(key: string, specHash: string): Promise<JobRow | undefined> {
     return jobs.findJob(this.c, key, specHash);
   }
-  findJobById(id: number): JobRow | undefined {
+  async findJobById(id: number): Promise<JobRow | undefined> {
     return jobs.findJobById(this.c, id);
   }
-  getJob(id: number): JobRow {
+  async getJob(id: number): Promise<JobRow> {
     return jobs.getJob(this.c, id);
   }
-  listSentElsewhere(
+  async listSentElsewhere(
     list: readonly { readonly key: string; readonly specHash: string }[],
     ignore: readonly string[],
-  ): { key: string; baseUrl: string }[] {
+  ): Promise<{ key: string; baseUrl: string }[]> {
     return jobs.listSentElsewhere(this.c, list, ignore);
   }
-  downloadedVersions(): Set<string> {
+  async downloadedVersions(): Promise<Set<string>> {
     return jobs.downloadedVersions(this.c);
   }
-  madeSpecs(): Map<string, string> {
+  async madeSpecs(): Promise<Map<string, string>> {
     return jobs.madeSpecs(this.c);
   }
-  jobsByVersion(): Map<string, JobRow> {
+  async jobsByVersion(): Promise<Map<string, JobRow>> {
     return jobs.jobsByVersion(this.c);
   }
-  listJobs(): JobRow[] {
+  async listJobs(): Promise<JobRow[]> {
     return jobs.listJobs(this.c);
   }
-  listLatestJobs(): (JobRow & { base_url: string })[] {
+  async listLatestJobs(): Promise<(JobRow & { base_url: string })[]> {
     return jobs.listLatestJobs(this.c);
   }
-  forgetUnsentJobs(manifest: string, keep: ReadonlySet<string>): number {
+  async forgetUnsentJobs(manifest: string, keep: ReadonlySet<string>): Promise<number> {
     return jobs.forgetUnsentJobs(this.c, manifest, keep);
   }
-  listInFlight(): JobRow[] {
+  async listInFlight(): Promise<JobRow[]> {
     return jobs.listInFlight(this.c);
   }
-  listJobsWithFile(key: string, file: string, outDir: string): JobRow[] {
+  async listJobsWithFile(key: string, file: string, outDir: string): Promise<JobRow[]> {
     return jobs.listJobsWithFile(this.c, key, file, outDir);
   }
-  markInterruptedSubmissionsUncertain(): number {
+  async markInterruptedSubmissionsUncertain(): Promise<number> {
     return states.markInterruptedSubmissionsUncertain(this.c);
   }
-  markSubmitting(id: number): Promise<number | null> {
+  async markSubmitting(id: number): Promise<number | null> {
     return states.markSubmitting(this.c, id);
   }
-  withdrawSubmitting(id: number): void {
+  async withdrawSubmitting(id: number): Promise<void> {
     states.withdrawSubmitting(this.c, id);
   }
-  markSubmitted(id: number, taskId: string): void {
+  async markSubmitted(id: number, taskId: string): Promise<void> {
     states.markSubmitted(this.c, id, taskId);
   }
-  markUncertain(id: number, error: string): void {
+  async markUncertain(id: number, error: string): Promise<void> {
     states.markUncertain(this.c, id, error);
   }
-  markFailed(id: number, kind: FailKind, error: string): void {
+  async markFailed(id: number, kind: FailKind, error: string): Promise<void> {
     states.markFailed(this.c, id, kind, error);
   }
-  markRefused(id: number, error: string): void {
+  async markRefused(id: number, error: string): Promise<void> {
     states.markRefused(this.c, id, error);
   }
-  markPending(id: number, why: string): boolean {
+  async markPending(id: number, why: string): Promise<boolean> {
     return states.markPending(this.c, id, why);
   }
-  recordTaskStatus(
+  async recordTaskStatus(
     id: number,
     status: string,
     resultUrl: string | undefined,
     reason: string | undefined,
-  ): void {
+  ): Promise<void> {
     states.recordTaskStatus(this.c, id, status, resultUrl, reason);
   }
-  recordResultUrl(id: number, url: string): void {
+  async recordResultUrl(id: number, url: string): Promise<void> {
     states.recordResultUrl(this.c, id, url);
   }
-  markDownloaded(row: JobRow, file: string, outDir: string, video?: VideoFacts): JobRow {
+  async markDownloaded(row: JobRow, file: string, outDir: string, video?: VideoFacts): Promise<JobRow> {
     return states.markDownloaded(this.c, row, file, outDir, video);
   }
-  forgetDownload(row: JobRow): JobRow {
+  async forgetDownload(row: JobRow): Promise<JobRow> {
     return states.forgetDownload(this.c, row);
   }
-  recordJobError(id: number, error: string): void {
+  async recordJobError(id: number, error: string): Promise<void> {
     states.recordJobError(this.c, id, error);
   }
-  clearJobError(row: JobRow): JobRow {
+  async clearJobError(row: JobRow): Promise<JobRow> {
     return states.clearJobError(this.c, row);
   }
-  recordVideoStamp(row: JobRow, stamp: string): JobRow {
+  async recordVideoStamp(row: JobRow, stamp: string): Promise<JobRow> {
     return states.recordVideoStamp(this.c, row, stamp);
   }
 
   // ---- assets and speech (sql/assets.ts, sql/speech.ts) ----
 
-  findAsset(sha256: string): string | undefined {
+  async findAsset(sha256: string): Promise<string | undefined> {
     return assets.findAsset(this.c, sha256);
   }
-  markUploading(sha256: string): void {
+  async markUploading(sha256: string): Promise<void> {
     assets.markUploading(this.c, this.ownUploads, sha256);
   }
-  forgetUploadIntent(sha256: string): void {
+  async forgetUploadIntent(sha256: string): Promise<void> {
     assets.forgetUploadIntent(this.c, sha256);
   }
-  takeInterruptedUploads(): number {
+  async takeInterruptedUploads(): Promise<number> {
     return assets.takeInterruptedUploads(this.c);
   }
-  recordAsset(sha256: string, assetId: string, size: number): void {
+  async recordAsset(sha256: string, assetId: string, size: number): Promise<void> {
     assets.recordAsset(this.c, sha256, assetId, size);
   }
-  madeAsset(assetId: string): boolean {
+  async madeAsset(assetId: string): Promise<boolean> {
     return assets.madeAsset(this.c, assetId);
   }
-  forgetAssetId(assetId: string): void {
+  async forgetAssetId(assetId: string): Promise<void> {
     assets.forgetAssetId(this.c, assetId);
   }
-  findSpeech(voiceId: string, text: string): SpeechRow | undefined {
+  async findSpeech(voiceId: string, text: string): Promise<SpeechRow | undefined> {
     return speech.findSpeech(this.c, voiceId, text);
   }
-  markSpeechCreating(voiceId: string, text: string): Promise<void> {
+  async markSpeechCreating(voiceId: string, text: string): Promise<void> {
     return speech.markSpeechCreating(this.c, voiceId, text);
   }
-  markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): void {
+  async markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void> {
     speech.markSpeechDone(this.c, voiceId, text, assetId, duration);
   }
-  markSpeechUncertain(voiceId: string, text: string, error: string): void {
+  async markSpeechUncertain(voiceId: string, text: string, error: string): Promise<void> {
     speech.markSpeechUncertain(this.c, voiceId, text, error);
   }
-  clearSpeech(voiceId: string, text: string): void {
+  async clearSpeech(voiceId: string, text: string): Promise<void> {
     speech.clearSpeech(this.c, voiceId, text);
   }
-  markInterruptedSpeechUncertain(): number {
+  async markInterruptedSpeechUncertain(): Promise<number> {
     return speech.markInterruptedSpeechUncertain(this.c);
   }
 
   // ---- local caches (sql/caches.ts) ----
 
-  findFileHash(path: string, stamp: FileStamp): string | undefined {
+  async findFileHash(path: string, stamp: FileStamp): Promise<string | undefined> {
     return caches.findFileHash(this.c, path, stamp);
   }
-  recordFileHash(path: string, stamp: FileStamp, sha256: string): void {
+  async recordFileHash(path: string, stamp: FileStamp, sha256: string): Promise<void> {
     caches.recordFileHash(this.c, path, stamp, sha256);
   }
-  findRemote(url: string): { sha256: string; path: string; size: number } | undefined {
+  async findRemote(url: string): Promise<{ sha256: string; path: string; size: number } | undefined> {
     return caches.findRemote(this.c, url);
   }
-  recordRemote(url: string, sha256: string, path: string, size: number): void {
+  async recordRemote(url: string, sha256: string, path: string, size: number): Promise<void> {
     caches.recordRemote(this.c, url, sha256, path, size);
   }
 }

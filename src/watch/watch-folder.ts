@@ -57,7 +57,7 @@ export interface WatchOptions extends Omit<
    * Why a valid manifest's jobs must not be sent (reported, and the manifest skipped until it or
    * the state changes), or undefined. The CLI refuses jobs already sent to another service.
    */
-  readonly refuseJobs?: (jobs: readonly Job[]) => string | undefined;
+  readonly refuseJobs?: (jobs: readonly Job[]) => Promise<string | undefined>;
   /** Called once the initial scan is done and the watcher listens. */
   readonly onReady?: () => void;
   /** The service as index.html names it: "sandbox" or the base URL. @defaultValue not named */
@@ -105,11 +105,11 @@ async function watchWithProgress(options: WatchOptions, progress: ProgressSink, 
       }, 200);
     },
   });
-  engine.followInFlight();
+  await engine.followInFlight();
 
   /** results.jsonl and index.html, for the jobs of the manifests in the folder now. */
   async function writeOutputs(): Promise<void> {
-    const rows = engine.wantedRows();
+    const rows = await engine.wantedRows();
     sayFinished(rows);
     await writeResults(options.outDir, rows);
     await writeHtmlReport(options.outDir, rows, {
@@ -214,7 +214,7 @@ async function watchWithProgress(options: WatchOptions, progress: ProgressSink, 
       code === PROBLEM_CODES.fileMissing || code === PROBLEM_CODES.mediaFormat;
     if (problems.some((p) => mediaPending(p.code))) awaitingMedia.add(file);
     else awaitingMedia.delete(file);
-    const refusal = manifest && problems.length === 0 ? options.refuseJobs?.(manifest.jobs) : undefined;
+    const refusal = manifest && problems.length === 0 ? await options.refuseJobs?.(manifest.jobs) : undefined;
     if (refusal !== undefined) {
       problems.push({
         file: display(file),
@@ -244,37 +244,37 @@ async function watchWithProgress(options: WatchOptions, progress: ProgressSink, 
     }
     const previous = nameOf.get(file);
     nameOf.set(file, manifest.name);
-    if (previous !== undefined && previous !== manifest.name) release(previous);
+    if (previous !== undefined && previous !== manifest.name) await release(previous);
     progress.event({
       stage: "note",
       detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'`,
     });
-    const done = options.store.downloadedVersions();
+    const done = await options.store.downloadedVersions();
     progress.event({
       stage: "manifest",
       key: manifest.name,
       total: manifest.jobs.length,
       done: manifest.jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length,
     });
-    noteRepeatedJobs(progress, options.store, manifest.jobs);
+    await noteRepeatedJobs(progress, options.store, manifest.jobs);
     finishedSaid.delete(manifest.name); // said again once this reading's jobs are all final
     await engine.setManifestJobs(manifest.name, manifest.jobs);
     // Versions edited away or videos removed before they were sent: nothing of them to keep (a run
     // does the same at its end), else `status` would show them waiting for good.
-    options.store.forgetUnsentJobs(
+    await options.store.forgetUnsentJobs(
       manifest.name,
       new Set(manifest.jobs.map((j) => versionKey(j.key, j.specHash))),
     );
-    sayFinished(engine.wantedRows()); // a manifest whose videos were all made already
+    sayFinished(await engine.wantedRows()); // a manifest whose videos were all made already
   }
 
   /**
    * A manifest name no file defines any more: its unsent videos are dropped, and a file skipped
    * because it claimed the same name is read again.
    */
-  function release(name: string): void {
+  async function release(name: string): Promise<void> {
     engine.dropManifest(name);
-    options.store.forgetUnsentJobs(name, new Set());
+    await options.store.forgetUnsentJobs(name, new Set());
     for (const [other, claimed] of clashes) {
       if (claimed === name.toLowerCase()) schedule(other, () => loadFile(other));
     }
@@ -305,7 +305,7 @@ async function watchWithProgress(options: WatchOptions, progress: ProgressSink, 
       clashes.delete(file);
       if (name === undefined) return;
       nameOf.delete(file);
-      release(name);
+      await release(name);
       progress.event({ stage: "manifest", key: name, total: 0, done: 0 });
       progress.event({
         stage: "note",
@@ -377,7 +377,7 @@ async function watchWithProgress(options: WatchOptions, progress: ProgressSink, 
   await watcher.close();
   await Promise.all([...queue.values()]);
   await engine.whenIdle();
-  engine.dispose();
+  await engine.dispose();
   if (resultsTimer) clearTimeout(resultsTimer);
   if (stateFailure) throw stateFailure;
   watching = false;

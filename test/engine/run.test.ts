@@ -261,7 +261,7 @@ describe("reel run", () => {
     const dir = await workspace();
     const statePath = join(dir, ".reel", "state.db");
     await mkdir(join(dir, ".reel"), { recursive: true });
-    StateStore.open(statePath, { baseUrl: s.baseUrl }).close();
+    await StateStore.open(statePath, { baseUrl: s.baseUrl }).close();
     const liftFault = failDownloadRecords(statePath);
     const failed = await runCli(["run", "manifests/beta.yaml"], { cwd: dir, env: env(s) });
     expect(failed.code).toBe(1);

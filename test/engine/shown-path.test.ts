@@ -41,7 +41,7 @@ it("names an uploaded file relative to the cwd it is given, not to the process's
     });
   } finally {
     await client.close();
-    store.close();
+    await store.close();
   }
   const uploaded = events.filter((e) => e.stage === "uploaded").map((e) => e.detail);
   expect(uploaded).toHaveLength(1);

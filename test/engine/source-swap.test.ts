@@ -66,12 +66,12 @@ async function runWithSwap(swap: (image: string, secret: string) => Promise<void
     return {
       sandbox: s,
       row: summary.rows[0]!,
-      assetOfImage: store.findAsset(imageSha),
+      assetOfImage: await store.findAsset(imageSha),
       secretSha: sha256(await readFile(secret)),
     };
   } finally {
     await client.close();
-    store.close();
+    await store.close();
   }
 }
 
@@ -145,7 +145,7 @@ it("uploads a fetched source only as the bytes that were fetched and judged, not
   await writeTree(dir, { "cache/.keep": "" });
   await symlink(secret, cached);
   const store = StateStore.open(join(dir, "state.db"), { baseUrl: s.baseUrl });
-  store.recordRemote(url, sha256(image), cached, image.length);
+  await store.recordRemote(url, sha256(image), cached, image.length);
   const client = makeClient({ baseUrl: s.baseUrl, apiKey: s.apiKey });
   const controller = new AbortController();
   try {
@@ -162,9 +162,9 @@ it("uploads a fetched source only as the bytes that were fetched and judged, not
       `the copy of ${url} kept in ${cached} was replaced by a link after reel checked it, so it was not uploaded`,
     );
     expect(s.counters.requestCount("POST", "/v1/assets")).toBe(0);
-    expect(store.findAsset(sha256(image))).toBeUndefined();
+    expect(await store.findAsset(sha256(image))).toBeUndefined();
   } finally {
     await client.close();
-    store.close();
+    await store.close();
   }
 });

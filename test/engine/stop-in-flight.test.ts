@@ -78,7 +78,7 @@ it("leaves a submission cut off by the stop uncertain, and the refused one pendi
   // A refusal spends nothing: no attempt is counted for it.
   expect(refused!.attempts).toBe(0);
   expect(hung!.attempts).toBe(1);
-  store.close();
+  await store.close();
 });
 
 it("stops at once while every task sleeps until its next poll, and keeps the task ids", async () => {
@@ -111,7 +111,7 @@ it("stops at once while every task sleeps until its next poll, and keeps the tas
   });
   const tookMs = Date.now() - stoppedAt;
   await client.close();
-  store.close();
+  await store.close();
   expect(summary.outcome).toBe("interrupted");
   expect(tookMs).toBeLessThan(1_000);
   // Followed by the next run, never submitted again.
@@ -150,9 +150,9 @@ it("does not end with a paid speech call in flight when another asset of its job
   });
   console.log("END", Date.now() % 100000);
   // The speech's answer is recorded before the run ends: no "may have been created" at the next start.
-  const speech = store.findSpeech("17", "Hello.")?.state;
+  const speech = (await store.findSpeech("17", "Hello."))?.state;
   await client.close();
   expect(speech).toBe("done");
   expect(summary.rows[0]).toMatchObject({ state: "Fail", fail_kind: "local" });
-  store.close();
+  await store.close();
 });

@@ -42,8 +42,8 @@ describe("state store", () => {
     old.close();
 
     const store = StateStore.open(path, { baseUrl: "https://a.example" });
-    expect(store.listInFlight().map((row) => [row.job_key, row.task_id])).toEqual([["m/a", "77"]]);
-    store.close();
+    expect((await store.listInFlight()).map((row) => [row.job_key, row.task_id])).toEqual([["m/a", "77"]]);
+    await store.close();
     const check = new Database(path, { readonly: true });
     expect(check.pragma("user_version", { simple: true })).toBe(MIGRATIONS.length);
     expect(
@@ -59,7 +59,7 @@ describe("state store", () => {
     const storeModule = new URL("../../dist/state/store.js", import.meta.url).href;
     const script = `const { StateStore } = await import(${JSON.stringify(storeModule)});
       const store = StateStore.open(${JSON.stringify(path)}, { baseUrl: "x" });
-      const row = store.upsertJob(${JSON.stringify(JOB)});
+      const row = await store.upsertJob(${JSON.stringify(JOB)});
       await store.markSubmitting(row.id);
       store.markSubmitted(row.id, "77");
       process.kill(process.pid, "SIGKILL");`;
@@ -67,9 +67,9 @@ describe("state store", () => {
     const signal = await new Promise((resolve) => child.on("exit", (_code, sig) => resolve(sig)));
     expect(signal).toBe("SIGKILL");
     const store = StateStore.open(path, { baseUrl: "x" });
-    expect(store.findJob(JOB.key, JOB.specHash)?.state).toBe("submitting");
-    expect(store.markInterruptedSubmissionsUncertain()).toBe(1);
-    store.close();
+    expect((await store.findJob(JOB.key, JOB.specHash))?.state).toBe("submitting");
+    expect(await store.markInterruptedSubmissionsUncertain()).toBe(1);
+    await store.close();
   });
 
   it("commits the last turn of a process that exits without closing its store once the CLI set its exit hook, and not on import alone", async () => {
@@ -89,9 +89,9 @@ describe("state store", () => {
       expect(await new Promise((resolve) => child.on("exit", resolve))).toBe(0);
       const store = StateStore.open(path, { baseUrl: "x" });
       try {
-        return store.hasJob(JOB.key, JOB.specHash);
+        return await store.hasJob(JOB.key, JOB.specHash);
       } finally {
-        store.close();
+        await store.close();
       }
     };
     // Importing the store registers nothing on the process (a library must not).
@@ -107,26 +107,28 @@ describe("state store", () => {
   it("refuses every write, and rejects the intent waiting on its turn, once SQLite undid a whole turn", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const a = store.upsertJob(JOB);
-    const b = store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    const a = await store.upsertJob(JOB);
+    const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
     await new Promise((resolve) => setImmediate(resolve));
     failDownloadRecords(path); // SQLite undoes the whole turn, intents included
     const intent = store.markSubmitting(a.id);
-    expect(() => store.markDownloaded(store.getJob(b.id), "m/b.mp4", "/out")).toThrow(/disk is full/);
+    await expect(store.markDownloaded(await store.getJob(b.id), "m/b.mp4", "/out")).rejects.toThrow(
+      /disk is full/,
+    );
     // The request guarded by this intent must never leave.
     await expect(intent).rejects.toThrow(StateFileError);
-    expect(() => store.markSubmitted(a.id, "1")).toThrow(/could not write the state file/);
-    expect(() => store.close()).toThrow(StateFileError);
+    await expect(store.markSubmitted(a.id, "1")).rejects.toThrow(/could not write the state file/);
+    await expect(store.close()).rejects.toThrow(StateFileError);
     const again = StateStore.open(path, { baseUrl: "x" });
-    expect(again.getJob(a.id).state).toBe("pending");
-    again.close();
+    expect((await again.getJob(a.id)).state).toBe("pending");
+    await again.close();
   });
 
   it("keeps the other writes of a turn, and the events of each, when one write fails on its own", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const a = store.upsertJob(JOB);
-    const b = store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    const a = await store.upsertJob(JOB);
+    const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
     await new Promise((resolve) => setImmediate(resolve));
     // A statement that fails without undoing the transaction (a constraint, not a full disk).
     const other = new Database(path);
@@ -134,10 +136,10 @@ describe("state store", () => {
       `CREATE TRIGGER refuse BEFORE UPDATE OF error ON jobs WHEN NEW.error = 'refused' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
     );
     other.close();
-    store.markSubmitted(a.id, "1");
-    expect(() => store.markUncertain(b.id, "refused")).toThrow(/refused/);
-    store.markFailed(b.id, "local", "no such file");
-    store.close();
+    await store.markSubmitted(a.id, "1");
+    await expect(store.markUncertain(b.id, "refused")).rejects.toThrow(/refused/);
+    await store.markFailed(b.id, "local", "no such file");
+    await store.close();
     const db = new Database(path, { readonly: true });
     const events = db.prepare("SELECT job_id, kind, detail FROM events ORDER BY id").all();
     const states = db.prepare("SELECT id, state FROM jobs ORDER BY id").all();
@@ -155,8 +157,8 @@ describe("state store", () => {
   it("undoes a failed write of several statements whole, its events included", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const a = store.upsertJob(JOB);
-    const b = store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    const a = await store.upsertJob(JOB);
+    const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
     store.markSubmitting(a.id).catch(() => {});
     await store.markSubmitting(b.id);
     const other = new Database(path);
@@ -165,8 +167,8 @@ describe("state store", () => {
     );
     other.close();
     // a is marked first, then b's update fails: a's change and its event go too.
-    expect(() => store.markInterruptedSubmissionsUncertain()).toThrow(/refused/);
-    store.close();
+    await expect(store.markInterruptedSubmissionsUncertain()).rejects.toThrow(/refused/);
+    await store.close();
     const db = new Database(path, { readonly: true });
     const kinds = db.prepare("SELECT kind FROM events ORDER BY id").pluck().all();
     const states = db.prepare("SELECT state FROM jobs ORDER BY id").pluck().all();
@@ -178,13 +180,13 @@ describe("state store", () => {
   it("reads every column of a job row, with its value", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const row = store.upsertJob(JOB);
+    const row = await store.upsertJob(JOB);
     await store.markSubmitting(row.id);
-    store.markSubmitted(row.id, "77");
-    store.recordTaskStatus(row.id, "Success", "http://x/v.mp4", undefined);
-    store.markDownloaded(store.getJob(row.id), "m/a.mp4", "/out");
-    const read = store.getJob(row.id);
-    store.close();
+    await store.markSubmitted(row.id, "77");
+    await store.recordTaskStatus(row.id, "Success", "http://x/v.mp4", undefined);
+    await store.markDownloaded(await store.getJob(row.id), "m/a.mp4", "/out");
+    const read = await store.getJob(row.id);
+    await store.close();
     // A column added by a migration but not read by the store would be missing here.
     const db = new Database(path, { readonly: true });
     const columns = (db.pragma("table_info(jobs)") as { name: string }[]).map((c) => c.name);
@@ -216,12 +218,12 @@ describe("state store", () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
     for (let i = 0; i < 200; i++)
-      store.recordFileHash(
+      await store.recordFileHash(
         `/f/${i}`,
         { size: i, mtimeNs: String(i), ctimeNs: "0", ino: "0" },
         "ab".repeat(32),
       );
-    store.close();
+    await store.close();
     // Overwrite the b-tree header of every page but the first with garbage (the file header stays valid).
     const db = readFileSync(path);
     for (let page = 4096; page < db.length; page += 4096) db.fill(0x5a, page, page + 16);
@@ -241,7 +243,7 @@ describe("state store", () => {
         const takesOver = (owner: string): boolean => {
           writeFileSync(`${path}.lock`, `${owner}\n`);
           try {
-            StateStore.open(path, { baseUrl: "x" }).close();
+            StateStore.open(path, { baseUrl: "x" }).closeSync();
             return true;
           } catch (error) {
             if (error instanceof StateLockedError) return false;
@@ -279,6 +281,6 @@ describe("state store", () => {
     child.kill("SIGKILL");
     await new Promise((resolve) => child.on("exit", resolve));
     const store = StateStore.open(path, { baseUrl: "x" });
-    store.close();
+    await store.close();
   });
 });

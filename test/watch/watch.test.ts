@@ -355,7 +355,7 @@ describe("reel watch", () => {
     const dir = await workspace();
     const statePath = join(dir, ".reel", "state.db");
     await mkdir(join(dir, ".reel"));
-    StateStore.open(statePath, { baseUrl: s.baseUrl }).close();
+    await StateStore.open(statePath, { baseUrl: s.baseUrl }).close();
     failDownloadRecords(statePath);
     const w = watcher(dir, s);
     await until(() => w.output().stderr.includes("watching"), "the watcher to start");
