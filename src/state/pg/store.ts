@@ -24,13 +24,13 @@ import type {
   FileStamp,
   JobHead,
   JobRow,
+  JobStore,
   NewJob,
   RestoredJob,
   SpeechRow,
   VersionHead,
   VideoFacts,
 } from "../job-store.js";
-import type { AsyncJobStore } from "./async-job-store.js";
 import { openPool, redactedUrl } from "./connect.js";
 import { migratePg } from "./migrate.js";
 import { PG_MIGRATIONS } from "./migrations.js";
@@ -62,7 +62,7 @@ export interface OpenPgStoreOptions {
   readonly now?: () => number;
 }
 
-export class PgStore implements AsyncJobStore {
+export class PgStore implements JobStore {
   private readonly c: PgContext;
   /** Upload intents this store wrote: one found that it did not write is another process's. */
   private readonly ownUploads = new Set<string>();
