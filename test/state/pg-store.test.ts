@@ -28,8 +28,12 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((store) => store.close()));
 });
 
+/**
+ * A writer of `url`. Not exclusive: these tests race several writers on one database, as the fleet
+ * will once its leases guard the start of a run (the CLI's writers hold the writer lock meanwhile).
+ */
 async function open(url: string, baseUrl = "https://a.example", options: Partial<OpenPgStoreOptions> = {}) {
-  const store = await PgStore.open(url, { baseUrl, ...options });
+  const store = await PgStore.open(url, { baseUrl, exclusive: false, ...options });
   opened.push(store);
   return store;
 }
@@ -50,6 +54,19 @@ async function query<T extends pg.QueryResultRow>(
 }
 
 describe("the PostgreSQL store", () => {
+  it("refuses a second exclusive writer until the first closes", async () => {
+    const url = await database();
+    const first = await PgStore.open(url, { baseUrl: "https://a.example" });
+    await expect(PgStore.open(url, { baseUrl: "https://a.example" })).rejects.toThrow(
+      /another reel runner is writing to the store postgres:\/\/reel_test:\*\*\*@/,
+    );
+    const reader = await PgStore.open(url, { baseUrl: "https://a.example", readonly: true });
+    await reader.close();
+    await first.close();
+    const second = await PgStore.open(url, { baseUrl: "https://a.example" });
+    await second.close();
+  });
+
   it("keeps jobs and assets per service address, and a reopened store sees what was written", async (context) => {
     const url = await database(context);
     const a = await open(url, "https://a.example");

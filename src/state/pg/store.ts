@@ -14,9 +14,16 @@
 // - `writeFailure` is never set: a write either commits whole or fails whole (its promise rejects,
 //   nothing of it is left), and no write that resolved can be lost afterwards.
 // - The caches of local files are keyed by host, as paths mean nothing on another machine.
-// The leases, heartbeats and fencing of a fleet (runners, runner_id, lease_epoch) are the next step.
+// - One writer at a time, for now: until the fleet's leases, heartbeats and fencing (runners,
+//   runner_id, lease_epoch) land, a writer holds a session advisory lock on the database for its
+//   life, and a second is refused as a second reel on one state file is. The start of a run marks
+//   every intent without an answer uncertain, which would be wrong for another live runner's.
+//   PostgreSQL drops the lock with the connection, so a runner killed with kill -9 frees it.
+// - A writer's statements run on one connection, in the order issued, as SQLite applies them: the
+//   engine relies on that order in two places (watch's forgetting vs a claim; a lost asset).
 import { hostname } from "node:os";
-import type pg from "pg";
+import pg from "pg";
+import { ReelError } from "../../errors.js";
 import { canonicalBaseUrl } from "../../service/base-url.js";
 import type { StateFileError } from "../errors.js";
 import type {
@@ -42,7 +49,41 @@ import * as jobs from "./sql/jobs.js";
 import { restoreJobs } from "./sql/restore.js";
 import * as speech from "./sql/speech.js";
 
+/** The advisory lock key of a store's writer (any constant: "reelw" folded into 32 bits). */
+const WRITER_LOCK = 0x7265656c77 & 0x7fffffff;
+
+/** Another runner writes to the store (see "One writer at a time" above). */
+export class StoreBusyError extends ReelError {
+  constructor(path: string) {
+    super(
+      "E_STATE_LOCKED",
+      `another reel runner is writing to the store ${path}. Wait for it to finish or stop it: several runners on one store (team mode) are not supported yet, and a second could pay twice. The lock ends with that runner's connection, even if it was killed.`,
+    );
+  }
+}
+
+/** Takes the writer's lock on its own connection, held until the store closes. */
+async function holdWriterLock(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => {});
+  await client.connect();
+  const { rows } = await client.query<{ held: boolean }>("SELECT pg_try_advisory_lock($1) AS held", [
+    WRITER_LOCK,
+  ]);
+  if (!rows[0]?.held) {
+    await client.end().catch(() => {});
+    throw new StoreBusyError(redactedUrl(url));
+  }
+  return client;
+}
+
 export interface OpenPgStoreOptions {
+  /**
+   * A writer takes the store's writer lock (see above). False only where several writers are meant
+   * to race on one database: the tests of the claims, which the fleet's leases will rely on.
+   * @defaultValue true
+   */
+  readonly exclusive?: boolean;
   /**
    * The service whose rows the store reads and writes (its canonical form is recorded). Required to
    * write; a reader without one sees every service's jobs in listLatestJobs.
@@ -77,6 +118,8 @@ export class PgStore implements JobStore {
     /** The store's URL with its password masked: safe in any message. */
     readonly path: string,
     readonly journalScope: { readonly state: string; readonly service: string } | undefined,
+    /** The writer's advisory lock's own connection (see above); undefined for a reader. */
+    private readonly lock: pg.Client | undefined,
   ) {
     this.c = { pool, serviceId, host, now };
   }
@@ -89,8 +132,10 @@ export class PgStore implements JobStore {
   static async open(url: string, options: OpenPgStoreOptions): Promise<PgStore> {
     const readonly = options.readonly ?? false;
     if (!readonly && options.baseUrl === undefined) throw new TypeError("baseUrl is required to write");
-    const pool = await openPool(url);
+    const pool = await openPool(url, readonly ? 4 : 1);
+    let lock: pg.Client | undefined;
     try {
+      if (!readonly && options.exclusive !== false) lock = await holdWriterLock(url);
       await migratePg(pool, PG_MIGRATIONS);
       const serviceId =
         options.baseUrl === undefined
@@ -106,8 +151,10 @@ export class PgStore implements JobStore {
         readonly || options.baseUrl === undefined
           ? undefined
           : { state: path, service: canonicalBaseUrl(options.baseUrl) },
+        lock,
       );
     } catch (error) {
+      await lock?.end().catch(() => {});
       await pool.end().catch(() => {});
       throw error;
     }
@@ -119,7 +166,11 @@ export class PgStore implements JobStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    try {
+      await this.pool.end();
+    } finally {
+      await this.lock?.end().catch(() => {});
+    }
   }
 
   // ---- jobs (sql/jobs.ts, sql/job-states.ts, sql/restore.ts) ----
