@@ -35,6 +35,8 @@ PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to
 Options:
   --only GLOB        plan only jobs whose manifest/id matches (repeatable): 'spring/*', 'intro',
                      'spring/scene-?'; '*' and '?' stay within a name, '**' matches across
+  --store URL        the shared store on PostgreSQL to compare with (env REEL_STORE; with
+                     --base-url or --sandbox)
   --state FILE       state file to compare with (env REEL_STATE; default: the project's, as run)
   --base-url URL     compare with what was done on this service (env REEL_BASE_URL;
                      default: the service the state file used last)
@@ -136,6 +138,7 @@ export const planCommand: Command = {
   options: {
     only: { type: "string", multiple: true },
     state: { type: "string" },
+    store: { type: "string" },
     "base-url": { type: "string" },
     sandbox: { type: "boolean" },
     "allow-read": { type: "string", multiple: true },
@@ -175,7 +178,7 @@ export const planCommand: Command = {
     }
     checkWorkplace(place, loaded.manifests, io.cwd);
 
-    const { store, service } = await openStateForPlan(statePath, args, io);
+    const { store, service } = await openStateForPlan(statePath, args, io, place.storeUrl);
     let plan: Plan;
     try {
       plan = makePlan(manifests, store ? await loadPlanStateView(store, place.outDir, manifests) : undefined);
@@ -222,6 +225,7 @@ async function openStateForPlan(
   statePath: string,
   args: ParsedArgs,
   io: CliIO,
+  storeUrl: string | undefined,
 ): Promise<{ store: JobStore | undefined; service: string | undefined }> {
   refuseSandboxWithBaseUrl(args);
   const given =
@@ -236,6 +240,13 @@ async function openStateForPlan(
       : given === undefined
         ? undefined
         : canonicalBaseUrl(given);
+  if (storeUrl !== undefined) {
+    // A shared store serves many services' runners: which one to compare with is the user's to say.
+    if (chosen === undefined) {
+      throw new UsageError("with --store, say which service to compare with: --base-url URL or --sandbox");
+    }
+    return { store: await openStateToRead(statePath, chosen, storeUrl), service: chosen };
+  }
   if (!existsSync(statePath)) return { store: undefined, service: chosen };
   const service = chosen ?? lastServiceOf(statePath);
   return { store: await openStateToRead(statePath, service), service };

@@ -4,10 +4,21 @@ import { UsageError } from "../errors.js";
 import { openJobStore } from "../state/open-job-store.js";
 import { type JobStore, StateFileError, StateStore } from "../state/store.js";
 
-/** Opens `path` read-only, for the service `baseUrl` (every service's jobs when undefined). */
-export async function openStateToRead(path: string, baseUrl: string | undefined): Promise<JobStore> {
+/**
+ * Opens `path` read-only (or the PostgreSQL store at `storeUrl`), for the service `baseUrl` (every
+ * service's jobs when undefined).
+ */
+export async function openStateToRead(
+  path: string,
+  baseUrl: string | undefined,
+  storeUrl?: string,
+): Promise<JobStore> {
   try {
-    return await openJobStore(path, baseUrl === undefined ? { readonly: true } : { readonly: true, baseUrl });
+    return await openJobStore(
+      path,
+      baseUrl === undefined ? { readonly: true } : { readonly: true, baseUrl },
+      storeUrl,
+    );
   } catch (error) {
     throw asUsageError(error);
   }

@@ -20,6 +20,7 @@ export const SERVICE_OPTIONS: OptionsConfig = {
   concurrency: { type: "string" },
   sandbox: { type: "boolean" },
   json: { type: "boolean" },
+  store: { type: "string" },
 };
 
 /**
@@ -33,6 +34,8 @@ export const SERVICE_USAGE = `Service options:
   --sandbox            run against the built-in emulator of the service, in-process
   --state FILE         state file (env REEL_STATE; default: the project's, see below)
   --out DIR            output folder (env REEL_OUT; default: the project's, see below)
+  --store URL          a shared store on PostgreSQL (env REEL_STORE), postgres://user@host/db; the
+                       password from PGPASSWORD or ~/.pgpass. One runner at a time for now
   --concurrency N      generations in flight at once (env REEL_CONCURRENCY; default ${DEFAULTS.concurrency})
   --json               machine-readable output on stdout
 The API key is read from the environment variable REEL_API_KEY, never from a flag.
@@ -51,6 +54,8 @@ export interface ServiceSettings {
   readonly outDir: string;
   /** Where statePath and outDir came from (see workplace.ts). */
   readonly place: Workplace;
+  /** The shared store on PostgreSQL, when one is used (place.storeUrl). */
+  readonly storeUrl?: string;
   readonly concurrency: number;
   readonly json: boolean;
   /** --time-scale of run and watch: the in-process sandbox's seconds of Running per second of video. */
@@ -127,6 +132,7 @@ export function readServiceSettings(
     statePath: place.statePath,
     outDir: place.outDir,
     place,
+    ...(place.storeUrl !== undefined ? { storeUrl: place.storeUrl } : {}),
     concurrency:
       concurrencyRaw === undefined
         ? (place.project?.concurrency ?? DEFAULTS.concurrency)

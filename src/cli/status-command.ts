@@ -20,6 +20,7 @@ export const statusCommand: Command = {
 PATH: manifest files or folders, to show only their jobs. Nothing is sent to the service.
 
 Options:
+  --store URL        the shared store on PostgreSQL (env REEL_STORE): every runner's jobs
   --state FILE       state file (env REEL_STATE; default: the project's, found from PATH or the
                      current folder as run finds it)
   --base-url URL     only the jobs run against this service (default: every service in the file)
@@ -31,6 +32,7 @@ Exit codes: 0 (also when there is no state file yet), 2 bad options or a state f
 cannot be read.`,
   options: {
     state: { type: "string" },
+    store: { type: "string" },
     "base-url": { type: "string" },
     sandbox: { type: "boolean" },
     json: { type: "boolean" },
@@ -67,7 +69,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       );
     }
   }
-  if (!existsSync(statePath)) {
+  if (place.storeUrl === undefined && !existsSync(statePath)) {
     if (json) {
       // `exists`: a mistyped --state or REEL_STATE is told apart from a state with no jobs.
       const output = {
@@ -94,7 +96,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       : args.values["base-url"] === undefined
         ? undefined
         : canonicalBaseUrl(args.values["base-url"] as string);
-  const store = await openStateToRead(statePath, baseUrl);
+  const store = await openStateToRead(statePath, baseUrl, place.storeUrl);
   let rows: Awaited<ReturnType<JobStore["listLatestJobs"]>>;
   try {
     rows = (await store.listLatestJobs()).filter(

@@ -184,24 +184,36 @@ export async function withWorkSession<T>(
   const logFile = join(stateDir, "logs", `${kind}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
   const logger = makeLogger({
     level: "debug",
-    secrets: settings.apiKey ? [settings.apiKey] : [],
+    // The store URL's password is a secret like the key (a pg error could quote the URL).
+    secrets: [settings.apiKey, storePassword(settings.storeUrl)].filter(
+      (secret): secret is string => secret !== undefined && secret !== "",
+    ),
     destination: openLogFile(logFile),
   });
   // The state file first: its lock is what tells a second reel on it to wait, before the sandbox
   // (whose data sits beside it) would refuse it with a message about the sandbox instead.
   const rebuild = args.values["rebuild-state"] === true;
+  if (rebuild && settings.storeUrl !== undefined) {
+    throw new UsageError(
+      "--rebuild-state rebuilds a SQLite state file; a PostgreSQL store is not lost with a file",
+    );
+  }
   const serviceId = settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!;
-  const store = await openJobStore(settings.statePath, {
-    baseUrl: serviceId,
-    whenNew: (how) => {
-      if (rebuild) return;
-      // An emptied file is never new beside records; a missing one may be (a new --state beside an
-      // output folder another state file fills), unless logs or journal lines of its own are there.
-      const scope = StateStore.journalScopeOf(settings.statePath, serviceId);
-      const evidence = earlierWork(settings.statePath, settings.outDir, logFile, how === "empty", scope);
-      if (evidence) throw new StateFileError(lostStateMessage(settings.statePath, how, evidence));
+  const store = await openJobStore(
+    settings.statePath,
+    {
+      baseUrl: serviceId,
+      whenNew: (how) => {
+        if (rebuild) return;
+        // An emptied file is never new beside records; a missing one may be (a new --state beside an
+        // output folder another state file fills), unless logs or journal lines of its own are there.
+        const scope = StateStore.journalScopeOf(settings.statePath, serviceId);
+        const evidence = earlierWork(settings.statePath, settings.outDir, logFile, how === "empty", scope);
+        if (evidence) throw new StateFileError(lostStateMessage(settings.statePath, how, evidence));
+      },
     },
-  });
+    settings.storeUrl,
+  );
   let service: ConnectedService | undefined;
   try {
     if (rebuild) await rebuildState(store, settings.outDir, io);
@@ -249,5 +261,15 @@ export async function withWorkSession<T>(
       await service?.close();
       logger.flush();
     }
+  }
+}
+
+/** The password in a store URL, if any (decoded, as a driver or server could quote it). */
+function storePassword(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password);
+  } catch {
+    return undefined;
   }
 }

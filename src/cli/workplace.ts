@@ -16,6 +16,7 @@ import {
   readProject,
   startOf,
 } from "../project/index.js";
+import { isPostgresUrl, redactedUrl } from "../state/open-job-store.js";
 import { StateStore } from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO, ParsedArgs } from "./command.js";
@@ -27,7 +28,13 @@ export interface Workplace {
   readonly statePath: string;
   readonly outDir: string;
   /** Where the state path came from: a flag, the environment, or the anchor (project or defaults). */
-  readonly stateFrom: "--state" | "REEL_STATE" | "anchor";
+  readonly stateFrom: "--state" | "REEL_STATE" | "--store" | "REEL_STORE" | "anchor";
+  /**
+   * The shared store on PostgreSQL (--store, REEL_STORE, the project's `store`), when one is used:
+   * the jobs live there; the state file's folder still holds this machine's logs, caches and the
+   * sandbox's data.
+   */
+  readonly storeUrl?: string;
 }
 
 /** A flag's value; an empty one is refused (`--out ""` would mean the current folder). */
@@ -61,9 +68,29 @@ export function workplaceOf(paths: readonly string[], args: ParsedArgs, io: CliI
           shownPath(io.cwd, join(anchor.dir, PROJECT_FILE_NAME)),
         )
       : undefined;
-  const stateFlag = flagValue(args.values, "state");
+  let stateFlag = flagValue(args.values, "state");
   const stateEnv = envSetting(io.env, "REEL_STATE");
   const outGiven = flagValue(args.values, "out") ?? envSetting(io.env, "REEL_OUT");
+  // --store URL (REEL_STORE): a postgres:// URL selects the shared store; a path is the state file.
+  const storeFlag = flagValue(args.values, "store");
+  const storeRaw = storeFlag ?? envSetting(io.env, "REEL_STORE");
+  const storeName = storeFlag !== undefined ? "--store" : "REEL_STORE";
+  let storeUrl: string | undefined;
+  if (storeRaw !== undefined && isPostgresUrl(storeRaw)) storeUrl = storeRaw;
+  else if (storeRaw !== undefined) {
+    if (stateFlag !== undefined && resolve(io.cwd, stateFlag) !== resolve(io.cwd, storeRaw)) {
+      throw new UsageError(`${storeName} names a state file and --state another: give one of them`);
+    }
+    stateFlag = storeRaw;
+  } else if (project?.store !== undefined) storeUrl = project.store;
+  const stateFrom: Workplace["stateFrom"] =
+    storeRaw !== undefined && storeUrl === undefined
+      ? storeName
+      : stateFlag !== undefined
+        ? "--state"
+        : stateEnv !== undefined
+          ? "REEL_STATE"
+          : "anchor";
   return {
     anchor,
     ...(project ? { project } : {}),
@@ -75,7 +102,8 @@ export function workplaceOf(paths: readonly string[], args: ParsedArgs, io: CliI
       outGiven !== undefined
         ? resolve(io.cwd, outGiven)
         : (project?.outDir ?? join(anchor.dir, PROJECT_DEFAULTS.out)),
-    stateFrom: stateFlag !== undefined ? "--state" : stateEnv !== undefined ? "REEL_STATE" : "anchor",
+    stateFrom,
+    ...(storeUrl !== undefined ? { storeUrl } : {}),
   };
 }
 
@@ -85,6 +113,10 @@ export function workplaceOf(paths: readonly string[], args: ParsedArgs, io: CliI
  */
 export function workplaceLine(place: Workplace, cwd: string, exists: boolean): string {
   const shown = (path: string): string => shownPath(cwd, path);
+  if (place.storeUrl !== undefined) {
+    // The shared store: the URL without its password, whoever reads this line.
+    return `store ${redactedUrl(place.storeUrl)} · out ${shown(place.outDir)}`;
+  }
   // Short: it should fit 80 columns above the live display in the usual case.
   const fresh = place.stateFrom === "anchor" && place.anchor.kind === "new";
   const why =
@@ -102,6 +134,7 @@ export function workplaceLine(place: Workplace, cwd: string, exists: boolean): s
 export function workplaceJson(place: Workplace): Record<string, unknown> {
   return {
     state: place.statePath,
+    store: place.storeUrl === undefined ? null : redactedUrl(place.storeUrl),
     out: place.outDir,
     project: place.project?.file ?? null,
     anchor: { dir: place.anchor.dir, kind: place.anchor.kind },
@@ -143,7 +176,7 @@ export function checkWorkplace(
   manifests: readonly { readonly file: string; readonly name: string }[],
   cwd: string,
 ): void {
-  if (place.stateFrom !== "anchor") return;
+  if (place.stateFrom !== "anchor" || place.storeUrl !== undefined) return;
   checkManifestsAnchor(
     place.anchor,
     manifests.map((m) => resolve(cwd, m.file)),

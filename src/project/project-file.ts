@@ -21,6 +21,8 @@ export interface Project {
   readonly outDir: string;
   readonly concurrency?: number;
   readonly baseUrl?: string;
+  /** A shared store's postgres:// URL (no password). */
+  readonly store?: string;
 }
 
 /** A project file that cannot be used: its problems, each at `file:line:col`. */
@@ -88,6 +90,7 @@ export function readProject(file: string, shown: string): Project {
     outDir: path(values.out, PROJECT_DEFAULTS.out),
     ...(typeof values.concurrency === "number" ? { concurrency: values.concurrency } : {}),
     ...(typeof values.baseUrl === "string" ? { baseUrl: values.baseUrl } : {}),
+    ...(typeof values.store === "string" ? { store: values.store } : {}),
   };
 }
 
@@ -104,6 +107,13 @@ function checkValue(field: ProjectField, value: unknown): string | undefined {
       return typeof value === "number" && Number.isSafeInteger(value) && value >= 1
         ? undefined
         : `${wanted}, not ${JSON.stringify(value)}`;
+    case "store":
+      if (typeof value !== "string" || !/^postgres(ql)?:\/\//i.test(value)) {
+        return `${wanted}, not ${JSON.stringify(value)}`;
+      }
+      return /^postgres(ql)?:\/\/[^/@:]*:[^/@]*@/i.test(value)
+        ? "store holds a password, which would be committed with this file: remove it, and give it with PGPASSWORD or ~/.pgpass"
+        : undefined;
     case "url":
       return typeof value === "string" && /^https?:\/\//.test(value)
         ? undefined

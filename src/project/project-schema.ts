@@ -5,7 +5,7 @@ export { PROJECT_FILE_NAME } from "../manifest/index.js";
 
 export interface ProjectField {
   readonly name: string;
-  readonly type: "version" | "path" | "count" | "url";
+  readonly type: "version" | "path" | "count" | "url" | "store";
   /** What the value must be, as an error message says it ("state takes ..."). */
   readonly expects: string;
   readonly description: string;
@@ -40,6 +40,13 @@ export const PROJECT_FIELDS: readonly ProjectField[] = [
     description:
       "The service's address. Overridden by --base-url and REEL_BASE_URL. Never the API key: that comes from REEL_API_KEY.",
   },
+  {
+    name: "store",
+    type: "store",
+    expects: "a postgres:// URL without its password (PGPASSWORD or ~/.pgpass give it)",
+    description:
+      "A shared store on PostgreSQL for every runner of the project (postgres://user@host/db). Never the password: it would be committed; PGPASSWORD or ~/.pgpass give it. Overridden by --store and REEL_STORE.",
+  },
 ];
 
 const JSON_TYPES: Record<ProjectField["type"], object> = {
@@ -47,6 +54,7 @@ const JSON_TYPES: Record<ProjectField["type"], object> = {
   path: { type: "string", minLength: 1 },
   count: { type: "integer", minimum: 1 },
   url: { type: "string", pattern: "^https?://" },
+  store: { type: "string", pattern: "^postgres(ql)?://" },
 };
 
 /** schemas/project.schema.json, as text. */

@@ -1,11 +1,27 @@
-// The one place that chooses the job store's backend. Today that is the SQLite state file
-// (StateStore) alone; callers get a JobStore, so a second backend (PostgreSQL, issue 18) slots in
-// here without touching them. What only a state file has (its lock, its journal scope from its real
-// path, the service it used last) stays with StateStore's static helpers, at the CLI's edge.
+// The one place that chooses the job store's backend: the SQLite state file (StateStore), or with a
+// postgres:// URL the shared store on PostgreSQL (PgStore). Callers get a JobStore. What only a state
+// file has (its lock file, its journal scope from its real path, the service it used last) stays with
+// StateStore's static helpers, at the CLI's edge.
 import type { JobStore } from "./job-store.js";
+import { PgStore } from "./pg/store.js";
 import { type OpenStateOptions, StateStore } from "./store.js";
 
-/** Opens the store at `path` (a state file) for `options.baseUrl`'s jobs. */
-export async function openJobStore(path: string, options: OpenStateOptions): Promise<JobStore> {
+export { isPostgresUrl, redactedUrl } from "./pg/connect.js";
+
+/**
+ * Opens the store for `options.baseUrl`'s jobs: the PostgreSQL store at `storeUrl` when given, else
+ * the state file at `path`.
+ */
+export async function openJobStore(
+  path: string,
+  options: OpenStateOptions,
+  storeUrl?: string,
+): Promise<JobStore> {
+  if (storeUrl !== undefined) {
+    return PgStore.open(storeUrl, {
+      ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
+      readonly: options.readonly === true,
+    });
+  }
   return StateStore.open(path, options);
 }

@@ -65,7 +65,7 @@ describe("reel completion", () => {
     for (const name of COMMANDS.map((c) => c.name)) {
       expect(await complete(file, dir, ["reel", name, "--"]), name).toEqual(flagsOf(name));
     }
-    expect(await complete(file, dir, ["reel", "run", "--st"])).toEqual(["--state"]);
+    expect(await complete(file, dir, ["reel", "run", "--sta"])).toEqual(["--state"]);
     // Manifests: *.yaml / *.yml and folders; the state file: any file; watch: folders only.
     expect(await complete(file, dir, ["reel", "run", "--sandbox", ""])).toEqual([
       "autumn.yml",

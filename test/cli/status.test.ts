@@ -235,6 +235,7 @@ describe("reel status", () => {
     expect(parseStatus(json.stdout)).toEqual({
       ok: true,
       state: join(dir, "elsewhere", "state.db"),
+      store: null,
       out: join(dir, "out"),
       project: null,
       anchor: { dir, kind: "new" },

@@ -1,0 +1,130 @@
+// `--store postgres://...`: whole runs with the jobs kept in a real PostgreSQL (a database per test),
+// against the sandbox over HTTP, and a real reel process killed with kill -9 in the middle. The
+// money line: the sandbox's own counts of generations, uploads and speech.
+import { existsSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { runCli, until, useReelProcesses, writeTree } from "../helpers/cli.js";
+import { usePostgres } from "../helpers/postgres.js";
+import { useSandboxes } from "../helpers/sandboxes.js";
+import { readResults } from "../helpers/results.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const sandbox = useSandboxes();
+const database = usePostgres();
+const reel = useReelProcesses();
+
+function manifest(count: number): string {
+  const videos = Array.from(
+    { length: count },
+    (_, i) =>
+      `  - id: v${i}\n    source: ./face.png\n    chunks:\n      - duration: 5\n        text: "take ${i}"\n        speech: { voice: 17, text: "line ${i % 3}" }\n`,
+  ).join("");
+  return `version: 1\nname: promo\ndefaults:\n  model: actor-1\n  resolution: 720p\nvideos:\n${videos}`;
+}
+
+/** The database URL with a password (reel_test's), to check it is never shown. */
+const PASSWORD = "reel_test";
+
+const env = (s: Sandbox, store: string): Record<string, string> => ({
+  REEL_BASE_URL: s.baseUrl,
+  REEL_API_KEY: s.apiKey,
+  REEL_STORE: store,
+});
+
+async function everyFileText(dir: string): Promise<string> {
+  let text = "";
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile() && !entry.name.endsWith(".mp4")) {
+      text += await readFile(join(entry.parentPath, entry.name), "utf8");
+    }
+  }
+  return text;
+}
+
+describe("reel on a PostgreSQL store", () => {
+  it("runs, resumes with nothing sent again, and shows the jobs in status; the password is never shown", async (context) => {
+    const url = await database(context);
+    expect(new URL(url).password).toBe(PASSWORD);
+    const s = await sandbox();
+    const dir = await tempDir();
+    await writeTree(dir, { "promo.yaml": manifest(4), "face.png": { fixture: "tiny.png" } });
+
+    const first = await runCli(["run", "promo.yaml"], { cwd: dir, env: env(s, url) });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr.split("\n")[0]).toMatch(
+      /^reel run: store postgres:\/\/reel_test:\*\*\*@127\.0\.0\.1:\d+\/reel_t_\w+ · out out$/,
+    );
+    expect(s.counters.generationsCreated).toBe(4);
+    expect(s.counters.uploadsByHash.size).toBe(1);
+    expect(s.counters.speechByInput.size).toBe(3);
+    // No jobs in a state file: they are in the database.
+    expect((await readResults<{ status: string }>(dir)).map((r) => r.status)).toEqual(
+      Array(4).fill("Success"),
+    );
+
+    const again = await runCli(["run", "promo.yaml"], { cwd: dir, env: env(s, url) });
+    expect(again.code, again.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(4);
+    expect(s.counters.duplicateUploads()).toBe(0);
+    expect(s.counters.duplicateSpeech()).toBe(0);
+
+    const status = await runCli(["status", "--store", url, "--json"], { cwd: dir, env: {} });
+    expect(status.code, status.stderr).toBe(0);
+    const shown = JSON.parse(status.stdout) as { manifests: unknown; store: string };
+    expect(shown.manifests).toEqual({ promo: { Success: 4 } });
+    expect(shown.store).toMatch(/^postgres:\/\/reel_test:\*\*\*@/);
+
+    for (const text of [first.stdout, first.stderr, again.stderr, status.stdout, await everyFileText(dir)]) {
+      expect(text).not.toContain(`:${PASSWORD}@`);
+    }
+  });
+
+  it("refuses a second runner on the store while one runs (one at a time until the fleet lands)", async (context) => {
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 0.2 });
+    const dir = await tempDir();
+    await writeTree(dir, { "promo.yaml": manifest(2), "face.png": { fixture: "tiny.png" } });
+    const running = reel(["run", "promo.yaml"], dir, env(s, url));
+    await until(() => s.counters.generationsCreated > 0, "the first runner to submit");
+    const second = await runCli(["run", "promo.yaml", "--out", "out2", "--state", "other/state.db"], {
+      cwd: dir,
+      env: env(s, url),
+    });
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain("another reel runner is writing to the store postgres://reel_test:***@");
+    expect(await running.exit).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2);
+  });
+
+  it("after kill -9 in the middle of a run, the rerun pays nothing twice and finishes every job", async (context) => {
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 0.05 });
+    const dir = await tempDir();
+    await writeTree(dir, { "promo.yaml": manifest(12), "face.png": { fixture: "tiny.png" } });
+    const victim = reel(["run", "promo.yaml", "--concurrency", "3"], dir, env(s, url));
+    await until(() => s.counters.generationsCreated >= 4, "a few submissions");
+    victim.child.kill("SIGKILL");
+    await victim.exit;
+    const made = s.counters.generationsCreated;
+
+    const rerun = await runCli(["run", "promo.yaml"], { cwd: dir, env: env(s, url) });
+    const results = await readResults<{ id: string; status: string }>(dir);
+    // A submission caught between its intent and its answer is uncertain, never sent again.
+    const uncertain = results.filter((r) => r.status === "uncertain");
+    expect(uncertain.length).toBeLessThanOrEqual(3);
+    expect(results.filter((r) => r.status === "Success")).toHaveLength(12 - uncertain.length);
+    expect(rerun.code).toBe(uncertain.length === 0 ? 0 : 1);
+    // Every generation made is one job's: the ones before the kill, and one per job left.
+    expect(s.counters.generationsCreated).toBeLessThanOrEqual(12);
+    expect(s.counters.generationsCreated).toBeGreaterThanOrEqual(made);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+    expect(s.counters.duplicateUploads()).toBe(0);
+    expect(s.counters.duplicateSpeech()).toBe(0);
+    for (const r of results.filter((x) => x.status === "Success")) {
+      expect(existsSync(join(dir, "out", "promo", `${r.id}.mp4`))).toBe(true);
+    }
+  });
+});
