@@ -1,5 +1,5 @@
 // `reel status [PATH...]`: jobs per manifest and state, read from the state file alone (no call to
-// the service). With PATHs, only the manifests found there.
+// the service). With PATHs, only the manifests found there. On a PostgreSQL store, its runners too.
 import { existsSync } from "node:fs";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
@@ -9,6 +9,7 @@ import type { JobStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToRead } from "./read-state.js";
+import { describeRunners, runnerJson, runnersOf } from "./runners-view.js";
 import { refuseSandboxWithBaseUrl, SANDBOX_SERVICE_ID } from "./service-options.js";
 import { withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
 
@@ -20,7 +21,8 @@ export const statusCommand: Command = {
 PATH: manifest files or folders, to show only their jobs. Nothing is sent to the service.
 
 Options:
-  --store URL        the shared store on PostgreSQL (env REEL_STORE): every runner's jobs
+  --store URL        the shared store on PostgreSQL (env REEL_STORE): every runner's jobs, and
+                     the runners (host, pid, started, last heartbeat, state, jobs held)
   --state FILE       state file (env REEL_STATE; default: the project's, found from PATH or the
                      current folder as run finds it)
   --base-url URL     only the jobs run against this service (default: every service in the file)
@@ -98,11 +100,13 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
         : canonicalBaseUrl(args.values["base-url"] as string);
   const store = await openStateToRead(statePath, baseUrl, place.storeUrl);
   let rows: Awaited<ReturnType<JobStore["listLatestJobs"]>>;
+  let runners: Awaited<ReturnType<typeof runnersOf>>;
   try {
     rows = (await store.listLatestJobs()).filter(
       (row) =>
         !names || (names.has(row.manifest) && (listedKeys.get(row.manifest)?.has(row.job_key) ?? true)),
     );
+    runners = await runnersOf(store);
   } finally {
     await store.close();
   }
@@ -121,13 +125,15 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       manifests: countStatuses(jobs),
       services,
       jobs,
+      ...(runners ? { runners: runners.map(runnerJson) } : {}),
     };
     io.stdout.write(`${JSON.stringify(output)}\n`);
     return EXIT.ok;
   }
   io.stdout.write(`${workplaceLine(place, io.cwd, true)}\n`);
+  const runnerLines = runners ? ["", ...describeRunners(runners)] : [];
   if (jobs.length === 0) {
-    io.stdout.write("No jobs recorded.\n");
+    io.stdout.write(["No jobs recorded.", ...runnerLines, ""].join("\n"));
     return EXIT.ok;
   }
   // Jobs of several services in one file are shown apart: their counts are not one batch's.
@@ -138,6 +144,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     if (services.length > 1) lines.push(`${lines.length > 0 ? "\n" : ""}${service}:`);
     lines.push(...describeJobs(own));
   }
+  lines.push(...runnerLines);
   io.stdout.write(`${lines.join("\n")}\n`);
   return EXIT.ok;
 }

@@ -203,6 +203,7 @@ export async function withWorkSession<T>(
     settings.statePath,
     {
       baseUrl: serviceId,
+      concurrency: settings.concurrency,
       whenNew: (how) => {
         if (rebuild) return;
         // An emptied file is never new beside records; a missing one may be (a new --state beside an

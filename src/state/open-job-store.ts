@@ -8,18 +8,24 @@ import { type OpenStateOptions, StateStore } from "./store.js";
 
 export { isPostgresUrl, redactedUrl } from "./pg/connect.js";
 
+export interface OpenJobStoreOptions extends OpenStateOptions {
+  /** A writer's --concurrency, recorded with its runner in a PostgreSQL store (a state file has none). */
+  readonly concurrency?: number;
+}
+
 /**
  * Opens the store for `options.baseUrl`'s jobs: the PostgreSQL store at `storeUrl` when given, else
  * the state file at `path`.
  */
 export async function openJobStore(
   path: string,
-  options: OpenStateOptions,
+  options: OpenJobStoreOptions,
   storeUrl?: string,
 ): Promise<JobStore> {
   if (storeUrl !== undefined) {
     return PgStore.open(storeUrl, {
       ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
       readonly: options.readonly === true,
     });
   }

@@ -3,7 +3,9 @@
 // money line: the sandbox's own counts of generations, uploads and speech.
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, until, useReelProcesses, writeTree } from "../helpers/cli.js";
@@ -97,6 +99,50 @@ describe("reel on a PostgreSQL store", () => {
     expect(second.stderr).toContain("another reel runner is writing to the store postgres://reel_test:***@");
     expect(await running.exit).toBe(0);
     expect(s.counters.generationsCreated).toBe(2);
+  });
+
+  it("status lists the runners: a run in progress as running with its pid, then stopped", async (context) => {
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 0.2 });
+    const dir = await tempDir();
+    await writeTree(dir, { "promo.yaml": manifest(2), "face.png": { fixture: "tiny.png" } });
+    const running = reel(["run", "promo.yaml", "--concurrency", "3"], dir, env(s, url));
+    await until(() => s.counters.generationsCreated > 0, "the runner to submit");
+    interface Shown {
+      runners: {
+        id: number;
+        host: string;
+        pid: number;
+        state: string;
+        jobsHeld: number;
+        heartbeatAt: string;
+      }[];
+    }
+    const status = async (): Promise<Shown> => {
+      const result = await runCli(["status", "--store", url, "--json"], { cwd: dir, env: {} });
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stdout) as Shown;
+    };
+    const during = await status();
+    expect(during.runners).toEqual([
+      expect.objectContaining({ pid: running.child.pid, host: hostname(), state: "running", jobsHeld: 0 }),
+    ]);
+    const text = await runCli(["status", "--store", url], { cwd: dir, env: {} });
+    expect(text.stdout).toMatch(/^Runners \(1\):\n +host +pid +started +last heartbeat +state +jobs held$/m);
+    expect(text.stdout).toMatch(new RegExp(` ${running.child.pid!}  .*Z  +[\\d.]+ s ago +running +0$`, "m"));
+
+    // Its --concurrency is recorded with it (JSON leaves it out).
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query<{ concurrency: number }>("SELECT concurrency FROM runners");
+    await client.end();
+    expect(rows).toEqual([{ concurrency: 3 }]);
+
+    expect(await running.exit).toBe(0);
+    const after = await status();
+    expect(after.runners).toEqual([
+      expect.objectContaining({ id: during.runners[0]!.id, pid: running.child.pid, state: "stopped" }),
+    ]);
   });
 
   it("after kill -9 in the middle of a run, the rerun pays nothing twice and finishes every job", async (context) => {

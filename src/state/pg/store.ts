@@ -14,13 +14,17 @@
 // - `writeFailure` is never set: a write either commits whole or fails whole (its promise rejects,
 //   nothing of it is left), and no write that resolved can be lost afterwards.
 // - The caches of local files are keyed by host, as paths mean nothing on another machine.
-// - One writer at a time, for now: until the fleet's leases, heartbeats and fencing (runners,
-//   runner_id, lease_epoch) land, a writer holds a session advisory lock on the database for its
+// - One writer at a time, for now: until the fleet's leases and fencing (runner_id,
+//   lease_epoch on each claim) land, a writer holds a session advisory lock on the database for its
 //   life, and a second is refused as a second reel on one state file is. The start of a run marks
 //   every intent without an answer uncertain, which would be wrong for another live runner's.
 //   PostgreSQL drops the lock with the connection, so a runner killed with kill -9 frees it.
 // - A writer's statements run on one connection, in the order issued, as SQLite applies them: the
 //   engine relies on that order in two places (watch's forgetting vs a claim; a lost asset).
+// - A writer is a runner: it registers at open (a row in `runners`: host, pid, concurrency), beats
+//   every HEARTBEAT_MS on a connection of its own (heartbeat.ts; lease.ts says why those times),
+//   and records its stop at close. `reel status` lists the runners (listRunners). Claims do not
+//   name their runner yet: that, the leases and fencing are the next steps.
 import { hostname } from "node:os";
 import pg from "pg";
 import { ReelError } from "../../errors.js";
@@ -39,6 +43,8 @@ import type {
   VideoFacts,
 } from "../job-store.js";
 import { openPool, redactedUrl } from "./connect.js";
+import { Heartbeat } from "./heartbeat.js";
+import { HEARTBEAT_MS, LEASE_MS, RUNNERS_SHOWN_MS } from "./lease.js";
 import { migratePg } from "./migrate.js";
 import { PG_MIGRATIONS } from "./migrations.js";
 import * as assets from "./sql/assets.js";
@@ -47,6 +53,7 @@ import { type PgContext, toNumber } from "./sql/context.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import { restoreJobs } from "./sql/restore.js";
+import * as runners from "./sql/runners.js";
 import * as speech from "./sql/speech.js";
 
 /** The advisory lock key of a store's writer (any constant: "reelw" folded into 32 bits). */
@@ -101,7 +108,27 @@ export interface OpenPgStoreOptions {
   readonly readonly?: boolean;
   /** @defaultValue Date.now */
   readonly now?: () => number;
+  /**
+   * A writer's --concurrency, recorded with its runner (0: unknown).
+   * @defaultValue 0
+   */
+  readonly concurrency?: number;
+  /**
+   * How often a writer's heartbeat is recorded (tests shorten it).
+   * @defaultValue HEARTBEAT_MS
+   */
+  readonly heartbeatMs?: number;
 }
+
+/** A writer's runner: its row in `runners`, and the heartbeat that keeps it alive there. */
+interface Runner {
+  readonly id: number;
+  readonly heartbeat: Heartbeat;
+  /** The heartbeat's own connection. */
+  readonly pool: pg.Pool;
+}
+
+export type { RunnerView, RunnerState } from "./sql/runners.js";
 
 export class PgStore implements JobStore {
   private readonly c: PgContext;
@@ -120,8 +147,29 @@ export class PgStore implements JobStore {
     readonly journalScope: { readonly state: string; readonly service: string } | undefined,
     /** The writer's advisory lock's own connection (see above); undefined for a reader. */
     private readonly lock: pg.Client | undefined,
+    /** A writer's runner; undefined for a reader. */
+    private readonly runner: Runner | undefined,
   ) {
     this.c = { pool, serviceId, host, now };
+  }
+
+  /** A writer's row in `runners`; undefined for a reader. */
+  get runnerId(): number | undefined {
+    return this.runner?.id;
+  }
+
+  /**
+   * The last heartbeat's error, until one succeeds: undefined while the beats are recorded (and for
+   * a reader). A failed beat is retried at the next; the leases (next steps) will act on a long run
+   * of them.
+   */
+  get heartbeatError(): Error | undefined {
+    return this.runner?.heartbeat.lastError;
+  }
+
+  /** The runners `reel status` shows (see RUNNERS_SHOWN_MS), oldest first; not part of JobStore. */
+  listRunners(): Promise<runners.RunnerView[]> {
+    return runners.listRunners(this.c, LEASE_MS, RUNNERS_SHOWN_MS);
   }
 
   /**
@@ -132,8 +180,13 @@ export class PgStore implements JobStore {
   static async open(url: string, options: OpenPgStoreOptions): Promise<PgStore> {
     const readonly = options.readonly ?? false;
     if (!readonly && options.baseUrl === undefined) throw new TypeError("baseUrl is required to write");
+    const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+    if (!(heartbeatMs > 0)) throw new RangeError(`heartbeatMs must be positive, got ${heartbeatMs}`);
+    const host = options.host ?? hostname();
     const pool = await openPool(url, readonly ? 4 : 1);
     let lock: pg.Client | undefined;
+    let beatPool: pg.Pool | undefined;
+    let runner: Runner | undefined;
     try {
       if (!readonly && options.exclusive !== false) lock = await holdWriterLock(url);
       await migratePg(pool, PG_MIGRATIONS);
@@ -141,19 +194,30 @@ export class PgStore implements JobStore {
         options.baseUrl === undefined
           ? -1
           : await serviceIdOf(pool, canonicalBaseUrl(options.baseUrl), readonly);
+      if (!readonly) {
+        beatPool = await openPool(url, 1);
+        const id = await runners.registerRunner(
+          { pool },
+          { host, pid: process.pid, concurrency: options.concurrency ?? 0 },
+        );
+        runner = { id, pool: beatPool, heartbeat: new Heartbeat(beatPool, id, heartbeatMs) };
+      }
       const path = redactedUrl(url);
       return new PgStore(
         pool,
         serviceId,
-        options.host ?? hostname(),
+        host,
         options.now ?? Date.now,
         path,
         readonly || options.baseUrl === undefined
           ? undefined
           : { state: path, service: canonicalBaseUrl(options.baseUrl) },
         lock,
+        runner,
       );
     } catch (error) {
+      await runner?.heartbeat.stop();
+      await beatPool?.end().catch(() => {});
       await lock?.end().catch(() => {});
       await pool.end().catch(() => {});
       throw error;
@@ -167,8 +231,15 @@ export class PgStore implements JobStore {
     if (this.closed) return;
     this.closed = true;
     try {
+      if (this.runner) {
+        await this.runner.heartbeat.stop();
+        // After every write of this writer (one connection, in order). Not recorded (the database
+        // gone): the runner shows as lost once its lease ends, which is what it is then.
+        await runners.stopRunner(this.c, this.runner.id).catch(() => {});
+      }
       await this.pool.end();
     } finally {
+      await this.runner?.pool.end().catch(() => {});
       await this.lock?.end().catch(() => {});
     }
   }

@@ -1,0 +1,60 @@
+// The runners of a shared store, for `reel status` (issue 18): who writes to a PostgreSQL store,
+// whether each is alive, and the jobs it holds. A state file has no runners (one process at a time,
+// held off by its lock): nothing is shown for one.
+import { formatDuration } from "../duration.js";
+import type { JobStore } from "../state/job-store.js";
+import { RUNNERS_SHOWN_MS } from "../state/pg/lease.js";
+import { PgStore, type RunnerView } from "../state/pg/store.js";
+
+/** The runners of `store` when it is a PostgreSQL store (read before it closes); else undefined. */
+export async function runnersOf(store: JobStore): Promise<RunnerView[] | undefined> {
+  return store instanceof PgStore ? store.listRunners() : undefined;
+}
+
+/** A runner in `status --json`: times as ISO strings, like the jobs'. */
+export function runnerJson(runner: RunnerView): {
+  id: number;
+  host: string;
+  pid: number;
+  startedAt: string;
+  heartbeatAt: string;
+  state: RunnerView["state"];
+  jobsHeld: number;
+} {
+  return {
+    id: runner.id,
+    host: runner.host,
+    pid: runner.pid,
+    startedAt: new Date(runner.startedAt).toISOString(),
+    heartbeatAt: new Date(runner.heartbeatAt).toISOString(),
+    state: runner.state,
+    // Jobs being submitted or followed under its name. Always 0 for now: the claims do not record
+    // their runner yet (the leases of issue 18's next step will).
+    jobsHeld: runner.jobsHeld,
+  };
+}
+
+/** The runners as a short table, for status's text after the jobs. */
+export function describeRunners(runners: readonly RunnerView[]): string[] {
+  if (runners.length === 0)
+    return [`Runners: none heard from in the last ${formatDuration(RUNNERS_SHOWN_MS)}.`];
+  const rows = runners.map((runner) => [
+    runner.host,
+    String(runner.pid),
+    // UTC, to the second: runners on several machines (and time zones) read alike.
+    `${new Date(runner.startedAt).toISOString().slice(0, 19).replace("T", " ")}Z`,
+    `${formatDuration(runner.heartbeatAgeMs)} ago`,
+    runner.state,
+    String(runner.jobsHeld),
+  ]);
+  const header = ["host", "pid", "started", "last heartbeat", "state", "jobs held"];
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  // Numbers to the right, text to the left.
+  const right = new Set([1, 5]);
+  const line = (cells: readonly string[]): string =>
+    `  ${cells
+      .map((cell, i) => (right.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd()}`;
+  return [`Runners (${runners.length}):`, line(header), ...rows.map(line)];
+}
