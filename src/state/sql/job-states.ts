@@ -1,6 +1,7 @@
 // A job's state changes: the intent of a submission (a compare-and-set, durable before the request
 // leaves), its answer, polling, the download, and the way back to pending. Each is one write of the
 // turn (turn.ts), with its event.
+import { taskStatusFields } from "../task-status-rule.js";
 import type { FailKind, JobRow, VideoFacts } from "../job-store.js";
 import { StateFileError } from "../errors.js";
 import { type SqlContext, sql } from "./context.js";
@@ -120,20 +121,7 @@ export function recordTaskStatus(
   reason: string | undefined,
 ): void {
   c.turn.writeStatement(() => {
-    const now = c.now();
-    const fields: Record<string, string | number | null> = { task_status: status };
-    if (status === "Running") fields.running_at = now;
-    if (resultUrl !== undefined) fields.result_url = resultUrl;
-    if (status === "Success" || status === "Fail" || status === "Canceled") {
-      fields.state = status;
-      fields.finished_at = now;
-      if (status === "Fail") {
-        fields.fail_kind = "task";
-        fields.error = reason ?? "the service reported Fail without a reason";
-      }
-      if (status === "Canceled") fields.error = reason ?? "the task was canceled on the service";
-    }
-    setJob(c, id, fields);
+    setJob(c, id, taskStatusFields(status, resultUrl, reason, c.now()));
     c.turn.event(id, "status", status);
   });
 }

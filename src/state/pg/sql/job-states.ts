@@ -1,6 +1,7 @@
 // A job's state changes, each one statement (its events row included): the intent of a submission
 // (a compare-and-set), its answer, polling, the download, and the way back to pending. Mirrors
 // src/state/sql/job-states.ts; where a change is guarded here and not there, it says why.
+import { taskStatusFields } from "../../task-status-rule.js";
 import { StateFileError } from "../../errors.js";
 import type { FailKind, JobRow, VideoFacts } from "../../job-store.js";
 import type { PgContext } from "./context.js";
@@ -150,20 +151,9 @@ export async function recordTaskStatus(
   resultUrl: string | undefined,
   reason: string | undefined,
 ): Promise<void> {
-  const now = c.now();
-  const fields: Fields = { task_status: status };
-  if (status === "Running") fields.running_at = now;
-  if (resultUrl !== undefined) fields.result_url = resultUrl;
-  if (status === "Success" || status === "Fail" || status === "Canceled") {
-    fields.state = status;
-    fields.finished_at = now;
-    if (status === "Fail") {
-      fields.fail_kind = "task";
-      fields.error = reason ?? "the service reported Fail without a reason";
-    }
-    if (status === "Canceled") fields.error = reason ?? "the task was canceled on the service";
-  }
-  await setJob(c, id, fields, { event: { kind: "status", detail: status } });
+  await setJob(c, id, taskStatusFields(status, resultUrl, reason, c.now()), {
+    event: { kind: "status", detail: status },
+  });
 }
 
 export async function recordResultUrl(c: PgContext, id: number, url: string): Promise<void> {
