@@ -32,6 +32,18 @@ export const BACKOFF = {
    * 60 s apart: the user's fix (a new key, credits bought) is seen within a minute.
    */
   pauseProbe: { baseMs: 1_000, maxMs: 60_000, jitter: "none" },
+  /**
+   * In a fleet, waits for another runner's upload or speech of the same content (its intent won):
+   * from 250 ms, doubling to 2 s, jittered. An upload takes seconds, and the answer is used as soon
+   * as it is recorded.
+   */
+  otherRunner: { baseMs: 250, maxMs: 2_000, jitter: "full" },
+  /**
+   * In a fleet, a claim that found the account's bound full (every slot taken across the runners):
+   * asked again within 250 ms to 750 ms, jittered so that runners waiting together do not ask
+   * together. Short beside a generation: a slot that frees is taken soon.
+   */
+  fleetFull: { baseMs: 750, maxMs: 750, jitter: "full" },
 } as const satisfies Record<string, BackoffSchedule>;
 
 /**

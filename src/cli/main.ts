@@ -144,7 +144,8 @@ function reportError(error: unknown, command: Command, io: CliIO): number {
     io.stderr.write(`reel ${command.name}: ${error.message}\n`);
     // Refused before any work (exit 2, as for invalid input: nothing was sent), or stopped during it:
     // by a full disk, like a service that stops the work (exit 3: nothing lost, a rerun resumes).
-    if (error.code === "E_OUTPUT_DISK") return EXIT.fatalService;
+    // A runner of a fleet taken over stops the same way: its work is the others', a rerun goes on.
+    if (error.code === "E_OUTPUT_DISK" || error.code === "E_LEASE_LOST") return EXIT.fatalService;
     return REFUSED_AT_START.has(error.code) ? EXIT.invalidInput : EXIT.someJobsFailed;
   }
   const system = error as NodeJS.ErrnoException;

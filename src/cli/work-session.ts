@@ -20,6 +20,7 @@ import {
   restoredJobOf,
 } from "../output/recovery.js";
 import { readRecords } from "../output/records.js";
+import { leaseSetting } from "./lease-setting.js";
 import { openJobStore } from "../state/open-job-store.js";
 import { type JobStore, StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
@@ -204,6 +205,7 @@ export async function withWorkSession<T>(
     {
       baseUrl: serviceId,
       concurrency: settings.concurrency,
+      ...(settings.storeUrl !== undefined ? { lease: leaseSetting(io.env) } : {}),
       whenNew: (how) => {
         if (rebuild) return;
         // An emptied file is never new beside records; a missing one may be (a new --state beside an

@@ -10,6 +10,7 @@ import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type PQueue from "p-queue";
 import { request } from "undici";
+import { BACKOFF, backoffDelay } from "../backoff.js";
 import { NetworkError, OutcomeUnknownError, type ServiceClient, ServiceError } from "../client/index.js";
 import { ReelError } from "../errors.js";
 import { READ_CHUNK, StreamTally } from "../file-hash.js";
@@ -24,9 +25,10 @@ import {
   SNIFF_BYTES,
   sniffFormat,
 } from "../service/media-format.js";
-import type { JobStore } from "../state/store.js";
+import { ClaimLostError, type JobStore } from "../state/store.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
 import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "./source-address.js";
+import { makeStoppableSleep } from "./stoppable-sleep.js";
 
 export class SpeechUncertainError extends ReelError {
   constructor(voiceId: string, text: string) {
@@ -123,11 +125,43 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     return promise;
   }
 
+  const sleep = makeStoppableSleep(signal);
+
+  /**
+   * In a fleet, another runner is uploading this content or making this speech (its intent won):
+   * this one waits for its answer rather than pay twice, taking over the work of runners gone
+   * silent meanwhile (their intents are then dropped, or their speech uncertain).
+   */
+  async function waitForOtherRunner(turn: number): Promise<void> {
+    await sleep(backoffDelay(BACKOFF.otherRunner, turn));
+    if (signal.aborted) throw signal.reason;
+    await store.fleet!.takeOverLost();
+  }
+
+  /** Whether `error` is another runner's intent winning (waited for in a fleet; else an error). */
+  const otherRunnerWon = (error: unknown): boolean =>
+    store.fleet !== undefined && error instanceof ClaimLostError;
+
   async function uploadFile(file: CheckedFile): Promise<Id> {
     const { sha256 } = file;
     return once(`sha:${sha256}`, async () => {
-      const known = await store.findAsset(sha256);
-      if (known) return known;
+      for (let turn = 0; ; turn++) {
+        const known = await store.findAsset(sha256);
+        if (known) return known;
+        try {
+          return await uploadNew(file);
+        } catch (error) {
+          if (!otherRunnerWon(error)) throw error;
+        }
+        await waitForOtherRunner(turn);
+      }
+    });
+  }
+
+  /** Uploads content the store has no asset for (the caller holds its key: see `once`). */
+  async function uploadNew(file: CheckedFile): Promise<Id> {
+    const { sha256 } = file;
+    {
       const result = await queue.add(async () => {
         // Opened here, in the queue: file descriptors are bounded by the uploads at once.
         const handle = await openChecked(file);
@@ -161,7 +195,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
       await store.recordAsset(sha256, result.id, file.size);
       options.onUpload?.(file.named, sha256);
       return result.id;
-    });
+    }
   }
 
   /** Fetches `url` into the cache, once; content that is not of its `use` is refused, not cached. */
@@ -228,11 +262,30 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
 
   async function makeSpeech(ref: SpeechRef): Promise<Id> {
     return once(`speech:${ref.voiceId}:${ref.text}`, async () => {
-      const row = await store.findSpeech(ref.voiceId, ref.text);
-      if (row?.state === "done" && row.asset_id) return row.asset_id;
-      if ((row?.state === "uncertain" || row?.state === "creating") && !options.resubmitUncertain) {
-        throw new SpeechUncertainError(ref.voiceId, ref.text);
+      for (let turn = 0; ; turn++) {
+        const row = await store.findSpeech(ref.voiceId, ref.text);
+        if (row?.state === "done" && row.asset_id) return row.asset_id;
+        // Another runner's speech call under way (a gone runner's becomes uncertain meanwhile).
+        if (row?.state === "creating" && store.fleet) {
+          await waitForOtherRunner(turn);
+          continue;
+        }
+        if ((row?.state === "uncertain" || row?.state === "creating") && !options.resubmitUncertain) {
+          throw new SpeechUncertainError(ref.voiceId, ref.text);
+        }
+        try {
+          return await speakNew(ref);
+        } catch (error) {
+          if (!otherRunnerWon(error)) throw error;
+        }
+        await waitForOtherRunner(turn);
       }
+    });
+  }
+
+  /** Makes speech the store has none of (the caller holds its key: see `once`). */
+  async function speakNew(ref: SpeechRef): Promise<Id> {
+    {
       const asset = speechAsset(ref.voiceId, ref.text);
       return queue.add(async () => {
         if (signal.aborted) throw signal.reason;
@@ -262,7 +315,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
           throw error;
         }
       });
-    });
+    }
   }
 
   return {

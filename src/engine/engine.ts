@@ -18,7 +18,7 @@ import type { Job } from "../manifest/index.js";
 import { ensureJobRecord } from "../output/job-record.js";
 import { ensureRealDir, removeStaleTempFiles } from "../output/atomic-write.js";
 import { probeWritable } from "../output/out-dir.js";
-import { type JobRow, type NewJob, StateFileError, versionKey } from "../state/store.js";
+import { type JobRow, LeaseLostError, type NewJob, StateFileError, versionKey } from "../state/store.js";
 import { DEFAULTS } from "../defaults.js";
 import { shownPath } from "../user-path.js";
 import { makeAssetResolver, speechAsset } from "./assets.js";
@@ -30,11 +30,22 @@ import { forgetLostAssets } from "./lost-assets.js";
 import { DEFAULT_POLL_TIMING, RunRateEstimator } from "./poll-schedule.js";
 import { silentProgress } from "./progress.js";
 import { ServiceGate } from "./service-gate.js";
-import { openOutput, type OpenOutput, resumeInterrupted } from "./startup.js";
+import { makeElsewhereWaiter } from "./elsewhere.js";
+import {
+  noteTakeOver,
+  openOutput,
+  SHARED_STALE_TEMP_MS,
+  type OpenOutput,
+  resumeInterrupted,
+} from "./startup.js";
 import { makeStopSignals } from "./stop-signals.js";
 import { mayStart, submitAndFollow } from "./submit.js";
 
 export type { EngineOptions } from "./context.js";
+
+/** A job's work found it held by another runner of the fleet: it waits, then runs again. */
+const ELSEWHERE = Symbol("elsewhere");
+type Worked = void | typeof ELSEWHERE;
 
 export interface Engine {
   /**
@@ -61,6 +72,11 @@ export interface Engine {
   /** Whether all work was stopped: by the signal, or by a fatal condition other than no credits. */
   readonly stopped: boolean;
   /**
+   * Why the store stopped the work, if it did: a write it refused (the disk full), or this runner of
+   * a fleet taken over (LeaseLostError). The run reports it rather than its own view of the jobs.
+   */
+  readonly stateFailure: StateFileError | undefined;
+  /**
    * Stops listening to the signal and unlocks the output folder. Work in progress is not awaited (see
    * whenIdle).
    */
@@ -69,6 +85,7 @@ export interface Engine {
 
 export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const { client, store, outDir } = options;
+  const { fleet } = store;
   const outKey = resolve(outDir);
   const log = options.logger ?? silentLogger;
   const progress = options.progress ?? silentProgress;
@@ -79,11 +96,12 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   let output: OpenOutput;
   try {
     await resumeInterrupted(store, outDir, progress);
-    output = await openOutput(outDir, store.journalScope!);
+    output = await openOutput(outDir, store.journalScope!, { shared: fleet !== undefined });
   } catch (error) {
     signals.dispose();
     throw error;
   }
+  const elsewhere = fleet && makeElsewhereWaiter(fleet, stop.signal, Math.min(1_000, fleet.heartbeatMs), log);
 
   const concurrency = options.concurrency ?? DEFAULTS.concurrency;
   const downloadConcurrency = options.downloadConcurrency ?? DEFAULTS.downloadConcurrency;
@@ -171,18 +189,57 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   };
   const { gate } = ctx;
 
-  function track(rowId: number, work: () => Promise<void>, lane: PQueue, priority = 0): void {
+  // A runner taken over (paused or cut off past its lease) stops: its work is the others' now.
+  let stateFailure: StateFileError | undefined;
+  /** Stops everything: nothing more may be sent that the store could not record, or not as its own. */
+  function stopForState(error: StateFileError): void {
+    if (stateFailure) return;
+    stateFailure = error;
+    log.error(
+      { err: error.message },
+      error instanceof LeaseLostError ? "lease lost: stopping" : "state file not writable: stopping",
+    );
+    stop.abort(error);
+    options.onStateFailure?.(error);
+  }
+  fleet?.onLeaseLost(stopForState);
+  // Every heartbeat, the work of runners gone silent is taken over, and the tasks no live runner
+  // follows are followed here (their videos downloaded into this runner's output folder).
+  const takeovers =
+    fleet &&
+    setInterval(() => {
+      void fleet
+        .takeOverLost()
+        .then(async (found) => {
+          if (found.lost.length > 0) noteTakeOver(found, progress);
+          if (found.released > 0 && !stop.signal.aborted) await followInFlight();
+        })
+        .catch((error: unknown) => {
+          if (!(error instanceof StateFileError))
+            log.warn({ err: (error as Error).message }, "could not take over the work of silent runners");
+        });
+    }, fleet.heartbeatMs);
+
+  /**
+   * Works on job `rowId` in `lane`: once per job at a time. Work that finds the job held by another
+   * runner of the fleet (ELSEWHERE) waits outside the lane until none holds it, then runs again.
+   */
+  function track(rowId: number, work: () => Promise<Worked>, lane: PQueue, priority = 0): void {
     if (working.has(rowId)) return;
-    const promise = lane
+    const attempt = async (): Promise<void> => {
       // Work still queued when the engine stops is skipped (a stop is prompt).
-      .add(async () => (stop.signal.aborted ? undefined : work()), { priority })
+      while (
+        (await lane.add(async () => (stop.signal.aborted ? undefined : work()), { priority })) === ELSEWHERE
+      ) {
+        await elsewhere!.until(rowId);
+        if (stop.signal.aborted) return;
+      }
+    };
+    const promise = attempt()
       .catch((error: unknown) => {
         if (stop.signal.aborted) return;
         if (error instanceof StateFileError) {
-          // Nothing more may be sent that the state file could not record.
-          log.error({ err: error.message }, "state file not writable: stopping");
-          stop.abort(error);
-          options.onStateFailure?.(error);
+          stopForState(error);
           return;
         }
         if (error instanceof OutputDiskError) {
@@ -234,7 +291,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       const dir = join(outDir, manifest);
       prepared = ensureRealDir(dir).then(
         async () => {
-          await removeStaleTempFiles(dir);
+          await removeStaleTempFiles(dir, fleet ? SHARED_STALE_TEMP_MS : 0);
           // A folder that exists but refuses writes is found before the manifest's first costed call.
           probeWritable(dir);
         },
@@ -263,6 +320,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           // worked on to its end meanwhile (the list was read while other jobs ran), and its
           // video must not be downloaded twice.
           if ((await store.getJob(row.id)).state !== "submitted") return;
+          // In a fleet, only a task no live runner follows (its own left it, or went silent).
+          if (fleet && !(await fleet.holdTask(row.id))) return;
           await prepareDir(row.manifest);
           await followInSlot(ctx, row.id);
           await afterFinal(ctx, await store.getJob(row.id));
@@ -274,11 +333,19 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   }
 
   /** One job's path, from the state it is in when admitted. */
-  async function processJob(job: Job, rowId: number): Promise<void> {
+  async function processJob(job: Job, rowId: number): Promise<Worked> {
     // Read when admitted, not when queued: the row may have changed meanwhile (watch mode), or be
     // gone (a video removed from its manifest before it was sent).
     const row = await store.findJobById(rowId);
     if (!row) return;
+    // In a fleet: a job another runner submits, follows or downloads is left to it, and worked on
+    // again once it lets go (see elsewhere.ts).
+    if (fleet) {
+      if (row.state === "submitting") return ELSEWHERE;
+      if (row.state === "submitted" && !(await fleet.holdTask(row.id))) return ELSEWHERE;
+      if (row.state === "Success" && row.file === null && (await fleet.heldElsewhere([row.id])).size > 0)
+        return ELSEWHERE;
+    }
     if (row.state === "Success") {
       await checkDone(ctx, job, row);
       return;
@@ -299,10 +366,14 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }
     // Not final (stopped, withdrawn, parked, or its failure already said): no longer in flight.
     const dropped = (): void => progress.event({ stage: "dropped", key: job.key });
-    if (!(await submitAndFollow(ctx, job, row.id))) return dropped();
+    let end = await submitAndFollow(ctx, job, row.id);
+    if (end === "elsewhere") return ELSEWHERE;
+    if (end === "not-final") return dropped();
     let final = await store.getJob(row.id);
     if (await forgetLostAssets(ctx, job, final)) {
-      if (!(await submitAndFollow(ctx, job, row.id))) return dropped();
+      end = await submitAndFollow(ctx, job, row.id);
+      if (end === "elsewhere") return ELSEWHERE;
+      if (end === "not-final") return dropped();
       final = await store.getJob(row.id);
     }
     await afterFinal(ctx, final);
@@ -333,7 +404,12 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     get stopped() {
       return stop.signal.aborted;
     },
+    get stateFailure() {
+      return stateFailure;
+    },
     async dispose() {
+      clearInterval(takeovers);
+      elsewhere?.dispose();
       signals.dispose();
       await output.close(store, log);
     },

@@ -8,12 +8,13 @@ import {
   compactJournal,
   type JournalScope,
   type JournalWriter,
+  NO_JOURNAL,
   openJournal,
   readJournal,
 } from "../output/journal.js";
 import { lockOutDir, probeWritable } from "../output/out-dir.js";
 import { checkJournal, lostCommitsMessage } from "../output/recovery.js";
-import { type JobStore, StateFileError } from "../state/store.js";
+import { type JobStore, StateFileError, type TakeOver } from "../state/store.js";
 import type { ProgressSink } from "./progress.js";
 
 /** The output folder, held by one engine (see openOutput). */
@@ -34,6 +35,13 @@ export async function resumeInterrupted(
   outDir: string,
   progress: ProgressSink,
 ): Promise<void> {
+  if (store.fleet) {
+    // A shared store commits every write before it resolves: it cannot lose what a journal would
+    // keep (and several runners share an output folder). What a runner gone left is sorted by the
+    // same takeover the runners do as they work: only a gone runner's, never a live one's.
+    noteTakeOver(await store.fleet.takeOverLost(), progress);
+    return;
+  }
   // The journal of submissions in this output folder, read once: entries the state file does not
   // know mean it lost commits, and a rerun on it would pay for them again (see output/journal.ts).
   const journaled = await checkJournal(store, readJournal(outDir, store.journalScope!));
@@ -65,16 +73,53 @@ export async function resumeInterrupted(
   }
 }
 
-/** Makes, locks and checks the output folder, and opens its journal for `scope`'s lines. */
-export async function openOutput(outDir: string, scope: JournalScope): Promise<OpenOutput> {
+/** What the runners of a fleet note of a takeover (at start, and as they work). */
+export function noteTakeOver(found: TakeOver, progress: ProgressSink): void {
+  for (const runner of found.lost) {
+    progress.event({
+      stage: "note",
+      detail: `runner ${runner.id} on ${runner.host} (pid ${runner.pid}) was silent past its lease: its work is taken over`,
+    });
+  }
+  if (found.uncertain > 0) {
+    progress.event({
+      stage: "note",
+      detail: `${found.uncertain} submission(s) of a runner that stopped have an unknown outcome: marked uncertain`,
+    });
+  }
+  if (found.uploads > 0) {
+    progress.event({
+      stage: "note",
+      detail: `${found.uploads} upload(s) of a runner that stopped may have reached the service without an answer; they are uploaded again if needed (uploads cost no credits)`,
+    });
+  }
+}
+
+/**
+ * Temp files of a runner of a fleet sharing the output folder are left alone unless this old: a
+ * download in progress writes to its file all the time, a dead runner's stays as it was.
+ */
+export const SHARED_STALE_TEMP_MS = 15 * 60_000;
+
+/**
+ * Makes, locks and checks the output folder, and opens its journal for `scope`'s lines. `shared`:
+ * the runners of a fleet (a shared store) share the folder; they take its lock shared, so that a
+ * reel with a state file is still kept out, keep no journal (see resumeInterrupted), and clean only
+ * old temp files.
+ */
+export async function openOutput(
+  outDir: string,
+  scope: JournalScope,
+  { shared = false } = {},
+): Promise<OpenOutput> {
   await ensureRealDir(outDir, { mayBeLink: true });
   // Held until close: from here on, temp files in the folder are this engine's own or a dead run's.
-  const outLock = lockOutDir(outDir);
+  const outLock = lockOutDir(outDir, { shared });
   let journal: JournalWriter;
   try {
     probeWritable(outDir);
-    await removeStaleTempFiles(outDir);
-    journal = openJournal(outDir, scope);
+    await removeStaleTempFiles(outDir, shared ? SHARED_STALE_TEMP_MS : 0);
+    journal = shared ? NO_JOURNAL : openJournal(outDir, scope);
   } catch (error) {
     outLock.release();
     throw asDiskFailure(error, outDir) ?? error;
@@ -83,6 +128,10 @@ export async function openOutput(outDir: string, scope: JournalScope): Promise<O
     journal,
     async close(store, log) {
       journal.close();
+      if (shared) {
+        outLock.release();
+        return;
+      }
       // Still under the folder's lock: no other reel appends meanwhile.
       await store.flush();
       if (!store.writeFailure) {

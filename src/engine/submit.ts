@@ -7,7 +7,7 @@ import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "..
 import { asDiskFailure } from "../output/atomic-write.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
 import type { Id } from "../service/api-types.js";
-import type { JobRow } from "../state/store.js";
+import { type JobRow, JobGoneError } from "../state/store.js";
 import { SpeechUncertainError } from "./assets.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
@@ -83,20 +83,27 @@ async function resolveRefs(ctx: EngineContext, job: Job): Promise<Map<AssetRef |
   return new Map(refs.map((ref, i) => [ref, (settled[i] as PromiseFulfilledResult<Id>).value]));
 }
 
-/** Submits the job and follows its task. True when the task reached a final state. */
-export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: number): Promise<boolean> {
+/**
+ * How a submission ended: its task reached a final state, or it did not (stopped, withdrawn, parked,
+ * refused, failed), or another runner of the fleet holds the job (it claimed it first).
+ */
+export type SubmitEnd = "final" | "not-final" | "elsewhere";
+
+/** Submits the job and follows its task. */
+export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: number): Promise<SubmitEnd> {
   const { store, gate, wanted } = ctx;
   const stopped = (): boolean => ctx.signals.stop.signal.aborted;
   for (;;) {
     // `fatal`: the run is ending (no credits): no new upload, speech or submission. Parked: the
     // service asked for a wait longer than a run sits through; the job stays unsent for the next.
-    if (gate.fatal || gate.parked || !wanted.isWanted(job) || !(await gate.whenServiceUsable())) return false;
+    if (gate.fatal || gate.parked || !wanted.isWanted(job) || !(await gate.whenServiceUsable()))
+      return "not-final";
     let ids: Map<AssetRef | SpeechRef, Id>;
     ctx.progress.event({ stage: "preparing", key: job.key });
     try {
       ids = await resolveRefs(ctx, job);
     } catch (error) {
-      if (stopped()) return false;
+      if (stopped()) return "not-final";
       if (gate.handleFatal(error)) continue;
       const message = (error as Error).message;
       if (error instanceof SpeechUncertainError || error instanceof OutcomeUnknownError) {
@@ -110,12 +117,12 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
         if (failed) await afterFinal(ctx, failed);
       }
       ctx.changed();
-      return false;
+      return "not-final";
     }
     const body = toGenerationRequest(job.spec, (ref) => ids.get(ref)!);
     ctx.progress.event({ stage: "queued", key: job.key });
     const outcome = await ctx.queues.slots.add(
-      async (): Promise<"final" | "retry" | "end" | number> => {
+      async (): Promise<"final" | "retry" | "end" | "elsewhere" | "full" | number> => {
         // Checked again here: the job may have been withdrawn, or the service paused, while it queued.
         if (stopped() || gate.fatal || gate.parked || !wanted.isWanted(job)) return "end";
         if (gate.paused) return "retry";
@@ -124,16 +131,20 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
         if ([...ids.values()].some((id) => ctx.lostAssets.has(id))) return "retry";
         // The claim: a compare-and-set, so whatever ran since this job's row was read, it is sent
         // by one task of one process only.
-        const attempt = await store.markSubmitting(rowId);
-        if (attempt === null) {
-          await claimLost(ctx, rowId);
-          return "end";
-        }
+        const attempt = await claim(ctx, rowId);
+        if (typeof attempt !== "number") return attempt;
         // The intent took a turn to reach the disk: Ctrl-C, a withdrawn manifest or a pause may have
         // come meanwhile. Nothing was sent yet, so the intent is simply taken back.
         if (stopped() || gate.fatal || !wanted.isWanted(job) || gate.paused) {
           await store.withdrawSubmitting(rowId);
           return gate.paused && !stopped() ? "retry" : "end";
+        }
+        // A runner of a fleet paused (or cut off) while its intent was on its way may have been
+        // taken over meanwhile: it sends nothing on an intent it may no longer hold. Taken back, and
+        // claimed again once its heartbeat confirms the lease (or it stops, having lost it).
+        if (store.fleet?.leaseInDoubt()) {
+          await store.withdrawSubmitting(rowId);
+          return store.fleet.heartbeatMs;
         }
         ctx.progress.event({ stage: "submitting", key: job.key });
         return submit(ctx, job, rowId, attempt, body);
@@ -141,6 +152,16 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
       // Longest first: the slots then end the batch together instead of waiting on one long straggler.
       { priority: job.seconds },
     );
+    if (outcome === "full") {
+      const wait = backoffDelay(BACKOFF.fleetFull, 0, { floorMs: 250 });
+      ctx.progress.event({
+        stage: "waiting",
+        ms: wait,
+        detail: "the account's bound of unfinished generations is reached across the fleet",
+      });
+      await ctx.signals.sleep(wait);
+      continue;
+    }
     if (typeof outcome === "number") {
       // The service said "not now" (429, 503, refused connection) past the client's retries.
       gate.transientRefusals++;
@@ -148,8 +169,29 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
       await ctx.signals.sleep(outcome);
       continue;
     }
-    if (outcome !== "retry") return outcome === "final";
+    if (outcome === "elsewhere") return "elsewhere";
+    if (outcome !== "retry") return outcome === "final" ? "final" : "not-final";
   }
+}
+
+/**
+ * The intent (store.markSubmitting): the attempt it makes, or why there is none. A row another
+ * writer claimed first is another runner's in a fleet (waited for: "elsewhere"), and said as an
+ * oddity on a state file. In a fleet, a row gone is one another watcher forgot (nothing sent).
+ */
+async function claim(ctx: EngineContext, rowId: number): Promise<number | "end" | "elsewhere" | "full"> {
+  const { store } = ctx;
+  let attempt: number | null | "full";
+  try {
+    attempt = await store.markSubmitting(rowId);
+  } catch (error) {
+    if (store.fleet && error instanceof JobGoneError) return "end";
+    throw error;
+  }
+  if (attempt === "full" || typeof attempt === "number") return attempt;
+  if (store.fleet) return "elsewhere";
+  await claimLost(ctx, rowId);
+  return "end";
 }
 
 /** Sends the submission whose intent the state file holds, in its slot, and follows its task. */

@@ -129,15 +129,31 @@ export function writeSmallFileAtomicSync(target: string, data: string): void {
   }
 }
 
-/** Removes the temp files a killed run left in `dir` (only ours: `.<name>.<hex>.part`). */
-export async function removeStaleTempFiles(dir: string): Promise<number> {
+/**
+ * Removes the temp files a killed run left in `dir` (only ours: `.<name>.<hex>.part`). `olderThanMs`:
+ * only those not written to for that long (a folder shared with live runners, whose downloads in
+ * progress are not stale).
+ */
+export async function removeStaleTempFiles(dir: string, olderThanMs = 0): Promise<number> {
   let names: string[];
   try {
     names = await readdir(dir);
   } catch {
     return 0;
   }
-  const stale = names.filter((n) => /^\..+\.[0-9a-f]{12}\.part$/.test(n));
+  let stale = names.filter((n) => /^\..+\.[0-9a-f]{12}\.part$/.test(n));
+  if (olderThanMs > 0) {
+    const before = Date.now() - olderThanMs;
+    const ages = await Promise.all(
+      stale.map((n) =>
+        stat(join(dir, n)).then(
+          (s) => s.mtimeMs,
+          () => Infinity,
+        ),
+      ),
+    );
+    stale = stale.filter((_, i) => ages[i]! < before);
+  }
   await Promise.all(stale.map((n) => unlink(join(dir, n)).catch(() => {})));
   return stale.length;
 }

@@ -93,6 +93,9 @@ export interface JournalWriter {
   close(): void;
 }
 
+/** No journal: the runners of a shared store, whose every write is committed before it resolves. */
+export const NO_JOURNAL: JournalWriter = { sent() {}, answered() {}, notCreated() {}, close() {} };
+
 export const journalPath = (outDir: string): string => join(outDir, JOURNAL_NAME);
 const versionOf = (manifest: string, id: string, specHash: string): string =>
   `${manifest}/${id}\n${specHash}`;

@@ -13,14 +13,15 @@ export interface OutDirLock {
 }
 
 /**
- * Locks `outDir` for this process with flock(2), held until `release` or the process ends (kill -9
+ * Locks `outDir` for this process with flock(2) (`shared`: with the other runners of a shared store,
+ * which keep apart by the store's claims, while a reel with a state file is still kept out), held until `release` or the process ends (kill -9
  * included: the kernel drops it). A second reel writing into the same folder with another state file
  * would clean away this one's partial downloads as "stale" and overwrite its videos (and pay for them
  * again): it is refused before it sends anything. The lock is on the file itself, so every path to
  * the folder (symlinks, bind mounts) meets the same lock. A file system without flock (some network
  * ones) runs unlocked, as reel did before.
  */
-export function lockOutDir(outDir: string): OutDirLock {
+export function lockOutDir(outDir: string, { shared = false } = {}): OutDirLock {
   const path = join(outDir, OUT_LOCK_NAME);
   let fd: number;
   try {
@@ -31,14 +32,16 @@ export function lockOutDir(outDir: string): OutDirLock {
   }
   try {
     if (!fstatSync(fd).isFile()) throw notWritable(outDir, new Error(`${OUT_LOCK_NAME} is not a file`));
-    flockSync(fd, "exnb");
+    flockSync(fd, shared ? "shnb" : "exnb");
   } catch (error) {
     closeSync(fd);
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EAGAIN" || code === "EWOULDBLOCK") {
       throw new ReelError(
         "E_OUT_LOCKED",
-        `another reel process is writing into the output folder ${outDir} (with another state file). Wait for it to finish, or give this run another --out: two runners on one output folder would overwrite each other's videos and delete each other's downloads in progress. Nothing was sent.`,
+        shared
+          ? `a reel process with a state file of its own is writing into the output folder ${outDir}. Wait for it to finish, or give this run another --out: the runners of a shared store share a folder only with one another. Nothing was sent.`
+          : `another reel process is writing into the output folder ${outDir} (with another state file, or a shared store). Wait for it to finish, or give this run another --out: two runners on one output folder would overwrite each other's videos and delete each other's downloads in progress. Nothing was sent.`,
       );
     }
     if (code === "ENOLCK" || code === "EOPNOTSUPP" || code === "ENOSYS") return { release() {} };

@@ -6,7 +6,10 @@ import { ReelError } from "../errors.js";
  * sent. E_STATE_WRITE: a write failed during the work (disk full).
  */
 export class StateFileError extends ReelError {
-  constructor(message: string, options?: { cause?: unknown; code?: "E_STATE_FILE" | "E_STATE_WRITE" }) {
+  constructor(
+    message: string,
+    options?: { cause?: unknown; code?: "E_STATE_FILE" | "E_STATE_WRITE" | "E_LEASE_LOST" },
+  ) {
     super(options?.code ?? "E_STATE_FILE", message, options);
   }
 }
@@ -18,5 +21,23 @@ export class StateFileError extends ReelError {
 export class ClaimLostError extends ReelError {
   constructor(message: string) {
     super("E_STATE_CLAIMED", message);
+  }
+}
+
+/**
+ * The job's row is gone (forgotten: its video left its manifest before it was sent). Nothing may be
+ * sent or recorded for it. In a fleet another watcher may forget a row this runner was about to
+ * claim: the claim is then simply lost.
+ */
+export class JobGoneError extends StateFileError {}
+
+/**
+ * A runner of a shared store lost its lease: silent for longer than the lease (paused, asleep, cut
+ * off from the database), another runner took its work over. It must not act on work it no longer
+ * holds, so it stops; what it held is followed by the others, and a rerun goes on.
+ */
+export class LeaseLostError extends StateFileError {
+  constructor(message: string) {
+    super(message, { code: "E_LEASE_LOST" });
   }
 }

@@ -31,7 +31,7 @@
 // backend shared by several machines keeps it per machine). StateStore runs each statement when the
 // method is called (better-sqlite3 is synchronous) and returns a promise already settled, the
 // intents excepted (they resolve once their turn's commit is on disk).
-import type { StateFileError } from "./errors.js";
+import type { LeaseLostError, StateFileError } from "./errors.js";
 
 export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
 export type FailKind = "local" | "rejected" | "task";
@@ -211,9 +211,12 @@ export interface JobRecords {
    * from (`pending`, which --retry-failed and --resubmit-uncertain return a job to first, or a
    * failure before anything was sent). Resolves to the number of the attempt being made (the journal
    * names it). Resolves null, with nothing written, when the row is in another state: another
-   * process claimed it, and nothing may be sent. Throws StateFileError when the row is gone.
+   * process claimed it, and nothing may be sent. Resolves "full" (a shared store only), with nothing
+   * written, when the account's bound of unfinished generations is reached across the fleet: try
+   * again when a slot frees. Throws JobGoneError when the row is gone, and LeaseLostError when this
+   * runner of a shared store was taken over.
    */
-  markSubmitting(id: number): Promise<number | null>;
+  markSubmitting(id: number): Promise<number | null | "full">;
   /**
    * An intent whose request was not sent after all (the run stopped, or the job was withdrawn, while
    * the intent was being committed): the job is pending again and the attempt is given back.
@@ -310,7 +313,53 @@ export interface LocalCaches {
 }
 
 /** The whole store, as a run uses it. */
+/** What a takeover found and sorted (FleetStore.takeOverLost). */
+export interface TakeOver {
+  /** Runners found silent past their lease, now marked lost. */
+  readonly lost: readonly { readonly id: number; readonly host: string; readonly pid: number }[];
+  /** Submissions without an answer, now uncertain. */
+  readonly uncertain: number;
+  /** Tasks no live runner followed, now free to follow. */
+  readonly released: number;
+  /** Speech calls without an answer, now uncertain. */
+  readonly speech: number;
+  /** Upload intents without an asset, dropped (uploaded again if needed; no credits). */
+  readonly uploads: number;
+}
+
+/**
+ * What a store shared by a fleet of runners adds (PostgreSQL, issue 18); a state file has none. Each
+ * runner holds the jobs it submits and the tasks it follows while its lease lasts (its heartbeat);
+ * another runner takes the work of one silent past its lease over.
+ */
+export interface FleetStore {
+  /** This runner's id in the store. */
+  readonly runnerId: number;
+  /** How long a silent runner keeps its work, in milliseconds. */
+  readonly leaseMs: number;
+  /** How often this runner confirms its lease, in milliseconds. */
+  readonly heartbeatMs: number;
+  /** Sorts the work of runners gone or silent past their lease (see TakeOver). Any time, by any runner. */
+  takeOverLost(): Promise<TakeOver>;
+  /**
+   * Makes this runner the follower of job `id`'s task: false when a live runner follows it, or it is
+   * no longer submitted.
+   */
+  holdTask(id: number): Promise<boolean>;
+  /** Of `ids`, the jobs another live runner holds (being submitted, or their task followed). */
+  heldElsewhere(ids: readonly number[]): Promise<Set<number>>;
+  /**
+   * True when this runner has not confirmed its lease for so long (by its own clock: it was paused,
+   * or cut off) that another may have taken its work: no request may leave on an intent it holds.
+   */
+  leaseInDoubt(): boolean;
+  /** `listener` is told once if this runner learns it was taken over: it must stop. */
+  onLeaseLost(listener: (error: LeaseLostError) => void): void;
+}
+
 export interface JobStore extends JobRecords, AssetRecords, SpeechRecords, LocalCaches {
+  /** The fleet's operations, on a store shared by several runners (PostgreSQL); undefined on a state file. */
+  readonly fleet?: FleetStore;
   /** Where the store is, for messages (the state file's path). */
   readonly path: string;
   /**

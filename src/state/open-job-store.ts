@@ -3,6 +3,7 @@
 // file has (its lock file, its journal scope from its real path, the service it used last) stays with
 // StateStore's static helpers, at the CLI's edge.
 import type { JobStore } from "./job-store.js";
+import type { LeaseTiming } from "./pg/lease.js";
 import { PgStore } from "./pg/store.js";
 import { type OpenStateOptions, StateStore } from "./store.js";
 
@@ -11,6 +12,8 @@ export { isPostgresUrl, redactedUrl } from "./pg/connect.js";
 export interface OpenJobStoreOptions extends OpenStateOptions {
   /** A writer's --concurrency, recorded with its runner in a PostgreSQL store (a state file has none). */
   readonly concurrency?: number;
+  /** The fleet's timing, in a PostgreSQL store (see pg/lease.ts). */
+  readonly lease?: LeaseTiming;
 }
 
 /**
@@ -26,6 +29,7 @@ export async function openJobStore(
     return PgStore.open(storeUrl, {
       ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      ...(options.lease !== undefined ? { lease: options.lease } : {}),
       readonly: options.readonly === true,
     });
   }

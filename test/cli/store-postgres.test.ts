@@ -84,26 +84,70 @@ describe("reel on a PostgreSQL store", () => {
     }
   });
 
-  it("refuses a second runner on the store while one runs (one at a time until the fleet lands)", async (context) => {
+  it("two runners at once on one store and one account: each job submitted once, the bound held and reached, one output folder filled", async (context) => {
     const url = await database(context);
     const s = await sandbox({ timeScale: 0.2 });
     const dir = await tempDir();
-    await writeTree(dir, { "promo.yaml": manifest(2), "face.png": { fixture: "tiny.png" } });
-    const running = reel(["run", "promo.yaml"], dir, env(s, url));
-    await until(() => s.counters.generationsCreated > 0, "the first runner to submit");
-    const second = await runCli(["run", "promo.yaml", "--out", "out2", "--state", "other/state.db"], {
-      cwd: dir,
-      env: env(s, url),
-    });
-    expect(second.code).toBe(2);
-    expect(second.stderr).toContain("another reel runner is writing to the store postgres://reel_test:***@");
-    expect(await running.exit).toBe(0);
-    expect(s.counters.generationsCreated).toBe(2);
+    await writeTree(dir, { "promo.yaml": manifest(12), "face.png": { fixture: "tiny.png" } });
+    // Each may run 3 at once: together, still 3 (the account's bound is the smallest of the fleet's).
+    const runners = [0, 1].map(() => reel(["run", "promo.yaml", "--concurrency", "3"], dir, env(s, url)));
+    const codes = await Promise.all(runners.map((r) => r.exit));
+    expect(codes).toEqual([0, 0]);
+    expect(s.counters.generationsCreated).toBe(12);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+    expect(s.counters.duplicateUploads()).toBe(0);
+    expect(s.counters.duplicateSpeech()).toBe(0);
+    expect(s.counters.peakUnfinished).toBe(3);
+    const results = await readResults<{ id: string; status: string }>(dir);
+    expect(results.map((r) => r.status)).toEqual(Array(12).fill("Success"));
+    for (const r of results) expect(existsSync(join(dir, "out", "promo", `${r.id}.mp4`))).toBe(true);
+
+    // A third machine's output folder is filled from the tasks made: nothing generated again.
+    const elsewhere = await runCli(["run", "promo.yaml", "--out", "out2"], { cwd: dir, env: env(s, url) });
+    expect(elsewhere.code, elsewhere.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(12);
+    for (const r of results) expect(existsSync(join(dir, "out2", "promo", `${r.id}.mp4`))).toBe(true);
   });
 
-  it("status lists the runners: a run in progress as running with its pid, then stopped", async (context) => {
+  it("a runner paused past its lease (SIGSTOP) is taken over, and stops when it wakes (SIGCONT): nothing paid twice", async (context) => {
     const url = await database(context);
-    const s = await sandbox({ timeScale: 0.2 });
+    const s = await sandbox({ timeScale: 0.5 });
+    const dir = await tempDir();
+    await writeTree(dir, { "promo.yaml": manifest(6), "face.png": { fixture: "tiny.png" } });
+    const lease = { ...env(s, url), REEL_LEASE_SECONDS: "2" };
+    const paused = reel(["run", "promo.yaml", "--concurrency", "2"], dir, lease);
+    await until(() => s.counters.generationsCreated >= 2, "the first runner to submit two jobs");
+    paused.child.kill("SIGSTOP");
+    try {
+      const started = Date.now();
+      const taker = await runCli(["run", "promo.yaml", "--concurrency", "2", "--out", "out2"], {
+        cwd: dir,
+        env: lease,
+      });
+      expect(taker.code, taker.stderr).toBe(0);
+      // It waited for the paused runner's lease to end before it took its tasks over.
+      expect(Date.now() - started).toBeGreaterThan(2_000);
+      expect(taker.stderr).toMatch(
+        /runner \d+ on .* \(pid \d+\) was silent past its lease: its work is taken over/,
+      );
+      const results = await readResults<{ id: string; status: string }>(dir, "out2");
+      expect(results.map((r) => r.status)).toEqual(Array(6).fill("Success"));
+    } finally {
+      paused.child.kill("SIGCONT");
+    }
+    // Awake, it finds its work taken and stops, saying why, without sending anything more.
+    expect(await paused.exit).toBe(3);
+    expect(paused.stderr(), paused.stderr()).toMatch(/silent for longer than its lease/);
+    expect(s.counters.generationsCreated).toBe(6);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+    expect(s.counters.duplicateUploads()).toBe(0);
+    expect(s.counters.duplicateSpeech()).toBe(0);
+    expect(s.counters.peakUnfinished).toBeLessThanOrEqual(2);
+  });
+
+  it("status lists the runners: a run in progress as running with its pid and the jobs it holds, then stopped", async (context) => {
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 1 });
     const dir = await tempDir();
     await writeTree(dir, { "promo.yaml": manifest(2), "face.png": { fixture: "tiny.png" } });
     const running = reel(["run", "promo.yaml", "--concurrency", "3"], dir, env(s, url));
@@ -125,11 +169,15 @@ describe("reel on a PostgreSQL store", () => {
     };
     const during = await status();
     expect(during.runners).toEqual([
-      expect.objectContaining({ pid: running.child.pid, host: hostname(), state: "running", jobsHeld: 0 }),
+      expect.objectContaining({ pid: running.child.pid, host: hostname(), state: "running" }),
     ]);
+    // The job it submits or follows (the tasks take seconds here).
+    expect(during.runners[0]!.jobsHeld).toBeGreaterThanOrEqual(1);
     const text = await runCli(["status", "--store", url], { cwd: dir, env: {} });
     expect(text.stdout).toMatch(/^Runners \(1\):\n +host +pid +started +last heartbeat +state +jobs held$/m);
-    expect(text.stdout).toMatch(new RegExp(` ${running.child.pid!}  .*Z  +[\\d.]+ s ago +running +0$`, "m"));
+    expect(text.stdout).toMatch(
+      new RegExp(` ${running.child.pid!}  .*Z  +[\\d.]+ s ago +running +[12]$`, "m"),
+    );
 
     // Its --concurrency is recorded with it (JSON leaves it out).
     const client = new pg.Client({ connectionString: url });

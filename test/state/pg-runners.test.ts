@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 async function open(url: string, options: Partial<OpenPgStoreOptions> = {}): Promise<PgStore> {
-  const store = await PgStore.open(url, { baseUrl: "https://a.example", exclusive: false, ...options });
+  const store = await PgStore.open(url, { baseUrl: "https://a.example", ...options });
   opened.push(store);
   return store;
 }
@@ -54,7 +54,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe("the runners of a PostgreSQL store", () => {
   it("registers a writer with its host, pid and concurrency, beats, and records its stop", async (context) => {
     const url = await database(context);
-    const writer = await open(url, { host: "build-7", concurrency: 6, heartbeatMs: 40 });
+    const writer = await open(url, {
+      host: "build-7",
+      concurrency: 6,
+      lease: { leaseMs: 30_000, heartbeatMs: 40, uncertainHoldMs: 600_000 },
+    });
     const id = writer.runnerId!;
     expect(id).toBeGreaterThan(0);
     const first = await runnerRow(url, id);
@@ -103,7 +107,7 @@ describe("the runners of a PostgreSQL store", () => {
 
   it("keeps beating after a beat fails, and says the failure meanwhile", async (context) => {
     const url = await database(context);
-    const writer = await open(url, { heartbeatMs: 30 });
+    const writer = await open(url, { lease: { leaseMs: 30_000, heartbeatMs: 30, uncertainHoldMs: 600_000 } });
     // The beats' table gone for a moment: every beat fails, and the process goes on.
     await query(url, "ALTER TABLE runners RENAME TO runners_away");
     await until(() => writer.heartbeatError !== undefined, "a failed beat");

@@ -28,12 +28,9 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((store) => store.close()));
 });
 
-/**
- * A writer of `url`. Not exclusive: these tests race several writers on one database, as the fleet
- * will once its leases guard the start of a run (the CLI's writers hold the writer lock meanwhile).
- */
+/** A writer of `url`: a runner of its own. These tests race several on one database, as a fleet does. */
 async function open(url: string, baseUrl = "https://a.example", options: Partial<OpenPgStoreOptions> = {}) {
-  const store = await PgStore.open(url, { baseUrl, exclusive: false, ...options });
+  const store = await PgStore.open(url, { baseUrl, ...options });
   opened.push(store);
   return store;
 }
@@ -54,19 +51,6 @@ async function query<T extends pg.QueryResultRow>(
 }
 
 describe("the PostgreSQL store", () => {
-  it("refuses a second exclusive writer until the first closes", async () => {
-    const url = await database();
-    const first = await PgStore.open(url, { baseUrl: "https://a.example" });
-    await expect(PgStore.open(url, { baseUrl: "https://a.example" })).rejects.toThrow(
-      /another reel runner is writing to the store postgres:\/\/reel_test:\*\*\*@/,
-    );
-    const reader = await PgStore.open(url, { baseUrl: "https://a.example", readonly: true });
-    await reader.close();
-    await first.close();
-    const second = await PgStore.open(url, { baseUrl: "https://a.example" });
-    await second.close();
-  });
-
   it("keeps jobs and assets per service address, and a reopened store sees what was written", async (context) => {
     const url = await database(context);
     const a = await open(url, "https://a.example");
@@ -203,8 +187,11 @@ describe("the PostgreSQL store", () => {
     expect(await one.findSpeech("17", "hello 1")).toMatchObject({ state: "creating", error: null });
     await one.clearSpeech("17", "hello 1");
     expect(await one.findSpeech("17", "hello 1")).toBeUndefined();
-    // The intents of a run that died are uncertain at the next start.
-    expect(await one.markInterruptedSpeechUncertain()).toBe(18);
+    // The intents of live runners are theirs; those of runners gone are uncertain at the next start.
+    expect(await one.markInterruptedSpeechUncertain()).toBe(0);
+    await Promise.all([one.close(), two.close()]);
+    const next = await open(url);
+    expect(await next.markInterruptedSpeechUncertain()).toBe(18);
     // Another service's speech is not this one's.
     const other = await open(url, "https://b.example");
     await other.markSpeechCreating("17", "hello 0");
@@ -229,12 +216,18 @@ describe("the PostgreSQL store", () => {
     await mine.recordAsset("sha-0", "900", 1234);
     expect(await two.findAsset("sha-0")).toBe("900");
     await mine.forgetUploadIntent("sha-1");
-    // Taken at start: the intents without an asset (19 written, one recorded, one forgotten).
-    expect(await one.takeInterruptedUploads()).toBe(18);
+    // Taken at start: the intents without an asset (19 written, one recorded, one forgotten) of
+    // runners gone, never of live ones.
     expect(await one.takeInterruptedUploads()).toBe(0);
-    await one.forgetAssetId("900");
-    expect(await one.findAsset("sha-0")).toBeUndefined();
-    expect(await one.madeAsset("900")).toBe(false);
+    const wonByTwo = hashes.filter((_, n) => n > 1 && outcomes[2 * n + 1]!.status === "fulfilled").length;
+    await two.close();
+    expect(await (await open(url)).takeInterruptedUploads()).toBe(wonByTwo);
+    await one.close();
+    const last = await open(url);
+    expect(await last.takeInterruptedUploads()).toBe(18 - wonByTwo);
+    await last.forgetAssetId("900");
+    expect(await last.findAsset("sha-0")).toBeUndefined();
+    expect(await last.madeAsset("900")).toBe(false);
   });
 
   it("gives the attempt back when a submission is refused or withdrawn, and only from its intent", async (context) => {

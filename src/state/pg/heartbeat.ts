@@ -3,7 +3,9 @@
 // time, in order, on the store's one connection) and says only whether the process lives and
 // reaches the database. A beat that fails (the server restarting, the network gone) must not crash
 // the process: it is kept as `lastError`, and the next beat retries. Beats never overlap: the next is
-// timed from the end of the last. The timer is unref'd: it keeps no process alive.
+// timed from the end of the last. The timer is unref'd: it keeps no process alive. A beat that finds
+// its runner stopped (marked lost by another runner that took its work over) ends the beats and
+// says so once (`onRevoked`): the runner must stop.
 import type pg from "pg";
 import { beat } from "./sql/runners.js";
 
@@ -13,15 +15,21 @@ export class Heartbeat {
   private stopped = false;
   /** The last beat's error, until a beat succeeds; undefined while the beats are recorded. */
   lastError: Error | undefined;
-  /** When the last beat was recorded (this machine's clock, epoch milliseconds); 0 before the first. */
-  lastBeatAt = 0;
+  /** When the lease was last confirmed (performance.now(): monotonic), by a beat or by `confirmed`. */
+  confirmedAt = performance.now();
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly runnerId: number,
     private readonly everyMs: number,
+    private readonly onRevoked: () => void,
   ) {
     this.schedule();
+  }
+
+  /** A write that touched the runner's row (a fenced claim) confirmed the lease too. */
+  confirmed(): void {
+    this.confirmedAt = performance.now();
   }
 
   /** Stops the beats, waiting for one under way. */
@@ -44,9 +52,13 @@ export class Heartbeat {
 
   private async beat(): Promise<void> {
     try {
-      await beat({ pool: this.pool }, this.runnerId);
+      if (!(await beat({ pool: this.pool }, this.runnerId))) {
+        this.stopped = true;
+        this.onRevoked();
+        return;
+      }
       this.lastError = undefined;
-      this.lastBeatAt = Date.now();
+      this.confirmed();
     } catch (error) {
       this.lastError = error instanceof Error ? error : new Error(String(error));
     }

@@ -1,20 +1,29 @@
-// The fleet's clock (issue 18), in one place: how often a runner says it is alive, and how long its
-// silence is tolerated before it counts as gone. `reel status` shows runners by these; the leases on
-// the work a runner claims (next steps) use them too.
+// The fleet's clock (issue 18), in one place: how often a runner says it is alive, how long its
+// silence is tolerated before another runner takes its work over, and how long a submission whose
+// outcome is unknown is counted against the account's bound.
 //
 // Why these numbers: a lease is six heartbeats, so a runner is never taken for lost over a few missed
 // beats (a garbage-collection pause, a slow statement, a network blip, a database restart it
-// reconnects from), while the work of one killed with kill -9 (or whose machine vanished) is free to
-// take over within about half a minute: short beside a generation, which takes minutes. A beat is
-// one small UPDATE every 5 s per runner: a hundred runners cost the database twenty a second.
+// reconnects from), while the work of one killed with kill -9 (or whose machine vanished) is taken
+// over within about half a minute: short beside a generation, which takes minutes. A beat is one
+// small UPDATE every 5 s per runner: a hundred runners cost the database twenty a second.
 // Every runner time is the database server's clock (see sql/runners.ts), so the machines' clocks
 // need not agree.
 
-/** How often a writer records that it is alive (runners.heartbeat_at). */
-export const HEARTBEAT_MS = 5_000;
-
 /** A runner whose last heartbeat is older than this, and that did not stop, is lost. */
 export const LEASE_MS = 30_000;
+
+/** How often a writer records that it is alive: six beats to a lease. */
+export const HEARTBEAT_MS = LEASE_MS / 6;
+
+/**
+ * A submission cut off before its answer (its runner killed mid-request) may have made a task that
+ * now runs on the service, unseen: such an `uncertain` job counts against the account's bound of
+ * unfinished generations for this long after it was found, so that the fleet never runs more at once
+ * than the bound, even then. Ten minutes covers a generation of usual length; a slot is lost for that
+ * time only where a kill met a request on the wire, which is rare.
+ */
+export const UNCERTAIN_HOLD_MS = 10 * 60_000;
 
 /**
  * The runners `reel status` lists: every one heard from within this time (running, stopped or lost
@@ -22,3 +31,33 @@ export const LEASE_MS = 30_000;
  * whole table would only grow.
  */
 export const RUNNERS_SHOWN_MS = 24 * 3_600_000;
+
+/** The fleet's timing a store runs by: the defaults above, or REEL_LEASE_SECONDS's. */
+export interface LeaseTiming {
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  readonly uncertainHoldMs: number;
+}
+
+export const DEFAULT_LEASE: LeaseTiming = {
+  leaseMs: LEASE_MS,
+  heartbeatMs: HEARTBEAT_MS,
+  uncertainHoldMs: UNCERTAIN_HOLD_MS,
+};
+
+/**
+ * The lease from REEL_LEASE_SECONDS (a fleet on a flaky network lengthens it; the tests shorten it),
+ * with the heartbeat at a sixth of it; the default when unset. Every runner of a fleet should use
+ * the same value: a runner judges the others by its own.
+ */
+export function leaseTimingOf(value: string | undefined): LeaseTiming {
+  if (value === undefined || value.trim() === "") return DEFAULT_LEASE;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds < 0.5 || seconds > 3_600) {
+    throw new RangeError(
+      `REEL_LEASE_SECONDS must be a number of seconds from 0.5 to 3600 (how long a silent runner keeps its work), got ${JSON.stringify(value)}`,
+    );
+  }
+  const leaseMs = Math.round(seconds * 1_000);
+  return { leaseMs, heartbeatMs: Math.max(50, Math.round(leaseMs / 6)), uncertainHoldMs: UNCERTAIN_HOLD_MS };
+}

@@ -1,8 +1,10 @@
 // The PostgreSQL store's schema (see migrate.ts for how it is applied). The tables mirror the SQLite
 // state file's (src/state/migrations.ts), with times as epoch milliseconds (bigint) as there, plus
-// what a fleet needs: the runners with their heartbeats, and on each claim the runner and its lease
-// epoch, which every later write of that claim checks (fencing: a runner paused past its lease
-// must not act on work it no longer holds).
+// what a fleet needs: the runners with their heartbeats, and on each claim the runner that holds it.
+// The runner's id is the fencing token: a new one per process, and one marked lost never lives
+// again, so a write that checks "held by me, and I am not lost" in its own statement or transaction
+// keeps a runner paused past its lease from acting on work it no longer holds (sql/fleet.ts).
+// (jobs.lease_epoch, of schema 1, was meant for that and stays unused.)
 import { StateFileError } from "../errors.js";
 import type { PgMigrations } from "./migrate.js";
 
@@ -16,7 +18,6 @@ export const PG_MIGRATIONS: PgMigrations = {
     );
 
     -- A runner is one reel process: its lease on the work it claims lasts while its heartbeat does.
-    -- epoch grows at each start and each lease taken back, and fences the runner's writes.
     CREATE TABLE runners (
       id bigserial PRIMARY KEY,
       host text NOT NULL,
@@ -55,7 +56,7 @@ export const PG_MIGRATIONS: PgMigrations = {
       finished_at bigint,
       downloaded_at bigint,
       updated_at bigint NOT NULL,
-      -- The runner that holds the job (claimed it, or follows its task), and its lease epoch then.
+      -- The runner that holds the job (claimed it, or follows its task).
       runner_id bigint REFERENCES runners(id),
       lease_epoch bigint,
       UNIQUE (service_id, job_key, spec_hash)
@@ -120,6 +121,17 @@ export const PG_MIGRATIONS: PgMigrations = {
       kind text NOT NULL,
       detail text
     );
+    `,
+    // 2: the fleet's leases. A runner works for one service (its bound is that service's), and one
+    // found silent past its lease is marked lost, by the runner that took its work over: from then on
+    // every write that needs its lease (a claim, an answer, a poll's status) is refused to it.
+    `
+    ALTER TABLE runners ADD COLUMN service_id bigint REFERENCES services(id);
+    ALTER TABLE runners ADD COLUMN lost_at bigint;
+    ALTER TABLE runners ADD COLUMN taken_by bigint;
+    CREATE INDEX runners_live ON runners (service_id) WHERE stopped_at IS NULL;
+    CREATE INDEX jobs_held ON jobs (runner_id) WHERE runner_id IS NOT NULL;
+    CREATE INDEX jobs_uncertain ON jobs (service_id, updated_at) WHERE state = 'uncertain';
     `,
   ],
   tooNew: (version) =>

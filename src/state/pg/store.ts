@@ -14,37 +14,34 @@
 // - `writeFailure` is never set: a write either commits whole or fails whole (its promise rejects,
 //   nothing of it is left), and no write that resolved can be lost afterwards.
 // - The caches of local files are keyed by host, as paths mean nothing on another machine.
-// - One writer at a time, for now: until the fleet's leases and fencing (runner_id,
-//   lease_epoch on each claim) land, a writer holds a session advisory lock on the database for its
-//   life, and a second is refused as a second reel on one state file is. The start of a run marks
-//   every intent without an answer uncertain, which would be wrong for another live runner's.
-//   PostgreSQL drops the lock with the connection, so a runner killed with kill -9 frees it.
+// - A fleet: any number of writers (runners) on any machines. A writer registers at open (a row in
+//   `runners`: host, pid, service, concurrency), beats every heartbeat on a connection of its own
+//   (heartbeat.ts; lease.ts says why those times), and records its stop at close. What it claims
+//   names it; the fleet's rules (fencing, the account-wide bound, takeover) are in sql/fleet.ts,
+//   reached through `fleet` (FleetStore). `reel status` lists the runners (listRunners).
 // - A writer's statements run on one connection, in the order issued, as SQLite applies them: the
 //   engine relies on that order in two places (watch's forgetting vs a claim; a lost asset).
-// - A writer is a runner: it registers at open (a row in `runners`: host, pid, concurrency), beats
-//   every HEARTBEAT_MS on a connection of its own (heartbeat.ts; lease.ts says why those times),
-//   and records its stop at close. `reel status` lists the runners (listRunners). Claims do not
-//   name their runner yet: that, the leases and fencing are the next steps.
 import { hostname } from "node:os";
 import pg from "pg";
-import { ReelError } from "../../errors.js";
 import { canonicalBaseUrl } from "../../service/base-url.js";
-import type { StateFileError } from "../errors.js";
+import { LeaseLostError, type StateFileError } from "../errors.js";
 import type {
   FailKind,
   FileStamp,
+  FleetStore,
   JobHead,
   JobRow,
   JobStore,
   NewJob,
   RestoredJob,
   SpeechRow,
+  TakeOver,
   VersionHead,
   VideoFacts,
 } from "../job-store.js";
 import { openPool, redactedUrl } from "./connect.js";
 import { Heartbeat } from "./heartbeat.js";
-import { HEARTBEAT_MS, LEASE_MS, RUNNERS_SHOWN_MS } from "./lease.js";
+import { DEFAULT_LEASE, type LeaseTiming, RUNNERS_SHOWN_MS } from "./lease.js";
 import { migratePg } from "./migrate.js";
 import { PG_MIGRATIONS } from "./migrations.js";
 import * as assets from "./sql/assets.js";
@@ -53,44 +50,11 @@ import { type PgContext, toNumber } from "./sql/context.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import { restoreJobs } from "./sql/restore.js";
+import * as fleet from "./sql/fleet.js";
 import * as runners from "./sql/runners.js";
 import * as speech from "./sql/speech.js";
 
-/** The advisory lock key of a store's writer (any constant: "reelw" folded into 32 bits). */
-const WRITER_LOCK = 0x7265656c77 & 0x7fffffff;
-
-/** Another runner writes to the store (see "One writer at a time" above). */
-export class StoreBusyError extends ReelError {
-  constructor(path: string) {
-    super(
-      "E_STATE_LOCKED",
-      `another reel runner is writing to the store ${path}. Wait for it to finish or stop it: several runners on one store (team mode) are not supported yet, and a second could pay twice. The lock ends with that runner's connection, even if it was killed.`,
-    );
-  }
-}
-
-/** Takes the writer's lock on its own connection, held until the store closes. */
-async function holdWriterLock(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
-  client.on("error", () => {});
-  await client.connect();
-  const { rows } = await client.query<{ held: boolean }>("SELECT pg_try_advisory_lock($1) AS held", [
-    WRITER_LOCK,
-  ]);
-  if (!rows[0]?.held) {
-    await client.end().catch(() => {});
-    throw new StoreBusyError(redactedUrl(url));
-  }
-  return client;
-}
-
 export interface OpenPgStoreOptions {
-  /**
-   * A writer takes the store's writer lock (see above). False only where several writers are meant
-   * to race on one database: the tests of the claims, which the fleet's leases will rely on.
-   * @defaultValue true
-   */
-  readonly exclusive?: boolean;
   /**
    * The service whose rows the store reads and writes (its canonical form is recorded). Required to
    * write; a reader without one sees every service's jobs in listLatestJobs.
@@ -114,10 +78,10 @@ export interface OpenPgStoreOptions {
    */
   readonly concurrency?: number;
   /**
-   * How often a writer's heartbeat is recorded (tests shorten it).
-   * @defaultValue HEARTBEAT_MS
+   * The fleet's timing (tests shorten it; REEL_LEASE_SECONDS sets it, see leaseTimingOf).
+   * @defaultValue DEFAULT_LEASE
    */
-  readonly heartbeatMs?: number;
+  readonly lease?: LeaseTiming;
 }
 
 /** A writer's runner: its row in `runners`, and the heartbeat that keeps it alive there. */
@@ -132,10 +96,16 @@ export type { RunnerView, RunnerState } from "./sql/runners.js";
 
 export class PgStore implements JobStore {
   private readonly c: PgContext;
+  /** A writer's context, with its runner (the fleet's statements take it); undefined for a reader. */
+  private readonly w: fleet.FleetContext | undefined;
   /** Upload intents this store wrote: one found that it did not write is another process's. */
   private readonly ownUploads = new Set<string>();
+  private readonly leaseListeners: ((error: LeaseLostError) => void)[] = [];
+  private leaseLostError: LeaseLostError | undefined;
   private closed = false;
   readonly writeFailure: StateFileError | undefined = undefined;
+  /** The fleet's operations (see FleetStore); undefined for a reader. */
+  readonly fleet: FleetStore | undefined;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -145,12 +115,55 @@ export class PgStore implements JobStore {
     /** The store's URL with its password masked: safe in any message. */
     readonly path: string,
     readonly journalScope: { readonly state: string; readonly service: string } | undefined,
-    /** The writer's advisory lock's own connection (see above); undefined for a reader. */
-    private readonly lock: pg.Client | undefined,
+    private readonly lease: LeaseTiming,
     /** A writer's runner; undefined for a reader. */
     private readonly runner: Runner | undefined,
   ) {
     this.c = { pool, serviceId, host, now };
+    this.w = runner && { ...this.c, runnerId: runner.id, lease };
+    this.fleet = this.w && this.fleetOf(this.w, runner!);
+  }
+
+  private fleetOf(w: fleet.FleetContext, runner: Runner): FleetStore {
+    return {
+      runnerId: w.runnerId,
+      leaseMs: w.lease.leaseMs,
+      heartbeatMs: w.lease.heartbeatMs,
+      takeOverLost: (): Promise<TakeOver> => this.fenced(fleet.takeOverLost(w)),
+      holdTask: (id) => this.fenced(fleet.holdTask(w, id)),
+      heldElsewhere: (ids) => fleet.heldElsewhere(w, ids),
+      // Two beats short of the lease: the other runners judge by the database's clock, and a beat or
+      // two may be on its way.
+      leaseInDoubt: () =>
+        performance.now() - runner.heartbeat.confirmedAt > w.lease.leaseMs - 2 * w.lease.heartbeatMs,
+      onLeaseLost: (listener) => {
+        if (this.leaseLostError) listener(this.leaseLostError);
+        else this.leaseListeners.push(listener);
+      },
+    };
+  }
+
+  /** Tells the listeners, once, that this runner was taken over. */
+  private leaseLost(error: LeaseLostError): void {
+    if (this.leaseLostError) return;
+    this.leaseLostError = error;
+    for (const listener of this.leaseListeners.splice(0)) listener(error);
+  }
+
+  /** `work`, whose LeaseLostError is also told to the listeners. */
+  private async fenced<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } catch (error) {
+      if (error instanceof LeaseLostError) this.leaseLost(error);
+      throw error;
+    }
+  }
+
+  /** The writer's context; a reader has none, and may not write. */
+  private writer(): fleet.FleetContext {
+    if (!this.w) throw new TypeError("a reader of the store cannot write");
+    return this.w;
   }
 
   /** A writer's row in `runners`; undefined for a reader. */
@@ -160,8 +173,7 @@ export class PgStore implements JobStore {
 
   /**
    * The last heartbeat's error, until one succeeds: undefined while the beats are recorded (and for
-   * a reader). A failed beat is retried at the next; the leases (next steps) will act on a long run
-   * of them.
+   * a reader). A failed beat is retried at the next; a runner silent past its lease is taken over.
    */
   get heartbeatError(): Error | undefined {
     return this.runner?.heartbeat.lastError;
@@ -169,7 +181,7 @@ export class PgStore implements JobStore {
 
   /** The runners `reel status` shows (see RUNNERS_SHOWN_MS), oldest first; not part of JobStore. */
   listRunners(): Promise<runners.RunnerView[]> {
-    return runners.listRunners(this.c, LEASE_MS, RUNNERS_SHOWN_MS);
+    return runners.listRunners(this.c, this.lease.leaseMs, RUNNERS_SHOWN_MS);
   }
 
   /**
@@ -180,15 +192,18 @@ export class PgStore implements JobStore {
   static async open(url: string, options: OpenPgStoreOptions): Promise<PgStore> {
     const readonly = options.readonly ?? false;
     if (!readonly && options.baseUrl === undefined) throw new TypeError("baseUrl is required to write");
-    const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
-    if (!(heartbeatMs > 0)) throw new RangeError(`heartbeatMs must be positive, got ${heartbeatMs}`);
+    const lease = options.lease ?? DEFAULT_LEASE;
+    if (!(lease.heartbeatMs > 0 && lease.heartbeatMs < lease.leaseMs)) {
+      throw new RangeError(
+        `the heartbeat (${lease.heartbeatMs} ms) must be shorter than the lease (${lease.leaseMs} ms)`,
+      );
+    }
     const host = options.host ?? hostname();
     const pool = await openPool(url, readonly ? 4 : 1);
-    let lock: pg.Client | undefined;
     let beatPool: pg.Pool | undefined;
     let runner: Runner | undefined;
+    let store: PgStore | undefined;
     try {
-      if (!readonly && options.exclusive !== false) lock = await holdWriterLock(url);
       await migratePg(pool, PG_MIGRATIONS);
       const serviceId =
         options.baseUrl === undefined
@@ -198,12 +213,17 @@ export class PgStore implements JobStore {
         beatPool = await openPool(url, 1);
         const id = await runners.registerRunner(
           { pool },
-          { host, pid: process.pid, concurrency: options.concurrency ?? 0 },
+          { host, pid: process.pid, serviceId, concurrency: options.concurrency ?? 0 },
         );
-        runner = { id, pool: beatPool, heartbeat: new Heartbeat(beatPool, id, heartbeatMs) };
+        const revoked = (): void => {
+          const w = store?.w;
+          if (!w) return;
+          void fleet.leaseLostError(w, "It stops taking work.").then((error) => store?.leaseLost(error));
+        };
+        runner = { id, pool: beatPool, heartbeat: new Heartbeat(beatPool, id, lease.heartbeatMs, revoked) };
       }
       const path = redactedUrl(url);
-      return new PgStore(
+      store = new PgStore(
         pool,
         serviceId,
         host,
@@ -212,13 +232,13 @@ export class PgStore implements JobStore {
         readonly || options.baseUrl === undefined
           ? undefined
           : { state: path, service: canonicalBaseUrl(options.baseUrl) },
-        lock,
+        lease,
         runner,
       );
+      return store;
     } catch (error) {
       await runner?.heartbeat.stop();
       await beatPool?.end().catch(() => {});
-      await lock?.end().catch(() => {});
       await pool.end().catch(() => {});
       throw error;
     }
@@ -233,14 +253,14 @@ export class PgStore implements JobStore {
     try {
       if (this.runner) {
         await this.runner.heartbeat.stop();
-        // After every write of this writer (one connection, in order). Not recorded (the database
-        // gone): the runner shows as lost once its lease ends, which is what it is then.
-        await runners.stopRunner(this.c, this.runner.id).catch(() => {});
+        // After every write of this writer (one connection, in order): the tasks it followed are
+        // let go, for another runner or the next run. Not recorded (the database gone): the runner
+        // shows as lost once its lease ends, and is taken over then, which is what it is.
+        await fleet.stopHolding(this.w!).catch(() => {});
       }
       await this.pool.end();
     } finally {
       await this.runner?.pool.end().catch(() => {});
-      await this.lock?.end().catch(() => {});
     }
   }
 
@@ -303,17 +323,22 @@ export class PgStore implements JobStore {
   listJobsWithFile(key: string, file: string, outDir: string): Promise<JobRow[]> {
     return jobs.listJobsWithFile(this.c, key, file, outDir);
   }
-  markInterruptedSubmissionsUncertain(): Promise<number> {
-    return states.markInterruptedSubmissionsUncertain(this.c);
+  /** The submissions of gone runners only (see fleet.takeOverLost): never a live runner's. */
+  async markInterruptedSubmissionsUncertain(): Promise<number> {
+    return (await this.fleet!.takeOverLost()).uncertain;
   }
-  markSubmitting(id: number): Promise<number | null> {
-    return states.markSubmitting(this.c, id);
+  markSubmitting(id: number): Promise<number | null | "full"> {
+    const w = this.writer();
+    return this.fenced(fleet.claimJob(w, id)).then((claim) => {
+      if (typeof claim === "number") this.runner!.heartbeat.confirmed();
+      return claim;
+    });
   }
   withdrawSubmitting(id: number): Promise<void> {
-    return states.withdrawSubmitting(this.c, id);
+    return states.withdrawSubmitting(this.writer(), id);
   }
   markSubmitted(id: number, taskId: string): Promise<void> {
-    return states.markSubmitted(this.c, id, taskId);
+    return this.fenced(fleet.answerJob(this.writer(), id, taskId));
   }
   markUncertain(id: number, error: string): Promise<void> {
     return states.markUncertain(this.c, id, error);
@@ -333,7 +358,7 @@ export class PgStore implements JobStore {
     resultUrl: string | undefined,
     reason: string | undefined,
   ): Promise<void> {
-    return states.recordTaskStatus(this.c, id, status, resultUrl, reason);
+    return this.fenced(states.recordTaskStatus(this.writer(), id, status, resultUrl, reason));
   }
   recordResultUrl(id: number, url: string): Promise<void> {
     return states.recordResultUrl(this.c, id, url);
@@ -360,13 +385,14 @@ export class PgStore implements JobStore {
     return assets.findAsset(this.c, sha256);
   }
   markUploading(sha256: string): Promise<void> {
-    return assets.markUploading(this.c, this.ownUploads, sha256);
+    return assets.markUploading(this.writer(), this.ownUploads, sha256);
   }
   forgetUploadIntent(sha256: string): Promise<void> {
     return assets.forgetUploadIntent(this.c, sha256);
   }
-  takeInterruptedUploads(): Promise<number> {
-    return assets.takeInterruptedUploads(this.c);
+  /** Those of gone runners only (see fleet.takeOverLost). */
+  async takeInterruptedUploads(): Promise<number> {
+    return (await this.fleet!.takeOverLost()).uploads;
   }
   recordAsset(sha256: string, assetId: string, size: number): Promise<void> {
     return assets.recordAsset(this.c, sha256, assetId, size);
@@ -381,7 +407,7 @@ export class PgStore implements JobStore {
     return speech.findSpeech(this.c, voiceId, text);
   }
   markSpeechCreating(voiceId: string, text: string): Promise<void> {
-    return speech.markSpeechCreating(this.c, voiceId, text);
+    return this.fenced(fleet.startSpeech(this.writer(), voiceId, text));
   }
   markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void> {
     return speech.markSpeechDone(this.c, voiceId, text, assetId, duration);
@@ -392,8 +418,9 @@ export class PgStore implements JobStore {
   clearSpeech(voiceId: string, text: string): Promise<void> {
     return speech.clearSpeech(this.c, voiceId, text);
   }
-  markInterruptedSpeechUncertain(): Promise<number> {
-    return speech.markInterruptedSpeechUncertain(this.c);
+  /** Those of gone runners only (see fleet.takeOverLost). */
+  async markInterruptedSpeechUncertain(): Promise<number> {
+    return (await this.fleet!.takeOverLost()).speech;
   }
 
   // ---- local caches of this host (sql/caches.ts) ----

@@ -3,7 +3,7 @@
 // turn (turn.ts), with its event.
 import { taskStatusFields } from "../task-status-rule.js";
 import type { FailKind, JobRow, VideoFacts } from "../job-store.js";
-import { StateFileError } from "../errors.js";
+import { JobGoneError } from "../errors.js";
 import { type SqlContext, sql } from "./context.js";
 import { findJobById } from "./jobs.js";
 
@@ -51,7 +51,7 @@ export async function markSubmitting(c: SqlContext, id: number): Promise<number 
     }
     // No intent, no request: a job whose row is gone must never be paid for unrecorded.
     if (!findJobById(c, id))
-      throw new StateFileError(`job ${id} is not in the state file; it was not submitted`);
+      throw new JobGoneError(`job ${id} is not in the state file; it was not submitted`);
     return null;
   }, true);
   if (attempt !== null) await c.turn.durable();

@@ -1,6 +1,7 @@
 // Uploaded assets and the intents of uploads, scoped by service. Mirrors src/state/sql/assets.ts.
 import { ClaimLostError } from "../../errors.js";
 import type { PgContext } from "./context.js";
+import type { FleetContext } from "./fleet.js";
 
 export async function findAsset(c: PgContext, sha256: string): Promise<string | undefined> {
   const { rows } = await c.pool.query<{ asset_id: string }>(
@@ -13,12 +14,12 @@ export async function findAsset(c: PgContext, sha256: string): Promise<string | 
 /**
  * The intent of an upload: inserted where none is, or nothing. Of two writers inserting at once, the
  * second waits on the first's key and inserts nothing. `own`: the intents this store wrote; one
- * found that it did not write is another process's.
+ * found that it did not write is another runner's (a takeover drops those of a runner gone: fleet.ts).
  */
-export async function markUploading(c: PgContext, own: Set<string>, sha256: string): Promise<void> {
+export async function markUploading(c: FleetContext, own: Set<string>, sha256: string): Promise<void> {
   const { rowCount } = await c.pool.query(
-    "INSERT INTO upload_intents (service_id, sha256, started_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-    [c.serviceId, sha256, c.now()],
+    "INSERT INTO upload_intents (service_id, sha256, started_at, runner_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+    [c.serviceId, sha256, c.now(), c.runnerId],
   );
   if (rowCount === 0 && !own.has(sha256)) {
     throw new ClaimLostError(
@@ -33,22 +34,6 @@ export async function forgetUploadIntent(c: PgContext, sha256: string): Promise<
     c.serviceId,
     sha256,
   ]);
-}
-
-/**
- * Every upload intent of this service: right for one runner at its start, as SQLite does. A fleet
- * must take only those of runners whose lease ended (the next step of issue 18).
- */
-export async function takeInterruptedUploads(c: PgContext): Promise<number> {
-  const { rows } = await c.pool.query<{ n: string }>(
-    `WITH taken AS (DELETE FROM upload_intents WHERE service_id = $1 RETURNING 1),
-       counted AS (SELECT count(*) AS n FROM taken),
-       noted AS (
-         INSERT INTO events (at, kind, detail) SELECT $2::bigint, 'uploads-interrupted', n::text FROM counted WHERE n > 0)
-     SELECT n FROM counted`,
-    [c.serviceId, c.now()],
-  );
-  return Number(rows[0]?.n ?? 0);
 }
 
 /** The asset, and its intent gone, in one statement. */

@@ -1,10 +1,10 @@
-// A job's state changes, each one statement (its events row included): the intent of a submission
-// (a compare-and-set), its answer, polling, the download, and the way back to pending. Mirrors
-// src/state/sql/job-states.ts; where a change is guarded here and not there, it says why.
+// A job's state changes, each one statement (its events row included): the way back to pending,
+// the failures, polling, the download. The intent of a submission and its answer are the fleet's
+// (fleet.ts). Mirrors src/state/sql/job-states.ts; where a change is guarded here and not there, it says why.
 import { taskStatusFields } from "../../task-status-rule.js";
-import { StateFileError } from "../../errors.js";
 import type { FailKind, JobRow, VideoFacts } from "../../job-store.js";
 import type { PgContext } from "./context.js";
+import { type FleetContext, leaseLostError } from "./fleet.js";
 
 type Fields = Record<string, string | number | null>;
 
@@ -42,71 +42,26 @@ async function setJob(
   return { updatedAt: now, changed: rowCount ?? 0 };
 }
 
-/** The job's row is gone: nothing may be sent or recorded for it. */
-function jobGone(id: number, what: string): StateFileError {
-  return new StateFileError(`job ${id} is not in the state file; ${what}`);
-}
-
-export async function markInterruptedSubmissionsUncertain(c: PgContext): Promise<number> {
-  const { rowCount } = await c.pool.query(
-    `WITH found AS (
-       UPDATE jobs SET state = 'uncertain', error = 'the run stopped while this job was being submitted; the service may have received it', updated_at = $2
-         WHERE service_id = $1 AND state = 'submitting'
-         RETURNING id)
-     INSERT INTO events (at, job_id, kind, detail) SELECT $2::bigint, id, 'uncertain', 'interrupted submission' FROM found`,
-    [c.serviceId, c.now()],
-  );
-  return rowCount ?? 0;
-}
-
-/**
- * The compare-and-set of a submission's intent, in one statement: of two writers racing for one row,
- * the second waits on the first's row lock, finds the row no longer in a state to claim, and
- * claims nothing. Committed (durably) when the promise resolves.
- */
-export async function markSubmitting(c: PgContext, id: number): Promise<number | null> {
-  const now = c.now();
-  const { rows } = await c.pool.query<{ attempts: number }>(
-    `WITH claimed AS (
-       UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, updated_at = $2
-         WHERE id = $1 AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))
-         RETURNING id, attempts),
-     noted AS (INSERT INTO events (at, job_id, kind) SELECT $2::bigint, id, 'submitting' FROM claimed)
-     SELECT attempts FROM claimed`,
-    [id, now],
-  );
-  if (rows[0]) return rows[0].attempts;
-  // No intent, no request: a job whose row is gone must never be paid for unrecorded.
-  const { rowCount } = await c.pool.query("SELECT 1 FROM jobs WHERE id = $1", [id]);
-  if (rowCount === 0) throw jobGone(id, "it was not submitted");
-  return null;
-}
-
 /** The attempt counted by markSubmitting, given back: nothing was sent, or nothing was made. */
 const GIVE_BACK = "attempts = greatest(0, attempts - 1), ";
 const SUBMITTING = " AND state = 'submitting'";
 
 /**
- * Only from `submitting` (SQLite does not check): the caller withdraws its own intent, so this
- * changes nothing it should; but a row another writer moved on (answered, or made uncertain) must
- * not become pending again, or it would be paid for twice.
+ * Only this runner's own intent (SQLite does not check): a row another writer moved on (answered,
+ * or claimed again) must not become pending again, or it would be paid for twice. Its own intent
+ * made uncertain by a takeover (this runner was paused past its lease before sending) is pending
+ * again too: the runner knows nothing was sent.
  */
-export async function withdrawSubmitting(c: PgContext, id: number): Promise<void> {
+export async function withdrawSubmitting(c: FleetContext, id: number): Promise<void> {
   await setJob(
     c,
     id,
     { state: "pending" },
-    { event: { kind: "withdrawn", detail: "not sent" }, guard: SUBMITTING, computed: GIVE_BACK },
-  );
-}
-
-export async function markSubmitted(c: PgContext, id: number, taskId: string): Promise<void> {
-  const now = c.now();
-  await setJob(
-    c,
-    id,
-    { state: "submitted", task_id: taskId, task_status: "PreProcessing", submitted_at: now },
-    { event: { kind: "submitted", detail: taskId } },
+    {
+      event: { kind: "withdrawn", detail: "not sent" },
+      guard: ` AND state IN ('submitting', 'uncertain') AND runner_id = ${c.runnerId}`,
+      computed: GIVE_BACK,
+    },
   );
 }
 
@@ -144,16 +99,24 @@ export async function markPending(c: PgContext, id: number, why: string): Promis
   return changed === 1;
 }
 
+/**
+ * Fenced: by the runner that follows the task only. Another runner holds it only once this one was
+ * taken over, which then stops (LeaseLostError) rather than follow a task that is not its own.
+ */
 export async function recordTaskStatus(
-  c: PgContext,
+  c: FleetContext,
   id: number,
   status: string,
   resultUrl: string | undefined,
   reason: string | undefined,
 ): Promise<void> {
-  await setJob(c, id, taskStatusFields(status, resultUrl, reason, c.now()), {
+  const { changed } = await setJob(c, id, taskStatusFields(status, resultUrl, reason, c.now()), {
     event: { kind: "status", detail: status },
+    guard: ` AND runner_id = ${c.runnerId}`,
   });
+  if (changed === 0 && (await c.pool.query("SELECT 1 FROM jobs WHERE id = $1", [id])).rowCount !== 0) {
+    throw await leaseLostError(c, `It no longer follows the task of job ${id}.`);
+  }
 }
 
 export async function recordResultUrl(c: PgContext, id: number, url: string): Promise<void> {

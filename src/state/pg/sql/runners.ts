@@ -7,13 +7,15 @@ import type { PgContext } from "./context.js";
 import { toNumber, toNumberOrNull } from "./context.js";
 
 /** The server's clock now, in epoch milliseconds (clock_timestamp: now, not the transaction's start). */
-const DB_NOW = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+export const DB_NOW = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
 type Pool = Pick<PgContext, "pool">;
 
 export interface NewRunner {
   readonly host: string;
   readonly pid: number;
+  /** The service it works for (its bound is that service's); none for -1 or 0. */
+  readonly serviceId: number;
   /** Its --concurrency; 0 when unknown. */
   readonly concurrency: number;
 }
@@ -21,9 +23,9 @@ export interface NewRunner {
 /** Records a runner that starts: its id. */
 export async function registerRunner(c: Pool, runner: NewRunner): Promise<number> {
   const { rows } = await c.pool.query<{ id: string }>(
-    `INSERT INTO runners (host, pid, started_at, heartbeat_at, concurrency)
-       VALUES ($1, $2, ${DB_NOW}, ${DB_NOW}, $3) RETURNING id`,
-    [runner.host, runner.pid, runner.concurrency],
+    `INSERT INTO runners (host, pid, started_at, heartbeat_at, concurrency, service_id)
+       VALUES ($1, $2, ${DB_NOW}, ${DB_NOW}, $3, $4) RETURNING id`,
+    [runner.host, runner.pid, runner.concurrency, runner.serviceId > 0 ? runner.serviceId : null],
   );
   return toNumber(rows[0]!.id);
 }

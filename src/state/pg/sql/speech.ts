@@ -1,6 +1,5 @@
-// Speech made by the service, and the intents of speech calls (costed), scoped by service. Mirrors
-// src/state/sql/speech.ts.
-import { ClaimLostError } from "../../errors.js";
+// Speech made by the service, scoped by service. Mirrors src/state/sql/speech.ts; the intent of a
+// speech call (costed) is fenced, in fleet.ts (startSpeech).
 import type { SpeechRow } from "../../job-store.js";
 import type { PgContext } from "./context.js";
 
@@ -14,26 +13,6 @@ export async function findSpeech(
     [c.serviceId, voiceId, text],
   );
   return rows[0];
-}
-
-/**
- * The compare-and-set of a speech intent, in one statement: inserted where no row is, or made over
- * an `uncertain` one. ON CONFLICT locks the row it finds and checks the WHERE against its newest
- * version, so of two writers racing, the second finds `creating` and writes nothing. Committed
- * (durably) when the promise resolves.
- */
-export async function markSpeechCreating(c: PgContext, voiceId: string, text: string): Promise<void> {
-  const { rowCount } = await c.pool.query(
-    `INSERT INTO speech (service_id, voice_id, text, state, updated_at) VALUES ($1, $2, $3, 'creating', $4)
-       ON CONFLICT (service_id, voice_id, text) DO UPDATE SET state = 'creating', asset_id = NULL, error = NULL, updated_at = excluded.updated_at
-       WHERE speech.state = 'uncertain'`,
-    [c.serviceId, voiceId, text, c.now()],
-  );
-  if (rowCount !== 1) {
-    throw new ClaimLostError(
-      `speech for voice ${voiceId} ("${text.slice(0, 40)}") is being or was made by another process using this store; not paid for twice (rerun to use it)`,
-    );
-  }
 }
 
 export async function markSpeechDone(
@@ -67,16 +46,4 @@ export async function clearSpeech(c: PgContext, voiceId: string, text: string): 
     voiceId,
     text,
   ]);
-}
-
-/**
- * Every `creating` speech of this service: right for one runner at its start, as SQLite does. A
- * fleet must take only those of runners whose lease ended (the next step of issue 18).
- */
-export async function markInterruptedSpeechUncertain(c: PgContext): Promise<number> {
-  const { rowCount } = await c.pool.query(
-    "UPDATE speech SET state = 'uncertain', error = 'the run stopped while this speech was being created' WHERE service_id = $1 AND state = 'creating'",
-    [c.serviceId],
-  );
-  return rowCount ?? 0;
 }

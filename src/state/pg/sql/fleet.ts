@@ -1,0 +1,271 @@
+// The fleet's rules (issue 18), each in the statement or transaction that must hold it:
+//
+// - Fencing. A runner's id is its fencing token. A runner found silent past its lease is marked lost
+//   (stopped_at, lost_at) by the runner that takes its work over, in the same transaction as the
+//   takeover; a lost runner never lives again. Every write that needs the lease (a claim, an intent
+//   of speech, taking a task to follow) first updates the writer's own runner row `WHERE stopped_at
+//   IS NULL` in its own statement or transaction: that row lock orders it against the takeover, so
+//   either the write commits before the takeover (which then finds and sorts it) or it finds itself
+//   lost and writes nothing (LeaseLostError: the runner stops).
+// - Once per job. A claim is a compare-and-set on the job's row (pending, or failed locally), so of
+//   two runners the second finds it moved on. No SKIP LOCKED queue: each runner walks the jobs of
+//   the manifests it was given, and a lost race costs one statement.
+// - One account-wide bound. Claims of one service take its row FOR UPDATE, then count its unfinished
+//   jobs (submitting, submitted, and uncertain lately: see UNCERTAIN_HOLD_MS) against the smallest
+//   --concurrency of its live runners, in later statements of the same transaction (READ COMMITTED
+//   takes a new snapshot per statement, so the count sees every claim committed before the lock
+//   was granted). Claims are serialized per service: a few milliseconds each, hundreds a second.
+// - Takeover. Submissions of a lost (or stopped) runner without an answer become uncertain, exactly
+//   as after a crash; its tasks become unheld, for any live runner to follow; its speech intents
+//   become uncertain and its upload intents are dropped (uploaded again if needed, no credits).
+import { ClaimLostError, JobGoneError, LeaseLostError } from "../../errors.js";
+import type { TakeOver } from "../../job-store.js";
+import type { LeaseTiming } from "../lease.js";
+import { inTransaction, type PgContext, toNumber } from "./context.js";
+import { DB_NOW } from "./runners.js";
+
+/** A writer's context: the store's, with its runner and the fleet's timing. */
+export interface FleetContext extends PgContext {
+  readonly runnerId: number;
+  readonly lease: LeaseTiming;
+}
+
+/** What a claim found: the attempt it made, the row already moved on (null), or the bound full. */
+export type Claim = number | null | "full";
+
+/** Runner ids that can no longer hold anything: stopped (closed, or marked lost). */
+const GONE_RUNNERS = "SELECT id FROM runners WHERE stopped_at IS NOT NULL";
+
+/** Touches the writer's runner row if it is not lost: the fence (see above). $1 is the runner. */
+const FENCE = `UPDATE runners SET heartbeat_at = ${DB_NOW} WHERE id = $1 AND stopped_at IS NULL RETURNING id`;
+
+/** The error of a runner taken over; `what`: what it no longer does. */
+export async function leaseLostError(c: FleetContext, what: string): Promise<LeaseLostError> {
+  // Who took over, if the database says: only for the message.
+  const { rows } = await c.pool
+    .query<{ taken_by: string | null }>("SELECT taken_by FROM runners WHERE id = $1", [c.runnerId])
+    .catch(() => ({ rows: [] as { taken_by: string | null }[] }));
+  const by = rows[0]?.taken_by ? ` (taken over by runner ${rows[0].taken_by})` : "";
+  return new LeaseLostError(
+    `this runner (${c.runnerId} in the store) was silent for longer than its lease of ${c.lease.leaseMs / 1_000} s${by}: its work is now the other runners'. ${what} It stops here; rerun reel to go on.`,
+  );
+}
+
+/**
+ * The intent of a submission, fenced and bounded (see above). Throws LeaseLostError if this runner
+ * was taken over, JobGoneError if the row is gone.
+ */
+export async function claimJob(c: FleetContext, id: number): Promise<Claim> {
+  const result = await inTransaction(c, async (client) => {
+    await client.query("SELECT 1 FROM services WHERE id = $1 FOR UPDATE", [c.serviceId]);
+    if ((await client.query(FENCE, [c.runnerId])).rowCount !== 1) return "lost-lease" as const;
+    const now = c.now();
+    const { rows: room } = await client.query<{ unfinished: string; bound: number | null }>(
+      `SELECT
+         (SELECT count(*) FROM jobs WHERE service_id = $1
+            AND (state IN ('submitting', 'submitted') OR (state = 'uncertain' AND updated_at >= $2))) AS unfinished,
+         (SELECT min(concurrency) FROM runners WHERE service_id = $1 AND concurrency > 0
+            AND stopped_at IS NULL AND heartbeat_at >= ${DB_NOW} - $3) AS bound`,
+      [c.serviceId, now - c.lease.uncertainHoldMs, c.lease.leaseMs],
+    );
+    const bound = room[0]?.bound;
+    if (bound !== null && bound !== undefined && toNumber(room[0]!.unfinished) >= bound)
+      return "full" as const;
+    const { rows } = await client.query<{ attempts: number }>(
+      `WITH claimed AS (
+         UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, runner_id = $3, updated_at = $2
+           WHERE id = $1 AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))
+           RETURNING id, attempts),
+       noted AS (INSERT INTO events (at, job_id, runner_id, kind) SELECT $2::bigint, id, $3, 'submitting' FROM claimed)
+       SELECT attempts FROM claimed`,
+      [id, now, c.runnerId],
+    );
+    if (rows[0]) return rows[0].attempts;
+    const { rowCount } = await client.query("SELECT 1 FROM jobs WHERE id = $1", [id]);
+    return rowCount === 0 ? ("gone" as const) : null;
+  });
+  if (result === "lost-lease") throw await leaseLostError(c, "Nothing more is submitted by it.");
+  // No intent, no request: a job whose row is gone must never be paid for unrecorded.
+  if (result === "gone") throw new JobGoneError(`job ${id} is not in the state file; it was not submitted`);
+  return result;
+}
+
+/**
+ * The answer to this runner's submission: its task id. A runner taken over while its request was on
+ * the wire finds its job uncertain (the takeover's doing): the answer is still recorded, the task
+ * unheld for a live runner to follow, so that nothing paid is lost; then it stops (LeaseLostError).
+ */
+export async function answerJob(c: FleetContext, id: number, taskId: string): Promise<void> {
+  const now = c.now();
+  const { rows } = await c.pool.query<{ late: boolean }>(
+    `WITH answered AS (
+       UPDATE jobs SET state = 'submitted', task_id = $2, task_status = 'PreProcessing', submitted_at = $3, error = NULL,
+                       runner_id = CASE WHEN state = 'submitting' THEN runner_id END, updated_at = $3
+         WHERE id = $1 AND runner_id = $4 AND state IN ('submitting', 'uncertain')
+         RETURNING id, runner_id IS NULL AS late),
+     noted AS (
+       INSERT INTO events (at, job_id, runner_id, kind, detail)
+         SELECT $3::bigint, id, $4, CASE WHEN late THEN 'late-answer' ELSE 'submitted' END, $2 FROM answered)
+     SELECT late FROM answered`,
+    [id, taskId, now, c.runnerId],
+  );
+  if (rows[0] && !rows[0].late) return;
+  throw await leaseLostError(
+    c,
+    rows[0]
+      ? `The service's answer to its submission (task ${taskId}) was recorded: another runner follows it.`
+      : `The service's answer to its submission of job ${id} (task ${taskId}) could not be recorded: the job moved on meanwhile.`,
+  );
+}
+
+/**
+ * Makes this runner the one that follows job `id`'s task: true if it is now (or was already) the
+ * holder, false if a live runner holds it, or it is no longer submitted.
+ */
+export async function holdTask(c: FleetContext, id: number): Promise<boolean> {
+  const { rows } = await c.pool.query<{ held: boolean }>(
+    `WITH me AS (${FENCE.replace("$1", "$2")}),
+       held AS (
+         UPDATE jobs SET runner_id = $2 FROM me
+           WHERE jobs.id = $1 AND jobs.state = 'submitted'
+             AND (jobs.runner_id IS NULL OR jobs.runner_id = $2 OR jobs.runner_id IN (${GONE_RUNNERS}))
+           RETURNING jobs.id)
+     SELECT (SELECT count(*) FROM me) = 1 AS alive, (SELECT count(*) FROM held) = 1 AS held`,
+    [id, c.runnerId],
+  );
+  const row = rows[0] as { alive: boolean; held: boolean } | undefined;
+  if (!row?.alive) throw await leaseLostError(c, "It follows no more tasks.");
+  return row.held;
+}
+
+/**
+ * What a runner holds: a job it submits, a task it follows, and a video it made and is about to
+ * download (its holder keeps it until the download is recorded, or it stops).
+ */
+const HELD = "(jobs.state IN ('submitting', 'submitted') OR (jobs.state = 'Success' AND jobs.file IS NULL))";
+
+/** Of `ids`, the jobs a live runner other than this one holds (see HELD). */
+export async function heldElsewhere(c: FleetContext, ids: readonly number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await c.pool.query<{ id: string }>(
+    `SELECT jobs.id FROM jobs JOIN runners ON runners.id = jobs.runner_id
+       WHERE jobs.id = ANY ($1::bigint[]) AND ${HELD} AND jobs.runner_id <> $2
+         AND runners.stopped_at IS NULL AND runners.heartbeat_at >= ${DB_NOW} - $3`,
+    [ids, c.runnerId, c.lease.leaseMs],
+  );
+  return new Set(rows.map((row) => toNumber(row.id)));
+}
+
+/**
+ * The fenced intent of a speech call: as markSpeechCreating (sql/speech.ts), by a runner that holds
+ * its lease, recorded with it so that a takeover finds it.
+ */
+export async function startSpeech(c: FleetContext, voiceId: string, text: string): Promise<void> {
+  const { rows } = await c.pool.query<{ alive: boolean; made: boolean }>(
+    `WITH me AS (${FENCE.replace("$1", "$5")}),
+       made AS (
+         INSERT INTO speech (service_id, voice_id, text, state, updated_at, runner_id)
+           SELECT $1, $2, $3, 'creating', $4, id FROM me
+           ON CONFLICT (service_id, voice_id, text) DO UPDATE SET state = 'creating', asset_id = NULL, error = NULL, updated_at = excluded.updated_at, runner_id = excluded.runner_id
+           WHERE speech.state = 'uncertain'
+           RETURNING 1)
+     SELECT (SELECT count(*) FROM me) = 1 AS alive, (SELECT count(*) FROM made) = 1 AS made`,
+    [c.serviceId, voiceId, text, c.now(), c.runnerId],
+  );
+  const row = rows[0] as { alive: boolean; made: boolean } | undefined;
+  if (!row?.alive) throw await leaseLostError(c, "No speech is made by it.");
+  if (!row.made) {
+    throw new ClaimLostError(
+      `speech for voice ${voiceId} ("${text.slice(0, 40)}") is being or was made by another runner using this store; not paid for twice`,
+    );
+  }
+}
+
+/**
+ * Marks lost the runners silent past their lease (never this one), and sorts the work this service's
+ * gone runners (lost, or stopped with work left) held. One transaction; safe to run by every runner
+ * at any time (each step matches only rows no live runner holds).
+ */
+export async function takeOverLost(c: FleetContext): Promise<TakeOver> {
+  const dead = await deadOnThisHost(c);
+  return inTransaction(c, async (client) => {
+    const now = c.now();
+    const { rows: lost } = await client.query<{ id: string; host: string; pid: number }>(
+      `UPDATE runners SET stopped_at = ${DB_NOW}, lost_at = ${DB_NOW}, taken_by = $1
+         WHERE stopped_at IS NULL AND id <> $1 AND (heartbeat_at < ${DB_NOW} - $2 OR id = ANY ($3::bigint[]))
+         RETURNING id, host, pid`,
+      [c.runnerId, c.lease.leaseMs, dead],
+    );
+    const holder = `coalesce((SELECT 'runner ' || r.id || ' on ' || r.host || ' (pid ' || r.pid || ')' FROM runners r WHERE r.id = jobs.runner_id), 'its runner')`;
+    const uncertain = await client.query(
+      `WITH found AS (
+         UPDATE jobs SET state = 'uncertain', updated_at = $2,
+                error = ${holder} || ' stopped while this job was being submitted; the service may have received it'
+           WHERE service_id = $1 AND state = 'submitting' AND (runner_id IS NULL OR runner_id IN (${GONE_RUNNERS}))
+           RETURNING id)
+       INSERT INTO events (at, job_id, runner_id, kind, detail)
+         SELECT $2::bigint, id, $3, 'uncertain', 'interrupted submission, taken over' FROM found`,
+      [c.serviceId, now, c.runnerId],
+    );
+    const released = await client.query(
+      `UPDATE jobs SET runner_id = NULL
+         WHERE service_id = $1 AND state = 'submitted' AND runner_id IN (${GONE_RUNNERS})`,
+      [c.serviceId],
+    );
+    const speech = await client.query(
+      `UPDATE speech SET state = 'uncertain', updated_at = $2,
+              error = 'the runner making this speech stopped before its answer was recorded'
+         WHERE service_id = $1 AND state = 'creating' AND (runner_id IS NULL OR runner_id IN (${GONE_RUNNERS}))`,
+      [c.serviceId, now],
+    );
+    const uploads = await client.query(
+      `DELETE FROM upload_intents
+         WHERE service_id = $1 AND (runner_id IS NULL OR runner_id IN (${GONE_RUNNERS}))`,
+      [c.serviceId],
+    );
+    return {
+      lost: lost.map((row) => ({ id: toNumber(row.id), host: row.host, pid: row.pid })),
+      uncertain: uncertain.rowCount ?? 0,
+      released: released.rowCount ?? 0,
+      speech: speech.rowCount ?? 0,
+      uploads: uploads.rowCount ?? 0,
+    };
+  });
+}
+
+/**
+ * The runners of this machine that have not stopped but whose process is gone (killed with kill -9,
+ * or crashed): lost at once, without waiting out their lease, so that a rerun on the machine of a
+ * run that was killed goes on at once. Only where the process surely is gone (ESRCH); a process
+ * alive (or another user's: EPERM) keeps its lease. Machines that share a host name would take one
+ * another's live runners for gone: the fencing keeps the money safe, and the runner so taken over
+ * stops (give machines distinct names).
+ */
+async function deadOnThisHost(c: FleetContext): Promise<number[]> {
+  const { rows } = await c.pool.query<{ id: string; pid: number }>(
+    "SELECT id, pid FROM runners WHERE host = $1 AND stopped_at IS NULL AND id <> $2",
+    [c.host, c.runnerId],
+  );
+  return rows.filter((row) => !processAlive(row.pid)).map((row) => toNumber(row.id));
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/**
+ * A runner that stops lets go of what it holds (another runner, or the next run, follows its tasks
+ * and downloads its videos) and records its stop, in one statement.
+ */
+export async function stopHolding(c: FleetContext): Promise<void> {
+  await c.pool.query(
+    `WITH released AS (UPDATE jobs SET runner_id = NULL WHERE runner_id = $1 AND ${HELD})
+     UPDATE runners SET stopped_at = ${DB_NOW} WHERE id = $1 AND stopped_at IS NULL`,
+    [c.runnerId],
+  );
+}
