@@ -45,19 +45,53 @@ export const DEFAULT_LEASE: LeaseTiming = {
   uncertainHoldMs: UNCERTAIN_HOLD_MS,
 };
 
-/**
- * The lease from REEL_LEASE_SECONDS (a fleet on a flaky network lengthens it; the tests shorten it),
- * with the heartbeat at a sixth of it; the default when unset. Every runner of a fleet should use
- * the same value: a runner judges the others by its own.
- */
-export function leaseTimingOf(value: string | undefined): LeaseTiming {
-  if (value === undefined || value.trim() === "") return DEFAULT_LEASE;
+/** A number of seconds from an environment variable, within [min, max]; undefined when unset. */
+function secondsOf(
+  name: string,
+  value: string | undefined,
+  min: number,
+  max: number,
+  what: string,
+): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
   const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds < 0.5 || seconds > 3_600) {
+  if (!Number.isFinite(seconds) || seconds < min || seconds > max) {
     throw new RangeError(
-      `REEL_LEASE_SECONDS must be a number of seconds from 0.5 to 3600 (how long a silent runner keeps its work), got ${JSON.stringify(value)}`,
+      `${name} must be a number of seconds from ${min} to ${max} (${what}), got ${JSON.stringify(value)}`,
     );
   }
-  const leaseMs = Math.round(seconds * 1_000);
-  return { leaseMs, heartbeatMs: Math.max(50, Math.round(leaseMs / 6)), uncertainHoldMs: UNCERTAIN_HOLD_MS };
+  return seconds;
+}
+
+/**
+ * The fleet's timing from the environment: REEL_LEASE_SECONDS (a fleet on a flaky network lengthens
+ * it; the tests shorten it), with the heartbeat at a sixth of it, and REEL_UNCERTAIN_HOLD_SECONDS
+ * (how long an uncertain submission counts against the account's bound: a service whose
+ * generations take longer than ten minutes wants it longer). Defaults when unset. Every runner of a
+ * fleet should use the same values: a runner judges the others by its own.
+ */
+export function leaseTimingOf(env: {
+  readonly REEL_LEASE_SECONDS?: string | undefined;
+  readonly REEL_UNCERTAIN_HOLD_SECONDS?: string | undefined;
+}): LeaseTiming {
+  const lease = secondsOf(
+    "REEL_LEASE_SECONDS",
+    env.REEL_LEASE_SECONDS,
+    0.5,
+    3_600,
+    "how long a silent runner keeps its work",
+  );
+  const hold = secondsOf(
+    "REEL_UNCERTAIN_HOLD_SECONDS",
+    env.REEL_UNCERTAIN_HOLD_SECONDS,
+    0,
+    86_400,
+    "how long an uncertain submission holds a slot of the account",
+  );
+  const leaseMs = lease === undefined ? LEASE_MS : Math.round(lease * 1_000);
+  return {
+    leaseMs,
+    heartbeatMs: lease === undefined ? HEARTBEAT_MS : Math.max(50, Math.round(leaseMs / 6)),
+    uncertainHoldMs: hold === undefined ? UNCERTAIN_HOLD_MS : Math.round(hold * 1_000),
+  };
 }
