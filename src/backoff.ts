@@ -44,6 +44,11 @@ export const BACKOFF = {
    * together. Short beside a generation: a slot that frees is taken soon.
    */
   fleetFull: { baseMs: 750, maxMs: 750, jitter: "full" },
+  /**
+   * A shared store (PostgreSQL) that does not answer: asked again from 250 ms, doubling to 5 s,
+   * jittered (every waiting operation of every runner asks; a restart of the server takes seconds).
+   */
+  storeOutage: { baseMs: 250, maxMs: 5_000, jitter: "full" },
 } as const satisfies Record<string, BackoffSchedule>;
 
 /**

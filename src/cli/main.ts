@@ -129,6 +129,16 @@ const REFUSED_AT_START: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "E_OTHER_SERVICE",
 ]);
 
+/**
+ * Errors that stop the work under way, nothing lost (exit 3, like a service that stops it): a full
+ * disk, a runner of a fleet taken over, a shared store unreachable past its limit. A rerun goes on.
+ */
+const STOPPED_DURING_WORK: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  "E_OUTPUT_DISK",
+  "E_LEASE_LOST",
+  "E_STORE_UNREACHABLE",
+]);
+
 function reportError(error: unknown, command: Command, io: CliIO): number {
   const err = error as { code?: string; message?: string };
   if (typeof err?.code === "string" && err.code.startsWith("ERR_PARSE_ARGS")) {
@@ -142,10 +152,8 @@ function reportError(error: unknown, command: Command, io: CliIO): number {
   }
   if (error instanceof ReelError) {
     io.stderr.write(`reel ${command.name}: ${error.message}\n`);
-    // Refused before any work (exit 2, as for invalid input: nothing was sent), or stopped during it:
-    // by a full disk, like a service that stops the work (exit 3: nothing lost, a rerun resumes).
-    // A runner of a fleet taken over stops the same way: its work is the others', a rerun goes on.
-    if (error.code === "E_OUTPUT_DISK" || error.code === "E_LEASE_LOST") return EXIT.fatalService;
+    // Refused before any work (exit 2, as for invalid input: nothing was sent), or stopped during it.
+    if (STOPPED_DURING_WORK.has(error.code)) return EXIT.fatalService;
     return REFUSED_AT_START.has(error.code) ? EXIT.invalidInput : EXIT.someJobsFailed;
   }
   const system = error as NodeJS.ErrnoException;

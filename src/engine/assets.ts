@@ -161,41 +161,46 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
   /** Uploads content the store has no asset for (the caller holds its key: see `once`). */
   async function uploadNew(file: CheckedFile): Promise<Id> {
     const { sha256 } = file;
-    {
-      const result = await queue.add(async () => {
-        // Opened here, in the queue: file descriptors are bounded by the uploads at once.
-        const handle = await openChecked(file);
-        try {
-          // The intent makes an upload cut off by a crash visible: the service may have stored it, and
-          // with no way to look an asset up by content, the next run can only upload it again.
-          await store.markUploading(sha256);
-          progress.event({ stage: "uploading", asset: sha256, detail: file.named, bytes: file.size });
-          const sent = (bytes: number): void =>
-            progress.event({ stage: "upload-bytes", asset: sha256, bytes });
-          try {
-            return await client.uploadAsset(
-              {
-                filename: basename(file.path),
-                size: file.size,
-                read: () => readVerified(handle, file, sent),
-              },
-              { signal },
-            );
-          } catch (error) {
-            progress.event({ stage: "upload-ended", asset: sha256 });
-            // Refused for certain (a 4xx, never sent, or cut before its end because the file changed):
-            // nothing was stored on the service, so the next run has no lost upload to report.
-            if (refusedForCertain(error)) await store.forgetUploadIntent(sha256);
-            throw error;
-          }
-        } finally {
-          await handle.close();
+    const result = await queue.add(async (): Promise<{ id: Id; known?: true }> => {
+      // Opened here, in the queue: file descriptors are bounded by the uploads at once.
+      const handle = await openChecked(file);
+      try {
+        // The intent makes an upload cut off by a crash visible: the service may have stored it, and
+        // with no way to look an asset up by content, the next run can only upload it again.
+        await store.markUploading(sha256);
+        // Looked up again once the intent is ours: another runner of a shared store may have
+        // recorded this content (and let its intent go) since the caller looked.
+        const known = await store.findAsset(sha256);
+        if (known) {
+          await store.forgetUploadIntent(sha256);
+          return { id: known, known: true };
         }
-      });
-      await store.recordAsset(sha256, result.id, file.size);
-      options.onUpload?.(file.named, sha256);
-      return result.id;
-    }
+        progress.event({ stage: "uploading", asset: sha256, detail: file.named, bytes: file.size });
+        const sent = (bytes: number): void => progress.event({ stage: "upload-bytes", asset: sha256, bytes });
+        try {
+          return await client.uploadAsset(
+            {
+              filename: basename(file.path),
+              size: file.size,
+              read: () => readVerified(handle, file, sent),
+            },
+            { signal },
+          );
+        } catch (error) {
+          progress.event({ stage: "upload-ended", asset: sha256 });
+          // Refused for certain (a 4xx, never sent, or cut before its end because the file changed):
+          // nothing was stored on the service, so the next run has no lost upload to report.
+          if (refusedForCertain(error)) await store.forgetUploadIntent(sha256);
+          throw error;
+        }
+      } finally {
+        await handle.close();
+      }
+    });
+    if (result.known) return result.id;
+    await store.recordAsset(sha256, result.id, file.size);
+    options.onUpload?.(file.named, sha256);
+    return result.id;
   }
 
   /** Fetches `url` into the cache, once; content that is not of its `use` is refused, not cached. */
@@ -285,37 +290,34 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
 
   /** Makes speech the store has none of (the caller holds its key: see `once`). */
   async function speakNew(ref: SpeechRef): Promise<Id> {
-    {
-      const asset = speechAsset(ref.voiceId, ref.text);
-      return queue.add(async () => {
-        if (signal.aborted) throw signal.reason;
-        await store.markSpeechCreating(ref.voiceId, ref.text);
-        progress.event({ stage: "speaking", asset, detail: `voice ${ref.voiceId}` });
-        if (signal.aborted) {
-          // Stopped while the intent reached the disk: nothing was sent, take the intent back.
-          await store.clearSpeech(ref.voiceId, ref.text);
-          throw signal.reason;
-        }
-        try {
-          const audio = await client.createSpeech(
-            { voiceId: ref.voiceId, text: ref.text },
-            { signal: options.costedSignal },
-          );
-          await store.markSpeechDone(ref.voiceId, ref.text, audio.id, audio.duration);
-          options.onSpeech?.(ref.voiceId, ref.text);
-          return audio.id;
-        } catch (error) {
-          progress.event({ stage: "speech-ended", asset });
-          if (error instanceof OutcomeUnknownError)
-            await store.markSpeechUncertain(ref.voiceId, ref.text, error.message);
-          // A definite refusal (a 401 that stopped the run, say) created nothing, stopped or not:
-          // left as "creating", the next run would take it for a speech perhaps paid for.
-          else if (!signal.aborted || refusedForCertain(error))
-            await store.clearSpeech(ref.voiceId, ref.text);
-          throw error;
-        }
-      });
-    }
+    const asset = speechAsset(ref.voiceId, ref.text);
+    return queue.add(async () => {
+      if (signal.aborted) throw signal.reason;
+      await store.markSpeechCreating(ref.voiceId, ref.text);
+      progress.event({ stage: "speaking", asset, detail: `voice ${ref.voiceId}` });
+      if (signal.aborted) {
+        // Stopped while the intent reached the disk: nothing was sent, take the intent back.
+        await store.clearSpeech(ref.voiceId, ref.text);
+        throw signal.reason;
+      }
+      try {
+        const audio = await client.createSpeech(
+          { voiceId: ref.voiceId, text: ref.text },
+          { signal: options.costedSignal },
+        );
+        await store.markSpeechDone(ref.voiceId, ref.text, audio.id, audio.duration);
+        options.onSpeech?.(ref.voiceId, ref.text);
+        return audio.id;
+      } catch (error) {
+        progress.event({ stage: "speech-ended", asset });
+        if (error instanceof OutcomeUnknownError)
+          await store.markSpeechUncertain(ref.voiceId, ref.text, error.message);
+        // A definite refusal (a 401 that stopped the run, say) created nothing, stopped or not:
+        // left as "creating", the next run would take it for a speech perhaps paid for.
+        else if (!signal.aborted || refusedForCertain(error)) await store.clearSpeech(ref.voiceId, ref.text);
+        throw error;
+      }
+    });
   }
 
   return {

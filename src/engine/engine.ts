@@ -18,7 +18,14 @@ import type { Job } from "../manifest/index.js";
 import { ensureJobRecord } from "../output/job-record.js";
 import { ensureRealDir, removeStaleTempFiles } from "../output/atomic-write.js";
 import { probeWritable } from "../output/out-dir.js";
-import { type JobRow, LeaseLostError, type NewJob, StateFileError, versionKey } from "../state/store.js";
+import {
+  type JobRow,
+  LeaseLostError,
+  type NewJob,
+  StateFileError,
+  StoreUnreachableError,
+  versionKey,
+} from "../state/store.js";
 import { DEFAULTS } from "../defaults.js";
 import { shownPath } from "../user-path.js";
 import { makeAssetResolver, speechAsset } from "./assets.js";
@@ -31,13 +38,8 @@ import { DEFAULT_POLL_TIMING, RunRateEstimator } from "./poll-schedule.js";
 import { silentProgress } from "./progress.js";
 import { ServiceGate } from "./service-gate.js";
 import { makeElsewhereWaiter } from "./elsewhere.js";
-import {
-  noteTakeOver,
-  openOutput,
-  SHARED_STALE_TEMP_MS,
-  type OpenOutput,
-  resumeInterrupted,
-} from "./startup.js";
+import { noteOutage, noteTakeOver } from "./fleet-notes.js";
+import { openOutput, SHARED_STALE_TEMP_MS, type OpenOutput, resumeInterrupted } from "./startup.js";
 import { makeStopSignals } from "./stop-signals.js";
 import { mayStart, submitAndFollow } from "./submit.js";
 
@@ -197,17 +199,26 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     stateFailure = error;
     log.error(
       { err: error.message },
-      error instanceof LeaseLostError ? "lease lost: stopping" : "state file not writable: stopping",
+      error instanceof LeaseLostError
+        ? "lease lost: stopping"
+        : error instanceof StoreUnreachableError
+          ? "store unreachable: stopping"
+          : "state file not writable: stopping",
     );
     stop.abort(error);
     options.onStateFailure?.(error);
   }
   fleet?.onLeaseLost(stopForState);
+  fleet?.onOutage((event) => noteOutage(event, progress, log));
   // Every heartbeat, the work of runners gone silent is taken over, and the tasks no live runner
   // follows are followed here (their videos downloaded into this runner's output folder).
+  // One at a time: while the store does not answer, the one under way waits (state/pg/outage.ts).
+  let takingOver = false;
   const takeovers =
     fleet &&
     setInterval(() => {
+      if (takingOver) return;
+      takingOver = true;
       void fleet
         .takeOverLost()
         .then(async (found) => {
@@ -215,8 +226,13 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           if (found.released > 0 && !stop.signal.aborted) await followInFlight();
         })
         .catch((error: unknown) => {
-          if (!(error instanceof StateFileError))
+          // Unreachable past the limit: an idle watcher learns it here.
+          if (error instanceof StoreUnreachableError) stopForState(error);
+          else if (!(error instanceof StateFileError))
             log.warn({ err: (error as Error).message }, "could not take over the work of silent runners");
+        })
+        .finally(() => {
+          takingOver = false;
         });
     }, fleet.heartbeatMs);
 

@@ -14,7 +14,8 @@ import {
 } from "../output/journal.js";
 import { lockOutDir, probeWritable } from "../output/out-dir.js";
 import { checkJournal, lostCommitsMessage } from "../output/recovery.js";
-import { type JobStore, StateFileError, type TakeOver } from "../state/store.js";
+import { type JobStore, StateFileError } from "../state/store.js";
+import { noteTakeOver } from "./fleet-notes.js";
 import type { ProgressSink } from "./progress.js";
 
 /** The output folder, held by one engine (see openOutput). */
@@ -69,28 +70,6 @@ export async function resumeInterrupted(
     progress.event({
       stage: "note",
       detail: `${repeatedUploads} upload(s) of an earlier run may have reached the service without an answer; they are uploaded again if needed (uploads cost no credits)`,
-    });
-  }
-}
-
-/** What the runners of a fleet note of a takeover (at start, and as they work). */
-export function noteTakeOver(found: TakeOver, progress: ProgressSink): void {
-  for (const runner of found.lost) {
-    progress.event({
-      stage: "note",
-      detail: `runner ${runner.id} on ${runner.host} (pid ${runner.pid}) was silent past its lease: its work is taken over`,
-    });
-  }
-  if (found.uncertain > 0) {
-    progress.event({
-      stage: "note",
-      detail: `${found.uncertain} submission(s) of a runner that stopped have an unknown outcome: marked uncertain`,
-    });
-  }
-  if (found.uploads > 0) {
-    progress.event({
-      stage: "note",
-      detail: `${found.uploads} upload(s) of a runner that stopped may have reached the service without an answer; they are uploaded again if needed (uploads cost no credits)`,
     });
   }
 }

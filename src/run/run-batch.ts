@@ -9,7 +9,7 @@ import type { Job } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import { type ReportRun, writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
-import { type JobRow, LeaseLostError, versionKey } from "../state/store.js";
+import { type JobRow, LeaseLostError, StoreUnreachableError, versionKey } from "../state/store.js";
 import { startProgress } from "./notes.js";
 
 export interface RunBatchOptions extends EngineOptions {
@@ -70,9 +70,11 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     await engine.dispose();
   }
   progress.stop();
-  // The store stopped the work (a runner of a fleet taken over): its own view of the jobs is not the
-  // fleet's, so no report is written from it; the error says what happened and how to go on.
-  if (engine.stateFailure instanceof LeaseLostError) throw engine.stateFailure;
+  // The store stopped the work (a runner of a fleet taken over, or the store unreachable): its own
+  // view of the jobs is not the fleet's, so no report is written from it; the error says what
+  // happened and how to go on.
+  const failure = engine.stateFailure;
+  if (failure instanceof LeaseLostError || failure instanceof StoreUnreachableError) throw failure;
   // Jobs these manifests no longer list that nothing was sent for (a removed video, an edit made
   // before the submission): forgotten, or status would show them pending for good. Only once the
   // engine is idle: no job of theirs is under way.

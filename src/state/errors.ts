@@ -8,7 +8,10 @@ import { ReelError } from "../errors.js";
 export class StateFileError extends ReelError {
   constructor(
     message: string,
-    options?: { cause?: unknown; code?: "E_STATE_FILE" | "E_STATE_WRITE" | "E_LEASE_LOST" },
+    options?: {
+      cause?: unknown;
+      code?: "E_STATE_FILE" | "E_STATE_WRITE" | "E_LEASE_LOST" | "E_STORE_UNREACHABLE";
+    },
   ) {
     super(options?.code ?? "E_STATE_FILE", message, options);
   }
@@ -39,5 +42,15 @@ export class JobGoneError extends StateFileError {}
 export class LeaseLostError extends StateFileError {
   constructor(message: string) {
     super(message, { code: "E_LEASE_LOST" });
+  }
+}
+
+/**
+ * A shared store (PostgreSQL) stayed unreachable past the limit (pg/outage.ts): the run stops, and a
+ * rerun goes on from what was recorded.
+ */
+export class StoreUnreachableError extends StateFileError {
+  constructor(message: string) {
+    super(message, { code: "E_STORE_UNREACHABLE" });
   }
 }

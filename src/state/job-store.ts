@@ -355,7 +355,17 @@ export interface FleetStore {
   leaseInDoubt(): boolean;
   /** `listener` is told once if this runner learns it was taken over: it must stop. */
   onLeaseLost(listener: (error: LeaseLostError) => void): void;
+  /**
+   * `listener` is told when the store stops answering (`down`: every operation waits and tries again,
+   * so no new work is taken) and when it answers again (`up`). See pg/outage.ts.
+   */
+  onOutage(listener: (event: OutageEvent) => void): void;
 }
+
+/** A shared store's outage, as the engine is told of it (FleetStore.onOutage). */
+export type OutageEvent =
+  | { readonly state: "down"; readonly error: string; readonly limitMs: number }
+  | { readonly state: "up"; readonly downMs: number };
 
 export interface JobStore extends JobRecords, AssetRecords, SpeechRecords, LocalCaches {
   /** The fleet's operations, on a store shared by several runners (PostgreSQL); undefined on a state file. */

@@ -36,7 +36,13 @@ import { restoreJobs } from "./sql/restore.js";
 import * as speech from "./sql/speech.js";
 import { Turn } from "./turn.js";
 
-export { ClaimLostError, JobGoneError, LeaseLostError, StateFileError } from "./errors.js";
+export {
+  ClaimLostError,
+  JobGoneError,
+  LeaseLostError,
+  StateFileError,
+  StoreUnreachableError,
+} from "./errors.js";
 export type { OpenStateOptions } from "./db/open.js";
 export * from "./job-store.js";
 

@@ -3,7 +3,7 @@
 // without closing (kill -9) shows as lost once its lease ends. On a real server, a database per test.
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { LEASE_MS, RUNNERS_SHOWN_MS } from "../../src/state/pg/lease.js";
+import { DEFAULT_LEASE, LEASE_MS, RUNNERS_SHOWN_MS } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { until } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";
@@ -57,7 +57,7 @@ describe("the runners of a PostgreSQL store", () => {
     const writer = await open(url, {
       host: "build-7",
       concurrency: 6,
-      lease: { leaseMs: 30_000, heartbeatMs: 40, uncertainHoldMs: 600_000 },
+      lease: { ...DEFAULT_LEASE, heartbeatMs: 40 },
     });
     const id = writer.runnerId!;
     expect(id).toBeGreaterThan(0);
@@ -107,7 +107,7 @@ describe("the runners of a PostgreSQL store", () => {
 
   it("keeps beating after a beat fails, and says the failure meanwhile", async (context) => {
     const url = await database(context);
-    const writer = await open(url, { lease: { leaseMs: 30_000, heartbeatMs: 30, uncertainHoldMs: 600_000 } });
+    const writer = await open(url, { lease: { ...DEFAULT_LEASE, heartbeatMs: 30 } });
     // The beats' table gone for a moment: every beat fails, and the process goes on.
     await query(url, "ALTER TABLE runners RENAME TO runners_away");
     await until(() => writer.heartbeatError !== undefined, "a failed beat");

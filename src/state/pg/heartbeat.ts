@@ -52,7 +52,7 @@ export class Heartbeat {
 
   private async beat(): Promise<void> {
     try {
-      if (!(await beat({ pool: this.pool }, this.runnerId))) {
+      if (!(await beat({ pool: this.pool }, this.runnerId, 2 * this.everyMs))) {
         this.stopped = true;
         this.onRevoked();
         return;

@@ -32,17 +32,27 @@ export const UNCERTAIN_HOLD_MS = 10 * 60_000;
  */
 export const RUNNERS_SHOWN_MS = 24 * 3_600_000;
 
-/** The fleet's timing a store runs by: the defaults above, or REEL_LEASE_SECONDS's. */
+/**
+ * How long a runner waits for a store that stopped answering (pg/outage.ts) before it stops (exit 3).
+ * Five minutes rides out a server's restart and a managed database's fail-over (a minute or two);
+ * past that, a person should look, and a rerun goes on.
+ */
+export const STORE_OUTAGE_MS = 5 * 60_000;
+
+/** The fleet's timing a store runs by: the defaults above, or the environment's (leaseTimingOf). */
 export interface LeaseTiming {
   readonly leaseMs: number;
   readonly heartbeatMs: number;
   readonly uncertainHoldMs: number;
+  /** See STORE_OUTAGE_MS. */
+  readonly outageMs: number;
 }
 
 export const DEFAULT_LEASE: LeaseTiming = {
   leaseMs: LEASE_MS,
   heartbeatMs: HEARTBEAT_MS,
   uncertainHoldMs: UNCERTAIN_HOLD_MS,
+  outageMs: STORE_OUTAGE_MS,
 };
 
 /** A number of seconds from an environment variable, within [min, max]; undefined when unset. */
@@ -68,11 +78,13 @@ function secondsOf(
  * it; the tests shorten it), with the heartbeat at a sixth of it, and REEL_UNCERTAIN_HOLD_SECONDS
  * (how long an uncertain submission counts against the account's bound: a service whose
  * generations take longer than ten minutes wants it longer). Defaults when unset. Every runner of a
- * fleet should use the same values: a runner judges the others by its own.
+ * fleet should use the same values: a runner judges the others by its own. And
+ * REEL_STORE_OUTAGE_SECONDS: how long a store that stopped answering is waited for.
  */
 export function leaseTimingOf(env: {
   readonly REEL_LEASE_SECONDS?: string | undefined;
   readonly REEL_UNCERTAIN_HOLD_SECONDS?: string | undefined;
+  readonly REEL_STORE_OUTAGE_SECONDS?: string | undefined;
 }): LeaseTiming {
   const lease = secondsOf(
     "REEL_LEASE_SECONDS",
@@ -88,10 +100,18 @@ export function leaseTimingOf(env: {
     86_400,
     "how long an uncertain submission holds a slot of the account",
   );
+  const outage = secondsOf(
+    "REEL_STORE_OUTAGE_SECONDS",
+    env.REEL_STORE_OUTAGE_SECONDS,
+    1,
+    86_400,
+    "how long a store that stopped answering is waited for",
+  );
   const leaseMs = lease === undefined ? LEASE_MS : Math.round(lease * 1_000);
   return {
     leaseMs,
     heartbeatMs: lease === undefined ? HEARTBEAT_MS : Math.max(50, Math.round(leaseMs / 6)),
     uncertainHoldMs: hold === undefined ? UNCERTAIN_HOLD_MS : Math.round(hold * 1_000),
+    outageMs: outage === undefined ? STORE_OUTAGE_MS : Math.round(outage * 1_000),
   };
 }

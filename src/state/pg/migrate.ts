@@ -18,6 +18,10 @@ const MIGRATION_LOCK = 0x7265656c;
 /** Brings the database of `pool` to the last version of `migrations`; returns the version found. */
 export async function migratePg(pool: pg.Pool, migrations: PgMigrations): Promise<number> {
   const client = await pool.connect();
+  // A broken connection also emits 'error' on a checked-out client: heard here, or it would end the
+  // process (the failed query rejects, which is what counts).
+  const ignore = (): void => {};
+  client.on("error", ignore);
   try {
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
     try {
@@ -42,6 +46,7 @@ export async function migratePg(pool: pg.Pool, migrations: PgMigrations): Promis
       await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]);
     }
   } finally {
+    client.off("error", ignore);
     client.release();
   }
 }

@@ -125,8 +125,12 @@ export const PG_MIGRATIONS: PgMigrations = {
     // 2: the fleet's leases. A runner works for one service (its bound is that service's), and one
     // found silent past its lease is marked lost, by the runner that took its work over: from then on
     // every write that needs its lease (a claim, an answer, a poll's status) is refused to it.
+    // connected_at: since when the runner has been heard from without a gap (sql/fleet.ts: a silence
+    // counts only while someone could reach the database).
     `
     ALTER TABLE runners ADD COLUMN service_id bigint REFERENCES services(id);
+    ALTER TABLE runners ADD COLUMN connected_at bigint;
+    UPDATE runners SET connected_at = started_at;
     ALTER TABLE runners ADD COLUMN lost_at bigint;
     ALTER TABLE runners ADD COLUMN taken_by bigint;
     CREATE INDEX runners_live ON runners (service_id) WHERE stopped_at IS NULL;

@@ -41,6 +41,7 @@ import type {
 } from "../job-store.js";
 import { openPool, redactedUrl } from "./connect.js";
 import { Heartbeat } from "./heartbeat.js";
+import { type Landed, Outage } from "./outage.js";
 import { DEFAULT_LEASE, type LeaseTiming, RUNNERS_SHOWN_MS } from "./lease.js";
 import { migratePg } from "./migrate.js";
 import { PG_MIGRATIONS } from "./migrations.js";
@@ -102,6 +103,8 @@ export class PgStore implements JobStore {
   private readonly ownUploads = new Set<string>();
   private readonly leaseListeners: ((error: LeaseLostError) => void)[] = [];
   private leaseLostError: LeaseLostError | undefined;
+  /** Rides out a database that stops answering (a writer only: a reader fails at once). */
+  private readonly outage: Outage;
   private closed = false;
   readonly writeFailure: StateFileError | undefined = undefined;
   /** The fleet's operations (see FleetStore); undefined for a reader. */
@@ -120,6 +123,7 @@ export class PgStore implements JobStore {
     private readonly runner: Runner | undefined,
   ) {
     this.c = { pool, serviceId, host, now };
+    this.outage = new Outage(runner ? lease.outageMs : 0, path);
     this.w = runner && { ...this.c, runnerId: runner.id, lease };
     this.fleet = this.w && this.fleetOf(this.w, runner!);
   }
@@ -129,9 +133,9 @@ export class PgStore implements JobStore {
       runnerId: w.runnerId,
       leaseMs: w.lease.leaseMs,
       heartbeatMs: w.lease.heartbeatMs,
-      takeOverLost: (): Promise<TakeOver> => this.fenced(fleet.takeOverLost(w)),
-      holdTask: (id) => this.fenced(fleet.holdTask(w, id)),
-      heldElsewhere: (ids) => fleet.heldElsewhere(w, ids),
+      takeOverLost: (): Promise<TakeOver> => this.fenced(this.io(() => fleet.takeOverLost(w))),
+      holdTask: (id) => this.fenced(this.io(() => fleet.holdTask(w, id))),
+      heldElsewhere: (ids) => this.io(() => fleet.heldElsewhere(w, ids)),
       // Two beats short of the lease: the other runners judge by the database's clock, and a beat or
       // two may be on its way.
       leaseInDoubt: () =>
@@ -140,7 +144,13 @@ export class PgStore implements JobStore {
         if (this.leaseLostError) listener(this.leaseLostError);
         else this.leaseListeners.push(listener);
       },
+      onOutage: (listener) => this.outage.onChange(listener),
     };
+  }
+
+  /** `op`, through the outage (see outage.ts); `landed` for a write that is not idempotent. */
+  private io<T>(op: () => Promise<T>, landed?: Landed<T>): Promise<T> {
+    return this.outage.run(op, landed);
   }
 
   /** Tells the listeners, once, that this runner was taken over. */
@@ -267,61 +277,61 @@ export class PgStore implements JobStore {
   // ---- jobs (sql/jobs.ts, sql/job-states.ts, sql/restore.ts) ----
 
   upsertJob(job: NewJob): Promise<JobRow> {
-    return jobs.upsertJob(this.c, job);
+    return this.io(() => jobs.upsertJob(this.c, job));
   }
   upsertJobs(list: readonly NewJob[]): Promise<JobHead[]> {
-    return jobs.upsertJobs(this.c, list);
+    return this.io(() => jobs.upsertJobs(this.c, list));
   }
   restoreJobs(list: readonly RestoredJob[]): Promise<number> {
-    return restoreJobs(this.c, list);
+    return this.io(() => restoreJobs(this.c, list));
   }
   versionHead(key: string, specHash: string): Promise<VersionHead | undefined> {
-    return jobs.versionHead(this.c, key, specHash);
+    return this.io(() => jobs.versionHead(this.c, key, specHash));
   }
   wasSentAnywhere(key: string, specHash: string): Promise<boolean> {
-    return jobs.wasSentAnywhere(this.c, key, specHash);
+    return this.io(() => jobs.wasSentAnywhere(this.c, key, specHash));
   }
   hasJob(key: string, specHash: string): Promise<boolean> {
-    return jobs.hasJob(this.c, key, specHash);
+    return this.io(() => jobs.hasJob(this.c, key, specHash));
   }
   findJob(key: string, specHash: string): Promise<JobRow | undefined> {
-    return jobs.findJob(this.c, key, specHash);
+    return this.io(() => jobs.findJob(this.c, key, specHash));
   }
   findJobById(id: number): Promise<JobRow | undefined> {
-    return jobs.findJobById(this.c, id);
+    return this.io(() => jobs.findJobById(this.c, id));
   }
   getJob(id: number): Promise<JobRow> {
-    return jobs.getJob(this.c, id);
+    return this.io(() => jobs.getJob(this.c, id));
   }
   listSentElsewhere(
     list: readonly { readonly key: string; readonly specHash: string }[],
     ignore: readonly string[],
   ): Promise<{ key: string; baseUrl: string }[]> {
-    return jobs.listSentElsewhere(this.c, list, ignore);
+    return this.io(() => jobs.listSentElsewhere(this.c, list, ignore));
   }
   downloadedVersions(): Promise<Set<string>> {
-    return jobs.downloadedVersions(this.c);
+    return this.io(() => jobs.downloadedVersions(this.c));
   }
   madeSpecs(): Promise<Map<string, string>> {
-    return jobs.madeSpecs(this.c);
+    return this.io(() => jobs.madeSpecs(this.c));
   }
   jobsByVersion(): Promise<Map<string, JobRow>> {
-    return jobs.jobsByVersion(this.c);
+    return this.io(() => jobs.jobsByVersion(this.c));
   }
   listJobs(): Promise<JobRow[]> {
-    return jobs.listJobs(this.c);
+    return this.io(() => jobs.listJobs(this.c));
   }
   listLatestJobs(): Promise<(JobRow & { base_url: string })[]> {
-    return jobs.listLatestJobs(this.c);
+    return this.io(() => jobs.listLatestJobs(this.c));
   }
   forgetUnsentJobs(manifest: string, keep: ReadonlySet<string>): Promise<number> {
-    return jobs.forgetUnsentJobs(this.c, manifest, keep);
+    return this.io(() => jobs.forgetUnsentJobs(this.c, manifest, keep));
   }
   listInFlight(): Promise<JobRow[]> {
-    return jobs.listInFlight(this.c);
+    return this.io(() => jobs.listInFlight(this.c));
   }
   listJobsWithFile(key: string, file: string, outDir: string): Promise<JobRow[]> {
-    return jobs.listJobsWithFile(this.c, key, file, outDir);
+    return this.io(() => jobs.listJobsWithFile(this.c, key, file, outDir));
   }
   /** The submissions of gone runners only (see fleet.takeOverLost): never a live runner's. */
   async markInterruptedSubmissionsUncertain(): Promise<number> {
@@ -329,28 +339,44 @@ export class PgStore implements JobStore {
   }
   markSubmitting(id: number): Promise<number | null | "full"> {
     const w = this.writer();
-    return this.fenced(fleet.claimJob(w, id)).then((claim) => {
+    return this.fenced(
+      this.io<fleet.Claim>(
+        () => fleet.claimJob(w, id),
+        () => fleet.claimLanded(w, id),
+      ),
+    ).then((claim) => {
       if (typeof claim === "number") this.runner!.heartbeat.confirmed();
       return claim;
     });
   }
   withdrawSubmitting(id: number): Promise<void> {
-    return states.withdrawSubmitting(this.writer(), id);
+    return this.io(() => states.withdrawSubmitting(this.writer(), id));
   }
   markSubmitted(id: number, taskId: string): Promise<void> {
-    return this.fenced(fleet.answerJob(this.writer(), id, taskId));
+    const w = this.writer();
+    return this.fenced(
+      this.io(
+        () => fleet.answerJob(w, id, taskId),
+        () => fleet.answerLanded(w, id, taskId),
+      ),
+    );
   }
   markUncertain(id: number, error: string): Promise<void> {
-    return states.markUncertain(this.c, id, error);
+    return this.io(() => states.markUncertain(this.c, id, error));
   }
   markFailed(id: number, kind: FailKind, error: string): Promise<void> {
-    return states.markFailed(this.c, id, kind, error);
+    return this.io(() => states.markFailed(this.c, id, kind, error));
   }
   markRefused(id: number, error: string): Promise<void> {
-    return states.markRefused(this.c, id, error);
+    return this.io(() => states.markRefused(this.c, id, error));
   }
   markPending(id: number, why: string): Promise<boolean> {
-    return states.markPending(this.c, id, why);
+    // Tried again after a broken connection, a job found pending is this call's doing (or another's
+    // at the same moment: either way, pending now).
+    return this.io(
+      () => states.markPending(this.c, id, why),
+      async () => ((await jobs.findJobById(this.c, id))?.state === "pending" ? { value: true } : undefined),
+    );
   }
   recordTaskStatus(
     id: number,
@@ -358,65 +384,65 @@ export class PgStore implements JobStore {
     resultUrl: string | undefined,
     reason: string | undefined,
   ): Promise<void> {
-    return this.fenced(states.recordTaskStatus(this.writer(), id, status, resultUrl, reason));
+    return this.fenced(this.io(() => states.recordTaskStatus(this.writer(), id, status, resultUrl, reason)));
   }
   recordResultUrl(id: number, url: string): Promise<void> {
-    return states.recordResultUrl(this.c, id, url);
+    return this.io(() => states.recordResultUrl(this.c, id, url));
   }
   markDownloaded(row: JobRow, file: string, outDir: string, video?: VideoFacts): Promise<JobRow> {
-    return states.markDownloaded(this.c, row, file, outDir, video);
+    return this.io(() => states.markDownloaded(this.c, row, file, outDir, video));
   }
   forgetDownload(row: JobRow): Promise<JobRow> {
-    return states.forgetDownload(this.c, row);
+    return this.io(() => states.forgetDownload(this.c, row));
   }
   recordJobError(id: number, error: string): Promise<void> {
-    return states.recordJobError(this.c, id, error);
+    return this.io(() => states.recordJobError(this.c, id, error));
   }
   clearJobError(row: JobRow): Promise<JobRow> {
-    return states.clearJobError(this.c, row);
+    return this.io(() => states.clearJobError(this.c, row));
   }
   recordVideoStamp(row: JobRow, stamp: string): Promise<JobRow> {
-    return states.recordVideoStamp(this.c, row, stamp);
+    return this.io(() => states.recordVideoStamp(this.c, row, stamp));
   }
 
   // ---- assets and speech (sql/assets.ts, sql/speech.ts) ----
 
   findAsset(sha256: string): Promise<string | undefined> {
-    return assets.findAsset(this.c, sha256);
+    return this.io(() => assets.findAsset(this.c, sha256));
   }
   markUploading(sha256: string): Promise<void> {
-    return assets.markUploading(this.writer(), this.ownUploads, sha256);
+    return this.io(() => assets.markUploading(this.writer(), this.ownUploads, sha256));
   }
   forgetUploadIntent(sha256: string): Promise<void> {
-    return assets.forgetUploadIntent(this.c, sha256);
+    return this.io(() => assets.forgetUploadIntent(this.c, sha256));
   }
   /** Those of gone runners only (see fleet.takeOverLost). */
   async takeInterruptedUploads(): Promise<number> {
     return (await this.fleet!.takeOverLost()).uploads;
   }
   recordAsset(sha256: string, assetId: string, size: number): Promise<void> {
-    return assets.recordAsset(this.c, sha256, assetId, size);
+    return this.io(() => assets.recordAsset(this.c, sha256, assetId, size));
   }
   madeAsset(assetId: string): Promise<boolean> {
-    return assets.madeAsset(this.c, assetId);
+    return this.io(() => assets.madeAsset(this.c, assetId));
   }
   forgetAssetId(assetId: string): Promise<void> {
-    return assets.forgetAssetId(this.c, assetId);
+    return this.io(() => assets.forgetAssetId(this.c, assetId));
   }
   findSpeech(voiceId: string, text: string): Promise<SpeechRow | undefined> {
-    return speech.findSpeech(this.c, voiceId, text);
+    return this.io(() => speech.findSpeech(this.c, voiceId, text));
   }
   markSpeechCreating(voiceId: string, text: string): Promise<void> {
-    return this.fenced(fleet.startSpeech(this.writer(), voiceId, text));
+    return this.fenced(this.io(() => fleet.startSpeech(this.writer(), voiceId, text)));
   }
   markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void> {
-    return speech.markSpeechDone(this.c, voiceId, text, assetId, duration);
+    return this.io(() => speech.markSpeechDone(this.c, voiceId, text, assetId, duration));
   }
   markSpeechUncertain(voiceId: string, text: string, error: string): Promise<void> {
-    return speech.markSpeechUncertain(this.c, voiceId, text, error);
+    return this.io(() => speech.markSpeechUncertain(this.c, voiceId, text, error));
   }
   clearSpeech(voiceId: string, text: string): Promise<void> {
-    return speech.clearSpeech(this.c, voiceId, text);
+    return this.io(() => speech.clearSpeech(this.c, voiceId, text));
   }
   /** Those of gone runners only (see fleet.takeOverLost). */
   async markInterruptedSpeechUncertain(): Promise<number> {
@@ -426,16 +452,16 @@ export class PgStore implements JobStore {
   // ---- local caches of this host (sql/caches.ts) ----
 
   findFileHash(path: string, stamp: FileStamp): Promise<string | undefined> {
-    return caches.findFileHash(this.c, path, stamp);
+    return this.io(() => caches.findFileHash(this.c, path, stamp));
   }
   recordFileHash(path: string, stamp: FileStamp, sha256: string): Promise<void> {
-    return caches.recordFileHash(this.c, path, stamp, sha256);
+    return this.io(() => caches.recordFileHash(this.c, path, stamp, sha256));
   }
   findRemote(url: string): Promise<{ sha256: string; path: string; size: number } | undefined> {
-    return caches.findRemote(this.c, url);
+    return this.io(() => caches.findRemote(this.c, url));
   }
   recordRemote(url: string, sha256: string, path: string, size: number): Promise<void> {
-    return caches.recordRemote(this.c, url, sha256, path, size);
+    return this.io(() => caches.recordRemote(this.c, url, sha256, path, size));
   }
 }
 

@@ -17,8 +17,12 @@ export async function findAsset(c: PgContext, sha256: string): Promise<string | 
  * found that it did not write is another runner's (a takeover drops those of a runner gone: fleet.ts).
  */
 export async function markUploading(c: FleetContext, own: Set<string>, sha256: string): Promise<void> {
+  // An intent of this very runner is found as made (not another's): the same intent tried again
+  // after its connection broke (pg/outage.ts), whose first try may have committed.
   const { rowCount } = await c.pool.query(
-    "INSERT INTO upload_intents (service_id, sha256, started_at, runner_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+    `INSERT INTO upload_intents (service_id, sha256, started_at, runner_id) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (service_id, sha256) DO UPDATE SET started_at = upload_intents.started_at
+       WHERE upload_intents.runner_id = excluded.runner_id`,
     [c.serviceId, sha256, c.now(), c.runnerId],
   );
   if (rowCount === 0 && !own.has(sha256)) {

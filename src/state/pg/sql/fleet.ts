@@ -15,14 +15,16 @@
 //   --concurrency of its live runners, in later statements of the same transaction (READ COMMITTED
 //   takes a new snapshot per statement, so the count sees every claim committed before the lock
 //   was granted). Claims are serialized per service: a few milliseconds each, hundreds a second.
-// - Takeover. Submissions of a lost (or stopped) runner without an answer become uncertain, exactly
+// - Takeover. A runner is lost when it was silent past its lease while another was heard (so an outage
+//   of the database itself takes nobody for lost: see SILENT_WHILE_REACHABLE), or when it ran on
+//   this machine and its process is gone. Submissions of a lost (or stopped) runner without an answer become uncertain, exactly
 //   as after a crash; its tasks become unheld, for any live runner to follow; its speech intents
 //   become uncertain and its upload intents are dropped (uploaded again if needed, no credits).
 import { ClaimLostError, JobGoneError, LeaseLostError } from "../../errors.js";
 import type { TakeOver } from "../../job-store.js";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
-import { DB_NOW } from "./runners.js";
+import { aliveNow, DB_NOW } from "./runners.js";
 
 /** A writer's context: the store's, with its runner and the fleet's timing. */
 export interface FleetContext extends PgContext {
@@ -36,8 +38,10 @@ export type Claim = number | null | "full";
 /** Runner ids that can no longer hold anything: stopped (closed, or marked lost). */
 const GONE_RUNNERS = "SELECT id FROM runners WHERE stopped_at IS NOT NULL";
 
-/** Touches the writer's runner row if it is not lost: the fence (see above). $1 is the runner. */
-const FENCE = `UPDATE runners SET heartbeat_at = ${DB_NOW} WHERE id = $1 AND stopped_at IS NULL RETURNING id`;
+/** Touches the writer's runner row if it is not lost: the fence (see above). `$n`: the runner's id. */
+function fence(c: FleetContext, n = 1): string {
+  return `UPDATE runners SET ${aliveNow(2 * c.lease.heartbeatMs)} WHERE id = $${n} AND stopped_at IS NULL RETURNING id`;
+}
 
 /** The error of a runner taken over; `what`: what it no longer does. */
 export async function leaseLostError(c: FleetContext, what: string): Promise<LeaseLostError> {
@@ -58,7 +62,7 @@ export async function leaseLostError(c: FleetContext, what: string): Promise<Lea
 export async function claimJob(c: FleetContext, id: number): Promise<Claim> {
   const result = await inTransaction(c, async (client) => {
     await client.query("SELECT 1 FROM services WHERE id = $1 FOR UPDATE", [c.serviceId]);
-    if ((await client.query(FENCE, [c.runnerId])).rowCount !== 1) return "lost-lease" as const;
+    if ((await client.query(fence(c), [c.runnerId])).rowCount !== 1) return "lost-lease" as const;
     const now = c.now();
     const { rows: room } = await client.query<{ unfinished: string; bound: number | null }>(
       `SELECT
@@ -88,6 +92,40 @@ export async function claimJob(c: FleetContext, id: number): Promise<Claim> {
   // No intent, no request: a job whose row is gone must never be paid for unrecorded.
   if (result === "gone") throw new JobGoneError(`job ${id} is not in the state file; it was not submitted`);
   return result;
+}
+
+/**
+ * Whether this runner's claim of job `id` committed, though its connection broke before the answer
+ * came (pg/outage.ts): the job is `submitting` and held by this runner, which makes one claim of a
+ * job at a time. Its attempt if so.
+ */
+export async function claimLanded(c: FleetContext, id: number): Promise<{ value: number } | undefined> {
+  const { rows } = await c.pool.query<{ attempts: number }>(
+    "SELECT attempts FROM jobs WHERE id = $1 AND state = 'submitting' AND runner_id = $2",
+    [id, c.runnerId],
+  );
+  return rows[0] && { value: rows[0].attempts };
+}
+
+/**
+ * Whether this runner's answer to job `id` (task `taskId`) committed though its connection broke:
+ * undefined if not (it is written again); throws as answerJob does if it landed late.
+ */
+export async function answerLanded(
+  c: FleetContext,
+  id: number,
+  taskId: string,
+): Promise<{ value: undefined } | undefined> {
+  const { rows } = await c.pool.query<{ runner_id: string | null }>(
+    "SELECT runner_id FROM jobs WHERE id = $1 AND state = 'submitted' AND task_id = $2",
+    [id, taskId],
+  );
+  if (!rows[0]) return undefined;
+  if (rows[0].runner_id !== null && toNumber(rows[0].runner_id) === c.runnerId) return { value: undefined };
+  throw await leaseLostError(
+    c,
+    `The service's answer to its submission (task ${taskId}) was recorded: another runner follows it.`,
+  );
 }
 
 /**
@@ -124,7 +162,7 @@ export async function answerJob(c: FleetContext, id: number, taskId: string): Pr
  */
 export async function holdTask(c: FleetContext, id: number): Promise<boolean> {
   const { rows } = await c.pool.query<{ held: boolean }>(
-    `WITH me AS (${FENCE.replace("$1", "$2")}),
+    `WITH me AS (${fence(c, 2)}),
        held AS (
          UPDATE jobs SET runner_id = $2 FROM me
            WHERE jobs.id = $1 AND jobs.state = 'submitted'
@@ -158,16 +196,17 @@ export async function heldElsewhere(c: FleetContext, ids: readonly number[]): Pr
 
 /**
  * The fenced intent of a speech call: as markSpeechCreating (sql/speech.ts), by a runner that holds
- * its lease, recorded with it so that a takeover finds it.
+ * its lease, recorded with it so that a takeover finds it. This runner's own intent is found as made:
+ * the same intent tried again after its connection broke (pg/outage.ts).
  */
 export async function startSpeech(c: FleetContext, voiceId: string, text: string): Promise<void> {
   const { rows } = await c.pool.query<{ alive: boolean; made: boolean }>(
-    `WITH me AS (${FENCE.replace("$1", "$5")}),
+    `WITH me AS (${fence(c, 5)}),
        made AS (
          INSERT INTO speech (service_id, voice_id, text, state, updated_at, runner_id)
            SELECT $1, $2, $3, 'creating', $4, id FROM me
            ON CONFLICT (service_id, voice_id, text) DO UPDATE SET state = 'creating', asset_id = NULL, error = NULL, updated_at = excluded.updated_at, runner_id = excluded.runner_id
-           WHERE speech.state = 'uncertain'
+           WHERE speech.state = 'uncertain' OR (speech.state = 'creating' AND speech.runner_id = excluded.runner_id)
            RETURNING 1)
      SELECT (SELECT count(*) FROM me) = 1 AS alive, (SELECT count(*) FROM made) = 1 AS made`,
     [c.serviceId, voiceId, text, c.now(), c.runnerId],
@@ -188,12 +227,15 @@ export async function startSpeech(c: FleetContext, voiceId: string, text: string
  */
 export async function takeOverLost(c: FleetContext): Promise<TakeOver> {
   const dead = await deadOnThisHost(c);
-  return inTransaction(c, async (client) => {
+  const result = await inTransaction(c, async (client) => {
+    // A lost runner takes nothing over; and this one's own silence (an outage) is recorded first.
+    if ((await client.query(fence(c), [c.runnerId])).rowCount !== 1) return "lost-lease" as const;
     const now = c.now();
     const { rows: lost } = await client.query<{ id: string; host: string; pid: number }>(
-      `UPDATE runners SET stopped_at = ${DB_NOW}, lost_at = ${DB_NOW}, taken_by = $1
-         WHERE stopped_at IS NULL AND id <> $1 AND (heartbeat_at < ${DB_NOW} - $2 OR id = ANY ($3::bigint[]))
-         RETURNING id, host, pid`,
+      `UPDATE runners r SET stopped_at = ${DB_NOW}, lost_at = ${DB_NOW}, taken_by = $1
+         WHERE r.stopped_at IS NULL AND r.id <> $1
+           AND (r.id = ANY ($3::bigint[]) OR (r.heartbeat_at < ${DB_NOW} - $2 AND ${SILENT_WHILE_REACHABLE}))
+         RETURNING r.id, r.host, r.pid`,
       [c.runnerId, c.lease.leaseMs, dead],
     );
     const holder = `coalesce((SELECT 'runner ' || r.id || ' on ' || r.host || ' (pid ' || r.pid || ')' FROM runners r WHERE r.id = jobs.runner_id), 'its runner')`;
@@ -231,7 +273,19 @@ export async function takeOverLost(c: FleetContext): Promise<TakeOver> {
       uploads: uploads.rowCount ?? 0,
     };
   });
+  if (result === "lost-lease") throw await leaseLostError(c, "It takes no work over.");
+  return result;
 }
+
+/**
+ * A runner `r` is taken for lost only if its silence was heard: some other runner `s` (this one, or
+ * any other, stopped since or not) was heard without a gap for a whole lease after r's last beat
+ * (s.connected_at: see runners.ts aliveNow). A database that restarted, or a network cut that kept
+ * every runner away, silences the whole fleet at once: nobody heard that, and nobody is taken over
+ * when it comes back; the runners reconnect and go on. $2 is the lease.
+ */
+const SILENT_WHILE_REACHABLE = `EXISTS (SELECT 1 FROM runners s WHERE s.id <> r.id
+    AND s.heartbeat_at - greatest(r.heartbeat_at, s.connected_at) >= $2)`;
 
 /**
  * The runners of this machine that have not stopped but whose process is gone (killed with kill -9,

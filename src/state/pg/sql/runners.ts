@@ -23,17 +23,26 @@ export interface NewRunner {
 /** Records a runner that starts: its id. */
 export async function registerRunner(c: Pool, runner: NewRunner): Promise<number> {
   const { rows } = await c.pool.query<{ id: string }>(
-    `INSERT INTO runners (host, pid, started_at, heartbeat_at, concurrency, service_id)
-       VALUES ($1, $2, ${DB_NOW}, ${DB_NOW}, $3, $4) RETURNING id`,
+    `INSERT INTO runners (host, pid, started_at, heartbeat_at, connected_at, concurrency, service_id)
+       VALUES ($1, $2, ${DB_NOW}, ${DB_NOW}, ${DB_NOW}, $3, $4) RETURNING id`,
     [runner.host, runner.pid, runner.concurrency, runner.serviceId > 0 ? runner.serviceId : null],
   );
   return toNumber(rows[0]!.id);
 }
 
+/**
+ * The assignments that record runner `$id` alive now. A runner silent for longer than `gapMs` (two
+ * missed beats: it could not reach the database either) is heard again from now on (connected_at):
+ * see sql/fleet.ts for why that matters.
+ */
+export function aliveNow(gapMs: number): string {
+  return `connected_at = CASE WHEN heartbeat_at < ${DB_NOW} - ${Math.round(gapMs)} THEN ${DB_NOW} ELSE connected_at END, heartbeat_at = ${DB_NOW}`;
+}
+
 /** Records that runner `id` is alive. False when its row is stopped (or gone). */
-export async function beat(c: Pool, id: number): Promise<boolean> {
+export async function beat(c: Pool, id: number, gapMs: number): Promise<boolean> {
   const { rowCount } = await c.pool.query(
-    `UPDATE runners SET heartbeat_at = ${DB_NOW} WHERE id = $1 AND stopped_at IS NULL`,
+    `UPDATE runners SET ${aliveNow(gapMs)} WHERE id = $1 AND stopped_at IS NULL`,
     [id],
   );
   return rowCount === 1;

@@ -1,0 +1,50 @@
+// What a runner of a fleet (a shared store) tells of the fleet's events: the work of silent runners
+// taken over, and the store going away and coming back (state/pg/outage.ts).
+import { formatDuration } from "../duration.js";
+import type { Logger } from "../log/logger.js";
+import type { OutageEvent, TakeOver } from "../state/store.js";
+import type { ProgressSink } from "./progress.js";
+
+/** What the runners of a fleet note of a takeover (at start, and as they work). */
+export function noteTakeOver(found: TakeOver, progress: ProgressSink): void {
+  for (const runner of found.lost) {
+    progress.event({
+      stage: "note",
+      detail: `runner ${runner.id} on ${runner.host} (pid ${runner.pid}) was silent past its lease: its work is taken over`,
+    });
+  }
+  if (found.uncertain > 0) {
+    progress.event({
+      stage: "note",
+      detail: `${found.uncertain} submission(s) of a runner that stopped have an unknown outcome: marked uncertain`,
+    });
+  }
+  if (found.uploads > 0) {
+    progress.event({
+      stage: "note",
+      detail: `${found.uploads} upload(s) of a runner that stopped may have reached the service without an answer; they are uploaded again if needed (uploads cost no credits)`,
+    });
+  }
+}
+
+/**
+ * The store stopped answering (every operation waits and tries again, so no new work is taken) or
+ * answers again. Said as a note (a line off a terminal) and as a pause of the live display.
+ */
+export function noteOutage(event: OutageEvent, progress: ProgressSink, log: Logger): void {
+  if (event.state === "down") {
+    log.warn({ err: event.error }, "store unreachable: waiting for it");
+    progress.event({ stage: "paused", detail: "the store does not answer: no new work is taken" });
+    progress.event({
+      stage: "note",
+      detail: `the store does not answer (${event.error}): no new work is taken; reel tries again until it does, for up to ${formatDuration(event.limitMs)}, then stops`,
+    });
+    return;
+  }
+  log.info({ downMs: Math.round(event.downMs) }, "store reachable again");
+  progress.event({ stage: "resumed" });
+  progress.event({
+    stage: "note",
+    detail: `the store answers again after ${formatDuration(event.downMs)}: work goes on`,
+  });
+}
