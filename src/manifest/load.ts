@@ -10,12 +10,13 @@ import { shownPath } from "../user-path.js";
 import { FileChecker, hashFileStreaming, type MediaUse } from "./check-files.js";
 import { rememberSource } from "./format-problems.js";
 import { locate, type PathSegment } from "./locate.js";
+import { ExpansionProblems, expandMatrices, templatePath } from "./matrix-places.js";
 import { isManifestFile } from "./manifest-file.js";
 import { show } from "./messages.js";
 import { normalizeManifest, type RefKey } from "./normalize.js";
 import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
 import { compareProblems, PROBLEM_CODES, type Problem, type Warning } from "./problem.js";
-import { MEDIA_STRING_PATTERN, SAFE_NAME_MAX, SAFE_NAME_PATTERN } from "./schema.js";
+import { MEDIA_STRING_PATTERN, SAFE_NAME_MAX, SAFE_NAME_PATTERN, SEED_MAX } from "./schema.js";
 import { checkTexts, notTextMessage } from "./text-checks.js";
 import type { AssetRef, LoadOptions, LoadResult, NormalizedManifest, SpeechRef } from "./types.js";
 import { valueAt } from "./messages.js";
@@ -251,23 +252,45 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
   const parsedResult = parseYaml(text);
   if (!parsedResult.ok) return { problems: parsedResult.problems.map((p) => ({ file, ...p })), text };
   const parsed: ParsedYaml = parsedResult.parsed;
-  const raw = parsed.value;
-  const at = (p: readonly PathSegment[], target: "value" | "key" = "value") => locate(parsed, p, target);
+  // Matrix videos expanded (matrix.ts): everything below reads the expanded videos, and places what
+  // it finds in one at its template's line (`at` maps the path back).
+  const expansion = expandMatrices(parsed.value);
+  const raw = expansion.value;
+  const atTemplate = (p: readonly PathSegment[], target: "value" | "key" = "value") =>
+    locate(parsed, p, target);
+  const at = (p: readonly PathSegment[], target: "value" | "key" = "value") =>
+    atTemplate(templatePath(expansion, p), target);
 
   // Texts YAML reads otherwise than they look (`text: Shot #1` is "Shot").
   const texts = checkTexts(parsed, text);
   problems.push(...texts.errors.map((p) => ({ file, ...p })));
   const warnings: Warning[] = texts.warnings.map((w) => ({ file, ...w }));
 
+  for (const p of expansion.problems)
+    problems.push({ file, ...atTemplate(p.path), message: p.message, code: p.code });
+  // A problem of an expanded video names it and its combination, once per place and message.
+  const inExpansion = new ExpansionProblems(expansion, raw);
+  const place = (
+    p: readonly PathSegment[],
+    message: string,
+    code: Problem["code"],
+    target: "value" | "key" = "value",
+  ) => {
+    const said = inExpansion.say(p, message);
+    if (said !== undefined) problems.push({ file, ...at(p, target), message: said, code });
+  };
+
   // 2. Validate against the schema.
   const validated = validateManifestValue(raw);
   if (!validated.ok) {
     for (const issue of validated.issues) {
+      // Every video a matrix that failed (said above): not "no video" besides.
+      if (expansion.problems.length > 0 && issue.path.length === 1 && issue.path[0] === "videos") continue;
       const message =
         (issue.target === "value"
-          ? notTextMessage(parsed, text, issue.path, valueAt(raw, issue.path))
+          ? notTextMessage(parsed, text, templatePath(expansion, issue.path), valueAt(raw, issue.path))
           : undefined) ?? issue.message;
-      problems.push({ file, ...at(issue.path, issue.target), message, code: issue.code });
+      place(issue.path, message, issue.code, issue.target);
     }
   }
 
@@ -286,15 +309,27 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
       return;
     }
     const firstLine = at(["videos", first.index, "id"]).line;
-    problems.push({
-      file,
-      ...at(["videos", i, "id"]),
-      message:
-        first.id === id
-          ? `video id "${id}" is already used at line ${firstLine}; ids must be unique in a manifest`
-          : `video id "${id}" differs from "${first.id}" (line ${firstLine}) only in case; their output files would collide on some file systems`,
-      code: PROBLEM_CODES.duplicateId,
-    });
+    place(
+      ["videos", i, "id"],
+      first.id === id
+        ? `video id "${id}" is already used at line ${firstLine}; ids must be unique in a manifest`
+        : `video id "${id}" differs from "${first.id}" (line ${firstLine}) only in case; their output files would collide on some file systems`,
+      PROBLEM_CODES.duplicateId,
+    );
+  });
+
+  // Takes count their seeds up from the one given: the last must still be a seed.
+  const defaultsOf = isRecord(record.defaults) ? record.defaults : {};
+  videos.forEach((video: unknown, i) => {
+    if (!isRecord(video)) return;
+    const takes = video.takes ?? defaultsOf.takes;
+    const seed = video.seed ?? defaultsOf.seed;
+    if (typeof takes !== "number" || typeof seed !== "number" || seed + takes - 1 <= SEED_MAX) return;
+    place(
+      video.seed !== undefined ? ["videos", i, "seed"] : ["defaults", "seed"],
+      `seed ${seed} leaves no room for ${takes} takes (seed, seed+1, ...): give at most ${SEED_MAX - takes + 1}`,
+      PROBLEM_CODES.invalidValue,
+    );
   });
 
   let name: FileOutcome["name"];
@@ -331,7 +366,7 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
   await Promise.all(
     collectRefSites(raw).map(async (site) => {
       const problem = (p: readonly PathSegment[], message: string, code: Problem["code"]) =>
-        problems.push({ file, ...at(p), message, code });
+        place(p, message, code);
       if (site.field === "speech") {
         if (!isRecord(site.value)) return;
         const voiceId = readId(site.value.voice);

@@ -5,6 +5,7 @@ import type { Model } from "../service/api-types.js";
 import type { Position } from "./locate.js";
 import type { ChunkInput, ManifestInput, VideoInput } from "./schema.js";
 import { computeSpecHash } from "./spec-hash.js";
+import { takeId, takeSeed } from "./takes.js";
 import type { AssetRef, Job, JobChunk, JobSpec, NormalizedManifest, SpeechRef } from "./types.js";
 
 /** Where a reference sits in the manifest, as a "/"-joined path: "videos/3/chunks/0/audio". */
@@ -41,7 +42,12 @@ function normalizeChunk(chunk: ChunkInput, at: RefKey, refs: NormalizeContext["r
   return out;
 }
 
-function normalizeVideo(input: ManifestInput, video: VideoInput, index: number, ctx: NormalizeContext): Job {
+function normalizeVideo(
+  input: ManifestInput,
+  video: VideoInput,
+  index: number,
+  ctx: NormalizeContext,
+): Job[] {
   const defaults = input.defaults ?? {};
   const at = `videos/${index}`;
   // The schema guarantees a model here or in defaults.
@@ -49,6 +55,7 @@ function normalizeVideo(input: ManifestInput, video: VideoInput, index: number, 
   const resolution = video.resolution ?? defaults.resolution;
   const aspectRatio = video.aspectRatio ?? defaults.aspectRatio;
   const seed = video.seed ?? defaults.seed;
+  const takes = video.takes ?? defaults.takes;
   const sourceKey =
     video.source !== undefined
       ? `${at}/source`
@@ -56,33 +63,38 @@ function normalizeVideo(input: ManifestInput, video: VideoInput, index: number, 
         ? "defaults/source"
         : undefined;
 
-  const spec: JobSpec = {
+  const specOf = (seed: number | undefined): JobSpec => ({
     model,
     ...(resolution !== undefined ? { resolution } : {}),
     ...(aspectRatio !== undefined ? { aspectRatio } : {}),
     ...(seed !== undefined ? { seed } : {}),
     ...(sourceKey !== undefined ? { source: assetRef(ctx.refs, sourceKey) } : {}),
     chunks: video.chunks.map((c, j) => normalizeChunk(c, `${at}/chunks/${j}`, ctx.refs)),
-  };
+  });
 
   const position = ctx.positionOfVideo(index);
-  return {
+  const job = (id: string, spec: JobSpec): Job => ({
     manifest: ctx.name,
-    id: video.id,
-    key: `${ctx.name}/${video.id}`,
+    id,
+    key: `${ctx.name}/${id}`,
     specHash: computeSpecHash(spec),
     spec,
     seconds: spec.chunks.reduce((sum, c) => sum + c.duration, 0),
     model,
     line: position.line,
     col: position.col,
-  };
+  });
+  if (takes === undefined) return [job(video.id, specOf(seed))];
+  return Array.from({ length: takes }, (_, k) => {
+    const id = takeId(video.id, k + 1);
+    return job(id, specOf(seed !== undefined ? seed + k : takeSeed(ctx.name, id)));
+  });
 }
 
 export function normalizeManifest(input: ManifestInput, ctx: NormalizeContext): NormalizedManifest {
   return {
     name: ctx.name,
     file: ctx.file,
-    jobs: input.videos.map((v, i) => normalizeVideo(input, v, i, ctx)),
+    jobs: input.videos.flatMap((v, i) => normalizeVideo(input, v, i, ctx)),
   };
 }

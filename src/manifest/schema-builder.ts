@@ -56,6 +56,14 @@ type ObjectOf<P extends Record<string, Schema<unknown>>, R extends keyof P> = Si
   { [K in R]: Infer<P[K]> } & { [K in Exclude<keyof P, R>]?: Infer<P[K]> }
 >;
 
+/**
+ * A schema written out as JSON, for a value the loader reads itself before the schema sees the rest
+ * (a matrix: matrix.ts checks it and names its problems); `T` is declared, not inferred.
+ */
+export function written<T>(doc: Doc, json: JsonSchema): Schema<T> {
+  return make({ ...doc, ...json });
+}
+
 /** A closed object: unknown fields are errors. */
 export function object<P extends Record<string, Schema<unknown>>, R extends keyof P & string = never>(
   doc: Doc,

@@ -17,6 +17,7 @@ import {
   object,
   oneOfValues,
   refine,
+  written,
   string,
   stringOr,
 } from "./schema-builder.js";
@@ -33,6 +34,8 @@ export const ID_STRING_PATTERN = "^(?!0+$)[0-9]+$";
 /** Text sent as a condition: the service refuses empty or blank text. */
 export const NON_BLANK_PATTERN = "\\S";
 export const SEED_MAX = Number.MAX_SAFE_INTEGER;
+/** The most takes of one video. */
+export const TAKES_MAX = 100;
 
 /** Name of the `$defs` entry that holds the rules of one model. Messages recognise rule errors by it. */
 export const modelRulesDef = (model: Model): string => `model-${model}`;
@@ -241,7 +244,51 @@ function buildTypes() {
     conditional(whenModel(m), { $ref: `#/$defs/${modelRulesDef(m)}` }),
   );
 
-  const videoFields = { model, resolution, aspectRatio, seed, source };
+  const takes = integer(
+    {
+      title: "Takes",
+      description: `Makes this many jobs of the video, each with its own seed (the seed given, then +1, +2...; without one, a fixed seed per take): <id>~1 .. <id>~N, in OUT/<manifest>/<id>~1.mp4 ... From 1 to ${TAKES_MAX}.`,
+      examples: [3],
+    },
+    { minimum: 1, maximum: TAKES_MAX },
+  );
+
+  const videoFields = { model, resolution, aspectRatio, seed, source, takes };
+
+  const scalar = { type: ["string", "number", "boolean"] };
+  const matrix = written<Record<string, unknown>>(
+    {
+      title: "Matrix",
+      description:
+        "Named lists whose cross product makes one video each: {name} in the id (which names every axis), texts, voices, paths and assets takes each value. An item may be a mapping, whose every key is a placeholder (the key named like the axis gives its value). exclude: combinations left out.",
+      examples: [
+        {
+          lang: ["en", "de"],
+          face: [
+            { face: "anna", voice: 17 },
+            { face: "ben", voice: 18 },
+          ],
+        },
+      ],
+    },
+    {
+      type: "object",
+      properties: {
+        exclude: {
+          title: "Excluded combinations",
+          description: "Combinations the matrix leaves out: each a mapping of axes to values.",
+          examples: [[{ lang: "de", face: "ben" }]],
+          type: "array",
+          items: { type: "object", additionalProperties: scalar },
+        },
+      },
+      additionalProperties: {
+        type: "array",
+        minItems: 1,
+        items: { anyOf: [scalar, { type: "object", additionalProperties: scalar }] },
+      },
+    },
+  );
 
   const video = defs.define(
     "video",
@@ -260,6 +307,7 @@ function buildTypes() {
             examples: ["intro", "scene-2"],
           }),
           ...videoFields,
+          matrix,
           chunks: array(
             chunk,
             {

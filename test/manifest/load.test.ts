@@ -24,9 +24,10 @@ describe("loadManifests", () => {
     expect(manifests.map((m) => [m.name, m.file])).toEqual([
       ["actor-examples", "manifests/actor.yaml"],
       ["avatar-examples", "manifests/avatar.yaml"],
+      ["summer-campaign", "manifests/campaign.yaml"],
       ["spring-campaign", "manifests/mixed.yaml"],
     ]);
-    for (const file of ["actor.yaml", "avatar.yaml", "mixed.yaml"]) {
+    for (const file of ["actor.yaml", "avatar.yaml", "campaign.yaml", "mixed.yaml"]) {
       const text = await readFile(path.join(REPO, "manifests", file), "utf8");
       expect(text.startsWith("# yaml-language-server: $schema=../schemas/manifest.schema.json\n")).toBe(true);
     }

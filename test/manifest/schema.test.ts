@@ -84,7 +84,7 @@ describe("manifest JSON Schema", () => {
       { voice: number | string; text: string } | undefined
     >();
     expectTypeOf<keyof VideoInput>().toEqualTypeOf<
-      "id" | "model" | "resolution" | "aspectRatio" | "seed" | "source" | "chunks"
+      "id" | "model" | "resolution" | "aspectRatio" | "seed" | "source" | "takes" | "matrix" | "chunks"
     >();
   });
 });

@@ -1,0 +1,321 @@
+// Campaign forms (issue 19): a video's `matrix:` is expanded to the cross product of its named lists
+// before the manifest is validated, so that every expanded video is checked like a written one (the
+// schema, the per-model rules, its files). The expansion keeps each video's shape: a field of an
+// expanded video sits at the same path as in its template, so a problem found in it is placed at the
+// template's line (load.ts maps the video's index back, and names the combination).
+//
+//   - id: promo-{lang}-{face}
+//     matrix:
+//       lang: [en, de]                              # {lang}
+//       face: [{face: anna, voice: 17}, {face: ben, voice: 18}]   # {face} and {voice}
+//       exclude: [{lang: de, face: ben}]            # combinations left out (GitHub Actions' form)
+//
+// Placeholders `{name}` stand in any text of the video (id, texts, speech, voices, paths, assets);
+// a text that is exactly one placeholder takes the value as written (a number stays a number), and
+// `{{` / `}}` write a brace. The id must name every axis, so expanded ids stay unique.
+import { show } from "./messages.js";
+import type { PathSegment } from "./locate.js";
+import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
+
+/** No template expands to more videos than this: a typo in a list should not make a million jobs. */
+export const MATRIX_MAX_VIDEOS = 10_000;
+
+/** The keys of `matrix:` that are not axes. */
+const EXCLUDE = "exclude";
+const RESERVED = new Set([EXCLUDE, "include"]);
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PLACEHOLDER = /\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+type Scalar = string | number | boolean;
+/** One combination: every placeholder's value. */
+export type Combination = Readonly<Record<string, Scalar>>;
+
+/** Where an expanded video comes from. */
+export interface VideoOrigin {
+  /** Its index among the videos as written. */
+  readonly index: number;
+  /** Its axes' values (matrix videos only), as named in messages: "lang=de, face=ben". */
+  readonly combination?: string;
+}
+
+export interface MatrixProblem {
+  readonly path: readonly PathSegment[];
+  readonly message: string;
+  readonly code: ProblemCode;
+}
+
+export interface Expansion {
+  /** The manifest with each matrix video replaced by its videos, in order; `raw` itself if none. */
+  readonly value: unknown;
+  /** For each video of `value`, where it comes from. */
+  readonly origins: readonly VideoOrigin[];
+  /** Problems of the matrices, at their template paths; a template with one expands to nothing. */
+  readonly problems: readonly MatrixProblem[];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const isScalar = (value: unknown): value is Scalar =>
+  typeof value === "string" ||
+  (typeof value === "number" && Number.isFinite(value)) ||
+  typeof value === "boolean";
+
+/** Expands every video of `raw` that has a `matrix:` (see above). */
+export function expandMatrices(raw: unknown): Expansion {
+  if (!isRecord(raw) || !Array.isArray(raw.videos) || !raw.videos.some((v) => isRecord(v) && "matrix" in v)) {
+    const count = isRecord(raw) && Array.isArray(raw.videos) ? raw.videos.length : 0;
+    return { value: raw, origins: Array.from({ length: count }, (_, index) => ({ index })), problems: [] };
+  }
+  const problems: MatrixProblem[] = [];
+  const videos: unknown[] = [];
+  const origins: VideoOrigin[] = [];
+  raw.videos.forEach((video: unknown, index) => {
+    if (!isRecord(video) || !("matrix" in video)) {
+      videos.push(video);
+      origins.push({ index });
+      return;
+    }
+    const found = expandVideo(video, ["videos", index]);
+    problems.push(...found.problems);
+    for (const made of found.videos) {
+      videos.push(made.video);
+      origins.push({ index, combination: made.combination });
+    }
+  });
+  return { value: { ...raw, videos }, origins, problems };
+}
+
+interface Axis {
+  readonly name: string;
+  /** Each item's placeholders. */
+  readonly items: readonly Combination[];
+}
+
+function expandVideo(
+  video: Record<string, unknown>,
+  at: readonly PathSegment[],
+): { videos: { video: unknown; combination: string }[]; problems: MatrixProblem[] } {
+  const problems: MatrixProblem[] = [];
+  const problem = (
+    path: readonly PathSegment[],
+    message: string,
+    code: ProblemCode = PROBLEM_CODES.invalidValue,
+  ) => problems.push({ path, message, code });
+  const none = { videos: [], problems };
+  const matrixAt = [...at, "matrix"];
+  const matrix = video.matrix;
+  if (!isRecord(matrix)) {
+    problem(matrixAt, "matrix takes named lists, e.g. `matrix: { lang: [en, de] }`");
+    return none;
+  }
+
+  const axes: Axis[] = [];
+  for (const [name, list] of Object.entries(matrix)) {
+    if (name === EXCLUDE) continue;
+    const axisAt = [...matrixAt, name];
+    if (RESERVED.has(name)) {
+      problem(
+        axisAt,
+        `matrix ${name} is not supported; write the extra video out in videos`,
+        PROBLEM_CODES.unknownField,
+      );
+      continue;
+    }
+    if (!NAME.test(name)) {
+      problem(
+        axisAt,
+        `matrix axis ${show(name)} can't be a placeholder name: letters, digits and _, not starting with a digit`,
+      );
+      continue;
+    }
+    if (!Array.isArray(list) || list.length === 0) {
+      problem(axisAt, `matrix axis ${name} takes a list of at least one value, e.g. ${name}: [a, b]`);
+      continue;
+    }
+    const items: Combination[] = [];
+    list.forEach((item: unknown, i) => {
+      const itemAt = [...axisAt, i];
+      if (isScalar(item)) items.push({ [name]: item });
+      else if (isRecord(item)) {
+        if (!(name in item)) {
+          problem(
+            itemAt,
+            `an item of axis ${name} that is a mapping needs a ${name} key: its value is {${name}}`,
+            PROBLEM_CODES.missingField,
+          );
+          return;
+        }
+        const values: Record<string, Scalar> = {};
+        for (const [key, value] of Object.entries(item)) {
+          if (!NAME.test(key))
+            problem([...itemAt, key], `${show(key)} can't be a placeholder name: letters, digits and _`);
+          else if (!isScalar(value))
+            problem([...itemAt, key], `the value of {${key}} must be a text, a number or true/false`);
+          else values[key] = value;
+        }
+        items.push(values);
+      } else problem(itemAt, `an item of axis ${name} is a value (a text, a number) or a mapping of values`);
+    });
+    axes.push({ name, items });
+  }
+  if (axes.length === 0 && problems.length === 0)
+    problem(matrixAt, "matrix names no axis, e.g. `matrix: { lang: [en, de] }`");
+
+  // Two axes may not give the same placeholder: which would win is a guess.
+  const givenBy = new Map<string, string>();
+  for (const axis of axes) {
+    for (const key of new Set(axis.items.flatMap((item) => Object.keys(item)))) {
+      const other = givenBy.get(key);
+      if (other !== undefined && other !== axis.name)
+        problem(
+          [...matrixAt, axis.name],
+          `{${key}} is given by both axis ${other} and axis ${axis.name}; rename one`,
+        );
+      givenBy.set(key, axis.name);
+    }
+  }
+
+  // The id names every axis, or two expanded videos would share one.
+  if (typeof video.id === "string") {
+    const named = placeholdersOf(video.id);
+    const missing = axes.filter((axis) => !named.has(axis.name)).map((axis) => `{${axis.name}}`);
+    if (missing.length > 0)
+      problem(
+        [...at, "id"],
+        `the id of a matrix video must name every axis so that each video's id is unique: add ${missing.join(" and ")}`,
+      );
+  }
+
+  const excludes = excludesOf(matrix[EXCLUDE], [...matrixAt, EXCLUDE], axes, problem);
+  const total = axes.reduce((product, axis) => product * axis.items.length, 1);
+  if (total > MATRIX_MAX_VIDEOS)
+    problem(
+      matrixAt,
+      `this matrix makes ${total} videos; one video may expand to at most ${MATRIX_MAX_VIDEOS} (split it, or shorten a list)`,
+    );
+  if (problems.length > 0) return none;
+
+  const template = Object.fromEntries(Object.entries(video).filter(([key]) => key !== "matrix"));
+  const placed = new Set<string>(); // problems of placeholders, once per path
+  const videos: { video: unknown; combination: string }[] = [];
+  for (const picks of crossProduct(axes)) {
+    const values: Record<string, Scalar> = Object.assign({}, ...picks);
+    const axisValues = axes.map((axis) => [axis.name, values[axis.name]!] as const);
+    if (
+      excludes.some((ex) => Object.entries(ex).every(([key, value]) => String(values[key]) === String(value)))
+    )
+      continue;
+    const combination = axisValues.map(([name, value]) => `${name}=${String(value)}`).join(", ");
+    const expanded = substitute(template, at, values, givenBy, combination, placed, problem);
+    videos.push({ video: expanded, combination });
+  }
+  return problems.length > 0 ? none : { videos, problems };
+}
+
+function excludesOf(
+  value: unknown,
+  at: readonly PathSegment[],
+  axes: readonly Axis[],
+  problem: (path: readonly PathSegment[], message: string, code?: ProblemCode) => void,
+): Combination[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    problem(at, "exclude takes a list of combinations, e.g. exclude: [{lang: de, face: ben}]");
+    return [];
+  }
+  const names = new Set(axes.map((axis) => axis.name));
+  const out: Combination[] = [];
+  value.forEach((item: unknown, i) => {
+    if (!isRecord(item) || Object.keys(item).length === 0) {
+      problem([...at, i], "an exclude entry is a mapping of axes to values, e.g. {lang: de, face: ben}");
+      return;
+    }
+    for (const [key, v] of Object.entries(item)) {
+      if (!names.has(key))
+        problem(
+          [...at, i, key],
+          `exclude names ${show(key)}, which is not an axis of this matrix (${[...names].join(", ")})`,
+          PROBLEM_CODES.unknownField,
+        );
+      else if (!isScalar(v))
+        problem([...at, i, key], `exclude gives an axis its value (a text or a number), not ${show(v)}`);
+    }
+    out.push(item as Combination);
+  });
+  return out;
+}
+
+function* crossProduct(axes: readonly Axis[]): Generator<Combination[]> {
+  const picks: Combination[] = [];
+  function* walk(depth: number): Generator<Combination[]> {
+    if (depth === axes.length) {
+      yield [...picks];
+      return;
+    }
+    for (const item of axes[depth]!.items) {
+      picks.push(item);
+      yield* walk(depth + 1);
+      picks.pop();
+    }
+  }
+  yield* walk(0);
+}
+
+function placeholdersOf(text: string): Set<string> {
+  const names = new Set<string>();
+  for (const match of text.matchAll(PLACEHOLDER)) if (match[1] !== undefined) names.add(match[1]);
+  return names;
+}
+
+/** `value` with every placeholder of its texts replaced (see the top of the file). */
+function substitute(
+  value: unknown,
+  path: readonly PathSegment[],
+  values: Combination,
+  known: ReadonlyMap<string, string>,
+  combination: string,
+  placed: Set<string>,
+  problem: (path: readonly PathSegment[], message: string, code?: ProblemCode) => void,
+): unknown {
+  if (typeof value === "string") {
+    const whole = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value);
+    const missing = (name: string): void => {
+      const key = `${path.join("/")}\n${name}`;
+      if (placed.has(key)) return;
+      placed.add(key);
+      problem(
+        path,
+        known.has(name)
+          ? `{${name}} has no value for ${combination}: give every item of axis ${known.get(name)} a ${name} key`
+          : `unknown placeholder {${name}}; this matrix gives ${[...known.keys()].map((k) => `{${k}}`).join(", ")} (write {{ for a brace)`,
+      );
+    };
+    if (whole) {
+      const found = values[whole[1]!];
+      if (found === undefined) missing(whole[1]!);
+      return found ?? value;
+    }
+    return value.replace(PLACEHOLDER, (match, name: string | undefined) => {
+      if (name === undefined) return match === "{{" ? "{" : "}";
+      const found = values[name];
+      if (found === undefined) {
+        missing(name);
+        return match;
+      }
+      return String(found);
+    });
+  }
+  if (Array.isArray(value))
+    return value.map((item, i) =>
+      substitute(item, [...path, i], values, known, combination, placed, problem),
+    );
+  if (isRecord(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value))
+      out[key] = substitute(item, [...path, key], values, known, combination, placed, problem);
+    return out;
+  }
+  return value;
+}
