@@ -3,7 +3,14 @@
 
 import { existsSync } from "node:fs";
 import { type ReportCode, UsageError } from "../errors.js";
-import { makeJobFilter, makePlan, onlyHint, type Plan } from "../manifest/index.js";
+import {
+  type Explained,
+  explainPlan,
+  makeJobFilter,
+  makePlan,
+  onlyHint,
+  type Plan,
+} from "../manifest/index.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import { loadPlanStateView } from "./plan-state-view.js";
 import type { JobStore } from "../state/store.js";
@@ -28,7 +35,7 @@ import { checkWorkplace, withProjectRoot, workplaceJson, workplaceLine, workplac
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--base-url URL | --sandbox]
-                 [--allow-read DIR]... [--skip-invalid] [--json]
+                 [--allow-read DIR]... [--skip-invalid] [--explain] [--json]
 
 PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to the service.
 
@@ -45,7 +52,12 @@ Options:
   --skip-invalid     plan the valid manifests when some are invalid, and list the others with
                      their problems (as run --skip-invalid would run the valid ones); exit 1
                      when one was skipped
-  --json             print the plan as JSON on stdout
+  --explain          say why each job to submit would be: new, changed since its last version
+                     (the fields that differ), failed before anything was sent, or sent again
+                     on request (with --retry-failed, --resubmit-uncertain, as run takes them)
+  --retry-failed, --resubmit-uncertain
+                     count the failed, the uncertain jobs as to submit, as run does with them
+  --json             print the plan as JSON on stdout (with --explain: "explain")
   --out, --concurrency, --allow-private-sources
                      accepted and ignored, so that a script can give plan the options of run
 
@@ -131,6 +143,21 @@ export function formatPlan(plan: Plan, summaryLine: string, comparedWith: string
   return `${lines.join("\n")}\n`;
 }
 
+/** --explain, as text: each job to submit and why, its changes one per line. */
+function formatExplained(explained: readonly Explained[]): string {
+  const lines = ["", `why (${explained.length} to submit):`];
+  if (explained.length === 0) lines.push("  nothing to submit");
+  for (const { key, reasons } of explained) {
+    for (const reason of reasons) {
+      if (reason.changes && reason.changes.length > 0) {
+        lines.push(`  ${key}: changed since its last version:`);
+        for (const change of reason.changes) lines.push(`      ${change}`);
+      } else lines.push(`  ${key}: ${reason.text}`);
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
+
 export const planCommand: Command = {
   name: "plan",
   summary: "show what a run would do, without calling the service",
@@ -143,6 +170,9 @@ export const planCommand: Command = {
     sandbox: { type: "boolean" },
     "allow-read": { type: "string", multiple: true },
     json: { type: "boolean" },
+    explain: { type: "boolean" },
+    "retry-failed": { type: "boolean" },
+    "resubmit-uncertain": { type: "boolean" },
     // Taken and ignored, so that scripts can give plan the options they give run.
     out: { type: "string" },
     concurrency: { type: "string" },
@@ -180,8 +210,17 @@ export const planCommand: Command = {
 
     const { store, service } = await openStateForPlan(statePath, args, io, place.storeUrl);
     let plan: Plan;
+    let explained: Explained[] | undefined;
     try {
-      plan = makePlan(manifests, store ? await loadPlanStateView(store, place.outDir, manifests) : undefined);
+      const view = store ? await loadPlanStateView(store, place.outDir, manifests) : undefined;
+      plan = makePlan(manifests, view);
+      if (args.values.explain === true) {
+        explained = explainPlan(manifests, plan, view, {
+          retryFailed: args.values["retry-failed"] === true,
+          resubmitUncertain: args.values["resubmit-uncertain"] === true,
+          cwd: io.cwd,
+        });
+      }
       if (store && service !== undefined && service !== SANDBOX_SERVICE_ID) {
         const fresh = new Set(plan.jobs.new);
         const jobs = manifests.flatMap((m) => m.jobs).filter((job) => fresh.has(job.key));
@@ -196,12 +235,12 @@ export const planCommand: Command = {
     if (json) {
       const { warnings } = loaded;
       io.stdout.write(
-        `${JSON.stringify({ ok: code === EXIT.ok, ...workplaceJson(place), service: service ?? null, summary, plan, warnings, skipped })}\n`,
+        `${JSON.stringify({ ok: code === EXIT.ok, ...workplaceJson(place), service: service ?? null, summary, plan, ...(explained ? { explain: explained } : {}), warnings, skipped })}\n`,
       );
     } else {
       const verdict = `${summaryText(summary)}: ok${skipped.length > 0 ? ` (${skipped.length} invalid skipped)` : ""}`;
       io.stdout.write(
-        `${workplaceLine(place, io.cwd, existsSync(statePath))}\n${formatPlan(plan, verdict, comparedWith(store, service))}`,
+        `${workplaceLine(place, io.cwd, existsSync(statePath))}\n${formatPlan(plan, verdict, comparedWith(store, service))}${explained ? formatExplained(explained) : ""}`,
       );
     }
     return code;

@@ -39,7 +39,30 @@ export async function loadPlanStateView(
       }
     }
   }
+  // Every version of these jobs, for --explain: the last one before this, and this one's error.
+  const wanted = new Set(manifests.flatMap((m) => m.jobs.map((job) => job.key)));
+  const versions = new Map<string, JobRow[]>();
+  for (const row of await store.listJobs()) {
+    if (!wanted.has(row.job_key)) continue;
+    const list = versions.get(row.job_key) ?? [];
+    list.push(row);
+    versions.set(row.job_key, list);
+  }
   return {
+    earlierVersion(key, specHash) {
+      const others = (versions.get(key) ?? []).filter((row) => row.spec_hash !== specHash);
+      // The last one sent, else the last one recorded.
+      const sent = others.filter((row) => row.attempts > 0);
+      const last = (sent.length > 0 ? sent : others).reduce<JobRow | undefined>(
+        (latest, row) => (latest === undefined || row.updated_at > latest.updated_at ? row : latest),
+        undefined,
+      );
+      return last && { specJson: last.spec_json, sent: last.attempts > 0 };
+    },
+    errorOf(key, specHash) {
+      const row = rows.get(versionKey(key, specHash));
+      return row && (row.state === "Fail" || row.state === "Canceled") ? (row.error ?? row.state) : undefined;
+    },
     madeAs: (specHash) => made.get(specHash),
     replacedAs: (key, specHash) => replaced.get(versionKey(key, specHash)),
     jobStatus(key: string, specHash: string): JobStatus {

@@ -23,6 +23,7 @@ export {
   type WarningCode,
 } from "./problem.js";
 export { toGenerationRequest } from "./request.js";
+export { diffSpecs, type Explained, explainPlan, type Reason, type ReasonCode } from "./explain.js";
 export {
   buildManifestSchema,
   type ChunkInput,

@@ -4,12 +4,13 @@
 // Pure: no call to the service, no I/O.
 import type { Id, Model } from "../service/api-types.js";
 import type { MediaFormat } from "../service/media-format.js";
+import type { ExplainView } from "./explain.js";
 import type { AssetRef, Job, NormalizedManifest, SpeechRef } from "./types.js";
 
 export type JobStatus = "done" | "in-flight" | "failed" | "uncertain" | "new";
 
 /** What the plan needs to know of the state file. The state part implements it. */
-export interface PlanStateView {
+export interface PlanStateView extends Partial<ExplainView> {
   jobStatus(key: string, specHash: string): JobStatus;
   /** The key of a job already generated with exactly this request, if any. */
   madeAs(specHash: string): string | undefined;

@@ -1,0 +1,210 @@
+// `reel plan --explain` (issue 19): for every job a run would submit, why: a new id; a new version of
+// a job (the fields that differ from its last version, e.g. `chunks[0].text "Hi" -> "Hello"`,
+// `resolution 720p -> 1080p`, `source: faces/anna.png content changed`); a failure or an unknown
+// outcome sent again on request (--retry-failed, --resubmit-uncertain); a failure before anything
+// was sent; and a request already made under another name. Pure: what the state knows comes through
+// the view.
+import { isAbsolute, relative } from "node:path";
+import type { Plan } from "./plan.js";
+import type { AssetRef, Job, NormalizedManifest, SpeechRef } from "./types.js";
+
+/** The last version of a job the state knows, other than the one planned. */
+export interface EarlierVersion {
+  /** Its request, as recorded (JSON of its JobSpec). */
+  readonly specJson: string;
+  /** Whether it was ever sent. */
+  readonly sent: boolean;
+}
+
+/** What the explanation needs of the state. */
+export interface ExplainView {
+  /** The latest other version of job `key` (another spec), if any. */
+  earlierVersion(key: string, specHash: string): EarlierVersion | undefined;
+  /** The error of this very version, if it ended in one. */
+  errorOf(key: string, specHash: string): string | undefined;
+}
+
+export type ReasonCode =
+  | "NEW_ID"
+  | "CHANGED"
+  | "NOT_SENT_YET"
+  | "FAILED_BEFORE_SENT"
+  | "RETRY_FAILED"
+  | "RESUBMIT_UNCERTAIN"
+  | "SAME_AS";
+
+export interface Reason {
+  readonly code: ReasonCode;
+  /** One line, for people. */
+  readonly text: string;
+  /** CHANGED: each field that differs, as `path old -> new`. */
+  readonly changes?: readonly string[];
+}
+
+export interface Explained {
+  readonly key: string;
+  readonly reasons: readonly Reason[];
+}
+
+export interface ExplainOptions {
+  readonly retryFailed: boolean;
+  readonly resubmitUncertain: boolean;
+  /** Files are named relative to this folder (the one reel was started in). */
+  readonly cwd: string;
+}
+
+/** Why each job `plan` counts as to be submitted would be, in manifest order. */
+export function explainPlan(
+  manifests: readonly NormalizedManifest[],
+  plan: Plan,
+  view: Partial<ExplainView> | undefined,
+  options: ExplainOptions,
+): Explained[] {
+  const fresh = new Set(plan.jobs.new);
+  const failed = new Set(options.retryFailed ? plan.jobs.failed : []);
+  const uncertain = new Set(options.resubmitUncertain ? plan.jobs.uncertain : []);
+  const repeats = new Map(plan.repeats.map((r) => [r.key, r.sameAs]));
+  const out: Explained[] = [];
+  for (const job of manifests.flatMap((m) => m.jobs)) {
+    const reasons: Reason[] = [];
+    if (failed.has(job.key)) {
+      const error = view?.errorOf?.(job.key, job.specHash);
+      reasons.push({
+        code: "RETRY_FAILED",
+        text: `failed earlier${error ? ` (${error})` : ""}, and --retry-failed`,
+      });
+    } else if (uncertain.has(job.key)) {
+      reasons.push({
+        code: "RESUBMIT_UNCERTAIN",
+        text: "its submission's outcome is unknown (it may have been made), and --resubmit-uncertain",
+      });
+    } else if (fresh.has(job.key)) {
+      reasons.push(whyNew(job, view, options.cwd));
+    } else continue;
+    const sameAs = repeats.get(job.key);
+    if (sameAs !== undefined)
+      reasons.push({
+        code: "SAME_AS",
+        text: `the same request was made before as ${sameAs}: it is paid for again`,
+      });
+    out.push({ key: job.key, reasons });
+  }
+  return out;
+}
+
+function whyNew(job: Job, view: Partial<ExplainView> | undefined, cwd: string): Reason {
+  const error = view?.errorOf?.(job.key, job.specHash);
+  if (error !== undefined)
+    return { code: "FAILED_BEFORE_SENT", text: `failed before anything was sent (${error}): tried again` };
+  const earlier = view?.earlierVersion?.(job.key, job.specHash);
+  if (!earlier) {
+    return view
+      ? { code: "NEW_ID", text: "new: no version of this job was run before" }
+      : { code: "NEW_ID", text: "new: no state to compare with" };
+  }
+  let before: unknown;
+  try {
+    before = JSON.parse(earlier.specJson);
+  } catch {
+    before = undefined;
+  }
+  const changes = diffSpecs(before, JSON.parse(JSON.stringify(job.spec)) as unknown, cwd);
+  return {
+    code: "CHANGED",
+    text: `changed since its last version${earlier.sent ? "" : " (which was never sent)"}: ${changes.length > 0 ? changes.join("; ") : "its request differs"}`,
+    changes,
+  };
+}
+
+type Ref = AssetRef | SpeechRef;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const isRef = (value: unknown): value is Ref => isRecord(value) && typeof value.kind === "string";
+
+/** A value as a person reads it in a change: texts quoted (and cut), absent as "(none)". */
+function shown(value: unknown): string {
+  if (value === undefined || value === null) return "(none)";
+  if (typeof value === "string")
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+  return String(value as number | boolean);
+}
+
+function refShown(ref: Ref, cwd: string): string {
+  switch (ref.kind) {
+    case "file":
+      return fileShown(ref.path, cwd);
+    case "url":
+      return ref.url;
+    case "asset":
+      return `{asset: ${ref.id}}`;
+    case "speech":
+      return `speech (voice ${ref.voiceId}, ${shown(ref.text)})`;
+  }
+}
+
+/** A file as the user names it: from the folder reel was started in, or whole when outside it. */
+function fileShown(path: string, cwd: string): string {
+  const shown = relative(cwd, path);
+  return shown.startsWith("..") || isAbsolute(shown) ? path : shown;
+}
+
+/** Each field of two requests (JobSpec as JSON) that differs, as `path old -> new`. */
+export function diffSpecs(before: unknown, after: unknown, cwd: string): string[] {
+  const changes: string[] = [];
+  diffValue(before, after, "", changes, cwd);
+  return changes;
+}
+
+function diffValue(before: unknown, after: unknown, path: string, changes: string[], cwd: string): void {
+  if (isRef(before) && isRef(after)) {
+    diffRef(before, after, path, changes, cwd);
+    return;
+  }
+  if (Array.isArray(before) && Array.isArray(after)) {
+    if (before.length !== after.length) changes.push(`${path}: ${before.length} -> ${after.length} items`);
+    for (let i = 0; i < Math.min(before.length, after.length); i++)
+      diffValue(before[i], after[i], `${path}[${i}]`, changes, cwd);
+    return;
+  }
+  if (isRecord(before) && isRecord(after) && !isRef(before) && !isRef(after)) {
+    for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+      if (key === "stamp") continue; // when the file was judged: not part of the request
+      diffValue(before[key], after[key], path === "" ? key : `${path}.${key}`, changes, cwd);
+    }
+    return;
+  }
+  if (isRef(before) || isRef(after)) {
+    const side = (value: unknown): string => (isRef(value) ? refShown(value, cwd) : shown(value));
+    changes.push(`${path} ${side(before)} -> ${side(after)}`);
+    return;
+  }
+  if (JSON.stringify(before) === JSON.stringify(after)) return;
+  // Texts quoted; a model, a resolution, a seed as they are written.
+  const show = (value: unknown): string =>
+    typeof value === "string" && !/(^|\.)text$/.test(path) ? value : shown(value);
+  changes.push(`${path} ${show(before)} -> ${show(after)}`);
+}
+
+function diffRef(before: Ref, after: Ref, path: string, changes: string[], cwd: string): void {
+  if (before.kind === "file" && after.kind === "file") {
+    if (before.sha256 === after.sha256) return; // the same content, whatever its name: the same request
+    changes.push(
+      before.path === after.path
+        ? `${path}: ${fileShown(after.path, cwd)} content changed`
+        : `${path} ${fileShown(before.path, cwd)} -> ${fileShown(after.path, cwd)} (other content)`,
+    );
+    return;
+  }
+  if (before.kind === "speech" && after.kind === "speech") {
+    // Written as `speech:` in the manifest (sent as the chunk's audio).
+    const at = path.replace(/\.audio$/, ".speech");
+    if (before.voiceId !== after.voiceId) changes.push(`${at}.voice ${before.voiceId} -> ${after.voiceId}`);
+    if (before.text !== after.text) changes.push(`${at}.text ${shown(before.text)} -> ${shown(after.text)}`);
+    return;
+  }
+  if (JSON.stringify(before) !== JSON.stringify(after))
+    changes.push(`${path} ${refShown(before, cwd)} -> ${refShown(after, cwd)}`);
+}
