@@ -87,17 +87,22 @@ async function runnerRowUpdates(db) {
 
 /**
  * Transactions committed or rolled back so far (the statistics collector's): in database `db`, and
- * in the server's other databases (whatever else uses the server: they share its WAL, so their
- * commits slow this bench's).
+ * in each of the server's other databases (whatever else uses the server: they share its WAL and its
+ * CPU, so their commits slow this bench's).
  */
 async function transactions(db) {
   const { rows } = await adminQuery(
-    `SELECT coalesce(sum(xact_commit + xact_rollback) FILTER (WHERE datname = $1), 0) AS mine,
-            coalesce(sum(xact_commit + xact_rollback) FILTER (WHERE datname <> $1), 0) AS others
-       FROM pg_stat_database`,
-    [db.name],
+    "SELECT datname, xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname IS NOT NULL",
   );
-  return { mine: Number(rows[0].mine), others: Number(rows[0].others) };
+  const others = new Map(rows.filter((r) => r.datname !== db.name).map((r) => [r.datname, Number(r.n)]));
+  return { mine: Number(rows.find((r) => r.datname === db.name)?.n ?? 0), others };
+}
+
+/** Transactions of other databases between two readings, of those that lived through both. */
+function othersBetween(before, after) {
+  let n = 0;
+  for (const [name, count] of after.others) if (before.others.has(name)) n += count - before.others.get(name);
+  return n;
 }
 
 // ---- CPU from /proc ----
@@ -241,10 +246,15 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
     await sleep(600);
     const xacts1 = await transactions(db);
     xacts = xacts1.mine - xacts0.mine;
-    othersPerSecond = ((xacts1.others - xacts0.others) * 1000) / (performance.now() - started);
+    othersPerSecond = (othersBetween(xacts0, xacts1) * 1000) / (performance.now() - started);
   }
   const fences = db ? await runnerRowUpdates(db) : undefined;
   return { wallMs, runnerCpu, server, xacts, othersPerSecond, fences, codes: results.map((r) => r.code) };
+}
+
+function percentile(values, p) {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : Number.NaN;
 }
 
 const fmtS = (ms) => `${(ms / 1000).toFixed(2)} s`;
@@ -301,6 +311,7 @@ async function scaling(pgOk, shared) {
       const last = Math.max(...tasks.map((t) => t.finishedAt ?? 0));
       const busy = tasks.reduce((a, t) => a + ((t.finishedAt ?? 0) - (t.startedAt ?? t.finishedAt ?? 0)), 0);
       const c = sandbox.counters;
+      const fetchLag = tasks.map((t) => (t.firstDownloadAt ?? Number.NaN) - (t.finishedAt ?? Number.NaN));
       rows.push(
         [
           `scaling ${spec.label}: makespan (spawn -> all exited) / ideal`,
@@ -309,6 +320,11 @@ async function scaling(pgOk, shared) {
         [
           `scaling ${spec.label}: tasks / duplicates / peak unfinished / videos`,
           `${c.generationsCreated} / ${c.duplicateGenerations()} / ${c.peakUnfinished} / ${videosIn(out)}`,
+        ],
+        [
+          // A task done on the service holds its place in the bound until its runner records it.
+          `scaling ${spec.label}: task done -> its download starts, median / 90th percentile`,
+          `${percentile(fetchLag, 0.5)} / ${percentile(fetchLag, 0.9)} ms`,
         ],
         [
           `scaling ${spec.label}: CPU per job, runners${spec.pg ? " + PostgreSQL" : ""}`,
@@ -465,7 +481,7 @@ async function ceilingRound(writers, accounts) {
   await sleep(600);
   const xacts1 = await transactions(db);
   const xacts = xacts1.mine - xacts0.mine;
-  const others = (xacts1.others - xacts0.others) / seconds;
+  const others = othersBetween(xacts0, xacts1) / seconds;
   const sum = (k) => counts.reduce((a, c) => a + c[k], 0);
   const lifecycles = sum("lifecycles");
   const claims = lifecycles + sum("full");
