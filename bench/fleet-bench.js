@@ -24,6 +24,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -119,8 +120,14 @@ function cpuOf(pid) {
 
 /** CPU seconds of this process's children that have exited (cutime + cstime). */
 function childrenCpu() {
+  const { user, system } = childrenCpuParts();
+  return user + system;
+}
+
+/** The same, user and system apart. */
+function childrenCpuParts() {
   const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
-  return (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
+  return { user: Number(fields[13]) / CLOCK_TICKS, system: Number(fields[14]) / CLOCK_TICKS };
 }
 
 /**
@@ -221,7 +228,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
   });
   const xacts0 = db ? await transactions(db) : undefined;
   const pgCpu = db && backendCpu(db.name);
-  const cpu0 = childrenCpu();
+  const cpu0 = childrenCpuParts();
   const started = performance.now();
   const results = await Promise.all(
     Array.from({ length: runners }, (_, r) => {
@@ -233,7 +240,10 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
     }),
   );
   const wallMs = performance.now() - started;
-  const runnerCpu = childrenCpu() - cpu0;
+  const cpu1 = childrenCpuParts();
+  const runnerUser = cpu1.user - cpu0.user;
+  const runnerSystem = cpu1.system - cpu0.system;
+  const runnerCpu = runnerUser + runnerSystem;
   const server = pgCpu?.stop();
   for (const [r, result] of results.entries()) {
     if (result.code !== 0)
@@ -249,7 +259,17 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
     othersPerSecond = (othersBetween(xacts0, xacts1) * 1000) / (performance.now() - started);
   }
   const fences = db ? await runnerRowUpdates(db) : undefined;
-  return { wallMs, runnerCpu, server, xacts, othersPerSecond, fences, codes: results.map((r) => r.code) };
+  return {
+    wallMs,
+    runnerCpu,
+    runnerUser,
+    runnerSystem,
+    server,
+    xacts,
+    othersPerSecond,
+    fences,
+    codes: results.map((r) => r.code),
+  };
 }
 
 function percentile(values, p) {
@@ -347,6 +367,20 @@ async function scaling(pgOk, shared) {
 
 // ---- 2. One runner's overhead ----
 
+/** Bytes of the store: the database's tables with their indexes, or the state file with its WAL. */
+async function storeBytes(db, dir) {
+  if (db) {
+    const { rows } = await adminQuery(
+      "SELECT sum(pg_total_relation_size(oid)) AS n FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace",
+      [],
+      db.url,
+    );
+    return Number(rows[0].n);
+  }
+  const file = join(dir, "state.db");
+  return [file, `${file}-wal`].reduce((a, f) => a + (existsSync(f) ? statSync(f).size : 0), 0);
+}
+
 /**
  * One runner, `n` instant tasks, 64 at a time: its CPU per job on each store, PostgreSQL's own CPU
  * beside. 2,000 jobs by default: a runner on PostgreSQL does about 60 jobs a second here (each
@@ -383,10 +417,17 @@ async function overhead(pgOk) {
         out,
       });
       (usePg ? figures.pg : figures.sqlite).push(r.runnerCpu);
-      rows.push([
-        `overhead ${usePg ? "PostgreSQL" : "SQLite"}: ${videosIn(out)}/${n} jobs in ${fmtS(r.wallMs)}; CPU per job, runner${usePg ? " + PostgreSQL" : ""}`,
-        `${perJob(r.runnerCpu, n)}${r.server ? ` + ${perJob(r.server.seconds, n)} (${(r.xacts / n).toFixed(1)} transactions per job; other databases ${Math.round(r.othersPerSecond)}/s)` : ""}`,
-      ]);
+      const name = usePg ? "PostgreSQL" : "SQLite";
+      rows.push(
+        [
+          `overhead ${name}: ${videosIn(out)}/${n} jobs in ${fmtS(r.wallMs)}; CPU per job, runner${usePg ? " + PostgreSQL" : ""}`,
+          `${perJob(r.runnerCpu, n)} (user ${perJob(r.runnerUser, n)}, system ${perJob(r.runnerSystem, n)})${r.server ? ` + ${perJob(r.server.seconds, n)} (${(r.xacts / n).toFixed(1)} transactions per job; other databases ${Math.round(r.othersPerSecond)}/s)` : ""}`,
+        ],
+        [
+          `overhead ${name}: the store's size per job`,
+          `${Math.round((await storeBytes(db, dir)) / n)} bytes`,
+        ],
+      );
     } finally {
       await sandbox.close();
       rmSync(dir, { recursive: true, force: true });
