@@ -4,7 +4,13 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-const scripts = ["manifest-bench.js", "engine-bench.js", "watch-bench.js", "report-bench.js"];
+const scripts = [
+  "manifest-bench.js",
+  "engine-bench.js",
+  "watch-bench.js",
+  "report-bench.js",
+  "fleet-bench.js",
+];
 let failed = 0;
 for (const script of scripts) {
   const path = fileURLToPath(new URL(script, import.meta.url));

@@ -1,0 +1,594 @@
+// Fleet benchmarks of issue 18: `reel run` processes sharing one PostgreSQL store. Prints figures;
+// asserts nothing (the machine is shared and noisy).
+//   node bench/fleet-bench.js [scaling|shared|overhead|ceiling]...   (after `npm run build`; Linux:
+//   the CPU figures are read from /proc)
+// `shared` adds to the scaling rounds one where every runner is given every manifest.
+// The server: REEL_TEST_PG_URL (a role allowed to create databases), else the tests' role made by
+// scripts/postgres-for-tests.sh. Each round makes its own database (reel_bench_<random>_<n>) and
+// every one is dropped at the end. Without a reachable server the PostgreSQL parts are skipped with
+// one line. BENCH_FLEET_JOBS sets the overhead run's job count (default 2,000), BENCH_FLEET_ROUNDS
+// how many times its SQLite and PostgreSQL rounds alternate (default 1).
+//
+// How the CPU is counted: a runner is a child process, so its CPU (user + system) is read from this
+// process's cutime/cstime in /proc/self/stat once it has exited; the sandbox runs in this process
+// and is not counted. PostgreSQL's share is the CPU of the server processes serving the round's
+// database (backends, found by their title in /proc and sampled every 100 ms); the server's own
+// background processes (WAL writer, checkpointer), shared with whatever else uses the server, are
+// left out.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { startSandbox } from "../dist/sandbox/index.js";
+import { PgStore } from "../dist/state/pg/store.js";
+
+const BIN = fileURLToPath(new URL("../bin/reel.js", import.meta.url));
+const SELF = fileURLToPath(import.meta.url);
+const ADMIN_URL = process.env.REEL_TEST_PG_URL ?? "postgres://reel_test:reel_test@127.0.0.1:5432/postgres";
+const CLOCK_TICKS = 100; // USER_HZ: /proc's CPU times are in hundredths of a second
+const RUN_TAG = randomBytes(4).toString("hex");
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---- PostgreSQL: the bench's own databases ----
+
+async function adminQuery(sql, params = [], url = ADMIN_URL) {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  await client.connect();
+  try {
+    return await client.query(sql, params);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const databases = [];
+
+/** A fresh database for one round: its name and URL. */
+async function newDatabase() {
+  const name = `reel_bench_${RUN_TAG}_${databases.length}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  databases.push(name);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString() };
+}
+
+async function dropDatabases() {
+  for (const name of databases.splice(0)) {
+    await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((error) =>
+      console.log(`(could not drop the bench database ${name}: ${error.message})`),
+    );
+  }
+}
+
+/**
+ * Updates of the runners' rows in database `db`: one per claim tried (its fence, bound full or not),
+ * plus each heartbeat and each task taken to follow.
+ */
+async function runnerRowUpdates(db) {
+  const { rows } = await adminQuery(
+    "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'runners'",
+    [],
+    db.url,
+  );
+  return Number(rows[0]?.n_tup_upd ?? 0);
+}
+
+/**
+ * Transactions committed or rolled back so far (the statistics collector's): in database `db`, and
+ * in each of the server's other databases (whatever else uses the server: they share its WAL and its
+ * CPU, so their commits slow this bench's).
+ */
+async function transactions(db) {
+  const { rows } = await adminQuery(
+    "SELECT datname, xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname IS NOT NULL",
+  );
+  const others = new Map(rows.filter((r) => r.datname !== db.name).map((r) => [r.datname, Number(r.n)]));
+  return { mine: Number(rows.find((r) => r.datname === db.name)?.n ?? 0), others };
+}
+
+/** Transactions of other databases between two readings, of those that lived through both. */
+function othersBetween(before, after) {
+  let n = 0;
+  for (const [name, count] of after.others) if (before.others.has(name)) n += count - before.others.get(name);
+  return n;
+}
+
+// ---- CPU from /proc ----
+
+/** utime + stime of a process, in seconds; undefined if it is gone. */
+function cpuOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds of this process's children that have exited (cutime + cstime). */
+function childrenCpu() {
+  const { user, system } = childrenCpuParts();
+  return user + system;
+}
+
+/** The same, user and system apart. */
+function childrenCpuParts() {
+  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
+  return { user: Number(fields[13]) / CLOCK_TICKS, system: Number(fields[14]) / CLOCK_TICKS };
+}
+
+/**
+ * The CPU of the PostgreSQL backends serving database `name` (their title: "postgres: 15/main: user
+ * name host(port) state"): each one's last reading, sampled every 100 ms so that backends that end
+ * before the round does are counted (all but their last 100 ms).
+ */
+function backendCpu(name) {
+  const needle = ` ${name} `;
+  const last = new Map();
+  const notPostgres = new Set();
+  const scan = () => {
+    for (const entry of readdirSync("/proc")) {
+      if (notPostgres.has(entry) || !/^\d+$/.test(entry)) continue;
+      if (!last.has(entry)) {
+        let title;
+        try {
+          title = readFileSync(`/proc/${entry}/cmdline`, "latin1");
+        } catch {
+          continue;
+        }
+        // A backend just forked still has the server's command line: looked at again next time.
+        if (!title.includes("postgres")) notPostgres.add(entry);
+        if (!title.startsWith("postgres: ") || !title.includes(needle)) continue;
+      }
+      const cpu = cpuOf(entry);
+      if (cpu !== undefined) last.set(entry, cpu);
+    }
+  };
+  scan();
+  const timer = setInterval(scan, 100);
+  return {
+    /** Stops sampling; the CPU seconds counted, and how many backends. */
+    stop() {
+      scan();
+      clearInterval(timer);
+      return { seconds: [...last.values()].reduce((a, b) => a + b, 0), backends: last.size };
+    },
+  };
+}
+
+// ---- Manifests and runners ----
+
+function manifestOf(name, count, durationsOf) {
+  const videos = [];
+  for (let i = 0; i < count; i++) {
+    const chunks = durationsOf(i)
+      .map((d, c) => `      - duration: ${d}\n        text: "${name} take ${i} part ${c}"\n`)
+      .join("");
+    videos.push(`  - id: v${i}\n    chunks:\n${chunks}`);
+  }
+  return `version: 1\nname: ${name}\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos.join("")}`;
+}
+
+/** The environment of a runner: this one's, without any REEL_* setting of the person running the bench. */
+function runnerEnv(extra) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("REEL_")));
+  return { ...env, ...extra };
+}
+
+/** One `reel run` process; resolves with its exit code and the end of its stderr. */
+function runReel(cwd, args, env) {
+  mkdirSync(cwd, { recursive: true });
+  const child = spawn(process.execPath, [BIN, "run", ...args], {
+    cwd,
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => {
+    stderr = (stderr + d).slice(-2_000);
+  });
+  return new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stderr })));
+}
+
+/** Videos in an output folder (`<out>/<manifest>/*.mp4`). */
+function videosIn(out) {
+  if (!existsSync(out)) return 0;
+  let n = 0;
+  for (const dir of readdirSync(out, { withFileTypes: true })) {
+    if (dir.isDirectory() && !dir.name.startsWith("."))
+      n += readdirSync(join(out, dir.name)).filter((f) => f.endsWith(".mp4")).length;
+  }
+  return n;
+}
+
+/**
+ * One round: `runners` processes of `reel run` on one sandbox and one store (a fresh PostgreSQL
+ * database, or a state file with `db` undefined), all writing into one output folder. `split`: each
+ * runner gets its share of the manifests (runner r: m_r, m_{r+R}, ...); otherwise each gets them all.
+ */
+async function round({ db, runners, split, manifests, sandbox, dir, concurrency, out }) {
+  const names = manifests.map((m) => join(dir, `${m}.yaml`));
+  const env = runnerEnv({
+    REEL_BASE_URL: sandbox.baseUrl,
+    REEL_API_KEY: sandbox.apiKey,
+    ...(db ? { REEL_STORE: db.url } : {}),
+  });
+  const xacts0 = db ? await transactions(db) : undefined;
+  const pgCpu = db && backendCpu(db.name);
+  const cpu0 = childrenCpuParts();
+  const started = performance.now();
+  const results = await Promise.all(
+    Array.from({ length: runners }, (_, r) => {
+      const mine = split ? names.filter((_, i) => i % runners === r) : names;
+      const args = [...mine, "--concurrency", String(concurrency), "--out", out];
+      if (!db) args.push("--state", join(dir, "state.db"));
+      // Each runner in a folder of its own (its logs and hash cache), as on its own machine.
+      return runReel(join(dir, `runner${r}`), args, env);
+    }),
+  );
+  const wallMs = performance.now() - started;
+  const cpu1 = childrenCpuParts();
+  const runnerUser = cpu1.user - cpu0.user;
+  const runnerSystem = cpu1.system - cpu0.system;
+  const runnerCpu = runnerUser + runnerSystem;
+  const server = pgCpu?.stop();
+  for (const [r, result] of results.entries()) {
+    if (result.code !== 0)
+      console.log(`(runner ${r} exited with ${result.code ?? result.signal}: ${result.stderr.slice(-400)})`);
+  }
+  // The statistics of the runners' backends are flushed when they end; read a moment later.
+  let xacts;
+  let othersPerSecond;
+  if (db) {
+    await sleep(600);
+    const xacts1 = await transactions(db);
+    xacts = xacts1.mine - xacts0.mine;
+    othersPerSecond = (othersBetween(xacts0, xacts1) * 1000) / (performance.now() - started);
+  }
+  const fences = db ? await runnerRowUpdates(db) : undefined;
+  return {
+    wallMs,
+    runnerCpu,
+    runnerUser,
+    runnerSystem,
+    server,
+    xacts,
+    othersPerSecond,
+    fences,
+    codes: results.map((r) => r.code),
+  };
+}
+
+function percentile(values, p) {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : Number.NaN;
+}
+
+const fmtS = (ms) => `${(ms / 1000).toFixed(2)} s`;
+const perJob = (seconds, n) => `${((seconds * 1000) / n).toFixed(2)} ms`;
+
+// ---- 1. Fleet scaling ----
+
+const SCALE_JOBS = 400;
+const SCALE_MANIFESTS = 8;
+const SLOTS = 16;
+const TIME_SCALE = 0.025;
+/** One to three chunks of 5 or 10 s: tasks of 125 to 625 ms at TIME_SCALE, the same in every round. */
+const scaleDurations = (i) => Array.from({ length: 1 + (i % 3) }, (_, c) => ((i + c) % 2 ? 5 : 10));
+
+async function scaling(pgOk, shared) {
+  const perManifest = SCALE_JOBS / SCALE_MANIFESTS;
+  let totalRunMs = 0;
+  let longestMs = 0;
+  for (let i = 0; i < perManifest; i++) {
+    const ms = scaleDurations(i).reduce((a, b) => a + b, 0) * TIME_SCALE * 1000;
+    totalRunMs += ms * SCALE_MANIFESTS;
+    longestMs = Math.max(longestMs, ms);
+  }
+  const idealMs = Math.max(totalRunMs / SLOTS, longestMs);
+  const rounds = [{ label: "SQLite, 1 runner", runners: 1, pg: false, split: true }];
+  if (pgOk) {
+    rounds.push(
+      { label: "PostgreSQL, 1 runner", runners: 1, pg: true, split: true },
+      { label: "PostgreSQL, 2 runners", runners: 2, pg: true, split: true },
+      { label: "PostgreSQL, 4 runners", runners: 4, pg: true, split: true },
+    );
+  }
+  // Every runner given every manifest (they race for each job): `node bench/fleet-bench.js shared`.
+  if (pgOk && shared)
+    rounds.push({ label: "PostgreSQL, 4 runners, all manifests each", runners: 4, pg: true, split: false });
+  const rows = [
+    [
+      "scaling: the work",
+      `${SCALE_JOBS} jobs in ${SCALE_MANIFESTS} manifests, tasks of 125-625 ms, ${SLOTS} slots, bound ${SLOTS} (--concurrency ${SLOTS} each); ideal ${fmtS(idealMs)}`,
+    ],
+  ];
+  for (const spec of rounds) {
+    const sandbox = await startSandbox({ slots: SLOTS, timeScale: TIME_SCALE, preProcessingMs: 0 });
+    const dir = mkdtempSync(join(tmpdir(), "reel-fleet-bench-"));
+    try {
+      const manifests = Array.from({ length: SCALE_MANIFESTS }, (_, m) => `m${m}`);
+      for (const m of manifests)
+        writeFileSync(join(dir, `${m}.yaml`), manifestOf(m, perManifest, scaleDurations));
+      const db = spec.pg ? await newDatabase() : undefined;
+      const out = join(dir, "out");
+      const r = await round({ ...spec, db, manifests, sandbox, dir, concurrency: SLOTS, out });
+      const tasks = [...sandbox.counters.tasks.values()];
+      const first = Math.min(...tasks.map((t) => t.createdAt));
+      const last = Math.max(...tasks.map((t) => t.finishedAt ?? 0));
+      const busy = tasks.reduce((a, t) => a + ((t.finishedAt ?? 0) - (t.startedAt ?? t.finishedAt ?? 0)), 0);
+      const c = sandbox.counters;
+      const fetchLag = tasks.map((t) => (t.firstDownloadAt ?? Number.NaN) - (t.finishedAt ?? Number.NaN));
+      rows.push(
+        [
+          `scaling ${spec.label}: makespan (spawn -> all exited) / ideal`,
+          `${fmtS(r.wallMs)} = ${(r.wallMs / idealMs).toFixed(2)}x; first submission -> last task done ${fmtS(last - first)}, slots busy ${((100 * busy) / (SLOTS * (last - first))).toFixed(0)}% of it`,
+        ],
+        [
+          `scaling ${spec.label}: tasks / duplicates / peak unfinished / videos`,
+          `${c.generationsCreated} / ${c.duplicateGenerations()} / ${c.peakUnfinished} / ${videosIn(out)}`,
+        ],
+        [
+          // A task done on the service holds its place in the bound until its runner records it.
+          `scaling ${spec.label}: task done -> its download starts, median / 90th percentile`,
+          `${percentile(fetchLag, 0.5)} / ${percentile(fetchLag, 0.9)} ms`,
+        ],
+        [
+          `scaling ${spec.label}: CPU per job, runners${spec.pg ? " + PostgreSQL" : ""}`,
+          `${perJob(r.runnerCpu, SCALE_JOBS)}${r.server ? ` + ${perJob(r.server.seconds, SCALE_JOBS)} (${r.server.backends} backends, ${(r.xacts / SCALE_JOBS).toFixed(1)} transactions per job; other databases ${Math.round(r.othersPerSecond)}/s)` : ""}`,
+        ],
+      );
+      if (r.fences !== undefined) {
+        rows.push([
+          `scaling ${spec.label}: claims tried per job (runner-row updates)`,
+          (r.fences / SCALE_JOBS).toFixed(1),
+        ]);
+      }
+    } finally {
+      await sandbox.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return rows;
+}
+
+// ---- 2. One runner's overhead ----
+
+/** Bytes of the store: the database's tables with their indexes, or the state file with its WAL. */
+async function storeBytes(db, dir) {
+  if (db) {
+    const { rows } = await adminQuery(
+      "SELECT sum(pg_total_relation_size(oid)) AS n FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace",
+      [],
+      db.url,
+    );
+    return Number(rows[0].n);
+  }
+  const file = join(dir, "state.db");
+  return [file, `${file}-wal`].reduce((a, f) => a + (existsSync(f) ? statSync(f).size : 0), 0);
+}
+
+/**
+ * One runner, `n` instant tasks, 64 at a time: its CPU per job on each store, PostgreSQL's own CPU
+ * beside. 2,000 jobs by default: a runner on PostgreSQL does about 60 jobs a second here (each
+ * statement waits its turn on the runner's one connection), so 10,000 would take three minutes.
+ */
+async function overhead(pgOk) {
+  const n = Number(process.env.BENCH_FLEET_JOBS ?? 2_000);
+  const rounds = Number(process.env.BENCH_FLEET_ROUNDS ?? 1);
+  // Alternated, so that whatever else loads the machine weighs on both alike.
+  const plan = Array.from({ length: rounds }, () => (pgOk ? [false, true] : [false])).flat();
+  const rows = [];
+  const figures = { sqlite: [], pg: [] };
+  for (const usePg of plan) {
+    const sandbox = await startSandbox({ slots: 1_000, timeScale: 0, preProcessingMs: 0 });
+    const dir = mkdtempSync(join(tmpdir(), "reel-fleet-bench-"));
+    // The videos on tmpfs where there is one (the disk's cost of new files is no part of the store's);
+    // the state file on the disk, like the database.
+    const outBase = existsSync("/dev/shm") ? mkdtempSync(join("/dev/shm", "reel-fleet-bench-")) : dir;
+    try {
+      writeFileSync(
+        join(dir, "big.yaml"),
+        manifestOf("big", n, () => [5]),
+      );
+      const db = usePg ? await newDatabase() : undefined;
+      const out = join(outBase, "out");
+      const r = await round({
+        db,
+        runners: 1,
+        split: true,
+        manifests: ["big"],
+        sandbox,
+        dir,
+        concurrency: 64,
+        out,
+      });
+      (usePg ? figures.pg : figures.sqlite).push(r.runnerCpu);
+      const name = usePg ? "PostgreSQL" : "SQLite";
+      rows.push(
+        [
+          `overhead ${name}: ${videosIn(out)}/${n} jobs in ${fmtS(r.wallMs)}; CPU per job, runner${usePg ? " + PostgreSQL" : ""}`,
+          `${perJob(r.runnerCpu, n)} (user ${perJob(r.runnerUser, n)}, system ${perJob(r.runnerSystem, n)})${r.server ? ` + ${perJob(r.server.seconds, n)} (${(r.xacts / n).toFixed(1)} transactions per job; other databases ${Math.round(r.othersPerSecond)}/s)` : ""}`,
+        ],
+        [
+          `overhead ${name}: the store's size per job`,
+          `${Math.round((await storeBytes(db, dir)) / n)} bytes`,
+        ],
+      );
+    } finally {
+      await sandbox.close();
+      rmSync(dir, { recursive: true, force: true });
+      if (outBase !== dir) rmSync(outBase, { recursive: true, force: true });
+    }
+  }
+  if (figures.pg.length > 0) {
+    const best = (list) => Math.min(...list);
+    rows.push([
+      `overhead: runner CPU, PostgreSQL / SQLite${rounds > 1 ? " (best of each)" : ""}`,
+      `${(best(figures.pg) / best(figures.sqlite)).toFixed(2)}x`,
+    ]);
+  }
+  return rows;
+}
+
+// ---- 3. The store's ceiling ----
+
+const CEILING_MS = 5_000;
+const CEILING_JOBS = 2_500; // per writer: more than one does in CEILING_MS here
+
+/**
+ * A writer of the ceiling (a child process): opens a PgStore as a runner does, inserts its jobs,
+ * then on "go" runs the store's side of a job's life as fast as it can until the deadline: read the
+ * row, claim it (markSubmitting: the account's row locked, the fence, the bound counted), record the
+ * answer (markSubmitted), the final status (recordTaskStatus Success) and the download
+ * (markDownloaded). Reports its counts, and the time its claims took.
+ */
+async function ceilingWorker([url, baseUrl, index]) {
+  const store = await PgStore.open(url, { baseUrl, concurrency: 10_000 });
+  const jobs = Array.from({ length: CEILING_JOBS }, (_, i) => ({
+    key: `w${index}/v${i}`,
+    manifest: `w${index}`,
+    videoId: `v${i}`,
+    specHash: randomBytes(32).toString("hex"),
+    specJson: JSON.stringify({ model: "actor-2", chunks: [{ duration: 5, text: `w${index} v${i}` }] }),
+    seconds: 5,
+    model: "actor-2",
+  }));
+  const heads = await store.upsertJobs(jobs);
+  process.send({ ready: true });
+  const { deadline } = await new Promise((resolve) => process.once("message", resolve));
+  const video = { size: 1_000, sha256: "0".repeat(64), stamp: "bench" };
+  let lifecycles = 0;
+  let full = 0;
+  let claimMs = 0;
+  for (const head of heads) {
+    if (Date.now() >= deadline) break;
+    const row = await store.findJobById(head.id);
+    const t = performance.now();
+    const claim = await store.markSubmitting(head.id);
+    claimMs += performance.now() - t;
+    if (claim === "full") {
+      full++;
+      continue;
+    }
+    await store.markSubmitted(head.id, `t${index}-${head.id}`);
+    await store.recordTaskStatus(head.id, "Success", `https://files.bench.invalid/${head.id}.mp4`, undefined);
+    await store.markDownloaded(row, `v${head.id}.mp4`, "/out", video);
+    lifecycles++;
+  }
+  await store.close();
+  process.send({ lifecycles, full, claimMs, exhausted: lifecycles === heads.length });
+}
+
+/** `writers` writer processes on one fresh database, spread over `accounts` services. */
+async function ceilingRound(writers, accounts) {
+  const db = await newDatabase();
+  const workers = Array.from({ length: writers }, (_, i) => {
+    const baseUrl = `http://account-${i % accounts}.bench.invalid`;
+    const child = spawn(process.execPath, [SELF, "--ceiling-worker", db.url, baseUrl, String(i)], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    const inbox = [];
+    const waiting = [];
+    child.on("message", (m) => (waiting.length ? waiting.shift()(m) : inbox.push(m)));
+    const next = () => (inbox.length ? Promise.resolve(inbox.shift()) : new Promise((r) => waiting.push(r)));
+    const exited = new Promise((resolve) => child.on("close", resolve));
+    return { child, next, exited };
+  });
+  await Promise.all(workers.map((w) => w.next()));
+  const xacts0 = await transactions(db);
+  const pgCpu = backendCpu(db.name);
+  const cpu0 = childrenCpu();
+  const started = Date.now();
+  for (const w of workers) w.child.send({ deadline: started + CEILING_MS });
+  const counts = await Promise.all(workers.map((w) => w.next()));
+  const seconds = (Date.now() - started) / 1000;
+  const server = pgCpu.stop();
+  await Promise.all(workers.map((w) => w.exited));
+  const clientCpu = childrenCpu() - cpu0;
+  await sleep(600);
+  const xacts1 = await transactions(db);
+  const xacts = xacts1.mine - xacts0.mine;
+  const others = othersBetween(xacts0, xacts1) / seconds;
+  const sum = (k) => counts.reduce((a, c) => a + c[k], 0);
+  const lifecycles = sum("lifecycles");
+  const claims = lifecycles + sum("full");
+  const perSecond = lifecycles / seconds;
+  const label = `ceiling, ${writers} writer${writers > 1 ? "s" : ""} on ${accounts === 1 ? "one account" : `${accounts} accounts`}`;
+  const notes = [
+    sum("full") ? `${sum("full")} claims found the bound full` : "",
+    counts.some((c) => c.exhausted) ? "a writer ran out of jobs: raise CEILING_JOBS" : "",
+  ].filter(Boolean);
+  return [
+    [
+      `${label}: job lifecycles per second (per day)`,
+      `${Math.round(perSecond)} (${((perSecond * 86_400) / 1e6).toFixed(1)} million)${notes.length ? `; ${notes.join("; ")}` : ""}`,
+    ],
+    [
+      `${label}: store calls / transactions per second; mean claim`,
+      `${Math.round((lifecycles * 5 + sum("full") * 2) / seconds)} / ${Math.round(xacts / seconds)}; ${(sum("claimMs") / claims).toFixed(1)} ms (other databases ${Math.round(others)} transactions/s)`,
+    ],
+    [
+      `${label}: CPU, PostgreSQL / the writers`,
+      `${(server.seconds / seconds).toFixed(2)} / ${(clientCpu / seconds).toFixed(2)} cores; PostgreSQL ${((server.seconds * 1000) / lifecycles).toFixed(2)} ms per lifecycle`,
+    ],
+  ];
+}
+
+async function ceiling() {
+  return [...(await ceilingRound(1, 1)), ...(await ceilingRound(8, 1)), ...(await ceilingRound(8, 8))];
+}
+
+// ---- Main ----
+
+if (process.argv[2] === "--ceiling-worker") {
+  await ceilingWorker(process.argv.slice(3));
+  process.disconnect();
+} else {
+  const loadAtStart = loadavg();
+  const wanted = process.argv.slice(2);
+  const want = (name) => wanted.length === 0 || wanted.includes(name);
+  let pgWhy;
+  try {
+    await adminQuery("SELECT 1");
+  } catch (error) {
+    pgWhy = error.message;
+  }
+  if (pgWhy !== undefined) {
+    console.log(
+      `(no PostgreSQL at ${ADMIN_URL.replace(/:[^:@/]*@/, ":***@")} (${pgWhy}): its parts skipped; set REEL_TEST_PG_URL or run scripts/postgres-for-tests.sh)`,
+    );
+  }
+  const pgOk = pgWhy === undefined;
+  const rows = [];
+  const onSignal = () => void dropDatabases().finally(() => process.exit(130));
+  process.once("SIGINT", onSignal);
+  try {
+    if (want("scaling") || wanted.includes("shared"))
+      rows.push(...(await scaling(pgOk, wanted.includes("shared"))));
+    if (want("overhead")) rows.push(...(await overhead(pgOk)));
+    if (want("ceiling") && pgOk) rows.push(...(await ceiling()));
+  } finally {
+    await dropDatabases();
+  }
+  const load = (l) => l.map((x) => x.toFixed(1)).join(", ");
+  rows.push([
+    "load average (1, 5, 15 min) at start / end",
+    `${load(loadAtStart)} / ${load(loadavg())} on ${cpus().length} cores`,
+  ]);
+  const width = Math.max(...rows.map((r) => r[0].length));
+  for (const [name, value] of rows) console.log(`${name.padEnd(width)}  ${value}`);
+}
