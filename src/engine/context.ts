@@ -16,6 +16,7 @@ import type { KeyedLock } from "./keyed-lock.js";
 import type { PollTiming, RunRateEstimator } from "./poll-schedule.js";
 import type { ProgressSink } from "./progress.js";
 import type { ServiceGate } from "./service-gate.js";
+import type { FleetSlots } from "./fleet-slots.js";
 import type { StopSignals } from "./stop-signals.js";
 
 export interface EngineOptions {
@@ -125,6 +126,8 @@ export interface EngineContext {
   readonly rate: RunRateEstimator;
   /** Asset ids this engine found deleted on the service: no submission may use them any more. */
   readonly lostAssets: Set<string>;
+  /** A runner of a fleet: its jobs' line for a slot of the account when the bound is full. */
+  readonly fleetSlots: FleetSlots | undefined;
   /** Jobs --retry-failed has resubmitted in this run (per watch session). */
   readonly retried: Set<number>;
   /**

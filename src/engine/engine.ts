@@ -38,6 +38,7 @@ import { DEFAULT_POLL_TIMING, RunRateEstimator } from "./poll-schedule.js";
 import { silentProgress } from "./progress.js";
 import { ServiceGate } from "./service-gate.js";
 import { makeElsewhereWaiter } from "./elsewhere.js";
+import { FleetSlots } from "./fleet-slots.js";
 import { noteOutage, noteTakeOver } from "./fleet-notes.js";
 import { openOutput, SHARED_STALE_TEMP_MS, type OpenOutput, resumeInterrupted } from "./startup.js";
 import { makeStopSignals } from "./stop-signals.js";
@@ -186,6 +187,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     rate: new RunRateEstimator(),
     lostAssets: new Set(),
     retried: new Set(),
+    fleetSlots: fleet && new FleetSlots(stop.signal),
     videoLock: makeKeyedLock(),
     changed: () => options.onJobChange?.(),
   };

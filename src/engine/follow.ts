@@ -21,7 +21,17 @@ const MAX_UNREADABLE_ANSWERS = 10;
 
 /** Follows a task already on the service, holding a generation slot as its submission did. */
 export async function followInSlot(ctx: EngineContext, rowId: number): Promise<void> {
-  await ctx.queues.slots.add(() => follow(ctx, rowId), { priority: IN_FLIGHT });
+  await ctx.queues.slots.add(
+    async () => {
+      try {
+        await follow(ctx, rowId);
+      } finally {
+        // Its slot of the account is free once its task ended: a job of this runner waiting may try.
+        ctx.fleetSlots?.freed();
+      }
+    },
+    { priority: IN_FLIGHT },
+  );
 }
 
 /**

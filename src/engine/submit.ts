@@ -120,6 +120,25 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
       return "not-final";
     }
     const body = toGenerationRequest(job.spec, (ref) => ids.get(ref)!);
+    /** After the claim: the request sent, unless the run changed meanwhile. */
+    async function sendClaimed(attempt: number): Promise<"final" | "retry" | "end" | number> {
+      // The intent took a turn to reach the disk: Ctrl-C, a withdrawn manifest or a pause may have
+      // come meanwhile. Nothing was sent yet, so the intent is simply taken back.
+      if (stopped() || gate.fatal || !wanted.isWanted(job) || gate.paused) {
+        await store.withdrawSubmitting(rowId);
+        return gate.paused && !stopped() ? "retry" : "end";
+      }
+      // A runner of a fleet paused (or cut off) while its intent was on its way may have been
+      // taken over meanwhile: it sends nothing on an intent it may no longer hold. Taken back, and
+      // claimed again once its heartbeat confirms the lease (or it stops, having lost it).
+      if (store.fleet?.leaseInDoubt()) {
+        await store.withdrawSubmitting(rowId);
+        return store.fleet.heartbeatMs;
+      }
+      ctx.progress.event({ stage: "submitting", key: job.key });
+      return submit(ctx, job, rowId, attempt, body);
+    }
+
     ctx.progress.event({ stage: "queued", key: job.key });
     const outcome = await ctx.queues.slots.add(
       async (): Promise<"final" | "retry" | "end" | "elsewhere" | "full" | number> => {
@@ -133,33 +152,25 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
         // by one task of one process only.
         const attempt = await claim(ctx, rowId);
         if (typeof attempt !== "number") return attempt;
-        // The intent took a turn to reach the disk: Ctrl-C, a withdrawn manifest or a pause may have
-        // come meanwhile. Nothing was sent yet, so the intent is simply taken back.
-        if (stopped() || gate.fatal || !wanted.isWanted(job) || gate.paused) {
-          await store.withdrawSubmitting(rowId);
-          return gate.paused && !stopped() ? "retry" : "end";
+        ctx.fleetSlots?.claimed();
+        try {
+          return await sendClaimed(attempt);
+        } finally {
+          // The job's slot of the account is free again (its task ended, or nothing was sent), or
+          // the job still holds it (stopped): either way a waiting job may try (see fleet-slots.ts).
+          ctx.fleetSlots?.freed();
         }
-        // A runner of a fleet paused (or cut off) while its intent was on its way may have been
-        // taken over meanwhile: it sends nothing on an intent it may no longer hold. Taken back, and
-        // claimed again once its heartbeat confirms the lease (or it stops, having lost it).
-        if (store.fleet?.leaseInDoubt()) {
-          await store.withdrawSubmitting(rowId);
-          return store.fleet.heartbeatMs;
-        }
-        ctx.progress.event({ stage: "submitting", key: job.key });
-        return submit(ctx, job, rowId, attempt, body);
       },
       // Longest first: the slots then end the batch together instead of waiting on one long straggler.
       { priority: job.seconds },
     );
     if (outcome === "full") {
-      const wait = backoffDelay(BACKOFF.fleetFull, 0, { floorMs: 250 });
       ctx.progress.event({
         stage: "waiting",
-        ms: wait,
+        ms: BACKOFF.fleetFull.maxMs,
         detail: "the account's bound of unfinished generations is reached across the fleet",
       });
-      await ctx.signals.sleep(wait);
+      await ctx.fleetSlots!.wait();
       continue;
     }
     if (typeof outcome === "number") {

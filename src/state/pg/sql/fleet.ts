@@ -22,6 +22,7 @@
 //   become uncertain and its upload intents are dropped (uploaded again if needed, no credits).
 import { ClaimLostError, JobGoneError, LeaseLostError } from "../../errors.js";
 import type { TakeOver } from "../../job-store.js";
+import type pg from "pg";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
 import { aliveNow, DB_NOW } from "./runners.js";
@@ -61,20 +62,14 @@ export async function leaseLostError(c: FleetContext, what: string): Promise<Lea
  */
 export async function claimJob(c: FleetContext, id: number): Promise<Claim> {
   const result = await inTransaction(c, async (client) => {
+    // Counted first without the lock: a claim that would find the bound full takes no lock at all
+    // (while the bound is full, most claims are those). One that finds room counts again under it.
+    // (In the transaction's connection: a writer's statements keep the order they were issued in.)
+    if (await isFull(c, client)) return "full" as const;
     await client.query("SELECT 1 FROM services WHERE id = $1 FOR UPDATE", [c.serviceId]);
     if ((await client.query(fence(c), [c.runnerId])).rowCount !== 1) return "lost-lease" as const;
     const now = c.now();
-    const { rows: room } = await client.query<{ unfinished: string; bound: number | null }>(
-      `SELECT
-         (SELECT count(*) FROM jobs WHERE service_id = $1
-            AND (state IN ('submitting', 'submitted') OR (state = 'uncertain' AND updated_at >= $2))) AS unfinished,
-         (SELECT min(concurrency) FROM runners WHERE service_id = $1 AND concurrency > 0
-            AND stopped_at IS NULL AND heartbeat_at >= ${DB_NOW} - $3) AS bound`,
-      [c.serviceId, now - c.lease.uncertainHoldMs, c.lease.leaseMs],
-    );
-    const bound = room[0]?.bound;
-    if (bound !== null && bound !== undefined && toNumber(room[0]!.unfinished) >= bound)
-      return "full" as const;
+    if (await isFull(c, client)) return "full" as const;
     const { rows } = await client.query<{ attempts: number }>(
       `WITH claimed AS (
          UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, runner_id = $3, updated_at = $2
@@ -92,6 +87,24 @@ export async function claimJob(c: FleetContext, id: number): Promise<Claim> {
   // No intent, no request: a job whose row is gone must never be paid for unrecorded.
   if (result === "gone") throw new JobGoneError(`job ${id} is not in the state file; it was not submitted`);
   return result;
+}
+
+/**
+ * Whether the service's unfinished generations (submitting, submitted, and uncertain lately: see
+ * UNCERTAIN_HOLD_MS) reach the smallest --concurrency of its live runners. Under the claim's lock,
+ * in a statement of its own: READ COMMITTED reads every claim committed before the lock was given.
+ */
+async function isFull(c: FleetContext, on: Pick<pg.PoolClient, "query">): Promise<boolean> {
+  const { rows } = await on.query<{ unfinished: string; bound: number | null }>(
+    `SELECT
+       (SELECT count(*) FROM jobs WHERE service_id = $1
+          AND (state IN ('submitting', 'submitted') OR (state = 'uncertain' AND updated_at >= $2))) AS unfinished,
+       (SELECT min(concurrency) FROM runners WHERE service_id = $1 AND concurrency > 0
+          AND stopped_at IS NULL AND heartbeat_at >= ${DB_NOW} - $3) AS bound`,
+    [c.serviceId, c.now() - c.lease.uncertainHoldMs, c.lease.leaseMs],
+  );
+  const bound = rows[0]?.bound;
+  return bound !== null && bound !== undefined && toNumber(rows[0]!.unfinished) >= bound;
 }
 
 /**
