@@ -230,6 +230,44 @@ describe("the PostgreSQL store", () => {
     expect(await last.madeAsset("900")).toBe(false);
   });
 
+  it("refuses an upload intent for content another store uploaded since it was looked up, also while that record commits", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    // Looked up by both, uploaded and recorded by one: the other's intent, later, is refused.
+    await one.markUploading("sha-a");
+    expect(await two.findAsset("sha-a")).toBeUndefined();
+    await one.recordAsset("sha-a", "901", 10);
+    await expect(two.markUploading("sha-a")).rejects.toBeInstanceOf(ClaimLostError);
+    // Also by the store that uploaded it (its own intent once, its asset now).
+    await expect(one.markUploading("sha-a")).rejects.toBeInstanceOf(ClaimLostError);
+
+    // The other's intent arrives while the record is being committed: its insert waits on the
+    // intent's key, then goes through once the record removed it; it must still see the asset.
+    await one.markUploading("sha-b");
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query(
+        `WITH done AS (DELETE FROM upload_intents WHERE sha256 = 'sha-b')
+         INSERT INTO assets (service_id, sha256, asset_id, size, uploaded_at)
+           SELECT id, 'sha-b', '902', 10, 0 FROM services`,
+      );
+      const late = two.markUploading("sha-b");
+      late.catch(() => {}); // judged below
+      await new Promise((r) => setTimeout(r, 300));
+      await client.query("COMMIT");
+      await expect(late).rejects.toBeInstanceOf(ClaimLostError);
+    } finally {
+      await client.end();
+    }
+    expect(await query(url, "SELECT sha256 FROM upload_intents")).toEqual([]);
+
+    // An asset the service lost is forgotten: its content may be uploaded again.
+    await two.forgetAssetId("902");
+    await two.markUploading("sha-b");
+  });
+
   it("gives the attempt back when a submission is refused or withdrawn, and only from its intent", async (context) => {
     const url = await database(context);
     const store = await open(url);
