@@ -125,6 +125,44 @@ describe("the PostgreSQL store", () => {
     ]);
   });
 
+  it("ends a claim whose runner stopped mid-transaction (paused, cut off) after half a lease: the others' claims go on", async (context) => {
+    const url = await database(context);
+    const lease = { leaseMs: 2_000, heartbeatMs: 333, uncertainHoldMs: 600_000 };
+    const [one, two] = [await open(url, undefined, { lease }), await open(url, undefined, { lease })];
+    const [first, second] = (await one.upsertJobs([job(1), job(2)])).map((head) => head.id);
+    // One's connection stalls before its claim's second statement, the service's row locked: as
+    // a runner paused between two statements of its transaction.
+    // (pool.connect() with no callback: the transactions'; single statements take it with one.)
+    const pool = (one as unknown as { pool: pg.Pool }).pool;
+    const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+    let stall = true;
+    (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args) => {
+      if (args.length > 0) return connect(...args);
+      return (connect() as Promise<pg.PoolClient>).then((client) => {
+        const send = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+        (client as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...a) => {
+          if (stall && String(a[0]).startsWith("UPDATE runners")) {
+            stall = false;
+            await new Promise((r) => setTimeout(r, 4_000));
+          }
+          return send(...a);
+        };
+        return client;
+      });
+    };
+    const stalled = one.markSubmitting(first!);
+    stalled.catch(() => {}); // judged below
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    expect(await two.markSubmitting(second!)).toBe(1);
+    // Held for half a lease (1 s), not for the 4 s of the stall.
+    expect(Date.now() - started).toBeLessThan(3_000);
+    // The stalled claim finds its transaction gone: nothing of it kept; its next claim goes through.
+    await expect(stalled).rejects.toThrow();
+    expect((await one.getJob(first!)).state).toBe("pending");
+    expect(await one.markSubmitting(first!)).toBe(1);
+  });
+
   it("claims a job only from the states a submission starts from", async (context) => {
     const url = await database(context);
     const store = await open(url);

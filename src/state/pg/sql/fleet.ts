@@ -18,11 +18,42 @@
 // - Takeover. Submissions of a lost (or stopped) runner without an answer become uncertain, exactly
 //   as after a crash; its tasks become unheld, for any live runner to follow; its speech intents
 //   become uncertain and its upload intents are dropped (uploaded again if needed, no credits).
+// - No runner holds the fleet's locks while silent. A claim holds its service's row, and a takeover
+//   the rows of the runners it marks lost, for the few statements of one transaction. A runner paused
+//   (SIGSTOP, a sleeping machine) or cut off between two of them would hold them for as long as its
+//   connection lasts: every other claim, every takeover (its own included: that runner is then never
+//   taken over) and every runner starting would wait on it. So the database ends such a transaction,
+//   and its session, once it has waited half a lease on its runner (fleetTransaction).
 import { ClaimLostError, JobGoneError, LeaseLostError } from "../../errors.js";
+import type pg from "pg";
 import type { TakeOver } from "../../job-store.js";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
 import { DB_NOW } from "./runners.js";
+
+/** Clients whose errors fleetTransaction listens to (once each: a pool's clients are reused). */
+const listened = new WeakSet<pg.PoolClient>();
+
+/**
+ * `fn` in one transaction (inTransaction) that the database rolls back, closing its session, if it
+ * waits longer than half a lease for this runner's next statement (see above). The runner, when it
+ * goes on, finds its statement refused with the connection gone: nothing of the transaction was
+ * kept, and the pool opens a new connection for the next one. A client of the pool in use has no
+ * listener of its own for the error its session ending emits (the pool's is for idle clients): one
+ * is added, lest it crash the process.
+ */
+function fleetTransaction<T>(c: FleetContext, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(c, async (client) => {
+    if (!listened.has(client)) {
+      listened.add(client);
+      client.on("error", () => {}); // said by the statement that meets it
+    }
+    await client.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [
+      String(Math.max(1, Math.round(c.lease.leaseMs / 2))),
+    ]);
+    return fn(client);
+  });
+}
 
 /** A writer's context: the store's, with its runner and the fleet's timing. */
 export interface FleetContext extends PgContext {
@@ -56,7 +87,7 @@ export async function leaseLostError(c: FleetContext, what: string): Promise<Lea
  * was taken over, JobGoneError if the row is gone.
  */
 export async function claimJob(c: FleetContext, id: number): Promise<Claim> {
-  const result = await inTransaction(c, async (client) => {
+  const result = await fleetTransaction(c, async (client) => {
     await client.query("SELECT 1 FROM services WHERE id = $1 FOR UPDATE", [c.serviceId]);
     if ((await client.query(FENCE, [c.runnerId])).rowCount !== 1) return "lost-lease" as const;
     const now = c.now();
@@ -188,7 +219,7 @@ export async function startSpeech(c: FleetContext, voiceId: string, text: string
  */
 export async function takeOverLost(c: FleetContext): Promise<TakeOver> {
   const dead = await deadOnThisHost(c);
-  return inTransaction(c, async (client) => {
+  return fleetTransaction(c, async (client) => {
     const now = c.now();
     const { rows: lost } = await client.query<{ id: string; host: string; pid: number }>(
       `UPDATE runners SET stopped_at = ${DB_NOW}, lost_at = ${DB_NOW}, taken_by = $1
