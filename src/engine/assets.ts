@@ -161,20 +161,14 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
   /** Uploads content the store has no asset for (the caller holds its key: see `once`). */
   async function uploadNew(file: CheckedFile): Promise<Id> {
     const { sha256 } = file;
-    const result = await queue.add(async (): Promise<{ id: Id; known?: true }> => {
+    const result = await queue.add(async () => {
       // Opened here, in the queue: file descriptors are bounded by the uploads at once.
       const handle = await openChecked(file);
       try {
         // The intent makes an upload cut off by a crash visible: the service may have stored it, and
         // with no way to look an asset up by content, the next run can only upload it again.
+        // A shared store refuses it for content another runner recorded since the caller looked.
         await store.markUploading(sha256);
-        // Looked up again once the intent is ours: another runner of a shared store may have
-        // recorded this content (and let its intent go) since the caller looked.
-        const known = await store.findAsset(sha256);
-        if (known) {
-          await store.forgetUploadIntent(sha256);
-          return { id: known, known: true };
-        }
         progress.event({ stage: "uploading", asset: sha256, detail: file.named, bytes: file.size });
         const sent = (bytes: number): void => progress.event({ stage: "upload-bytes", asset: sha256, bytes });
         try {
@@ -197,7 +191,6 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         await handle.close();
       }
     });
-    if (result.known) return result.id;
     await store.recordAsset(sha256, result.id, file.size);
     options.onUpload?.(file.named, sha256);
     return result.id;

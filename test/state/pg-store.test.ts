@@ -5,6 +5,7 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClaimLostError, StateFileError } from "../../src/state/errors.js";
 import type { NewJob } from "../../src/state/job-store.js";
+import { DEFAULT_LEASE } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { usePostgres } from "../helpers/postgres.js";
 
@@ -125,6 +126,45 @@ describe("the PostgreSQL store", () => {
     ]);
   });
 
+  it("ends a claim whose runner stopped mid-transaction (paused, cut off) after half a lease: the others' claims go on", async (context) => {
+    const url = await database(context);
+    const lease = { ...DEFAULT_LEASE, leaseMs: 2_000, heartbeatMs: 333 };
+    const [one, two] = [await open(url, undefined, { lease }), await open(url, undefined, { lease })];
+    const [first, second] = (await one.upsertJobs([job(1), job(2)])).map((head) => head.id);
+    // One's connection stalls before its claim's second statement, the service's row locked: as
+    // a runner paused between two statements of its transaction.
+    // (pool.connect() with no callback: the transactions'; single statements take it with one.)
+    const pool = (one as unknown as { pool: pg.Pool }).pool;
+    const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+    let stall = true;
+    (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args) => {
+      if (args.length > 0) return connect(...args);
+      return (connect() as Promise<pg.PoolClient>).then((client) => {
+        const send = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+        (client as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...a) => {
+          if (stall && String(a[0]).startsWith("UPDATE runners")) {
+            stall = false;
+            await new Promise((r) => setTimeout(r, 4_000));
+          }
+          return send(...a);
+        };
+        return client;
+      });
+    };
+    const stalled = one.markSubmitting(first!);
+    stalled.catch(() => {}); // judged below
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    expect(await two.markSubmitting(second!)).toBe(1);
+    // Held for half a lease (1 s), not for the 4 s of the stall.
+    expect(Date.now() - started).toBeLessThan(3_000);
+    // The stalled claim finds its transaction gone, nothing of it kept, and makes it again (its
+    // runner is alive: it beat meanwhile): one attempt, one intent.
+    expect(await stalled).toBe(1);
+    expect(await one.getJob(first!)).toMatchObject({ state: "submitting", attempts: 1 });
+    expect(await one.markSubmitting(first!)).toBeNull();
+  });
+
   it("claims a job only from the states a submission starts from", async (context) => {
     const url = await database(context);
     const store = await open(url);
@@ -228,6 +268,44 @@ describe("the PostgreSQL store", () => {
     await last.forgetAssetId("900");
     expect(await last.findAsset("sha-0")).toBeUndefined();
     expect(await last.madeAsset("900")).toBe(false);
+  });
+
+  it("refuses an upload intent for content another store uploaded since it was looked up, also while that record commits", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    // Looked up by both, uploaded and recorded by one: the other's intent, later, is refused.
+    await one.markUploading("sha-a");
+    expect(await two.findAsset("sha-a")).toBeUndefined();
+    await one.recordAsset("sha-a", "901", 10);
+    await expect(two.markUploading("sha-a")).rejects.toBeInstanceOf(ClaimLostError);
+    // Also by the store that uploaded it (its own intent once, its asset now).
+    await expect(one.markUploading("sha-a")).rejects.toBeInstanceOf(ClaimLostError);
+
+    // The other's intent arrives while the record is being committed: its insert waits on the
+    // intent's key, then goes through once the record removed it; it must still see the asset.
+    await one.markUploading("sha-b");
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query(
+        `WITH done AS (DELETE FROM upload_intents WHERE sha256 = 'sha-b')
+         INSERT INTO assets (service_id, sha256, asset_id, size, uploaded_at)
+           SELECT id, 'sha-b', '902', 10, 0 FROM services`,
+      );
+      const late = two.markUploading("sha-b");
+      late.catch(() => {}); // judged below
+      await new Promise((r) => setTimeout(r, 300));
+      await client.query("COMMIT");
+      await expect(late).rejects.toBeInstanceOf(ClaimLostError);
+    } finally {
+      await client.end();
+    }
+    expect(await query(url, "SELECT sha256 FROM upload_intents")).toEqual([]);
+
+    // An asset the service lost is forgotten: its content may be uploaded again.
+    await two.forgetAssetId("902");
+    await two.markUploading("sha-b");
   });
 
   it("gives the attempt back when a submission is refused or withdrawn, and only from its intent", async (context) => {

@@ -28,8 +28,11 @@ const NETWORK_CODES = new Set([
   "ENOTFOUND",
   "EAI_AGAIN",
 ]);
-/** SQLSTATEs of a server shutting down or not yet up, or out of connections: try again. */
-const RETRY_STATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+/**
+ * SQLSTATEs of a server shutting down or not yet up, out of connections, or a session it ended (a
+ * transaction left idle too long: sql/fleet.ts): try again.
+ */
+const RETRY_STATES = new Set(["57P01", "57P02", "57P03", "53300", "25P03"]);
 const DRIVER_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|not queryable/i;
 

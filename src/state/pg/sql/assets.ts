@@ -12,25 +12,46 @@ export async function findAsset(c: PgContext, sha256: string): Promise<string | 
 }
 
 /**
- * The intent of an upload: inserted where none is, or nothing. Of two writers inserting at once, the
- * second waits on the first's key and inserts nothing. `own`: the intents this store wrote; one
- * found that it did not write is another runner's (a takeover drops those of a runner gone: fleet.ts).
+ * The intent of an upload: inserted where none is and the content has no asset yet, or nothing. Of
+ * two writers inserting at once, the second waits on the first's key and inserts nothing. `own`: the
+ * intents this store wrote; one found that it did not write is another runner's (a takeover drops
+ * those of a runner gone: fleet.ts). Content another runner uploaded since the caller looked it up
+ * (its intent gone with its asset recorded, in one statement) is refused the same way: the caller
+ * waits, then finds the asset.
  */
 export async function markUploading(c: FleetContext, own: Set<string>, sha256: string): Promise<void> {
   // An intent of this very runner is found as made (not another's): the same intent tried again
   // after its connection broke (pg/outage.ts), whose first try may have committed.
-  const { rowCount } = await c.pool.query(
-    `INSERT INTO upload_intents (service_id, sha256, started_at, runner_id) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (service_id, sha256) DO UPDATE SET started_at = upload_intents.started_at
-       WHERE upload_intents.runner_id = excluded.runner_id`,
+  const { rows } = await c.pool.query<{ made: boolean; inserted: boolean }>(
+    `WITH made AS (SELECT 1 FROM assets WHERE service_id = $1 AND sha256 = $2),
+       inserted AS (
+         INSERT INTO upload_intents (service_id, sha256, started_at, runner_id)
+           SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT 1 FROM made)
+           ON CONFLICT (service_id, sha256) DO UPDATE SET started_at = upload_intents.started_at
+             WHERE upload_intents.runner_id = excluded.runner_id
+           RETURNING 1)
+     SELECT EXISTS (SELECT 1 FROM made) AS made, EXISTS (SELECT 1 FROM inserted) AS inserted`,
     [c.serviceId, sha256, c.now(), c.runnerId],
   );
-  if (rowCount === 0 && !own.has(sha256)) {
-    throw new ClaimLostError(
-      `the file of sha256 ${sha256.slice(0, 12)} is being uploaded by another process using this store; not uploaded twice`,
+  const { made, inserted } = rows[0]!;
+  if (made || (!inserted && !own.has(sha256))) throw uploadedElsewhere(sha256);
+  // READ COMMITTED: the statement above read `assets` as of its start, but its insert may have
+  // waited for another runner's recordAsset (its intent deleted, its asset inserted, committed
+  // together) and gone through once that intent was gone. A statement of its own sees that asset.
+  if (inserted && (await findAsset(c, sha256)) !== undefined) {
+    await c.pool.query(
+      "DELETE FROM upload_intents WHERE service_id = $1 AND sha256 = $2 AND runner_id = $3",
+      [c.serviceId, sha256, c.runnerId],
     );
+    throw uploadedElsewhere(sha256);
   }
   own.add(sha256);
+}
+
+function uploadedElsewhere(sha256: string): ClaimLostError {
+  return new ClaimLostError(
+    `the file of sha256 ${sha256.slice(0, 12)} is being or was uploaded by another process using this store; not uploaded twice`,
+  );
 }
 
 export async function forgetUploadIntent(c: PgContext, sha256: string): Promise<void> {

@@ -20,12 +20,33 @@
 //   this machine and its process is gone. Submissions of a lost (or stopped) runner without an answer become uncertain, exactly
 //   as after a crash; its tasks become unheld, for any live runner to follow; its speech intents
 //   become uncertain and its upload intents are dropped (uploaded again if needed, no credits).
+// - No runner holds the fleet's locks while silent. A claim holds its service's row, and a takeover
+//   the rows of the runners it marks lost, for the few statements of one transaction. A runner paused
+//   (SIGSTOP, a sleeping machine) or cut off between two of them would hold them for as long as its
+//   connection lasts: every other claim, every takeover (its own included: that runner is then never
+//   taken over) and every runner starting would wait on it. So the database ends such a transaction,
+//   and its session, once it has waited half a lease on its runner (fleetTransaction).
+import type pg from "pg";
 import { ClaimLostError, JobGoneError, LeaseLostError } from "../../errors.js";
 import type { TakeOver } from "../../job-store.js";
-import type pg from "pg";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
 import { aliveNow, DB_NOW } from "./runners.js";
+
+/**
+ * `fn` in one transaction (inTransaction) that the database rolls back, closing its session, if it
+ * waits longer than half a lease for this runner's next statement (see above). The runner, when it
+ * goes on, finds its statement refused with the connection gone: nothing of the transaction was
+ * kept, and the pool opens a new connection for the next one.
+ */
+function fleetTransaction<T>(c: FleetContext, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(c, async (client) => {
+    await client.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [
+      String(Math.max(1, Math.round(c.lease.leaseMs / 2))),
+    ]);
+    return fn(client);
+  });
+}
 
 /** A writer's context: the store's, with its runner and the fleet's timing. */
 export interface FleetContext extends PgContext {
@@ -61,7 +82,7 @@ export async function leaseLostError(c: FleetContext, what: string): Promise<Lea
  * was taken over, JobGoneError if the row is gone.
  */
 export async function claimJob(c: FleetContext, id: number): Promise<Claim> {
-  const result = await inTransaction(c, async (client) => {
+  const result = await fleetTransaction(c, async (client) => {
     // Counted first without the lock: a claim that would find the bound full takes no lock at all
     // (while the bound is full, most claims are those). One that finds room counts again under it.
     // (In the transaction's connection: a writer's statements keep the order they were issued in.)
@@ -240,7 +261,7 @@ export async function startSpeech(c: FleetContext, voiceId: string, text: string
  */
 export async function takeOverLost(c: FleetContext): Promise<TakeOver> {
   const dead = await deadOnThisHost(c);
-  const result = await inTransaction(c, async (client) => {
+  const result = await fleetTransaction(c, async (client) => {
     // A lost runner takes nothing over; and this one's own silence (an outage) is recorded first.
     if ((await client.query(fence(c), [c.runnerId])).rowCount !== 1) return "lost-lease" as const;
     const now = c.now();

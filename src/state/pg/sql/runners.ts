@@ -20,11 +20,11 @@ export interface NewRunner {
   readonly concurrency: number;
 }
 
-/** Records a runner that starts: its id. */
+/** Records a runner that starts: its id. Its first heartbeat is its start (one reading of the clock). */
 export async function registerRunner(c: Pool, runner: NewRunner): Promise<number> {
   const { rows } = await c.pool.query<{ id: string }>(
     `INSERT INTO runners (host, pid, started_at, heartbeat_at, connected_at, concurrency, service_id)
-       VALUES ($1, $2, ${DB_NOW}, ${DB_NOW}, ${DB_NOW}, $3, $4) RETURNING id`,
+       SELECT $1, $2, now_ms, now_ms, now_ms, $3, $4 FROM (SELECT ${DB_NOW} AS now_ms) AS clock RETURNING id`,
     [runner.host, runner.pid, runner.concurrency, runner.serviceId > 0 ? runner.serviceId : null],
   );
   return toNumber(rows[0]!.id);
