@@ -69,6 +69,12 @@ describe("a PostgreSQL store that goes away mid-run", () => {
     const fleet = env(s, url, { REEL_LEASE_SECONDS: "1" });
     const runners = [0, 1].map(() => reel(["run", "promo.yaml", "--concurrency", "2"], dir, fleet));
     await until(async () => (await liveRunners(pgUrl)) === 2, "both runners registered", 30_000);
+    // Both at work (their engines started), so that both meet the outage.
+    await until(
+      () => runners.every((r) => /reel: \d+ jobs/.test(r.stderr())),
+      "both runners at work",
+      30_000,
+    );
     await until(() => s.counters.generationsCreated >= 2, "the first submissions");
     cutter.cut();
     const submittedWhenCut = s.counters.generationsCreated;

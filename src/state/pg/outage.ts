@@ -50,6 +50,8 @@ export function isConnectionError(error: unknown): boolean {
 export class Outage {
   /** When the current outage began (performance.now()); undefined while the store answers. */
   private downSince: number | undefined;
+  /** The error that began the current outage. */
+  private lastError: string | undefined;
   private readonly listeners: ((event: OutageEvent) => void)[] = [];
 
   constructor(
@@ -61,8 +63,11 @@ export class Outage {
       new Promise((resolve) => setTimeout(resolve, ms)),
   ) {}
 
+  /** `listener` is told of every change from now on, and at once if the store is down now. */
   onChange(listener: (event: OutageEvent) => void): void {
     this.listeners.push(listener);
+    if (this.downSince !== undefined)
+      listener({ state: "down", error: this.lastError ?? "no answer", limitMs: this.limitMs });
   }
 
   /** Whether the store is unreachable now, as the last operation found it. */
@@ -102,6 +107,7 @@ export class Outage {
   private failed(error: Error): void {
     if (this.downSince !== undefined) return;
     this.downSince = performance.now();
+    this.lastError = error.message;
     for (const listener of this.listeners) {
       listener({ state: "down", error: error.message, limitMs: this.limitMs });
     }
