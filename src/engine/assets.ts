@@ -184,7 +184,8 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
           progress.event({ stage: "upload-ended", asset: sha256 });
           // Refused for certain (a 4xx, never sent, or cut before its end because the file changed):
           // nothing was stored on the service, so the next run has no lost upload to report.
-          if (refusedForCertain(error)) await store.forgetUploadIntent(sha256);
+          // In a fleet, any failure: while its intent stays, the other runners wait for this upload.
+          if (refusedForCertain(error) || store.fleet) await store.forgetUploadIntent(sha256);
           throw error;
         }
       } finally {

@@ -212,8 +212,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   }
   fleet?.onLeaseLost(stopForState);
   fleet?.onOutage((event) => noteOutage(event, progress, log));
-  // Every heartbeat, the work of runners gone silent is taken over, and the tasks no live runner
-  // follows are followed here (their videos downloaded into this runner's output folder).
+  // Every heartbeat, the work of runners gone silent is taken over, and the tasks no runner follows
+  // (theirs, a stopped runner's, a late answer's) are followed here, each by the runner that holds it
+  // first (their videos downloaded into its output folder).
   // One at a time: while the store does not answer, the one under way waits (state/pg/outage.ts).
   let takingOver = false;
   const takeovers =
@@ -225,7 +226,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         .takeOverLost()
         .then(async (found) => {
           if (found.lost.length > 0) noteTakeOver(found, progress);
-          if (found.released > 0 && !stop.signal.aborted) await followInFlight();
+          if (found.unheld > 0 && !stop.signal.aborted) await followInFlight();
         })
         .catch((error: unknown) => {
           // Unreachable past the limit: an idle watcher learns it here.

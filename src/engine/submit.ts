@@ -224,19 +224,25 @@ async function submit(
   let taskId: string;
   signals.onWire++;
   try {
-    ({ id: taskId } = await ctx.client.submitGeneration(body, { signal: signals.costed }));
+    try {
+      ({ id: taskId } = await ctx.client.submitGeneration(body, { signal: signals.costed }));
+    } catch (error) {
+      const next = await recordSubmitFailure(ctx, job.key, rowId, error);
+      // Refused for certain (back to pending, or rejected): nothing was created.
+      const row = await store.findJobById(rowId);
+      if (row && (row.state === "pending" || row.fail_kind === "rejected")) journal.notCreated(job, attempt);
+      return next;
+    }
+    // The task exists, paid for: in the log before anything else can fail. Its recording is not a
+    // failure of the service: a store that refuses it (this runner of a fleet taken over, the store
+    // unreachable past its limit, a full disk) stops the run, and the job is never marked uncertain
+    // over an answer another runner may follow (fleet.ts answerJob records a late one).
+    ctx.log.info({ job: job.key, taskId }, "submitted");
     await store.markSubmitted(rowId, taskId);
     journal.answered(job, attempt, taskId);
     ctx.gate.serviceWorks();
     ctx.changed();
     ctx.progress.event({ stage: "submitted", key: job.key, detail: `task ${taskId}` });
-    ctx.log.info({ job: job.key, taskId }, "submitted");
-  } catch (error) {
-    const next = await recordSubmitFailure(ctx, job.key, rowId, error);
-    // Refused for certain (back to pending, or rejected): nothing was created.
-    const row = await store.findJobById(rowId);
-    if (row && (row.state === "pending" || row.fail_kind === "rejected")) journal.notCreated(job, attempt);
-    return next;
   } finally {
     signals.onWire--;
   }

@@ -321,6 +321,8 @@ export interface TakeOver {
   readonly uncertain: number;
   /** Tasks no live runner followed, now free to follow. */
   readonly released: number;
+  /** Every task no runner follows now (released by this takeover or before): any runner may follow them. */
+  readonly unheld: number;
   /** Speech calls without an answer, now uncertain. */
   readonly speech: number;
   /** Upload intents without an asset, dropped (uploaded again if needed; no credits). */

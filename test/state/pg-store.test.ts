@@ -105,6 +105,39 @@ describe("the PostgreSQL store", () => {
     });
   });
 
+  it("never writes one runner's failure or doubt over a job another runner claimed", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    const [id] = (await one.upsertJobs([job(1)])).map((head) => head.id);
+    expect(await one.markSubmitting(id!)).toBe(1);
+    // Two read the job pending before one claimed it; its own preparation then failed.
+    await two.markFailed(id!, "local", "the file vanished on this machine");
+    await two.markUncertain(id!, "its speech's outcome is unknown here");
+    expect(await two.getJob(id!)).toMatchObject({ state: "submitting", error: null });
+    await one.markSubmitted(id!, "t1");
+    await two.markFailed(id!, "local", "late");
+    expect(await two.getJob(id!)).toMatchObject({ state: "submitted", task_id: "t1" });
+    // Its own intent, one may mark.
+    await one.markUncertain(id!, "mine");
+    expect((await one.getJob(id!)).state).toBe("submitted"); // answered: no longer an intent
+  });
+
+  it("keeps a late answer of a runner taken over, whatever that runner writes after it", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    const [id] = (await one.upsertJobs([job(1)])).map((head) => head.id);
+    expect(await one.markSubmitting(id!)).toBe(1);
+    // One is found gone (as after its lease), and two takes its work over: the intent is uncertain.
+    await query(url, "UPDATE runners SET stopped_at = 1, lost_at = 1 WHERE id = $1", [one.runnerId]);
+    expect((await two.fleet!.takeOverLost()).uncertain).toBe(1);
+    // One wakes with the service's answer: recorded for another runner to follow, then it stops.
+    await expect(one.markSubmitted(id!, "t9")).rejects.toThrow(/taken over|silent for longer/);
+    await one.markUncertain(id!, "the answer could not be recorded");
+    expect(await two.getJob(id!)).toMatchObject({ state: "submitted", task_id: "t9" });
+    expect((await two.fleet!.takeOverLost()).unheld).toBe(1);
+    expect(await two.fleet!.holdTask(id!)).toBe(true);
+  });
+
   it("claims a job once when two stores race for twenty jobs", async (context) => {
     const url = await database(context);
     const [one, two] = [await open(url), await open(url)];
@@ -225,7 +258,10 @@ describe("the PostgreSQL store", () => {
     await one.markSpeechUncertain("17", "hello 1", "lost");
     await two.markSpeechCreating("17", "hello 1");
     expect(await one.findSpeech("17", "hello 1")).toMatchObject({ state: "creating", error: null });
+    // Another runner's call under way is its own to clear.
     await one.clearSpeech("17", "hello 1");
+    expect(await one.findSpeech("17", "hello 1")).toMatchObject({ state: "creating" });
+    await two.clearSpeech("17", "hello 1");
     expect(await one.findSpeech("17", "hello 1")).toBeUndefined();
     // The intents of live runners are theirs; those of runners gone are uncertain at the next start.
     expect(await one.markInterruptedSpeechUncertain()).toBe(0);

@@ -33,6 +33,10 @@ export async function openPool(url: string, max = 4): Promise<pg.Pool> {
     connectionString: url,
     max,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A server gone without a word (a hard fail-over, a NAT that forgot the connection) is found by
+    // the kernel's keepalive probes rather than never, on an idle connection.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     // A write's promise resolves once its commit is flushed to the server's disk, whatever the
     // server's own default: an intent must survive a crash of the database server too.
     options: "-c synchronous_commit=on",

@@ -362,10 +362,10 @@ export class PgStore implements JobStore {
     );
   }
   markUncertain(id: number, error: string): Promise<void> {
-    return this.io(() => states.markUncertain(this.c, id, error));
+    return this.io(() => states.markUncertain(this.writer(), id, error));
   }
   markFailed(id: number, kind: FailKind, error: string): Promise<void> {
-    return this.io(() => states.markFailed(this.c, id, kind, error));
+    return this.io(() => states.markFailed(this.writer(), id, kind, error));
   }
   markRefused(id: number, error: string): Promise<void> {
     return this.io(() => states.markRefused(this.c, id, error));
@@ -414,7 +414,7 @@ export class PgStore implements JobStore {
     return this.io(() => assets.markUploading(this.writer(), this.ownUploads, sha256));
   }
   forgetUploadIntent(sha256: string): Promise<void> {
-    return this.io(() => assets.forgetUploadIntent(this.c, sha256));
+    return this.io(() => assets.forgetUploadIntent(this.writer(), sha256));
   }
   /** Those of gone runners only (see fleet.takeOverLost). */
   async takeInterruptedUploads(): Promise<number> {
@@ -442,7 +442,7 @@ export class PgStore implements JobStore {
     return this.io(() => speech.markSpeechUncertain(this.c, voiceId, text, error));
   }
   clearSpeech(voiceId: string, text: string): Promise<void> {
-    return this.io(() => speech.clearSpeech(this.c, voiceId, text));
+    return this.io(() => speech.clearSpeech(this.writer(), voiceId, text));
   }
   /** Those of gone runners only (see fleet.takeOverLost). */
   async markInterruptedSpeechUncertain(): Promise<number> {

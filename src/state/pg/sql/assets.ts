@@ -54,10 +54,12 @@ function uploadedElsewhere(sha256: string): ClaimLostError {
   );
 }
 
-export async function forgetUploadIntent(c: PgContext, sha256: string): Promise<void> {
-  await c.pool.query("DELETE FROM upload_intents WHERE service_id = $1 AND sha256 = $2", [
+/** This runner's own intent only: another runner's is its own to end (or a takeover's). */
+export async function forgetUploadIntent(c: FleetContext, sha256: string): Promise<void> {
+  await c.pool.query("DELETE FROM upload_intents WHERE service_id = $1 AND sha256 = $2 AND runner_id = $3", [
     c.serviceId,
     sha256,
+    c.runnerId,
   ]);
 }
 

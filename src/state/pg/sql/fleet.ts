@@ -288,6 +288,12 @@ export async function takeOverLost(c: FleetContext): Promise<TakeOver> {
          WHERE service_id = $1 AND state = 'submitted' AND runner_id IN (${GONE_RUNNERS})`,
       [c.serviceId],
     );
+    // Every task no runner follows: released now, or before (by this or another takeover, a runner
+    // that stopped, a late answer), for any live runner to follow.
+    const { rows: unheld } = await client.query<{ n: string }>(
+      "SELECT count(*) AS n FROM jobs WHERE service_id = $1 AND state = 'submitted' AND runner_id IS NULL",
+      [c.serviceId],
+    );
     const speech = await client.query(
       `UPDATE speech SET state = 'uncertain', updated_at = $2,
               error = 'the runner making this speech stopped before its answer was recorded'
@@ -303,6 +309,7 @@ export async function takeOverLost(c: FleetContext): Promise<TakeOver> {
       lost: lost.map((row) => ({ id: toNumber(row.id), host: row.host, pid: row.pid })),
       uncertain: uncertain.rowCount ?? 0,
       released: released.rowCount ?? 0,
+      unheld: toNumber(unheld[0]?.n ?? 0),
       speech: speech.rowCount ?? 0,
       uploads: uploads.rowCount ?? 0,
     };

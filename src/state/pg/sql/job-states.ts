@@ -65,16 +65,34 @@ export async function withdrawSubmitting(c: FleetContext, id: number): Promise<v
   );
 }
 
-export async function markUncertain(c: PgContext, id: number, error: string): Promise<void> {
-  await setJob(c, id, { state: "uncertain", error }, { event: { kind: "uncertain", detail: error } });
+/**
+ * What a runner may mark on its own account: a job no one has claimed (a failure before anything was
+ * sent), or its own intent. Another runner may have claimed the job meanwhile (its submission, its
+ * task, its video): that is never written over by this runner's view of it.
+ */
+function mineOrUnclaimed(c: FleetContext): string {
+  return ` AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local') OR (state = 'submitting' AND runner_id = ${c.runnerId}))`;
 }
 
-export async function markFailed(c: PgContext, id: number, kind: FailKind, error: string): Promise<void> {
+export async function markUncertain(c: FleetContext, id: number, error: string): Promise<void> {
+  await setJob(
+    c,
+    id,
+    { state: "uncertain", error },
+    { event: { kind: "uncertain", detail: error }, guard: mineOrUnclaimed(c) },
+  );
+}
+
+/** A local failure only on a job no one claimed; a rejection only on this runner's own intent. */
+export async function markFailed(c: FleetContext, id: number, kind: FailKind, error: string): Promise<void> {
   await setJob(
     c,
     id,
     { state: "Fail", fail_kind: kind, error, finished_at: c.now() },
-    { event: { kind: "fail", detail: `${kind}: ${error}` } },
+    {
+      event: { kind: "fail", detail: `${kind}: ${error}` },
+      ...(kind === "task" ? { guard: ` AND runner_id = ${c.runnerId}` } : { guard: mineOrUnclaimed(c) }),
+    },
   );
 }
 

@@ -2,6 +2,7 @@
 // speech call (costed) is fenced, in fleet.ts (startSpeech).
 import type { SpeechRow } from "../../job-store.js";
 import type { PgContext } from "./context.js";
+import type { FleetContext } from "./fleet.js";
 
 export async function findSpeech(
   c: PgContext,
@@ -40,10 +41,10 @@ export async function markSpeechUncertain(
   );
 }
 
-export async function clearSpeech(c: PgContext, voiceId: string, text: string): Promise<void> {
-  await c.pool.query("DELETE FROM speech WHERE service_id = $1 AND voice_id = $2 AND text = $3", [
-    c.serviceId,
-    voiceId,
-    text,
-  ]);
+/** This runner's own intent only (never a speech made, nor another runner's call under way). */
+export async function clearSpeech(c: FleetContext, voiceId: string, text: string): Promise<void> {
+  await c.pool.query(
+    "DELETE FROM speech WHERE service_id = $1 AND voice_id = $2 AND text = $3 AND state <> 'done' AND runner_id = $4",
+    [c.serviceId, voiceId, text, c.runnerId],
+  );
 }
