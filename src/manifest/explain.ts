@@ -5,24 +5,8 @@
 // was sent; and a request already made under another name. Pure: what the state knows comes through
 // the view.
 import { isAbsolute, relative } from "node:path";
-import type { Plan } from "./plan.js";
+import type { ExplainView, Plan } from "./plan.js";
 import type { AssetRef, Job, NormalizedManifest, SpeechRef } from "./types.js";
-
-/** The last version of a job the state knows, other than the one planned. */
-export interface EarlierVersion {
-  /** Its request, as recorded (JSON of its JobSpec). */
-  readonly specJson: string;
-  /** Whether it was ever sent. */
-  readonly sent: boolean;
-}
-
-/** What the explanation needs of the state. */
-export interface ExplainView {
-  /** The latest other version of job `key` (another spec), if any. */
-  earlierVersion(key: string, specHash: string): EarlierVersion | undefined;
-  /** The error of this very version, if it ended in one. */
-  errorOf(key: string, specHash: string): string | undefined;
-}
 
 export type ReasonCode =
   | "NEW_ID"

@@ -4,10 +4,25 @@
 // Pure: no call to the service, no I/O.
 import type { Id, Model } from "../service/api-types.js";
 import type { MediaFormat } from "../service/media-format.js";
-import type { ExplainView } from "./explain.js";
 import type { AssetRef, Job, NormalizedManifest, SpeechRef } from "./types.js";
 
 export type JobStatus = "done" | "in-flight" | "failed" | "uncertain" | "new";
+
+/** The last version of a job the state knows, other than the one planned. */
+export interface EarlierVersion {
+  /** Its request, as recorded (JSON of its JobSpec). */
+  readonly specJson: string;
+  /** Whether it was ever sent. */
+  readonly sent: boolean;
+}
+
+/** What the explanation needs of the state. */
+export interface ExplainView {
+  /** The latest other version of job `key` (another spec), if any. */
+  earlierVersion(key: string, specHash: string): EarlierVersion | undefined;
+  /** The error of this very version, if it ended in one. */
+  errorOf(key: string, specHash: string): string | undefined;
+}
 
 /** What the plan needs to know of the state file. The state part implements it. */
 export interface PlanStateView extends Partial<ExplainView> {
