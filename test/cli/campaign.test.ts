@@ -1,4 +1,4 @@
-// `reel plan --explain` (issue 19): for each job a run would submit, why, from a real state made by
+// Campaigns (issue 19): `reel plan --explain` (for each job a run would submit, why), from a real state made by
 // real runs against the sandbox over HTTP: a new id, a changed text / resolution / source content
 // (the fields named), an uncertain job with --resubmit-uncertain; and --json carries the same.
 import { writeFile } from "node:fs/promises";
@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { diffSpecs } from "../../src/manifest/index.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, writeTree } from "../helpers/cli.js";
+import { readResults } from "../helpers/results.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -149,5 +150,47 @@ describe("diffSpecs", () => {
       "seed 7 -> (none)",
       "chunks: 1 -> 2 items",
     ]);
+  });
+});
+
+describe("a campaign with a matrix and takes, run for real", () => {
+  it("makes one job per combination and take, a line each in results.jsonl and a file each; a rerun with more takes adds only those", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const campaign = (takes: number) =>
+      [
+        "version: 1",
+        "name: summer",
+        "defaults: { model: avatar-h1, resolution: 540p }",
+        "videos:",
+        "  - id: s-{lang}-{face}",
+        "    matrix:",
+        '      lang: [{ lang: en, voice: 17, line: "Summer is here." }, { lang: de, voice: 18, line: "Der Sommer ist da." }]',
+        "      face: [face]",
+        "    source: ./{face}.png",
+        `    takes: ${takes}`,
+        "    chunks:",
+        '      - { duration: 5, speech: { voice: "{voice}", text: "{line}" } }',
+      ].join("\n");
+    await writeTree(dir, { "summer.yaml": campaign(2), "face.png": { fixture: "tiny.png" } });
+    const first = await runCli(["run", "summer.yaml"], { cwd: dir, env: env(s) });
+    expect(first.code, first.stderr).toBe(0);
+    const results = await readResults<{ id: string; status: string; file: string }>(dir);
+    expect(results.map((r) => [r.id, r.status, r.file])).toEqual(
+      ["s-en-face~1", "s-en-face~2", "s-de-face~1", "s-de-face~2"].map((id) => [
+        id,
+        "Success",
+        `summer/${id}.mp4`,
+      ]),
+    );
+    expect(s.counters.generationsCreated).toBe(4);
+    expect(s.counters.speechByInput.size).toBe(2);
+
+    await writeTree(dir, { "summer.yaml": campaign(3) });
+    const more = await runCli(["run", "summer.yaml"], { cwd: dir, env: env(s) });
+    expect(more.code, more.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(6);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+    expect((await readResults<{ id: string }>(dir)).map((r) => r.id)).toContain("s-de-face~3");
   });
 });
