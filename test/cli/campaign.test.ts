@@ -1,6 +1,7 @@
-// Campaigns (issue 19): `reel plan --explain` (for each job a run would submit, why), from a real state made by
-// real runs against the sandbox over HTTP: a new id, a changed text / resolution / source content
-// (the fields named), an uncertain job with --resubmit-uncertain; and --json carries the same.
+// Campaigns (issue 19), from real runs against the sandbox over HTTP: `reel plan --explain` (for each
+// job a run would submit, why: a new id, a changed text / resolution / source content with the fields
+// named, an uncertain job with --resubmit-uncertain; --json carries the same), and a matrix with
+// takes run for real.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
