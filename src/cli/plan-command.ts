@@ -12,6 +12,7 @@ import {
   type Plan,
 } from "../manifest/index.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
+import { findPriceTable, type PlanSpend, planSpend } from "../prices/index.js";
 import { loadPlanStateView } from "./plan-state-view.js";
 import type { JobStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
@@ -35,7 +36,7 @@ import { checkWorkplace, withProjectRoot, workplaceJson, workplaceLine, workplac
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--base-url URL | --sandbox]
-                 [--allow-read DIR]... [--skip-invalid] [--explain] [--json]
+                 [--allow-read DIR]... [--skip-invalid] [--explain] [--prices FILE] [--json]
 
 PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to the service.
 
@@ -57,7 +58,10 @@ Options:
                      on request (with --retry-failed, --resubmit-uncertain, as run takes them)
   --retry-failed, --resubmit-uncertain
                      count the failed, the uncertain jobs as to submit, as run does with them
-  --json             print the plan as JSON on stdout (with --explain: "explain")
+  --prices FILE      the price list that turns seconds of video into credits (env REEL_PRICES;
+                     default: prices.yaml beside the project's reel.yaml, or the state, if there)
+  --json             print the plan as JSON on stdout (with --explain: "explain", with prices:
+                     "spend.credits")
   --out, --concurrency, --allow-private-sources
                      accepted and ignored, so that a script can give plan the options of run
 
@@ -79,7 +83,12 @@ function keyList(label: string, keys: readonly string[]): string[] {
   return [`${label}:`, ...shown];
 }
 
-export function formatPlan(plan: Plan, summaryLine: string, comparedWith: string): string {
+export function formatPlan(
+  plan: Plan,
+  summaryLine: string,
+  comparedWith: string,
+  spend: readonly string[] = [],
+): string {
   const j = plan.jobs;
   const uploadBytes = plan.uploads.new.reduce((sum, u) => sum + u.size, 0);
   const replaced = new Map(plan.replaces.map((r) => [r.key, r.keptAs]));
@@ -114,6 +123,7 @@ export function formatPlan(plan: Plan, summaryLine: string, comparedWith: string
   lines.push(
     `  ${"total".padEnd(15)}${String(plan.videos).padStart(8)}${String(plan.seconds).padStart(10)}${String(newSeconds).padStart(8)}`,
   );
+  lines.push(...spend);
   const lists = [
     ...keyList(
       "to submit",
@@ -141,6 +151,36 @@ export function formatPlan(plan: Plan, summaryLine: string, comparedWith: string
   ];
   if (lists.length > 0) lines.push("", ...lists);
   return `${lines.join("\n")}\n`;
+}
+
+/** Seconds (and credits, with prices) per manifest and in total: new, paid again on request, paid. */
+function formatSpend(spend: PlanSpend): string[] {
+  const n = (value: number): string => String(Math.round(value * 100) / 100);
+  const row = (name: string, jobs: number | string, s: PlanSpend["seconds"], c?: PlanSpend["seconds"]) =>
+    `  ${name.padEnd(24)}${String(jobs).padStart(6)}${n(s.new).padStart(9)}${n(s.retry).padStart(9)}${n(s.paid).padStart(9)}` +
+    (c ? `${n(c.new).padStart(12)}${n(c.retry).padStart(9)}${n(c.paid).padStart(9)}` : "");
+  const credits = spend.credits;
+  const lines = [
+    "",
+    credits
+      ? `spend per manifest (seconds of video; credits by ${credits.prices})`
+      : "spend per manifest (seconds of video; no price list: see --prices)",
+    `  ${"manifest".padEnd(24)}${"jobs".padStart(6)}${"new s".padStart(9)}${"retry s".padStart(9)}${"paid s".padStart(9)}` +
+      (credits ? `${"new cr".padStart(12)}${"retry cr".padStart(9)}${"paid cr".padStart(9)}` : ""),
+    ...spend.manifests.map((m) => row(m.name, m.jobs, m.seconds, m.credits)),
+    row(
+      "total",
+      spend.manifests.reduce((sum, m) => sum + m.jobs, 0),
+      spend.seconds,
+      credits,
+    ),
+  ];
+  if (credits && credits.speech > 0) lines.push(`  (new credits include ${n(credits.speech)} for speech)`);
+  if (spend.unpriced.length > 0)
+    lines.push(
+      `  not priced, so not counted: ${spend.unpriced.join(", ")} (add them to ${credits?.prices ?? "the price list"})`,
+    );
+  return lines;
 }
 
 /** --explain, as text: each job to submit and why, its changes one per line. */
@@ -171,6 +211,7 @@ export const planCommand: Command = {
     "allow-read": { type: "string", multiple: true },
     json: { type: "boolean" },
     explain: { type: "boolean" },
+    prices: { type: "string" },
     "retry-failed": { type: "boolean" },
     "resubmit-uncertain": { type: "boolean" },
     // Taken and ignored, so that scripts can give plan the options they give run.
@@ -208,6 +249,11 @@ export const planCommand: Command = {
     }
     checkWorkplace(place, loaded.manifests, io.cwd);
 
+    const prices = findPriceTable({
+      given: typeof args.values.prices === "string" ? args.values.prices : envSetting(io.env, "REEL_PRICES"),
+      anchorDir: place.anchor.dir,
+      cwd: io.cwd,
+    });
     const { store, service } = await openStateForPlan(statePath, args, io, place.storeUrl);
     let plan: Plan;
     let explained: Explained[] | undefined;
@@ -230,17 +276,22 @@ export const planCommand: Command = {
       await store?.close();
     }
 
+    const flags = {
+      retryFailed: args.values["retry-failed"] === true,
+      resubmitUncertain: args.values["resubmit-uncertain"] === true,
+    };
+    const spend = planSpend(manifests, plan, prices, flags);
     const summary = summarize({ manifests, problems: [] });
     const code = exitCodeWithSkipped(EXIT.ok, skipped);
     if (json) {
       const { warnings } = loaded;
       io.stdout.write(
-        `${JSON.stringify({ ok: code === EXIT.ok, ...workplaceJson(place), service: service ?? null, summary, plan, ...(explained ? { explain: explained } : {}), warnings, skipped })}\n`,
+        `${JSON.stringify({ ok: code === EXIT.ok, ...workplaceJson(place), service: service ?? null, summary, plan, spend, ...(explained ? { explain: explained } : {}), warnings, skipped })}\n`,
       );
     } else {
       const verdict = `${summaryText(summary)}: ok${skipped.length > 0 ? ` (${skipped.length} invalid skipped)` : ""}`;
       io.stdout.write(
-        `${workplaceLine(place, io.cwd, existsSync(statePath))}\n${formatPlan(plan, verdict, comparedWith(store, service))}${explained ? formatExplained(explained) : ""}`,
+        `${workplaceLine(place, io.cwd, existsSync(statePath))}\n${formatPlan(plan, verdict, comparedWith(store, service), formatSpend(spend))}${explained ? formatExplained(explained) : ""}`,
       );
     }
     return code;
