@@ -254,6 +254,11 @@ export const planCommand: Command = {
       anchorDir: place.anchor.dir,
       cwd: io.cwd,
     });
+    // What run would also resubmit: counted in --explain and in the spend alike.
+    const flags = {
+      retryFailed: args.values["retry-failed"] === true,
+      resubmitUncertain: args.values["resubmit-uncertain"] === true,
+    };
     const { store, service } = await openStateForPlan(statePath, args, io, place.storeUrl);
     let plan: Plan;
     let explained: Explained[] | undefined;
@@ -261,11 +266,7 @@ export const planCommand: Command = {
       const view = store ? await loadPlanStateView(store, place.outDir, manifests) : undefined;
       plan = makePlan(manifests, view);
       if (args.values.explain === true) {
-        explained = explainPlan(manifests, plan, view, {
-          retryFailed: args.values["retry-failed"] === true,
-          resubmitUncertain: args.values["resubmit-uncertain"] === true,
-          cwd: io.cwd,
-        });
+        explained = explainPlan(manifests, plan, view, { ...flags, cwd: io.cwd });
       }
       if (store && service !== undefined && service !== SANDBOX_SERVICE_ID) {
         const fresh = new Set(plan.jobs.new);
@@ -276,10 +277,6 @@ export const planCommand: Command = {
       await store?.close();
     }
 
-    const flags = {
-      retryFailed: args.values["retry-failed"] === true,
-      resubmitUncertain: args.values["resubmit-uncertain"] === true,
-    };
     const spend = planSpend(manifests, plan, prices, flags);
     const summary = summarize({ manifests, problems: [] });
     const code = exitCodeWithSkipped(EXIT.ok, skipped);
