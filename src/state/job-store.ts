@@ -207,7 +207,9 @@ export interface JobRecords {
   markInterruptedSubmissionsUncertain(): Promise<number>;
   /**
    * Write-ahead intent of a costed submission: resolves once it is durable; only then may the
-   * request leave. A compare-and-set: the row is claimed only from a state a submission may start
+   * request leave. `charge`: a capped run's (src/budget), recorded in the same transaction as the
+   * claim, so that a claim is charged once and a claim refused is charged nothing. The
+   * compare-and-set: the row is claimed only from a state a submission may start
    * from (`pending`, which --retry-failed and --resubmit-uncertain return a job to first, or a
    * failure before anything was sent). Resolves to the number of the attempt being made (the journal
    * names it). Resolves null, with nothing written, when the row is in another state: another
@@ -216,7 +218,7 @@ export interface JobRecords {
    * again when a slot frees. Throws JobGoneError when the row is gone, and LeaseLostError when this
    * runner of a shared store was taken over.
    */
-  markSubmitting(id: number): Promise<number | null | "full">;
+  markSubmitting(id: number, charge?: VideoCharge): Promise<number | null | "full">;
   /**
    * An intent whose request was not sent after all (the run stopped, or the job was withdrawn, while
    * the intent was being committed): the job is pending again and the attempt is given back.
@@ -293,15 +295,76 @@ export interface SpeechRecords {
    * Write-ahead intent of a costed speech call: resolves once it is durable. A compare-and-set: made
    * only where no speech row is, or over an `uncertain` one (--resubmit-uncertain). A row `creating`
    * or `done` was written by another process since the caller looked: it throws ClaimLostError, and
-   * the speech is not paid for twice.
+   * the speech is not paid for twice. `charge`: as markSubmitting's, recorded with the intent.
    */
-  markSpeechCreating(voiceId: string, text: string): Promise<void>;
+  markSpeechCreating(voiceId: string, text: string, charge?: SpeechCharge): Promise<void>;
   markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void>;
   markSpeechUncertain(voiceId: string, text: string, error: string): Promise<void>;
   /** A speech call that failed for certain (refused): nothing was made, forget the intent. */
   clearSpeech(voiceId: string, text: string): Promise<void>;
   /** Speech intents without an answer from a run that died: they may have been made. */
   markInterruptedSpeechUncertain(): Promise<number>;
+}
+
+/** What a submission costs a capped run (src/budget): what was sent, priced when read. */
+export interface VideoCharge {
+  /** The budget session (BudgetRecords). */
+  readonly session: number;
+  readonly model: string;
+  readonly resolution: string | null;
+  readonly seconds: number;
+}
+
+/** A speech call of a capped run. */
+export interface SpeechCharge {
+  readonly session: number;
+}
+
+/** Who runs a budget session: a process on a machine. */
+export interface BudgetOwner {
+  readonly host: string;
+  readonly pid: number;
+}
+
+/** A budget session as recorded: one capped run or watch, and the runs that resume it. */
+export interface BudgetSessionRow extends BudgetOwner {
+  readonly id: number;
+  readonly scope: string;
+  readonly startedAt: number;
+}
+
+/** What a budget session sent that may cost: videos by model and resolution, and speech calls. */
+export interface SpendTally {
+  readonly videos: readonly {
+    readonly model: string;
+    readonly resolution: string | null;
+    readonly seconds: number;
+    readonly count: number;
+  }[];
+  readonly speech: number;
+}
+
+/**
+ * The ledger of capped runs (src/budget), scoped by service. Charges are written with their intents
+ * (markSubmitting, markSpeechCreating); a refund is a write of its own after the intent is given
+ * back, so a crash between them counts a request never sent (the safe side: the cap is never passed).
+ */
+export interface BudgetRecords {
+  /** The sessions of `scope` not ended, oldest first. */
+  openBudgetSessions(scope: string): Promise<BudgetSessionRow[]>;
+  startBudgetSession(scope: string, owner: BudgetOwner): Promise<BudgetSessionRow>;
+  /**
+   * Makes `owner` the owner of session `id` if its owner's pid is still `fromPid`: a compare-and-set,
+   * so of two processes resuming one session, one does. False when another took it first.
+   */
+  takeBudgetSession(id: number, fromPid: number, owner: BudgetOwner): Promise<boolean>;
+  budgetSpent(id: number): Promise<SpendTally>;
+  /** The charge of job `jobId`'s attempt `attempt`, whose request was not sent after all. */
+  refundVideo(session: number, jobId: number, attempt: number): Promise<void>;
+  /** The last charge of this speech, whose call was refused for certain. */
+  refundSpeech(session: number, voiceId: string, text: string): Promise<void>;
+  /** The session's run finished: the next run starts a session of its own. */
+  endBudgetSession(id: number): Promise<void>;
 }
 
 /** Caches of this machine (not scoped by service): hashes of local files, fetched remote sources. */
@@ -369,7 +432,7 @@ export type OutageEvent =
   | { readonly state: "down"; readonly error: string; readonly limitMs: number }
   | { readonly state: "up"; readonly downMs: number };
 
-export interface JobStore extends JobRecords, AssetRecords, SpeechRecords, LocalCaches {
+export interface JobStore extends JobRecords, AssetRecords, SpeechRecords, BudgetRecords, LocalCaches {
   /** The fleet's operations, on a store shared by several runners (PostgreSQL); undefined on a state file. */
   readonly fleet?: FleetStore;
   /** Where the store is, for messages (the state file's path). */

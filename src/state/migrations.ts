@@ -127,4 +127,32 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN file_sha256 TEXT;
   ALTER TABLE jobs ADD COLUMN file_stamp TEXT;
   `,
+  // 7: the budget of a capped run (--max-seconds, --max-credits; src/budget). A session is one run,
+  // or one watch, and the runs that resume it after a stop before its end; `spend` holds what it
+  // sent that may cost: each submission (written with its intent, in the same transaction) and each
+  // speech call. Prices are applied when read, so the ledger holds what was sent, not what it cost.
+  `
+  CREATE TABLE budget_sessions (
+    id INTEGER PRIMARY KEY,
+    service_id INTEGER NOT NULL REFERENCES services(id),
+    scope TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    ended_at INTEGER
+  ) STRICT;
+  CREATE INDEX budget_sessions_open ON budget_sessions (service_id, scope) WHERE ended_at IS NULL;
+  CREATE TABLE spend (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES budget_sessions(id),
+    job_id INTEGER,
+    attempt INTEGER,
+    speech TEXT,
+    model TEXT,
+    resolution TEXT,
+    seconds REAL NOT NULL,
+    at INTEGER NOT NULL
+  ) STRICT;
+  CREATE UNIQUE INDEX spend_once ON spend (session_id, job_id, attempt) WHERE job_id IS NOT NULL;
+  `,
 ];

@@ -16,6 +16,8 @@ import { lastService } from "./db/services.js";
 import { Statements } from "./db/statements.js";
 import type { StateFileError } from "./errors.js";
 import type {
+  BudgetOwner,
+  BudgetSessionRow,
   FailKind,
   FileStamp,
   JobHead,
@@ -23,10 +25,14 @@ import type {
   JobStore,
   NewJob,
   RestoredJob,
+  SpeechCharge,
   SpeechRow,
+  SpendTally,
   VersionHead,
+  VideoCharge,
   VideoFacts,
 } from "./job-store.js";
+import * as budget from "./sql/budget.js";
 import * as assets from "./sql/assets.js";
 import * as caches from "./sql/caches.js";
 import type { SqlContext } from "./sql/context.js";
@@ -216,8 +222,8 @@ export class StateStore implements JobStore {
   async markInterruptedSubmissionsUncertain(): Promise<number> {
     return states.markInterruptedSubmissionsUncertain(this.c);
   }
-  async markSubmitting(id: number): Promise<number | null> {
-    return states.markSubmitting(this.c, id);
+  async markSubmitting(id: number, charge?: VideoCharge): Promise<number | null> {
+    return states.markSubmitting(this.c, id, charge);
   }
   async withdrawSubmitting(id: number): Promise<void> {
     states.withdrawSubmitting(this.c, id);
@@ -290,8 +296,8 @@ export class StateStore implements JobStore {
   async findSpeech(voiceId: string, text: string): Promise<SpeechRow | undefined> {
     return speech.findSpeech(this.c, voiceId, text);
   }
-  async markSpeechCreating(voiceId: string, text: string): Promise<void> {
-    return speech.markSpeechCreating(this.c, voiceId, text);
+  async markSpeechCreating(voiceId: string, text: string, charge?: SpeechCharge): Promise<void> {
+    return speech.markSpeechCreating(this.c, voiceId, text, charge);
   }
   async markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void> {
     speech.markSpeechDone(this.c, voiceId, text, assetId, duration);
@@ -304,6 +310,30 @@ export class StateStore implements JobStore {
   }
   async markInterruptedSpeechUncertain(): Promise<number> {
     return speech.markInterruptedSpeechUncertain(this.c);
+  }
+
+  // ---- the ledger of capped runs (sql/budget.ts) ----
+
+  async openBudgetSessions(scope: string): Promise<BudgetSessionRow[]> {
+    return budget.openBudgetSessions(this.c, scope);
+  }
+  async startBudgetSession(scope: string, owner: BudgetOwner): Promise<BudgetSessionRow> {
+    return budget.startBudgetSession(this.c, scope, owner);
+  }
+  async takeBudgetSession(id: number, fromPid: number, owner: BudgetOwner): Promise<boolean> {
+    return budget.takeBudgetSession(this.c, id, fromPid, owner);
+  }
+  async budgetSpent(id: number): Promise<SpendTally> {
+    return budget.budgetSpent(this.c, id);
+  }
+  async refundVideo(session: number, jobId: number, attempt: number): Promise<void> {
+    budget.refundVideo(this.c, session, jobId, attempt);
+  }
+  async refundSpeech(session: number, voiceId: string, text: string): Promise<void> {
+    budget.refundSpeech(this.c, session, voiceId, text);
+  }
+  async endBudgetSession(id: number): Promise<void> {
+    budget.endBudgetSession(this.c, id);
   }
 
   // ---- local caches (sql/caches.ts) ----

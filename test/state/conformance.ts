@@ -176,5 +176,64 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await store.markUploading("def"); // its own intent again (an upload retried in the same run)
       await store.close();
     });
+
+    it("charges a capped run's claims and speech with their intents, once, and refunds them", async () => {
+      const storage = await makeHarness();
+      const store = await storage.open("x");
+      const owner = { host: "here", pid: 101 };
+      const session = await store.startBudgetSession("run a", owner);
+      const charge = { session: session.id, model: "actor-2", resolution: "720p", seconds: 5 };
+      const a = await store.upsertJob(JOB);
+      const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b", specHash: "h2", seconds: 8 });
+      expect(await store.markSubmitting(a.id, charge)).toBe(1);
+      // A claim refused (the row moved on) is charged nothing.
+      expect(await store.markSubmitting(a.id, charge)).toBeNull();
+      expect(await store.markSubmitting(b.id, { ...charge, seconds: 8, resolution: "1080p" })).toBe(1);
+      await store.markSpeechCreating("17", "hello", { session: session.id });
+      // Another process's speech intent wins over this one: charged nothing.
+      const outside = storage.outside();
+      await outside.startSpeech("18", "hi");
+      await outside.close();
+      await expect(store.markSpeechCreating("18", "hi", { session: session.id })).rejects.toThrow(
+        ClaimLostError,
+      );
+      await store.flush();
+      expect(await store.budgetSpent(session.id)).toEqual({
+        videos: [
+          { model: "actor-2", resolution: "1080p", seconds: 8, count: 1 },
+          { model: "actor-2", resolution: "720p", seconds: 5, count: 1 },
+        ],
+        speech: 1,
+      });
+      // Withdrawn (nothing sent) and refused speech: refunded; b's charge stays.
+      await store.withdrawSubmitting(a.id);
+      await store.refundVideo(session.id, a.id, 1);
+      await store.clearSpeech("17", "hello");
+      await store.refundSpeech(session.id, "17", "hello");
+      expect(await store.budgetSpent(session.id)).toEqual({
+        videos: [{ model: "actor-2", resolution: "1080p", seconds: 8, count: 1 }],
+        speech: 0,
+      });
+      // Claimed again, and a lost refund's charge met again: counted once.
+      expect(await store.markSubmitting(a.id, charge)).toBe(1);
+      expect((await store.budgetSpent(session.id)).videos).toHaveLength(2);
+      await store.close();
+
+      // Another process resumes the session once; an ended session is not open.
+      const again = await storage.open("x");
+      const [open] = await again.openBudgetSessions("run a");
+      expect(open).toMatchObject({ id: session.id, host: "here", pid: 101, scope: "run a" });
+      expect(await again.openBudgetSessions("run b")).toEqual([]);
+      expect(await again.takeBudgetSession(session.id, 101, { host: "here", pid: 202 })).toBe(true);
+      expect(await again.takeBudgetSession(session.id, 101, { host: "here", pid: 303 })).toBe(false);
+      expect((await again.budgetSpent(session.id)).videos.map((v) => v.seconds)).toEqual([8, 5]);
+      await again.endBudgetSession(session.id);
+      expect(await again.openBudgetSessions("run a")).toEqual([]);
+      // Sessions are scoped by service.
+      await again.close();
+      const other = await storage.open("https://other.example");
+      expect(await other.openBudgetSessions("run a")).toEqual([]);
+      await other.close();
+    });
   });
 }

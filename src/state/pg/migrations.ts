@@ -137,6 +137,32 @@ export const PG_MIGRATIONS: PgMigrations = {
     CREATE INDEX jobs_held ON jobs (runner_id) WHERE runner_id IS NOT NULL;
     CREATE INDEX jobs_uncertain ON jobs (service_id, updated_at) WHERE state = 'uncertain';
     `,
+    // 3: the budget of a capped run, as the state file's migration 7 (src/state/migrations.ts). A
+    // session belongs to one runner's process (host, pid): in a fleet each runner counts its own.
+    `
+    CREATE TABLE budget_sessions (
+      id bigserial PRIMARY KEY,
+      service_id bigint NOT NULL REFERENCES services(id),
+      scope text NOT NULL,
+      host text NOT NULL,
+      pid integer NOT NULL,
+      started_at bigint NOT NULL,
+      ended_at bigint
+    );
+    CREATE INDEX budget_sessions_open ON budget_sessions (service_id, scope) WHERE ended_at IS NULL;
+    CREATE TABLE spend (
+      id bigserial PRIMARY KEY,
+      session_id bigint NOT NULL REFERENCES budget_sessions(id),
+      job_id bigint,
+      attempt integer,
+      speech text,
+      model text,
+      resolution text,
+      seconds double precision NOT NULL,
+      at bigint NOT NULL
+    );
+    CREATE UNIQUE INDEX spend_once ON spend (session_id, job_id, attempt) WHERE job_id IS NOT NULL;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

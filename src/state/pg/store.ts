@@ -26,6 +26,8 @@ import pg from "pg";
 import { canonicalBaseUrl } from "../../service/base-url.js";
 import { LeaseLostError, type StateFileError } from "../errors.js";
 import type {
+  BudgetOwner,
+  BudgetSessionRow,
   FailKind,
   FileStamp,
   FleetStore,
@@ -34,11 +36,15 @@ import type {
   JobStore,
   NewJob,
   RestoredJob,
+  SpeechCharge,
   SpeechRow,
+  SpendTally,
   TakeOver,
   VersionHead,
+  VideoCharge,
   VideoFacts,
 } from "../job-store.js";
+import * as budget from "./sql/budget.js";
 import { openPool, redactedUrl } from "./connect.js";
 import { Heartbeat } from "./heartbeat.js";
 import { type Landed, Outage } from "./outage.js";
@@ -337,11 +343,11 @@ export class PgStore implements JobStore {
   async markInterruptedSubmissionsUncertain(): Promise<number> {
     return (await this.fleet!.takeOverLost()).uncertain;
   }
-  markSubmitting(id: number): Promise<number | null | "full"> {
+  markSubmitting(id: number, charge?: VideoCharge): Promise<number | null | "full"> {
     const w = this.writer();
     return this.fenced(
       this.io<fleet.Claim>(
-        () => fleet.claimJob(w, id),
+        () => fleet.claimJob(w, id, charge),
         () => fleet.claimLanded(w, id),
       ),
     ).then((claim) => {
@@ -432,8 +438,8 @@ export class PgStore implements JobStore {
   findSpeech(voiceId: string, text: string): Promise<SpeechRow | undefined> {
     return this.io(() => speech.findSpeech(this.c, voiceId, text));
   }
-  markSpeechCreating(voiceId: string, text: string): Promise<void> {
-    return this.fenced(this.io(() => fleet.startSpeech(this.writer(), voiceId, text)));
+  markSpeechCreating(voiceId: string, text: string, charge?: SpeechCharge): Promise<void> {
+    return this.fenced(this.io(() => fleet.startSpeech(this.writer(), voiceId, text, charge)));
   }
   markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void> {
     return this.io(() => speech.markSpeechDone(this.c, voiceId, text, assetId, duration));
@@ -447,6 +453,30 @@ export class PgStore implements JobStore {
   /** Those of gone runners only (see fleet.takeOverLost). */
   async markInterruptedSpeechUncertain(): Promise<number> {
     return (await this.fleet!.takeOverLost()).speech;
+  }
+
+  // ---- the ledger of capped runs (sql/budget.ts) ----
+
+  openBudgetSessions(scope: string): Promise<BudgetSessionRow[]> {
+    return this.io(() => budget.openBudgetSessions(this.c, scope));
+  }
+  startBudgetSession(scope: string, owner: BudgetOwner): Promise<BudgetSessionRow> {
+    return this.io(() => budget.startBudgetSession(this.c, scope, owner));
+  }
+  takeBudgetSession(id: number, fromPid: number, owner: BudgetOwner): Promise<boolean> {
+    return this.io(() => budget.takeBudgetSession(this.c, id, fromPid, owner));
+  }
+  budgetSpent(id: number): Promise<SpendTally> {
+    return this.io(() => budget.budgetSpent(this.c, id));
+  }
+  refundVideo(session: number, jobId: number, attempt: number): Promise<void> {
+    return this.io(() => budget.refundVideo(this.c, session, jobId, attempt));
+  }
+  refundSpeech(session: number, voiceId: string, text: string): Promise<void> {
+    return this.io(() => budget.refundSpeech(this.c, session, voiceId, text));
+  }
+  endBudgetSession(id: number): Promise<void> {
+    return this.io(() => budget.endBudgetSession(this.c, id));
   }
 
   // ---- local caches of this host (sql/caches.ts) ----

@@ -2,7 +2,8 @@
 // leaves), its answer, polling, the download, and the way back to pending. Each is one write of the
 // turn (turn.ts), with its event.
 import { taskStatusFields } from "../task-status-rule.js";
-import type { FailKind, JobRow, VideoFacts } from "../job-store.js";
+import type { FailKind, JobRow, VideoCharge, VideoFacts } from "../job-store.js";
+import { chargeVideo } from "./budget.js";
 import { JobGoneError } from "../errors.js";
 import { type SqlContext, sql } from "./context.js";
 import { findJobById } from "./jobs.js";
@@ -37,8 +38,14 @@ export function markInterruptedSubmissionsUncertain(c: SqlContext): number {
 }
 
 /** Committed with synchronous=FULL, and awaited: the request leaves only once the intent is on disk. */
-export async function markSubmitting(c: SqlContext, id: number): Promise<number | null> {
-  const attempt = c.turn.writeStatement(() => {
+export async function markSubmitting(
+  c: SqlContext,
+  id: number,
+  charge: VideoCharge | undefined,
+): Promise<number | null> {
+  // With a charge, two statements: in a savepoint, so a failing second undoes the claim too.
+  const write = charge ? c.turn.write.bind(c.turn) : c.turn.writeStatement.bind(c.turn);
+  const attempt = write(() => {
     const claimed = sql(
       c,
       `UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, updated_at = ?
@@ -46,6 +53,7 @@ export async function markSubmitting(c: SqlContext, id: number): Promise<number 
          RETURNING attempts`,
     ).get(c.now(), id) as { attempts: number } | undefined;
     if (claimed) {
+      if (charge) chargeVideo(c, id, claimed.attempts, charge);
       c.turn.event(id, "submitting");
       return claimed.attempts;
     }

@@ -1,6 +1,7 @@
 // Speech made by the service, and the intents of speech calls (costed), scoped by service.
 import { ClaimLostError } from "../errors.js";
-import type { SpeechRow } from "../job-store.js";
+import type { SpeechCharge, SpeechRow } from "../job-store.js";
+import { chargeSpeech } from "./budget.js";
 import { type SqlContext, sql } from "./context.js";
 
 export function findSpeech(c: SqlContext, voiceId: string, text: string): SpeechRow | undefined {
@@ -11,8 +12,14 @@ export function findSpeech(c: SqlContext, voiceId: string, text: string): Speech
 }
 
 /** Committed with synchronous=FULL, and awaited: the call is made only once the intent is on disk. */
-export async function markSpeechCreating(c: SqlContext, voiceId: string, text: string): Promise<void> {
-  c.turn.writeStatement(() => {
+export async function markSpeechCreating(
+  c: SqlContext,
+  voiceId: string,
+  text: string,
+  charge: SpeechCharge | undefined,
+): Promise<void> {
+  const write = charge ? c.turn.write.bind(c.turn) : c.turn.writeStatement.bind(c.turn);
+  write(() => {
     const changed = sql(
       c,
       `INSERT INTO speech (service_id, voice_id, text, state, updated_at) VALUES (?, ?, ?, 'creating', ?)
@@ -24,6 +31,7 @@ export async function markSpeechCreating(c: SqlContext, voiceId: string, text: s
         `speech for voice ${voiceId} ("${text.slice(0, 40)}") is being or was made by another process using this state file; not paid for twice (rerun to use it)`,
       );
     }
+    if (charge) chargeSpeech(c, voiceId, text, charge);
   }, true);
   await c.turn.durable();
 }

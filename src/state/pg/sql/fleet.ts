@@ -28,7 +28,8 @@
 //   and its session, once it has waited half a lease on its runner (fleetTransaction).
 import type pg from "pg";
 import { ClaimLostError, JobGoneError, LeaseLostError } from "../../errors.js";
-import type { TakeOver } from "../../job-store.js";
+import type { SpeechCharge, TakeOver, VideoCharge } from "../../job-store.js";
+import { speechKey } from "../../sql/budget.js";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
 import { aliveNow, DB_NOW } from "./runners.js";
@@ -81,7 +82,7 @@ export async function leaseLostError(c: FleetContext, what: string): Promise<Lea
  * The intent of a submission, fenced and bounded (see above). Throws LeaseLostError if this runner
  * was taken over, JobGoneError if the row is gone.
  */
-export async function claimJob(c: FleetContext, id: number): Promise<Claim> {
+export async function claimJob(c: FleetContext, id: number, charge?: VideoCharge): Promise<Claim> {
   const result = await fleetTransaction(c, async (client) => {
     // Counted first without the lock: a claim that would find the bound full takes no lock at all
     // (while the bound is full, most claims are those). One that finds room counts again under it.
@@ -96,9 +97,21 @@ export async function claimJob(c: FleetContext, id: number): Promise<Claim> {
          UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, runner_id = $3, updated_at = $2
            WHERE id = $1 AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))
            RETURNING id, attempts),
-       noted AS (INSERT INTO events (at, job_id, runner_id, kind) SELECT $2::bigint, id, $3, 'submitting' FROM claimed)
+       noted AS (INSERT INTO events (at, job_id, runner_id, kind) SELECT $2::bigint, id, $3, 'submitting' FROM claimed),
+       charged AS (
+         INSERT INTO spend (session_id, job_id, attempt, model, resolution, seconds, at)
+           SELECT $4::bigint, id, attempts, $5, $6, $7, $2::bigint FROM claimed WHERE $4::bigint IS NOT NULL
+           ON CONFLICT (session_id, job_id, attempt) WHERE job_id IS NOT NULL DO NOTHING)
        SELECT attempts FROM claimed`,
-      [id, now, c.runnerId],
+      [
+        id,
+        now,
+        c.runnerId,
+        charge?.session ?? null,
+        charge?.model ?? null,
+        charge?.resolution ?? null,
+        charge?.seconds ?? 0,
+      ],
     );
     if (rows[0]) return rows[0].attempts;
     const { rowCount } = await client.query("SELECT 1 FROM jobs WHERE id = $1", [id]);
@@ -233,7 +246,12 @@ export async function heldElsewhere(c: FleetContext, ids: readonly number[]): Pr
  * its lease, recorded with it so that a takeover finds it. This runner's own intent is found as made:
  * the same intent tried again after its connection broke (pg/outage.ts).
  */
-export async function startSpeech(c: FleetContext, voiceId: string, text: string): Promise<void> {
+export async function startSpeech(
+  c: FleetContext,
+  voiceId: string,
+  text: string,
+  charge?: SpeechCharge,
+): Promise<void> {
   const { rows } = await c.pool.query<{ alive: boolean; made: boolean }>(
     `WITH me AS (${fence(c, 5)}),
        made AS (
@@ -241,9 +259,15 @@ export async function startSpeech(c: FleetContext, voiceId: string, text: string
            SELECT $1, $2, $3, 'creating', $4, id FROM me
            ON CONFLICT (service_id, voice_id, text) DO UPDATE SET state = 'creating', asset_id = NULL, error = NULL, updated_at = excluded.updated_at, runner_id = excluded.runner_id
            WHERE speech.state = 'uncertain' OR (speech.state = 'creating' AND speech.runner_id = excluded.runner_id)
-           RETURNING 1)
+           RETURNING 1),
+       -- Charged once: not again when this runner's own intent is tried again (its snapshot is the
+       -- statement's, before the upsert).
+       charged AS (
+         INSERT INTO spend (session_id, speech, seconds, at)
+           SELECT $6::bigint, $7, 0, $4 FROM made WHERE $6::bigint IS NOT NULL
+             AND NOT EXISTS (SELECT 1 FROM speech WHERE service_id = $1 AND voice_id = $2 AND text = $3 AND state = 'creating'))
      SELECT (SELECT count(*) FROM me) = 1 AS alive, (SELECT count(*) FROM made) = 1 AS made`,
-    [c.serviceId, voiceId, text, c.now(), c.runnerId],
+    [c.serviceId, voiceId, text, c.now(), c.runnerId, charge?.session ?? null, speechKey(voiceId, text)],
   );
   const row = rows[0] as { alive: boolean; made: boolean } | undefined;
   if (!row?.alive) throw await leaseLostError(c, "No speech is made by it.");

@@ -1,0 +1,93 @@
+// The ledger of capped runs (migration 7; what it guarantees: BudgetRecords in job-store.ts). The
+// charges themselves are written by the intents they go with (job-states.ts, speech.ts).
+import type { BudgetOwner, BudgetSessionRow, SpeechCharge, SpendTally, VideoCharge } from "../job-store.js";
+import { type SqlContext, sql } from "./context.js";
+
+/** The ledger's key of one speech (voice ids and texts never contain a newline together). */
+export function speechKey(voiceId: string, text: string): string {
+  return `${voiceId}\n${text}`;
+}
+
+/** Part of a submission's intent: in its write, after the claim succeeded. */
+export function chargeVideo(c: SqlContext, jobId: number, attempt: number, charge: VideoCharge): void {
+  sql(
+    c,
+    `INSERT INTO spend (session_id, job_id, attempt, model, resolution, seconds, at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (session_id, job_id, attempt) WHERE job_id IS NOT NULL DO NOTHING`,
+  ).run(charge.session, jobId, attempt, charge.model, charge.resolution, charge.seconds, c.now());
+}
+
+/** Part of a speech call's intent. */
+export function chargeSpeech(c: SqlContext, voiceId: string, text: string, charge: SpeechCharge): void {
+  sql(c, "INSERT INTO spend (session_id, speech, seconds, at) VALUES (?, ?, 0, ?)").run(
+    charge.session,
+    speechKey(voiceId, text),
+    c.now(),
+  );
+}
+
+const SESSION_COLUMNS = "id, scope, host, pid, started_at AS startedAt";
+
+export function openBudgetSessions(c: SqlContext, scope: string): BudgetSessionRow[] {
+  return sql(
+    c,
+    `SELECT ${SESSION_COLUMNS} FROM budget_sessions WHERE service_id = ? AND scope = ? AND ended_at IS NULL ORDER BY id`,
+  ).all(c.serviceId, scope) as BudgetSessionRow[];
+}
+
+export function startBudgetSession(c: SqlContext, scope: string, owner: BudgetOwner): BudgetSessionRow {
+  return c.turn.writeStatement(
+    () =>
+      sql(
+        c,
+        `INSERT INTO budget_sessions (service_id, scope, host, pid, started_at) VALUES (?, ?, ?, ?, ?) RETURNING ${SESSION_COLUMNS}`,
+      ).get(c.serviceId, scope, owner.host, owner.pid, c.now()) as BudgetSessionRow,
+  );
+}
+
+export function takeBudgetSession(c: SqlContext, id: number, fromPid: number, owner: BudgetOwner): boolean {
+  return c.turn.writeStatement(
+    () =>
+      sql(
+        c,
+        "UPDATE budget_sessions SET host = ?, pid = ? WHERE id = ? AND pid = ? AND ended_at IS NULL",
+      ).run(owner.host, owner.pid, id, fromPid).changes === 1,
+  );
+}
+
+export function budgetSpent(c: SqlContext, id: number): SpendTally {
+  const videos = sql(
+    c,
+    `SELECT model, resolution, sum(seconds) AS seconds, count(*) AS count FROM spend
+       WHERE session_id = ? AND job_id IS NOT NULL GROUP BY model, resolution ORDER BY model, resolution`,
+  ).all(id) as { model: string; resolution: string | null; seconds: number; count: number }[];
+  const { n } = sql(c, "SELECT count(*) AS n FROM spend WHERE session_id = ? AND speech IS NOT NULL").get(
+    id,
+  ) as { n: number };
+  return { videos, speech: n };
+}
+
+export function refundVideo(c: SqlContext, session: number, jobId: number, attempt: number): void {
+  c.turn.writeStatement(() => {
+    sql(c, "DELETE FROM spend WHERE session_id = ? AND job_id = ? AND attempt = ?").run(
+      session,
+      jobId,
+      attempt,
+    );
+  });
+}
+
+export function refundSpeech(c: SqlContext, session: number, voiceId: string, text: string): void {
+  c.turn.writeStatement(() => {
+    sql(
+      c,
+      "DELETE FROM spend WHERE id = (SELECT max(id) FROM spend WHERE session_id = ? AND speech = ?)",
+    ).run(session, speechKey(voiceId, text));
+  });
+}
+
+export function endBudgetSession(c: SqlContext, id: number): void {
+  c.turn.writeStatement(() => {
+    sql(c, "UPDATE budget_sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL").run(c.now(), id);
+  });
+}
