@@ -29,6 +29,8 @@ export const ERROR_CODES = [
   "E_STATE_LOCKED", // StateLockedError: another reel holds the state file
   "E_LEASE_LOST", // LeaseLostError: a runner of a shared store was taken over, and stops
   "E_STORE_UNREACHABLE", // StoreUnreachableError: a shared store stayed unreachable past the limit
+  // src/budget: a capped run
+  "E_BUDGET", // BudgetStoppedError: a costed call the cap stopped before it was made
   // src/engine: the work
   "E_OUT_LOCKED", // another reel holds the output folder
   "E_OUTPUT_PATH", // the output folder (or a file in it) cannot be used

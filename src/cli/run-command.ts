@@ -1,6 +1,7 @@
 // `reel run PATH...`: validate every manifest (nothing is sent if one is invalid), then drive every
 // job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
 import { existsSync } from "node:fs";
+import { describeBudget, endBudgetScope, openBudget, runScope } from "../budget/index.js";
 import { SentElsewhereError } from "../engine/sent-elsewhere.js";
 import { type ReportCode, UsageError } from "../errors.js";
 import {
@@ -13,6 +14,7 @@ import {
 } from "../manifest/index.js";
 import { runBatch, type RunSummary } from "../run/run-batch.js";
 import { openReport, printRunSummary } from "./run-summary.js";
+import { BUDGET_OPTIONS, budgetUsage, checkPriced, readBudgetRequest } from "./budget-options.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readHashCacheUnlocked } from "./hash-cache.js";
@@ -40,12 +42,14 @@ Options:
   --open                 open the report (OUT/index.html) in the browser at the end ($BROWSER, else
                          the desktop's default)
 ${SKIP_INVALID_USAGE}
+${budgetUsage("run")}
 ${WORK_USAGE}
 
 Exit codes: 0 all succeeded, 1 some job failed or is uncertain, or --skip-invalid skipped a
 manifest, 2 invalid input (nothing sent),
-3 stopped by the service (rejected key, no credits), no service answering at the address, or the
-output folder's disk full or failing (a rerun resumes), 130 interrupted.`;
+3 stopped by the service (rejected key, no credits), no service answering at the address, the
+output folder's disk full or failing, or stopped before spending more at --max-seconds /
+--max-credits (a rerun resumes; with a higher cap, it goes on), 130 interrupted.`;
 
 export const runCommand: Command = {
   name: "run",
@@ -53,6 +57,7 @@ export const runCommand: Command = {
   usage: USAGE,
   options: {
     ...WORK_OPTIONS,
+    ...BUDGET_OPTIONS,
     ...SKIP_INVALID_OPTION,
     only: { type: "string", multiple: true },
     open: { type: "boolean" },
@@ -114,16 +119,28 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   if (only.length > 0 && jobs.length === 0) {
     throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
   }
+  const scope = runScope(
+    jobs.map((job) => job.manifest),
+    only,
+  );
+  const budgetRequest = readBudgetRequest(args, io, place, scope);
+  checkPriced(budgetRequest, jobs);
   return withWorkSession("run", settings, args, io, async (session) => {
     await hashes.saveTo(session.store);
     const refusal = await refusalOf(settings, args, session.store)(jobs);
     if (refusal !== undefined) throw new SentElsewhereError(refusal);
+    const budget = budgetRequest && (await openBudget(session.store, budgetRequest));
+    if (budget) io.stderr.write(`reel run: ${describeBudget(budget)}\n`);
     const summary = await runBatch({
       ...session.engine,
+      ...(budget ? { budget } : {}),
       jobs,
       listedJobs: allJobs,
       service: settings.sandbox ? "sandbox" : settings.baseUrl!,
     });
+    // The work of these manifests is done: the next capped run of them counts from nothing.
+    if (summary.outcome === "completed" || summary.outcome === "incomplete")
+      await endBudgetScope(session.store, scope);
     const code = exitCodeWithSkipped(exitCodeOf(summary), skipped);
     printRunSummary({
       summary,
@@ -143,6 +160,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
 
 export function exitCodeOf(summary: RunSummary): number {
   if (summary.outcome === "fatal") return EXIT.fatalService;
+  if (summary.outcome === "capped") return EXIT.budgetReached;
   if (summary.outcome === "interrupted") return EXIT.interrupted;
   const allDone = summary.rows.every((row) => row.state === "Success" && row.file !== null);
   return allDone ? EXIT.ok : EXIT.someJobsFailed;

@@ -2,6 +2,7 @@
 // results are (the real folders, the report). `--json` says the same as data, with each next step
 // as a code (run/next-steps.ts).
 import { spawn } from "node:child_process";
+import { budgetJson } from "../budget/index.js";
 import { join } from "node:path";
 import { type JobResult, resultOf } from "../output/job-record.js";
 import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
@@ -46,6 +47,7 @@ export function printRunSummary(end: RunEnd): void {
         ...workplaceJson(settings.place),
         report: join(settings.outDir, REPORT_NAME),
         nextSteps: steps,
+        ...(summary.budget ? { budget: budgetJson(summary.budget.budget, summary.budget.left) } : {}),
         hashing: end.hashing,
         ...end.loadFindings,
         results,

@@ -2,11 +2,13 @@
 import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
+import { describeBudget, describeStop, endBudgetScope, openBudget, watchScope } from "../budget/index.js";
 import { parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import { checkAllowRead } from "../manifest/index.js";
 import { watchFolder } from "../watch/watch-folder.js";
+import { BUDGET_OPTIONS, budgetUsage, readBudgetRequest } from "./budget-options.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readServiceSettings } from "./service-options.js";
@@ -26,17 +28,20 @@ Options:
                          e.g. 300ms, 3s). A file not ending with a line break gets ${DEFAULTS.incompleteGrace.text}. A writer
                          that pauses longer can be read half-written: write elsewhere, then mv
                          the file into DIR (one atomic rename)
+${budgetUsage("watch")}
 ${WORK_USAGE}
 
 Exit codes: 0 stopped cleanly (Ctrl-C, SIGTERM), 1 the state file could no longer be written,
 2 bad options or folder (nothing started), 3 the output folder's disk is full or failing (start
-again once space is freed), 130 a second Ctrl-C (quit at once).`;
+again once space is freed), or stopped before spending more at --max-seconds / --max-credits
+(what was in flight finished first; start again with a higher cap), 130 a second Ctrl-C (quit at
+once).`;
 
 export const watchCommand: Command = {
   name: "watch",
   summary: "run the manifests of a folder as they land or change, until stopped",
   usage: USAGE,
-  options: { ...WORK_OPTIONS, settle: { type: "string" } },
+  options: { ...WORK_OPTIONS, ...BUDGET_OPTIONS, settle: { type: "string" } },
   run: runWatch,
 };
 
@@ -65,9 +70,14 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
   if (settleRaw !== undefined && settleMs === undefined) {
     throw new UsageError(`expected --settle to be a duration such as 500ms, 1s or 3s, got '${settleRaw}'`);
   }
+  const scope = watchScope(resolve(io.cwd, args.positionals[0]!));
+  const budgetRequest = readBudgetRequest(args, io, place, scope);
   return withWorkSession("watch", settings, args, io, async (session) => {
-    await watchFolder({
+    const budget = budgetRequest && (await openBudget(session.store, budgetRequest));
+    if (budget) io.stderr.write(`reel watch: ${describeBudget(budget)}\n`);
+    const end = await watchFolder({
       ...session.engine,
+      ...(budget ? { budget } : {}),
       dir: args.positionals[0]!,
       load: { cwd: io.cwd, allowRead: withProjectRoot(allowRead, place), hashFile: session.hasher },
       progress: session.progress,
@@ -78,6 +88,13 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
       refuseJobs: refusalOf(settings, args, session.store),
       service: settings.sandbox ? "sandbox" : settings.baseUrl!,
     });
+    if (end.capped && budget) {
+      // The session stays open: a watch started again with a higher cap goes on counting.
+      io.stderr.write(`reel watch: ${describeStop(budget, budget.leftUnsent(end.rows))}\n`);
+      return EXIT.budgetReached;
+    }
+    // A clean stop ends the watch's session: the next watch counts from nothing.
+    await endBudgetScope(session.store, scope);
     io.stderr.write(
       "reel watch: stopped. Tasks already submitted keep running; start again to follow them.\n",
     );

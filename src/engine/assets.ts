@@ -2,6 +2,7 @@
 // uploaded once per service (across names, manifests and runs, keyed by sha256 in the state file),
 // each remote source fetched once, each (voice, text) made into speech once. Concurrent requests for
 // the same content share one in-flight promise.
+import { type Budget, BudgetStoppedError, type Reservation } from "../budget/index.js";
 import { createHash, randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { type FileHandle, mkdir, rename, stat, unlink } from "node:fs/promises";
@@ -70,6 +71,8 @@ export interface AssetResolverOptions {
   /** Where remote sources are kept once fetched. */
   readonly cacheDir: string;
   readonly resubmitUncertain: boolean;
+  /** A capped run's budget: each speech call is counted against it first. */
+  readonly budget?: Budget | undefined;
   readonly signal: AbortSignal;
   /**
    * Aborts a costed call (speech) already on the wire: later than `signal`, so an answer on its
@@ -88,7 +91,8 @@ export interface AssetResolverOptions {
 }
 
 export interface AssetResolver {
-  resolve(ref: AssetRef | SpeechRef): Promise<Id>;
+  /** `reservation`: a capped run's hold of the job asking, which pays for speech made for it. */
+  resolve(ref: AssetRef | SpeechRef, reservation?: Reservation): Promise<Id>;
   /**
    * The id reel has on record for `ref` (a file or address it uploaded, speech it made), as a
    * submission would use it now; undefined for an `{asset: N}` of the manifest, or none yet.
@@ -259,7 +263,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     return { path, sha256, size };
   }
 
-  async function makeSpeech(ref: SpeechRef): Promise<Id> {
+  async function makeSpeech(ref: SpeechRef, reservation: Reservation | undefined): Promise<Id> {
     return once(`speech:${ref.voiceId}:${ref.text}`, async () => {
       for (let turn = 0; ; turn++) {
         const row = await store.findSpeech(ref.voiceId, ref.text);
@@ -273,7 +277,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
           throw new SpeechUncertainError(ref.voiceId, ref.text);
         }
         try {
-          return await speakNew(ref);
+          return await speakNew(ref, reservation);
         } catch (error) {
           if (!otherRunnerWon(error)) throw error;
         }
@@ -283,15 +287,36 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
   }
 
   /** Makes speech the store has none of (the caller holds its key: see `once`). */
-  async function speakNew(ref: SpeechRef): Promise<Id> {
+  async function speakNew(ref: SpeechRef, reservation: Reservation | undefined): Promise<Id> {
     const asset = speechAsset(ref.voiceId, ref.text);
     return queue.add(async () => {
       if (signal.aborted) throw signal.reason;
-      await store.markSpeechCreating(ref.voiceId, ref.text);
+      // A capped run counts the call first: past the cap, it is not made (see src/budget).
+      const { budget } = options;
+      const cost = budget?.speechCost();
+      if (
+        budget &&
+        !reservation?.payFromHold(cost!) &&
+        !budget.takeForAdmitted(`the speech of voice ${ref.voiceId}`, cost!)
+      )
+        throw new BudgetStoppedError(budget.stopped!);
+      /** The call was not made after all: its count given back. */
+      const refund = async (): Promise<void> => {
+        if (!budget) return;
+        budget.giveBack(cost!);
+        await store.refundSpeech(budget.session.id, ref.voiceId, ref.text);
+      };
+      try {
+        await store.markSpeechCreating(ref.voiceId, ref.text, budget && { session: budget.session.id });
+      } catch (error) {
+        budget?.giveBack(cost!); // no intent, so no charge was written
+        throw error;
+      }
       progress.event({ stage: "speaking", asset, detail: `voice ${ref.voiceId}` });
       if (signal.aborted) {
         // Stopped while the intent reached the disk: nothing was sent, take the intent back.
         await store.clearSpeech(ref.voiceId, ref.text);
+        await refund();
         throw signal.reason;
       }
       try {
@@ -308,14 +333,17 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
           await store.markSpeechUncertain(ref.voiceId, ref.text, error.message);
         // A definite refusal (a 401 that stopped the run, say) created nothing, stopped or not:
         // left as "creating", the next run would take it for a speech perhaps paid for.
-        else if (!signal.aborted || refusedForCertain(error)) await store.clearSpeech(ref.voiceId, ref.text);
+        else if (!signal.aborted || refusedForCertain(error)) {
+          await store.clearSpeech(ref.voiceId, ref.text);
+          await refund();
+        }
         throw error;
       }
     });
   }
 
   return {
-    async resolve(ref) {
+    async resolve(ref, reservation) {
       switch (ref.kind) {
         case "asset":
           return ref.id;
@@ -334,7 +362,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
           return fetched;
         }
         case "speech":
-          return makeSpeech(ref);
+          return makeSpeech(ref, reservation);
       }
     },
     async knownId(ref) {

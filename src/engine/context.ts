@@ -3,6 +3,7 @@
 // and the set of wanted jobs. Each part (submit.ts, follow.ts, deliver.ts, lost-assets.ts) is a set
 // of functions of this context, and holds no state of its own.
 import type PQueue from "p-queue";
+import type { Budget } from "../budget/index.js";
 import type { ServiceClient } from "../client/index.js";
 import type { OutputDiskError } from "../errors.js";
 import type { Dispatcher } from "undici";
@@ -64,6 +65,13 @@ export interface EngineOptions {
    * condition clears (watch mode). @defaultValue "stop"
    */
   readonly onFatal?: "stop" | "pause";
+  /**
+   * A capped run's budget (--max-seconds, --max-credits): every submission and speech call is
+   * counted against it first, and none is made past it (see src/budget).
+   */
+  readonly budget?: Budget;
+  /** Called once if the budget stops the work: nothing more is sent; what is in flight goes on. */
+  readonly onBudgetStop?: () => void;
   /** Called after each job changes in a way results.jsonl shows (watch mode rewrites it). */
   readonly onJobChange?: () => void;
   /**
@@ -128,6 +136,8 @@ export interface EngineContext {
   readonly lostAssets: Set<string>;
   /** A runner of a fleet: its jobs' line for a slot of the account when the bound is full. */
   readonly fleetSlots: FleetSlots | undefined;
+  /** A capped run's budget (see EngineOptions.budget). */
+  readonly budget: Budget | undefined;
   /** Jobs --retry-failed has resubmitted in this run (per watch session). */
   readonly retried: Set<number>;
   /**

@@ -165,6 +165,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       queue: transfers,
       cacheDir: options.cacheDir,
       allowPrivateSources: options.allowPrivateSources ?? false,
+      budget: options.budget,
       resubmitUncertain: options.resubmitUncertain ?? false,
       signal: stop.signal,
       costedSignal: signals.costed,
@@ -188,10 +189,20 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     lostAssets: new Set(),
     retried: new Set(),
     fleetSlots: fleet && new FleetSlots(stop.signal),
+    budget: options.budget,
     videoLock: makeKeyedLock(),
     changed: () => options.onJobChange?.(),
   };
   const { gate } = ctx;
+  // The cap reached: said once; the jobs not sent yet stay pending, and what is in flight goes on.
+  options.budget?.onStop((reached) => {
+    log.warn({ what: reached.what, spent: reached.spent }, "budget reached: nothing more is submitted");
+    progress.event({
+      stage: "note",
+      detail: `budget reached: ${reached.unpriced !== undefined ? `${reached.what} has no price in the price list` : `${reached.what} would pass the cap`}; nothing more is submitted, tasks already submitted are followed and downloaded`,
+    });
+    options.onBudgetStop?.();
+  });
 
   // A runner taken over (paused or cut off past its lease) stops: its work is the others' now.
   let stateFailure: StateFileError | undefined;
@@ -374,7 +385,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       await afterFinal(ctx, await store.getJob(row.id));
       return;
     }
-    if (!(await mayStart(ctx, row))) {
+    if (!(await mayStart(ctx, row, job))) {
       // A failure stays as it is; its record, written without fsync, is made again if it was lost
       // (an uncertain job's too: one found at start has none yet).
       if (row.state === "Fail" || row.state === "Canceled" || row.state === "uncertain") {

@@ -7,7 +7,8 @@ import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "..
 import { asDiskFailure } from "../output/atomic-write.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
 import type { Id } from "../service/api-types.js";
-import { type JobRow, JobGoneError } from "../state/store.js";
+import { type JobRow, JobGoneError, type VideoCharge } from "../state/store.js";
+import { type Budget, BudgetStoppedError, Reservation } from "../budget/index.js";
 import { SpeechUncertainError } from "./assets.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
@@ -24,8 +25,11 @@ const MAX_TRANSIENT_REFUSALS = 50;
  * Whether a job that is not in flight should be (re)submitted now. `row` was read before: a retry
  * returns the job to pending by compare-and-set (markPending), never by writing over what was read.
  */
-export async function mayStart(ctx: EngineContext, row: JobRow): Promise<boolean> {
-  const { store, options, progress } = ctx;
+export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promise<boolean> {
+  const { store, options, progress, budget } = ctx;
+  // A retry past a capped run's budget is not made pending: pending, the next run would send it
+  // without being asked to retry.
+  const affordable = (): boolean => !budget || budget.check(job.key, budget.videoCost(job));
   switch (row.state) {
     case "pending":
       return true;
@@ -36,6 +40,7 @@ export async function mayStart(ctx: EngineContext, row: JobRow): Promise<boolean
       // save must not spend another paid attempt on the same failing video.
       if (options.retryFailed && !ctx.retried.has(row.id)) {
         if (row.attempts < options.maxAttempts) {
+          if (!affordable()) return false;
           ctx.retried.add(row.id);
           if (await store.markPending(row.id, "--retry-failed")) return true;
           await claimLost(ctx, row.id);
@@ -50,7 +55,7 @@ export async function mayStart(ctx: EngineContext, row: JobRow): Promise<boolean
       }
       return false;
     case "uncertain":
-      if (options.resubmitUncertain) {
+      if (options.resubmitUncertain && affordable()) {
         if (await store.markPending(row.id, "--resubmit-uncertain")) return true;
         await claimLost(ctx, row.id);
       }
@@ -68,11 +73,15 @@ export function refsOf(job: Job): (AssetRef | SpeechRef)[] {
   return refs;
 }
 
-async function resolveRefs(ctx: EngineContext, job: Job): Promise<Map<AssetRef | SpeechRef, Id>> {
+async function resolveRefs(
+  ctx: EngineContext,
+  job: Job,
+  reservation: Reservation | undefined,
+): Promise<Map<AssetRef | SpeechRef, Id>> {
   const refs = refsOf(job);
   // Every call is waited for, even once one failed: a speech call still retrying may be paid for,
   // and the run must not end before its answer is recorded (it would be found uncertain).
-  const settled = await Promise.allSettled(refs.map((ref) => ctx.resolver.resolve(ref)));
+  const settled = await Promise.allSettled(refs.map((ref) => ctx.resolver.resolve(ref, reservation)));
   const errors = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
   if (errors.length > 0) {
     // One that may have cost credits decides what the job becomes (uncertain, not a plain failure).
@@ -91,6 +100,23 @@ export type SubmitEnd = "final" | "not-final" | "elsewhere";
 
 /** Submits the job and follows its task. */
 export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: number): Promise<SubmitEnd> {
+  // A capped run holds the video's cost from here to its claim (see Reservation).
+  const speechCalls = refsOf(job).filter((ref) => ref.kind === "speech").length;
+  const reservation =
+    ctx.budget && new Reservation(ctx.budget, job.key, ctx.budget.videoCost(job), speechCalls);
+  try {
+    return await submitLoop(ctx, job, rowId, reservation);
+  } finally {
+    reservation?.release();
+  }
+}
+
+async function submitLoop(
+  ctx: EngineContext,
+  job: Job,
+  rowId: number,
+  reservation: Reservation | undefined,
+): Promise<SubmitEnd> {
   const { store, gate, wanted } = ctx;
   const stopped = (): boolean => ctx.signals.stop.signal.aborted;
   for (;;) {
@@ -98,12 +124,14 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
     // service asked for a wait longer than a run sits through; the job stays unsent for the next.
     if (gate.fatal || gate.parked || !wanted.isWanted(job) || !(await gate.whenServiceUsable()))
       return "not-final";
+    // A capped run: a video that would pass the cap is not prepared (no speech made for it).
+    if (reservation && !reservation.hold()) return "not-final";
     let ids: Map<AssetRef | SpeechRef, Id>;
     ctx.progress.event({ stage: "preparing", key: job.key });
     try {
-      ids = await resolveRefs(ctx, job);
+      ids = await resolveRefs(ctx, job, reservation);
     } catch (error) {
-      if (stopped()) return "not-final";
+      if (stopped() || error instanceof BudgetStoppedError) return "not-final";
       if (gate.handleFatal(error)) continue;
       const message = (error as Error).message;
       if (error instanceof SpeechUncertainError || error instanceof OutcomeUnknownError) {
@@ -121,22 +149,22 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
     }
     const body = toGenerationRequest(job.spec, (ref) => ids.get(ref)!);
     /** After the claim: the request sent, unless the run changed meanwhile. */
-    async function sendClaimed(attempt: number): Promise<"final" | "retry" | "end" | number> {
+    async function sendClaimed(claimed: Claimed): Promise<"final" | "retry" | "end" | number> {
       // The intent took a turn to reach the disk: Ctrl-C, a withdrawn manifest or a pause may have
       // come meanwhile. Nothing was sent yet, so the intent is simply taken back.
       if (stopped() || gate.fatal || !wanted.isWanted(job) || gate.paused) {
-        await store.withdrawSubmitting(rowId);
+        await withdraw(ctx, claimed);
         return gate.paused && !stopped() ? "retry" : "end";
       }
       // A runner of a fleet paused (or cut off) while its intent was on its way may have been
       // taken over meanwhile: it sends nothing on an intent it may no longer hold. Taken back, and
       // claimed again once its heartbeat confirms the lease (or it stops, having lost it).
       if (store.fleet?.leaseInDoubt()) {
-        await store.withdrawSubmitting(rowId);
+        await withdraw(ctx, claimed);
         return store.fleet.heartbeatMs;
       }
       ctx.progress.event({ stage: "submitting", key: job.key });
-      return submit(ctx, job, rowId, attempt, body);
+      return submit(ctx, job, claimed, body);
     }
 
     ctx.progress.event({ stage: "queued", key: job.key });
@@ -148,13 +176,16 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
         // Another job found one of these assets deleted on the service while this one queued:
         // resolved again (uploaded again) rather than paid for with an asset known to be gone.
         if ([...ids.values()].some((id) => ctx.lostAssets.has(id))) return "retry";
+        // A capped run's claim records the charge with the intent (held again after a refund).
+        if (reservation && !reservation.hold()) return "end";
         // The claim: a compare-and-set, so whatever ran since this job's row was read, it is sent
         // by one task of one process only.
-        const attempt = await claim(ctx, rowId);
+        const attempt = await claim(ctx, rowId, ctx.budget && charge(ctx.budget, job));
         if (typeof attempt !== "number") return attempt;
+        reservation?.spent();
         ctx.fleetSlots?.claimed();
         try {
-          return await sendClaimed(attempt);
+          return await sendClaimed({ rowId, attempt, cost: reservation?.cost });
         } finally {
           // The job's slot of the account is free again (its task ended, or nothing was sent), or
           // the job still holds it (stopped): either way a waiting job may try (see fleet-slots.ts).
@@ -190,11 +221,15 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
  * writer claimed first is another runner's in a fleet (waited for: "elsewhere"), and said as an
  * oddity on a state file. In a fleet, a row gone is one another watcher forgot (nothing sent).
  */
-async function claim(ctx: EngineContext, rowId: number): Promise<number | "end" | "elsewhere" | "full"> {
+async function claim(
+  ctx: EngineContext,
+  rowId: number,
+  videoCharge: VideoCharge | undefined,
+): Promise<number | "end" | "elsewhere" | "full"> {
   const { store } = ctx;
   let attempt: number | null | "full";
   try {
-    attempt = await store.markSubmitting(rowId);
+    attempt = await store.markSubmitting(rowId, videoCharge);
   } catch (error) {
     if (store.fleet && error instanceof JobGoneError) return "end";
     throw error;
@@ -205,20 +240,51 @@ async function claim(ctx: EngineContext, rowId: number): Promise<number | "end" 
   return "end";
 }
 
+/** A job claimed by this run: its intent's attempt, and what it was counted in a capped run. */
+interface Claimed {
+  readonly rowId: number;
+  readonly attempt: number;
+  readonly cost: { readonly seconds: number; readonly credits: number | undefined } | undefined;
+}
+
+/** What a capped run records with a job's intent (store.markSubmitting). */
+function charge(budget: Budget, job: Job): VideoCharge {
+  return {
+    session: budget.session.id,
+    model: job.model,
+    resolution: job.spec.resolution ?? null,
+    seconds: job.seconds,
+  };
+}
+
+/** A claimed request not sent after all (or refused for certain): its count in a capped run given back. */
+async function refund(ctx: EngineContext, claimed: Claimed): Promise<void> {
+  const { budget } = ctx;
+  if (!budget || !claimed.cost) return;
+  budget.giveBack(claimed.cost);
+  await ctx.store.refundVideo(budget.session.id, claimed.rowId, claimed.attempt);
+}
+
+/** The intent taken back: nothing was sent. */
+async function withdraw(ctx: EngineContext, claimed: Claimed): Promise<void> {
+  await ctx.store.withdrawSubmitting(claimed.rowId);
+  await refund(ctx, claimed);
+}
+
 /** Sends the submission whose intent the state file holds, in its slot, and follows its task. */
 async function submit(
   ctx: EngineContext,
   job: Job,
-  rowId: number,
-  attempt: number,
+  claimed: Claimed,
   body: ReturnType<typeof toGenerationRequest>,
 ): Promise<"final" | "retry" | "end" | number> {
   const { store, journal, signals } = ctx;
+  const { rowId, attempt } = claimed;
   // The journal's copy of the intent, before the request leaves: unwritten, nothing is sent.
   try {
     journal.sent(job, attempt);
   } catch (error) {
-    await store.withdrawSubmitting(rowId);
+    await withdraw(ctx, claimed);
     throw asDiskFailure(error, ctx.outDir) ?? error;
   }
   let taskId: string;
@@ -227,7 +293,7 @@ async function submit(
     try {
       ({ id: taskId } = await ctx.client.submitGeneration(body, { signal: signals.costed }));
     } catch (error) {
-      const next = await recordSubmitFailure(ctx, job.key, rowId, error);
+      const next = await recordSubmitFailure(ctx, job.key, claimed, error);
       // Refused for certain (back to pending, or rejected): nothing was created.
       const row = await store.findJobById(rowId);
       if (row && (row.state === "pending" || row.fail_kind === "rejected")) journal.notCreated(job, attempt);
@@ -279,10 +345,11 @@ async function markUncertain(ctx: EngineContext, rowId: number, message: string)
 async function recordSubmitFailure(
   ctx: EngineContext,
   key: string,
-  rowId: number,
+  claimed: Claimed,
   error: unknown,
 ): Promise<"retry" | "end" | number> {
   const { store, progress, gate } = ctx;
+  const { rowId } = claimed;
   const c = classify(error, { kind: "costed" });
   const message = (error as Error).message ?? String(error);
   if (c.reason === "invalid") {
@@ -296,6 +363,7 @@ async function recordSubmitFailure(
     // A definite refusal (401, 402, 429/503 past the retries, connection refused): nothing was
     // created, so no attempt was spent and the job goes back to pending.
     await store.markRefused(rowId, message);
+    await refund(ctx, claimed);
     if (gate.handleFatal(error)) return ctx.options.onFatal === "pause" ? "retry" : "end";
     // A connect timeout is a refusal for certain, but not one to wait out (as before classify).
     const transient = c.verdict === "transient" && c.reason !== "connect-timeout";

@@ -16,7 +16,8 @@ import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
 import { REPORT_CSS, REPORT_JS } from "./report-page.js";
 
 /** How a run ended (or a watch stands), as the report's banner says it. */
-export type ReportOutcome = "completed" | "incomplete" | "fatal" | "interrupted" | "watching" | "stopped";
+export type ReportOutcome =
+  "completed" | "incomplete" | "capped" | "fatal" | "interrupted" | "watching" | "stopped";
 
 /** What the page says of the run or watch that wrote it. */
 export interface ReportRun {
@@ -424,6 +425,12 @@ function bannerOf(run: ReportRun, summary: ReportSummary): Banner {
         kind: "stop",
         title: "Interrupted",
         next: "Tasks already submitted keep running on the service; run the same command again to resume (nothing is submitted twice).",
+      };
+    case "capped":
+      return {
+        kind: "stop",
+        title: "Stopped at the budget's cap: jobs not submitted",
+        next: "Nothing was paid for the jobs still pending. Run the same command with a higher --max-seconds or --max-credits to go on (what this run spent counts against it).",
       };
     case "incomplete":
       return {

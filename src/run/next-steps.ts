@@ -1,6 +1,7 @@
 // What a person does next after a run, as data: the run's summary prints each step's text, and
 // `--json` gives the same steps by code so a script can branch on them. One place for the advice,
 // so the words a user reads and the codes a script reads cannot drift apart.
+import { describeStop } from "../budget/index.js";
 import type { JobResult } from "../output/job-record.js";
 import type { RunSummary } from "./run-batch.js";
 
@@ -10,6 +11,7 @@ export type NextStepCode =
   | "RERUN_TO_DOWNLOAD"
   | "RERUN_TO_RESUME"
   | "RERUN_TO_FINISH"
+  | "RAISE_BUDGET"
   | "FIX_KEY"
   | "ADD_CREDITS"
   | "CHECK_SERVICE"
@@ -54,6 +56,9 @@ export function nextSteps(summary: RunSummary, results: readonly JobResult[]): N
       code: "RERUN_TO_RESUME",
       text: "Interrupted: tasks already submitted keep running on the service; rerun the same command to resume (nothing is submitted twice).",
     });
+  }
+  if (summary.outcome === "capped" && summary.budget) {
+    steps.push({ code: "RAISE_BUDGET", text: describeStop(summary.budget.budget, summary.budget.left) });
   }
   if (summary.outcome === "incomplete") {
     steps.push({

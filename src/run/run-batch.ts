@@ -1,6 +1,7 @@
 // `reel run`'s driver: one engine, every job of the run's manifests to a final state, then the
 // reports (results.jsonl and index.html). `reel watch` is the other driver (src/watch).
 import { resolve } from "node:path";
+import type { Budget, Cost } from "../budget/index.js";
 import type { ServiceError } from "../client/index.js";
 import { type Engine, type EngineOptions, makeEngine, newJobOf } from "../engine/engine.js";
 import { silentProgress } from "../engine/progress.js";
@@ -27,7 +28,7 @@ export interface RunBatchOptions extends EngineOptions {
 export interface RunSummary {
   /** incomplete: not stopped, yet some job is not final (its task outlived --poll-deadline, or the
    * service kept refusing it): a rerun goes on. */
-  readonly outcome: "completed" | "incomplete" | "fatal" | "interrupted";
+  readonly outcome: "completed" | "incomplete" | "capped" | "fatal" | "interrupted";
   /**
    * The error that stopped the run (rejected key, exhausted credits, a service never reached, the
    * output folder's disk full).
@@ -35,6 +36,14 @@ export interface RunSummary {
   readonly fatal?: ServiceError | OutputDiskError;
   /** The current row of every job of the run, after the run. */
   readonly rows: readonly JobRow[];
+  /** A capped run's budget: what it spent, where it stopped (outcome "capped"), what it left unsent. */
+  readonly budget?: BudgetEnd;
+}
+
+/** A capped run's end: the budget (caps, spend, why it stopped) and the jobs it did not send. */
+export interface BudgetEnd {
+  readonly budget: Budget;
+  readonly left: { readonly jobs: number; readonly cost: Cost };
 }
 
 /** Where a job's run ends: nothing more happens to it unless the user asks. */
@@ -92,13 +101,16 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
       ? finalRows
       : options.listedJobs!.flatMap((job) => versions.get(versionKey(job.key, job.specHash)) ?? []);
   const unfinished = finalRows.some((row) => !FINAL_JOB_STATES.has(row.state));
+  const capped = options.budget?.stopped !== undefined;
   const outcome = engine.fatal
     ? "fatal"
     : engine.stopped
       ? "interrupted"
-      : unfinished
-        ? "incomplete"
-        : "completed";
+      : capped
+        ? "capped"
+        : unfinished
+          ? "incomplete"
+          : "completed";
   const fatal = engine.fatal;
   await writeReports(engine, options.outDir, listedRows, {
     outcome,
@@ -106,9 +118,15 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     ...(options.service !== undefined ? { service: options.service } : {}),
     startedAt,
   });
-  return engine.fatal ? { outcome, fatal: engine.fatal, rows: finalRows } : { outcome, rows: finalRows };
+  return {
+    outcome,
+    rows: finalRows,
+    ...(engine.fatal ? { fatal: engine.fatal } : {}),
+    ...(options.budget
+      ? { budget: { budget: options.budget, left: options.budget.leftUnsent(finalRows) } }
+      : {}),
+  };
 }
-
 /** results.jsonl and index.html of the run's jobs; `run`: how it ended, for the page's banner. */
 async function writeReports(
   engine: Engine,

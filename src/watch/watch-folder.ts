@@ -64,27 +64,39 @@ export interface WatchOptions extends Omit<
   readonly service?: string;
 }
 
-/** Runs until `signal` is aborted; resolves after a clean stop. */
-export async function watchFolder(options: WatchOptions): Promise<void> {
+/** How a watch ended: stopped by the user, or by its budget (its work in flight finished first). */
+export interface WatchEnd {
+  /** The rows of the jobs of the folder's manifests at the end (the budget's stop counts what is left). */
+  readonly rows: readonly JobRow[];
+  readonly capped: boolean;
+}
+
+/** Runs until `signal` is aborted, or the budget stops the work; resolves after a clean stop. */
+export async function watchFolder(options: WatchOptions): Promise<WatchEnd> {
   const { progress } = options;
   const dir = resolve(options.load.cwd, options.dir);
   // The live display runs from here to the end; its manifests come as they are read.
   progress.start(0, 0);
   try {
-    await watchWithProgress(options, progress, dir);
+    return await watchWithProgress(options, progress, dir);
   } finally {
     progress.stop();
   }
 }
 
-async function watchWithProgress(options: WatchOptions, progress: ProgressSink, dir: string): Promise<void> {
+async function watchWithProgress(
+  options: WatchOptions,
+  progress: ProgressSink,
+  dir: string,
+): Promise<WatchEnd> {
   const startedAt = new Date();
   let watching = true; // false once the watch ends: the last index.html stops reloading itself
   let timedWrite: Promise<void> = Promise.resolve(); // the last write of the outputs after a change
   let resultsTimer: NodeJS.Timeout | undefined;
-  // The watch ends on the user's signal, or when the state file or the output disk can no longer be
-  // written.
+  // The watch ends on the user's signal, when the state file or the output disk can no longer be
+  // written, or when its budget stops the work (what is in flight finishes first).
   let stateFailure: StateFileError | OutputDiskError | undefined;
+  let capped = false;
   let endWatch: () => void = () => {};
   const ended = new Promise<void>((resolveEnd) => {
     endWatch = resolveEnd;
@@ -95,6 +107,10 @@ async function watchWithProgress(options: WatchOptions, progress: ProgressSink, 
     onFatal: "pause",
     onStateFailure: (error) => {
       stateFailure = error;
+      endWatch();
+    },
+    onBudgetStop: () => {
+      capped = true;
       endWatch();
     },
     onJobChange: () => {
@@ -383,6 +399,7 @@ async function watchWithProgress(options: WatchOptions, progress: ProgressSink, 
   watching = false;
   await timedWrite; // so that no write of a watching page lands after the last one
   await writeOutputs();
+  return { rows: await engine.wantedRows(), capped };
 }
 
 const FINAL_STATES: ReadonlySet<JobRow["state"]> = new Set(["Fail", "Canceled", "uncertain"]);

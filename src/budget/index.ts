@@ -1,0 +1,11 @@
+// The budget of a capped run (issue 19): --max-seconds, --max-credits.
+export {
+  Budget,
+  type BudgetCaps,
+  type BudgetStop,
+  BudgetStoppedError,
+  type Cost,
+  Reservation,
+} from "./budget.js";
+export { type BudgetRequest, endBudgetScope, openBudget, runScope, watchScope } from "./session.js";
+export { budgetJson, describeBudget, describeStop } from "./messages.js";

@@ -1,0 +1,94 @@
+// --max-seconds, --max-credits and --prices on `run` and `watch`: the request for a capped run's
+// budget (src/budget), checked before anything is sent.
+import { type BudgetCaps, type BudgetRequest } from "../budget/index.js";
+import { UsageError } from "../errors.js";
+import type { Job } from "../manifest/index.js";
+import { findPriceTable, videoCredits } from "../prices/index.js";
+import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
+import { envSetting, type Workplace } from "./workplace.js";
+
+export const BUDGET_OPTIONS: OptionsConfig = {
+  "max-seconds": { type: "string" },
+  "max-credits": { type: "string" },
+  prices: { type: "string" },
+};
+
+/** The flags' help, for `run` or `watch` (whose count is per watch). */
+export function budgetUsage(kind: "run" | "watch"): string {
+  const counted =
+    kind === "run"
+      ? `in this run (a rerun of the same
+                         manifests resumes the count until a run finishes)`
+      : `in this watch (started again after a
+                         crash or at the cap, it goes on counting; a clean stop ends the count)`;
+  return `  --max-seconds N        submit at most N seconds of video ${counted}; past
+                         it nothing more is sent, what is in flight finishes, exit 3; rerun with
+                         a higher cap to go on
+  --max-credits N        the same in credits, priced by the price list (see --prices); speech
+                         counts too when the list prices it
+  --prices FILE          the price list (env REEL_PRICES; default: prices.yaml beside the
+                         project's reel.yaml, or the state, if there)`;
+}
+
+/** A cap's value: a number above 0 (decimals allowed: credits often have them). */
+function capValue(name: string, raw: unknown): number | undefined {
+  if (raw === undefined) return undefined;
+  const text = String(raw).trim();
+  const value = Number(text);
+  if (text === "" || !Number.isFinite(value) || value <= 0) {
+    throw new UsageError(`expected ${name} to be a number above 0, got '${String(raw)}'`);
+  }
+  return value;
+}
+
+/**
+ * The budget the flags ask for, or undefined when no cap is given. `scope`: what its session is of
+ * (src/budget/session.ts).
+ */
+export function readBudgetRequest(
+  args: ParsedArgs,
+  io: CliIO,
+  place: Workplace,
+  scope: string,
+): BudgetRequest | undefined {
+  const caps: BudgetCaps = {
+    ...optional("maxSeconds", capValue("--max-seconds", args.values["max-seconds"])),
+    ...optional("maxCredits", capValue("--max-credits", args.values["max-credits"])),
+  };
+  const prices = findPriceTable({
+    given: typeof args.values.prices === "string" ? args.values.prices : envSetting(io.env, "REEL_PRICES"),
+    anchorDir: place.anchor.dir,
+    cwd: io.cwd,
+  });
+  if (caps.maxSeconds === undefined && caps.maxCredits === undefined) return undefined;
+  if (caps.maxCredits !== undefined && !prices) {
+    throw new UsageError(
+      "--max-credits needs a price list: the service publishes none. Write prices.yaml beside reel.yaml (README: Prices), or give --prices FILE; or cap seconds of video with --max-seconds",
+    );
+  }
+  return { caps, prices, scope };
+}
+
+function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
+}
+
+/**
+ * Under --max-credits, every job a run may send must be priced: one the list does not price would
+ * stop the run at its turn. Said before anything is sent, with every model and resolution missing.
+ */
+export function checkPriced(request: BudgetRequest | undefined, jobs: readonly Job[]): void {
+  if (!request?.prices || request.caps.maxCredits === undefined) return;
+  const missing = new Set<string>();
+  for (const job of jobs) {
+    if (videoCredits(request.prices, job.model, job.spec.resolution, job.seconds) === undefined) {
+      missing.add(
+        `${job.model}${job.spec.resolution ? ` at ${job.spec.resolution}` : " (no resolution given)"}`,
+      );
+    }
+  }
+  if (missing.size === 0) return;
+  throw new UsageError(
+    `--max-credits cannot count what ${request.prices.file} does not price: ${[...missing].sort().join(", ")}. Add a price for each (README: Prices); nothing was sent`,
+  );
+}

@@ -1,0 +1,202 @@
+// The budget cap (issue 19): `run` and `watch` with --max-seconds / --max-credits never submit past
+// the cap, finish what is in flight, say what is left and exit 3; the count survives kill -9 and is
+// resumed by the rerun; speech counts when priced. Real runs over HTTP on a sandbox whose tasks take
+// long enough for several to be in flight at once, real files, a real child process for the kill.
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { runCli, until, useCommands, useReelProcesses, writeTree } from "../helpers/cli.js";
+import { readResults } from "../helpers/results.js";
+import { useSandboxes } from "../helpers/sandboxes.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const sandbox = useSandboxes();
+const reel = useReelProcesses();
+const startCommand = useCommands();
+const env = (s: Sandbox): Record<string, string> => ({ REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey });
+
+/** A manifest of actor-2 videos at 720p, one per duration, each with its own text (or speech). */
+function manifest(name: string, durations: readonly number[], speech = false): string {
+  const videos = durations.map((duration, i) => {
+    const chunk = speech
+      ? `{ duration: ${duration}, text: "talks", speech: { voice: 17, text: "Line ${name} ${i}" } }`
+      : `{ duration: ${duration}, text: "shot ${name} ${i}" }`;
+    return `  - id: v${i}\n    chunks: [${chunk}]`;
+  });
+  return [
+    "version: 1",
+    `name: ${name}`,
+    "defaults:",
+    "  model: actor-2",
+    "  resolution: 720p",
+    "videos:",
+    ...videos,
+  ].join("\n");
+}
+
+/** Seconds of video the service was asked to generate, from its own count of the bodies it took. */
+function secondsSent(s: Sandbox): number {
+  let total = 0;
+  for (const [body, count] of s.counters.generationsByBody) {
+    const { chunks } = JSON.parse(body) as { chunks: { duration: number }[] };
+    total += count * chunks.reduce((sum, chunk) => sum + chunk.duration, 0);
+  }
+  return total;
+}
+
+const statuses = async (dir: string): Promise<Record<string, number>> => {
+  const counts: Record<string, number> = {};
+  for (const r of await readResults<{ status: string }>(dir)) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return counts;
+};
+
+describe("the budget cap", () => {
+  it("never submits past --max-seconds with 8 submissions in flight; finishes them, says what is left, exits 3", async () => {
+    const s = await sandbox({ timeScale: 0.05, slots: 8 });
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manifest("m", Array(40).fill(5)) });
+    const run = await runCli(["run", "m.yaml", "--concurrency", "8", "--max-seconds", "97"], {
+      cwd: dir,
+      env: env(s),
+    });
+    expect(run.code, run.stderr).toBe(3);
+    // 19 videos of 5 s fit in 97 s; the 20th would pass it, with 8 in flight at once.
+    expect(secondsSent(s)).toBe(95);
+    expect(s.counters.peakUnfinished).toBeGreaterThan(1);
+    expect(await statuses(dir)).toEqual({ Success: 19, unsent: 21 });
+    expect(run.stderr).toContain("reel run: budget: --max-seconds 97");
+    expect(run.stderr).toMatch(
+      /stopped before spending more: m\/v\d+ \(5 s of video\) would pass --max-seconds 97/,
+    );
+    expect(run.stderr).toContain("Spent: 95 s of video.");
+    expect(run.stderr).toContain("Not submitted: 21 job(s), 105 s of video");
+    expect(run.stderr).toContain("--max-seconds 200 covers");
+  });
+
+  it("resumes the count in a rerun with a higher cap, ends it when the work is done, and counts anew after", async () => {
+    const s = await sandbox({ timeScale: 0.05 });
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manifest("m", [10, 10, 10, 5, 5, 5, 5, 5, 5, 5]) });
+    const run = (cap?: number): ReturnType<typeof runCli> =>
+      runCli(["run", "m.yaml", ...(cap === undefined ? [] : ["--max-seconds", String(cap)])], {
+        cwd: dir,
+        env: env(s),
+      });
+    // Longest first: 10 + 10 + 10, then a 5 would pass 30.
+    const first = await run(30);
+    expect(first.code, first.stderr).toBe(3);
+    expect(secondsSent(s)).toBe(30);
+    // The rerun counts what the first sent: 20 s more fit under 50.
+    const second = await run(50);
+    expect(second.code, second.stderr).toBe(3);
+    expect(second.stderr).toContain("30 s of video already spent by the run(s) it resumes");
+    expect(secondsSent(s)).toBe(50);
+    const third = await run(1_000);
+    expect(third.code, third.stderr).toBe(0);
+    expect(secondsSent(s)).toBe(65);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+    // That run finished the work: the next capped run of the manifest counts from nothing.
+    await writeFile(join(dir, "m.yaml"), manifest("m", [10, 10, 10, 5, 5, 5, 5, 5, 5, 5, 10]));
+    const fourth = await run(10);
+    expect(fourth.code, fourth.stderr).toBe(0);
+    expect(fourth.stderr).not.toContain("already spent");
+    expect(secondsSent(s)).toBe(75);
+  });
+
+  it("counts what a run killed with kill -9 sent: the rerun with the same cap sends only the rest", async () => {
+    // Tasks of 5 s of video take 1 s: the kill comes with submissions in flight.
+    const s = await sandbox({ timeScale: 0.2 });
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manifest("m", Array(16).fill(5)) });
+    const args = ["run", "m.yaml", "--concurrency", "4", "--max-seconds", "40"];
+    const killed = reel(args, dir, env(s));
+    await until(() => s.counters.generationsCreated >= 3, "three submissions");
+    killed.child.kill("SIGKILL");
+    await killed.exit;
+    const sentBefore = secondsSent(s);
+    const rerun = await runCli(args, { cwd: dir, env: env(s) });
+    expect(rerun.code, rerun.stderr).toBe(3);
+    expect(rerun.stderr).toMatch(/\d+ s of video already spent by the run\(s\) it resumes/);
+    // Never past 40 over both runs (a submission cut off by the kill counts: it may have been paid).
+    expect(secondsSent(s)).toBeLessThanOrEqual(40);
+    expect(secondsSent(s)).toBeGreaterThan(sentBefore);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+    const counts = await statuses(dir);
+    expect((counts.Success ?? 0) + (counts.uncertain ?? 0)).toBe(8);
+  });
+
+  it("counts speech under --max-credits when the list prices it, and makes none for a video it will not send", async () => {
+    const s = await sandbox({ timeScale: 0.05 });
+    const dir = await tempDir();
+    await writeTree(dir, {
+      "m.yaml": manifest("m", Array(6).fill(5), true),
+      "prices.yaml": "version: 1\nvideo:\n  actor-2: 1\nspeech: 2\n",
+    });
+    // Each video: 5 credits, and 2 for its speech. Two fit in 20; a third would take 21.
+    const run = await runCli(["run", "m.yaml", "--max-credits", "20", "--json"], { cwd: dir, env: env(s) });
+    expect(run.code, run.stderr).toBe(3);
+    expect(s.counters.generationsCreated).toBe(2);
+    expect(s.counters.speechByInput.size).toBe(2);
+    const doc = JSON.parse(run.stdout) as {
+      outcome: string;
+      budget: { spent: { credits: number }; left: { jobs: number } };
+      nextSteps: { code: string }[];
+    };
+    expect(doc.outcome).toBe("capped");
+    expect(doc.budget.spent.credits).toBe(14);
+    expect(doc.budget.left.jobs).toBe(4);
+    expect(doc.nextSteps.map((step) => step.code)).toContain("RAISE_BUDGET");
+  });
+
+  it("refuses a cap it cannot count before anything is sent: no price list, a model not priced, not a number", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manifest("m", [5]) });
+    const noList = await runCli(["run", "m.yaml", "--max-credits", "10"], { cwd: dir, env: env(s) });
+    expect(noList.code).toBe(2);
+    expect(noList.stderr).toContain("--max-credits needs a price list");
+    await writeFile(join(dir, "prices.yaml"), "version: 1\nvideo:\n  avatar-h1: 1\n");
+    const unpriced = await runCli(["run", "m.yaml", "--max-credits", "10"], { cwd: dir, env: env(s) });
+    expect(unpriced.code).toBe(2);
+    expect(unpriced.stderr).toContain(
+      "--max-credits cannot count what prices.yaml does not price: actor-2 at 720p",
+    );
+    const zero = await runCli(["run", "m.yaml", "--max-seconds", "0"], { cwd: dir, env: env(s) });
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain("expected --max-seconds to be a number above 0, got '0'");
+    expect(s.counters.requests.size).toBe(0);
+  });
+
+  it("caps a watch per session: stops at the cap with exit 3 once its tasks are done; started again it goes on counting", async () => {
+    const s = await sandbox({ timeScale: 0.05 });
+    const dir = await tempDir();
+    await writeTree(dir, { "incoming/.keep": "" });
+    const watch = (cap: number): ReturnType<typeof startCommand> =>
+      startCommand(["watch", "incoming", "--settle", "100ms", "--max-seconds", String(cap)], {
+        cwd: dir,
+        env: env(s),
+      });
+    const first = watch(12);
+    await writeFile(join(dir, "incoming", "a.yaml"), manifest("a", [5, 5, 5, 5]));
+    // Two videos fit in 12 s; the third would pass it: the watch ends by itself.
+    expect(await first.exited).toBe(3);
+    expect(first.output().stderr).toContain("would pass --max-seconds 12");
+    expect(secondsSent(s)).toBe(10);
+    expect(await statuses(dir)).toEqual({ Success: 2, unsent: 2 });
+    // Started again with 17: the 10 s already sent count, so one more video fits, then it stops.
+    const second = watch(17);
+    expect(await second.exited).toBe(3);
+    expect(second.output().stderr).toContain("10 s of video already spent");
+    expect(secondsSent(s)).toBe(15);
+    // A clean stop ends the session: the next watch counts from nothing.
+    const third = watch(100);
+    await until(() => secondsSent(s) === 20, "the last video sent");
+    const stopped = await third.stop();
+    expect(stopped.code, stopped.stderr).toBe(0);
+    const fourth = watch(5);
+    await writeFile(join(dir, "incoming", "b.yaml"), manifest("b", [5]));
+    await until(() => secondsSent(s) === 25, "b's video sent under a fresh count");
+    expect((await fourth.stop()).code).toBe(0);
+  });
+});
