@@ -4,9 +4,10 @@
 // long enough for several to be in flight at once, real files, a real child process for the kill.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, until, useCommands, useReelProcesses, writeTree } from "../helpers/cli.js";
+import { usePostgres } from "../helpers/postgres.js";
 import { readResults } from "../helpers/results.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -14,6 +15,7 @@ import { tempDir } from "../helpers/temp-dir.js";
 const sandbox = useSandboxes();
 const reel = useReelProcesses();
 const startCommand = useCommands();
+const database = usePostgres();
 const env = (s: Sandbox): Record<string, string> => ({ REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey });
 
 /** A manifest of actor-2 videos at 720p, one per duration, each with its own text (or speech). */
@@ -124,6 +126,26 @@ describe("the budget cap", () => {
     expect(s.counters.duplicateGenerations()).toBe(0);
     const counts = await statuses(dir);
     expect((counts.Success ?? 0) + (counts.uncertain ?? 0)).toBe(8);
+  });
+
+  it("on a PostgreSQL store too: a runner killed with kill -9 and started again counts what it sent", async (context: TestContext) => {
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 0.2 });
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manifest("m", Array(12).fill(5)) });
+    const args = ["run", "m.yaml", "--store", url, "--concurrency", "4", "--max-seconds", "30"];
+    const killed = reel(args, dir, { ...env(s), REEL_LEASE_SECONDS: "2" });
+    await until(() => s.counters.generationsCreated >= 2, "two submissions").catch((e) => {
+      console.log(`the killed run said:\n${killed.stderr()}`);
+      throw e;
+    });
+    killed.child.kill("SIGKILL");
+    await killed.exit;
+    const rerun = await runCli(args, { cwd: dir, env: { ...env(s), REEL_LEASE_SECONDS: "2" } });
+    expect(rerun.code, rerun.stderr).toBe(3);
+    expect(rerun.stderr).toMatch(/\d+ s of video already spent by the run\(s\) it resumes/);
+    expect(secondsSent(s)).toBeLessThanOrEqual(30);
+    expect(s.counters.duplicateGenerations()).toBe(0);
   });
 
   it("counts speech under --max-credits when the list prices it, and makes none for a video it will not send", async () => {
