@@ -10,10 +10,11 @@ import { shownPath } from "../user-path.js";
 import { FileChecker, hashFileStreaming, type MediaUse } from "./check-files.js";
 import { rememberSource } from "./format-problems.js";
 import { locate, type PathSegment } from "./locate.js";
+import { inheritChunks } from "./default-chunks.js";
 import { ExpansionProblems, expandMatrices, templatePath } from "./matrix-places.js";
 import { isManifestFile } from "./manifest-file.js";
 import { show } from "./messages.js";
-import { normalizeManifest, type RefKey } from "./normalize.js";
+import { inherit, normalizeManifest, type RefKey } from "./normalize.js";
 import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
 import { compareProblems, PROBLEM_CODES, type Problem, type Warning } from "./problem.js";
 import { MEDIA_STRING_PATTERN, SAFE_NAME_MAX, SAFE_NAME_PATTERN, SEED_MAX } from "./schema.js";
@@ -254,7 +255,9 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
   const parsed: ParsedYaml = parsedResult.parsed;
   // Matrix videos expanded (matrix.ts): everything below reads the expanded videos, and places what
   // it finds in one at its template's line (`at` maps the path back).
-  const expansion = expandMatrices(parsed.value);
+  // Defaults' chunks first, into the videos that give none: a matrix's placeholders reach them too.
+  const withChunks = inheritChunks(parsed.value);
+  const expansion = expandMatrices(withChunks.value, withChunks.inherited);
   const raw = expansion.value;
   const atTemplate = (p: readonly PathSegment[], target: "value" | "key" = "value") =>
     locate(parsed, p, target);
@@ -322,8 +325,8 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
   const defaultsOf = isRecord(record.defaults) ? record.defaults : {};
   videos.forEach((video: unknown, i) => {
     if (!isRecord(video)) return;
-    const takes = video.takes ?? defaultsOf.takes;
-    const seed = video.seed ?? defaultsOf.seed;
+    const takes = inherit(video.takes, defaultsOf.takes);
+    const seed = inherit(video.seed, defaultsOf.seed);
     if (typeof takes !== "number" || typeof seed !== "number" || seed + takes - 1 <= SEED_MAX) return;
     place(
       video.seed !== undefined ? ["videos", i, "seed"] : ["defaults", "seed"],

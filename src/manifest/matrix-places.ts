@@ -7,10 +7,16 @@ import type { Expansion, VideoOrigin } from "./matrix.js";
 
 export { expandMatrices } from "./matrix.js";
 
-/** The path in the manifest as written of `path` in the expanded one (the same but for the video index). */
+/**
+ * The path in the manifest as written of `path` in the expanded one: the same but for the video
+ * index, or in defaults for the chunks a video took from there.
+ */
 export function templatePath(expansion: Expansion, path: readonly PathSegment[]): PathSegment[] {
   const origin = originOf(expansion, path);
-  return origin ? ["videos", origin.index, ...path.slice(2)] : [...path];
+  if (!origin) return [...path];
+  if (path[2] === "chunks" && expansion.inheritedChunks.has(origin.index))
+    return ["defaults", "chunks", ...path.slice(3)];
+  return ["videos", origin.index, ...path.slice(2)];
 }
 
 function originOf(expansion: Expansion, path: readonly PathSegment[]): VideoOrigin | undefined {
@@ -29,17 +35,22 @@ export class ExpansionProblems {
 
   /**
    * The message of a problem at `path` of the expanded manifest: as given for a written video; for an
-   * expanded one, with its id and combination, or undefined when the same template field already
-   * has the same problem (from another combination).
+   * expanded one (or in the chunks a video took from defaults), with its id (and combination), or
+   * undefined when the same field as written already has the same problem (from another video).
    */
   say(path: readonly PathSegment[], message: string): string | undefined {
     const origin = originOf(this.expansion, path);
-    if (origin?.combination === undefined) return message;
-    const key = `${templatePath(this.expansion, path).join("/")}\n${message}`;
+    const written = templatePath(this.expansion, path);
+    const key = `${written.join("/")}\n${message}`;
+    // A problem of defaults' own chunks is not said again for each video that takes them.
+    if (path[0] === "defaults") this.said.add(key);
+    const inDefaults = origin !== undefined && written[0] === "defaults";
+    if (origin?.combination === undefined && !inDefaults) return message;
     if (this.said.has(key)) return undefined;
     this.said.add(key);
     const videos = (this.value as { videos?: unknown[] } | undefined)?.videos;
     const id = (videos?.[Number(path[1])] as { id?: unknown } | undefined)?.id;
-    return `${typeof id === "string" ? `${id}: ` : ""}${message} (${origin.combination})`;
+    const combination = origin?.combination === undefined ? "" : ` (${origin.combination})`;
+    return `${typeof id === "string" ? `${id}: ` : ""}${message}${combination}`;
   }
 }

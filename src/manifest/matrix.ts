@@ -47,6 +47,8 @@ export interface MatrixProblem {
 export interface Expansion {
   /** The manifest with each matrix video replaced by its videos, in order; `raw` itself if none. */
   readonly value: unknown;
+  /** The videos as written that took the chunks of defaults (default-chunks.ts), by index. */
+  readonly inheritedChunks: ReadonlySet<number>;
   /** For each video of `value`, where it comes from. */
   readonly origins: readonly VideoOrigin[];
   /** Problems of the matrices, at their template paths; a template with one expands to nothing. */
@@ -63,10 +65,15 @@ const isScalar = (value: unknown): value is Scalar =>
   typeof value === "boolean";
 
 /** Expands every video of `raw` that has a `matrix:` (see above). */
-export function expandMatrices(raw: unknown): Expansion {
+export function expandMatrices(raw: unknown, inheritedChunks: ReadonlySet<number> = new Set()): Expansion {
   if (!isRecord(raw) || !Array.isArray(raw.videos) || !raw.videos.some((v) => isRecord(v) && "matrix" in v)) {
     const count = isRecord(raw) && Array.isArray(raw.videos) ? raw.videos.length : 0;
-    return { value: raw, origins: Array.from({ length: count }, (_, index) => ({ index })), problems: [] };
+    return {
+      value: raw,
+      inheritedChunks,
+      origins: Array.from({ length: count }, (_, index) => ({ index })),
+      problems: [],
+    };
   }
   const problems: MatrixProblem[] = [];
   const videos: unknown[] = [];
@@ -84,7 +91,7 @@ export function expandMatrices(raw: unknown): Expansion {
       origins.push({ index, combination: made.combination });
     }
   });
-  return { value: { ...raw, videos }, origins, problems };
+  return { value: { ...raw, videos }, inheritedChunks, origins, problems };
 }
 
 interface Axis {

@@ -238,7 +238,7 @@ export function describeSchemaError(error: ErrorObject, root: unknown): SchemaIs
         version: "version: 1",
         videos: "videos: a list of at least one video",
         id: "id: every video needs one",
-        chunks: "chunks: a list of at least one chunk",
+        chunks: "chunks: a list of at least one chunk (here or in defaults)",
         duration: "duration: seconds of video",
         voice: "voice: the id of the voice that speaks",
         text: "text: the words to speak",
@@ -259,6 +259,13 @@ export function describeSchemaError(error: ErrorObject, root: unknown): SchemaIs
     }
 
     case "not":
+      if (field === "source" && value === null) {
+        const model = modelAt(root, path);
+        return issue(
+          `${model ?? "this model"} needs a source image: source: null clears the default; give this video its own (${ASSET_FORMS})`,
+          PROBLEM_CODES.modelRule,
+        );
+      }
       // A chunk that is not a mapping (reported as such) has neither audio nor speech.
       if (!isRecord(value) || !("audio" in value && "speech" in value)) return undefined;
       return issue(

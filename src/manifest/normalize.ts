@@ -42,6 +42,11 @@ function normalizeChunk(chunk: ChunkInput, at: RefKey, refs: NormalizeContext["r
   return out;
 }
 
+/** A video's own value, else the default; a video's null clears the default. */
+export function inherit<T>(own: T | null | undefined, given: T | undefined): T | undefined {
+  return own === null ? undefined : own !== undefined ? own : given;
+}
+
 function normalizeVideo(
   input: ManifestInput,
   video: VideoInput,
@@ -50,18 +55,22 @@ function normalizeVideo(
 ): Job[] {
   const defaults = input.defaults ?? {};
   const at = `videos/${index}`;
-  // The schema guarantees a model here or in defaults.
+  // The schema guarantees a model here or in defaults (and chunks: load.ts gives a video without
+  // its own those of defaults).
   const model = (video.model ?? defaults.model) as Model;
-  const resolution = video.resolution ?? defaults.resolution;
-  const aspectRatio = video.aspectRatio ?? defaults.aspectRatio;
-  const seed = video.seed ?? defaults.seed;
-  const takes = video.takes ?? defaults.takes;
+  const resolution = inherit(video.resolution, defaults.resolution);
+  const aspectRatio = inherit(video.aspectRatio, defaults.aspectRatio);
+  const seed = inherit(video.seed, defaults.seed);
+  const takes = inherit(video.takes, defaults.takes);
+  const chunks = video.chunks ?? defaults.chunks ?? [];
   const sourceKey =
-    video.source !== undefined
-      ? `${at}/source`
-      : defaults.source !== undefined
-        ? "defaults/source"
-        : undefined;
+    video.source === null
+      ? undefined
+      : video.source !== undefined
+        ? `${at}/source`
+        : defaults.source !== undefined
+          ? "defaults/source"
+          : undefined;
 
   const specOf = (seed: number | undefined): JobSpec => ({
     model,
@@ -69,7 +78,7 @@ function normalizeVideo(
     ...(aspectRatio !== undefined ? { aspectRatio } : {}),
     ...(seed !== undefined ? { seed } : {}),
     ...(sourceKey !== undefined ? { source: assetRef(ctx.refs, sourceKey) } : {}),
-    chunks: video.chunks.map((c, j) => normalizeChunk(c, `${at}/chunks/${j}`, ctx.refs)),
+    chunks: chunks.map((c, j) => normalizeChunk(c, `${at}/chunks/${j}`, ctx.refs)),
   });
 
   const position = ctx.positionOfVideo(index);

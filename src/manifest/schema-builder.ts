@@ -101,6 +101,20 @@ export function stringOr<A, B>(doc: Doc, whenString: Schema<A>, otherwise: Schem
   return make({ ...doc, ...conditional({ type: "string" }, whenString.json, otherwise.json) });
 }
 
+/**
+ * `schema`, or null: a video's `null` clears what it would inherit from defaults. Written as an
+ * if/else rather than anyOf, so that a wrong value gets the message of `schema` alone.
+ */
+export function clearable<T>(schema: Schema<T>): Schema<T | null> {
+  const { title, description, examples } = schema.json;
+  return make({
+    title,
+    description: `${String(description ?? "")} null: none, even if defaults give one.`.trim(),
+    examples,
+    ...conditional({ type: "null" }, undefined, schema.json),
+  });
+}
+
 /** Same as `stringOr`, split on integer vs anything else. */
 export function integerOr<A, B>(doc: Doc, whenInteger: Schema<A>, otherwise: Schema<B>): Schema<A | B> {
   return make({ ...doc, ...conditional({ type: "integer" }, whenInteger.json, otherwise.json) });

@@ -7,6 +7,7 @@ import { formatNames } from "../service/media-format.js";
 import {
   array,
   boolean,
+  clearable,
   conditional,
   Definitions,
   type Infer,
@@ -230,11 +231,15 @@ function buildTypes() {
     };
     if (rules.text === "required") chunkRules.required = ["text"];
     if (rules.audio === "required") chunkRules.anyOf = [{ required: ["audio"] }, { required: ["speech"] }];
+    // null (a video clearing a default) leaves the choice to the service, except for a source the
+    // model needs.
+    const orNull = (rule: JsonSchema): JsonSchema => conditional({ type: "null" }, undefined, rule);
     defs.defineRaw(modelRulesDef(m), {
       description: `What ${m} accepts (api-spec.md 4.1). A source image is ${rules.source}.`,
       properties: {
-        resolution: { enum: rules.resolutions },
-        aspectRatio: { enum: rules.aspectRatios },
+        resolution: orNull({ enum: rules.resolutions }),
+        aspectRatio: orNull({ enum: rules.aspectRatios }),
+        ...(rules.source === "required" ? { source: { not: { type: "null" } } } : {}),
         chunks: { items: chunkRules },
       },
     });
@@ -253,7 +258,27 @@ function buildTypes() {
     { minimum: 1, maximum: TAKES_MAX },
   );
 
-  const videoFields = { model, resolution, aspectRatio, seed, source, takes };
+  const chunks = array(
+    chunk,
+    {
+      title: "Chunks",
+      description:
+        "The stretches of the video, in order; at least one. In defaults: the chunks of every video that gives none.",
+      examples: [[{ duration: 5, text: "waves hello" }]],
+    },
+    { minItems: 1 },
+  );
+  // What defaults give and a video may set: a video's null clears a default (e.g. `source: null`).
+  const videoFields = {
+    model,
+    resolution: clearable(resolution),
+    aspectRatio: clearable(aspectRatio),
+    seed: clearable(seed),
+    source: clearable(source),
+    takes: clearable(takes),
+    chunks,
+  };
+  const defaultFields = { model, resolution, aspectRatio, seed, source, takes, chunks };
 
   const scalar = { type: ["string", "number", "boolean"] };
   const matrix = written<Record<string, unknown>>(
@@ -308,17 +333,8 @@ function buildTypes() {
           }),
           ...videoFields,
           matrix,
-          chunks: array(
-            chunk,
-            {
-              title: "Chunks",
-              description: "The stretches of the video, in order; at least one.",
-              examples: [[{ duration: 5, text: "waves hello" }]],
-            },
-            { minItems: 1 },
-          ),
         },
-        ["id", "chunks"],
+        ["id"],
       ),
       { allOf: perModel },
     ),
@@ -331,7 +347,7 @@ function buildTypes() {
         description: "Values every video of this manifest takes unless it sets its own.",
         examples: [{ model: "actor-2", resolution: "720p", aspectRatio: "16:9" }],
       },
-      videoFields,
+      defaultFields,
       [],
     ),
     { allOf: perModel },
@@ -399,8 +415,9 @@ function crossRules(whenModel: (m: Model) => JsonSchema): JsonSchema[] {
   const noModel: JsonSchema = { not: { required: ["model"] } };
 
   const rules: JsonSchema[] = [
-    // Every video needs a model, its own or the default.
+    // Every video needs a model and chunks, its own or the default.
     conditional(defaultsHave("model"), undefined, eachVideo({ required: ["model"] })),
+    conditional(defaultsHave("chunks"), undefined, eachVideo({ required: ["chunks"] })),
   ];
   for (const m of MODELS) {
     const r = MODEL_RULES[m];

@@ -75,10 +75,15 @@ describe("manifest JSON Schema", () => {
   it("infers the 'as written' types from the schema itself", () => {
     expectTypeOf<ManifestInput["version"]>().toEqualTypeOf<1>();
     expectTypeOf<VideoInput["model"]>().toEqualTypeOf<Model | undefined>();
-    expectTypeOf<VideoInput["resolution"]>().toEqualTypeOf<(typeof RESOLUTIONS)[number] | undefined>();
-    expectTypeOf<VideoInput["aspectRatio"]>().toEqualTypeOf<(typeof ASPECT_RATIOS)[number] | undefined>();
+    // null: the video clears what defaults give.
+    expectTypeOf<VideoInput["resolution"]>().toEqualTypeOf<(typeof RESOLUTIONS)[number] | null | undefined>();
+    expectTypeOf<VideoInput["aspectRatio"]>().toEqualTypeOf<
+      (typeof ASPECT_RATIOS)[number] | null | undefined
+    >();
     expectTypeOf<VideoInput["id"]>().toEqualTypeOf<string>();
-    expectTypeOf<VideoInput["source"]>().toEqualTypeOf<string | { asset: number | string } | undefined>();
+    expectTypeOf<VideoInput["source"]>().toEqualTypeOf<
+      string | { asset: number | string } | null | undefined
+    >();
     expectTypeOf<ChunkInput["duration"]>().toEqualTypeOf<number>();
     expectTypeOf<ChunkInput["speech"]>().toEqualTypeOf<
       { voice: number | string; text: string } | undefined
