@@ -10,6 +10,7 @@ const scripts = [
   "watch-bench.js",
   "report-bench.js",
   "fleet-bench.js",
+  "poll-bench.js",
 ];
 let failed = 0;
 for (const script of scripts) {

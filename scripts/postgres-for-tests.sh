@@ -31,4 +31,7 @@ as_postgres "psql -qtAX -p $PORT -c \"DO \\\$\\\$ BEGIN
     CREATE ROLE $ROLE LOGIN CREATEDB PASSWORD '$PASSWORD';
   END IF;
 END \\\$\\\$;\"" >/dev/null
+# A test's database is dropped WITH (FORCE) after it: an autovacuum worker busy in it at that moment
+# can only be ended by a member of pg_signal_backend.
+as_postgres "psql -qtAX -p $PORT -c 'GRANT pg_signal_backend TO $ROLE'" >/dev/null
 echo "postgres-for-tests: ready at postgres://$ROLE@127.0.0.1:$PORT (password in REEL_TEST_PG_URL's default)"

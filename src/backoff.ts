@@ -53,13 +53,14 @@ export const BACKOFF = {
 
 /**
  * Polls of one task that failed in a row: from the poll interval's floor, doubling to its ceiling
- * (a service answering what reel cannot read was polled 45 times a second on loopback).
+ * or a hundred floors, whichever is less (a service answering what reel cannot read was polled 45
+ * times a second on loopback; ten such answers span about 10 s on this machine, 3 minutes remote).
  */
 export function failedPollBackoff(timing: {
   readonly minMs: number;
   readonly maxMs: number;
 }): BackoffSchedule {
-  return { baseMs: timing.minMs, maxMs: timing.maxMs, jitter: "none" };
+  return { baseMs: timing.minMs, maxMs: Math.min(timing.maxMs, 100 * timing.minMs), jitter: "none" };
 }
 
 /**

@@ -46,9 +46,10 @@ export const DEFAULTS = {
   polling: { timing: { minMs: 100, maxMs: 10_000 }, perSecond: 20 },
   /**
    * A service on this machine (the sandbox) runs tasks in compressed time and costs nothing to ask:
-   * polled tightly.
+   * polled tightly while its run times are learned (see engine/poll-schedule.ts), never left
+   * unasked longer than a real service's default.
    */
-  localPolling: { timing: { minMs: 20, maxMs: 2_000 }, perSecond: 500 },
+  localPolling: { timing: { minMs: 20, maxMs: 30_000 }, perSecond: 500 },
   /**
    * A remote service takes minutes per task: each task polled at most once a second, 10 polls a
    * second in all.

@@ -4,7 +4,13 @@
 import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
 import { makeLogger } from "../log/logger.js";
-import { makeApiKey, type SandboxRequest, startSandbox } from "../sandbox/index.js";
+import {
+  makeApiKey,
+  type SandboxFaults,
+  type SandboxOptions,
+  type SandboxRequest,
+  startSandbox,
+} from "../sandbox/index.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 
@@ -19,6 +25,57 @@ function numberOption(args: ParsedArgs, name: string): number | undefined {
 function stringOption(args: ParsedArgs, name: string): string | undefined {
   const raw = args.values[name];
   return typeof raw === "string" ? raw : undefined;
+}
+
+/** A probability, 0 to 1. */
+function rateOption(args: ParsedArgs, name: string): number | undefined {
+  const value = numberOption(args, name);
+  if (value !== undefined && (value < 0 || value > 1))
+    throw new UsageError(`--${name} expects a probability from 0 to 1, got '${String(args.values[name])}'`);
+  return value;
+}
+
+/** --latency MS, or MIN-MAX. */
+function latencyOption(args: ParsedArgs): number | [number, number] | undefined {
+  const raw = stringOption(args, "latency");
+  if (raw === undefined) return undefined;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(?:-\s*(\d+(?:\.\d+)?)\s*)?$/.exec(raw);
+  const min = Number(match?.[1]);
+  const max = match?.[2] === undefined ? min : Number(match[2]);
+  if (!match || !(max >= min)) {
+    throw new UsageError(
+      `--latency expects milliseconds (e.g. 50) or a range MIN-MAX (e.g. 20-200), got '${raw}'`,
+    );
+  }
+  return match[2] === undefined ? min : [min, max];
+}
+
+/** How varied and how faulty the sandbox is: --jitter, --drift, --seed and the fault rates. */
+function variationOptions(args: ParsedArgs): Partial<SandboxOptions> {
+  const jitter = numberOption(args, "jitter");
+  const drift = numberOption(args, "drift");
+  const seed = numberOption(args, "seed");
+  if (seed !== undefined && !Number.isInteger(seed))
+    throw new UsageError(`--seed expects a whole number, got '${seed}'`);
+  const p429 = rateOption(args, "p429");
+  const p503 = rateOption(args, "p503");
+  const failRate = rateOption(args, "fail-rate");
+  const retryAfter = numberOption(args, "retry-after");
+  const latency = latencyOption(args);
+  const faults: SandboxFaults = {
+    ...(seed !== undefined ? { seed } : {}),
+    ...(p429 !== undefined ? { rate429: p429 } : {}),
+    ...(p503 !== undefined ? { rate503: p503 } : {}),
+    ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+    ...(failRate !== undefined ? { taskFailRate: failRate } : {}),
+    ...(latency !== undefined ? { latencyMs: latency } : {}),
+  };
+  return {
+    ...(jitter !== undefined ? { jitter } : {}),
+    ...(drift !== undefined ? { driftPerMinute: drift } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(Object.keys(faults).length > 0 ? { faults } : {}),
+  };
 }
 
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
@@ -72,8 +129,9 @@ function waitForAbort(signal: AbortSignal): Promise<void> {
 export const sandboxCommand: Command = {
   name: "sandbox",
   summary: "serve the built-in emulator of the service on 127.0.0.1 until stopped",
-  usage: `Usage: reel sandbox [--port N] [--key KEY] [--slots N] [--time-scale X] [--credits N] [--big-ids]
-                    [--data-dir DIR] [--log-level LEVEL]
+  usage: `Usage: reel sandbox [--port N] [--key KEY] [--slots N] [--time-scale X] [--jitter J] [--drift X]
+                    [--seed N] [--p429 P] [--p503 P] [--fail-rate P] [--latency MS]
+                    [--credits N] [--big-ids] [--data-dir DIR] [--log-level LEVEL]
 
 Prints REEL_BASE_URL=... and REEL_API_KEY=... on stdout once it listens, then serves
 until SIGINT/SIGTERM. Each request is written to stderr as one line:
@@ -84,6 +142,17 @@ Options:
   --key KEY        the API key to accept (default: a random sk-sandbox-... key)
   --slots N        tasks Running at once; others wait in Pending (default 4)
   --time-scale X   seconds of Running per second of video (default 0.02)
+  --jitter J       run times vary by a factor in [1-J, 1+J], drawn per request from its content
+                   and --seed (the same job runs as long on two sandboxes of one seed); 0 to 0.9
+                   (default 0)
+  --drift X        the service slows down by X of its run time per minute (negative: speeds
+                   up), to rehearse a service whose load changes (default 0)
+  --seed N         seed of --jitter, --fail-rate and the faults below (default 1)
+  --p429 P         answer P of the requests (0 to 1) with 429 Too Many Requests and Retry-After
+  --p503 P         answer P of the requests with 503 Service Unavailable and Retry-After
+  --retry-after S  the Retry-After of those answers, in seconds (default 1)
+  --fail-rate P    P of the tasks end Fail ("injected failure"), their credits given back
+  --latency MS     add MS milliseconds to every answer, or MIN-MAX for a uniform spread
   --credits N      credit balance, one per second of video (default unlimited);
                    with --data-dir, only for a new DIR: later starts keep its balance
   --big-ids        hand out ids above 2^53 to test clients for lost digits
@@ -99,6 +168,14 @@ Exit codes: 0 on a clean stop (SIGINT, SIGTERM), 2 bad options or the port in us
     key: { type: "string" },
     slots: { type: "string" },
     "time-scale": { type: "string" },
+    jitter: { type: "string" },
+    drift: { type: "string" },
+    seed: { type: "string" },
+    p429: { type: "string" },
+    p503: { type: "string" },
+    "retry-after": { type: "string" },
+    "fail-rate": { type: "string" },
+    latency: { type: "string" },
     credits: { type: "string" },
     "big-ids": { type: "boolean" },
     "data-dir": { type: "string" },
@@ -125,11 +202,13 @@ Exit codes: 0 on a clean stop (SIGINT, SIGTERM), 2 bad options or the port in us
     const credits = numberOption(args, "credits");
     const dataDir = stringOption(args, "data-dir");
     if (dataDir !== undefined && dataDir.trim() === "") throw new UsageError("--data-dir expects a folder");
+    const variation = variationOptions(args);
     const sandbox = await startSandbox({
       ...(port !== undefined ? { port } : {}),
       apiKey,
       ...(slots !== undefined ? { slots } : {}),
       ...(timeScale !== undefined ? { timeScale } : {}),
+      ...variation,
       ...(credits !== undefined ? { credits } : {}),
       bigIds: args.values["big-ids"] === true,
       // Restarted without a data dir, it must not hand out again the ids its clients still hold.

@@ -60,6 +60,8 @@ export interface ServiceSettings {
   readonly json: boolean;
   /** --time-scale of run and watch: the in-process sandbox's seconds of Running per second of video. */
   readonly sandboxTimeScale?: number;
+  /** --jitter of run and watch: how much the in-process sandbox's run times vary (0 to 0.9). */
+  readonly sandboxJitter?: number;
 }
 
 export function positiveInteger(name: string, raw: string): number {
@@ -75,6 +77,24 @@ export function refuseSandboxWithBaseUrl(args: ParsedArgs): void {
   if (args.values.sandbox === true && args.values["base-url"] !== undefined) {
     throw new UsageError("--sandbox and --base-url exclude each other: the sandbox has its own address");
   }
+}
+
+/**
+ * --jitter J (run and watch): run times of the in-process sandbox vary by a factor in [1-J, 1+J], as
+ * a real service's do. Only with --sandbox.
+ */
+function sandboxJitterOf(args: ParsedArgs, sandbox: boolean): number | undefined {
+  const raw = args.values.jitter;
+  if (raw === undefined) return undefined;
+  if (!sandbox)
+    throw new UsageError("--jitter only applies to --sandbox (it varies the built-in emulator's run times)");
+  const value = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(value) || value < 0 || value > 0.9) {
+    throw new UsageError(
+      `expected --jitter to be a number from 0 to 0.9 (run times vary by a factor in [1-J, 1+J]), got '${String(raw)}'`,
+    );
+  }
+  return value;
 }
 
 /**
@@ -121,6 +141,7 @@ export function readServiceSettings(
     checkApiKey(apiKey);
   }
   const sandboxTimeScale = sandboxTimeScaleOf(args, sandbox);
+  const sandboxJitter = sandboxJitterOf(args, sandbox);
   const concurrencyFlag = flagValue(args.values, "concurrency");
   const concurrencyRaw = concurrencyFlag ?? envSetting(io.env, "REEL_CONCURRENCY");
   // Named as the user gave it: a bad REEL_CONCURRENCY is not fixed by looking for a flag.
@@ -139,6 +160,7 @@ export function readServiceSettings(
         : positiveInteger(concurrencyName, concurrencyRaw),
     json: args.values.json === true,
     ...(sandboxTimeScale !== undefined ? { sandboxTimeScale } : {}),
+    ...(sandboxJitter !== undefined ? { sandboxJitter } : {}),
   };
 }
 
@@ -249,6 +271,7 @@ export async function connectService(
       dataDir: join(dirname(settings.statePath), "sandbox"),
       persist: true,
       ...(settings.sandboxTimeScale !== undefined ? { timeScale: settings.sandboxTimeScale } : {}),
+      ...(settings.sandboxJitter !== undefined ? { jitter: settings.sandboxJitter } : {}),
     });
     const dispatcher = makeDispatcher();
     const client = makeClient({

@@ -50,6 +50,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   ...PRIVATE_SOURCES_OPTION,
   "rebuild-state": { type: "boolean" },
   "time-scale": { type: "string" },
+  jitter: { type: "string" },
   "no-color": { type: "boolean" },
 };
 
@@ -72,6 +73,8 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
                          or not knowing submissions the journal shows, is refused (exit 2)
   --time-scale X         with --sandbox: seconds a task runs per second of video (default 0.02;
                          1 runs a task as long as its video: time to watch the live display)
+  --jitter J             with --sandbox: run times vary by a factor in [1-J, 1+J], as a real
+                         service's do (0 to 0.9; default 0)
   --no-color             no colours in the live display (as the environment variable NO_COLOR)
 
 ${SERVICE_USAGE}`;

@@ -14,7 +14,8 @@ import type { VersionsContext } from "../output/versions.js";
 import type { JobRow, JobStore, StateFileError } from "../state/store.js";
 import type { AssetResolver } from "./assets.js";
 import type { KeyedLock } from "./keyed-lock.js";
-import type { PollTiming, RunRateEstimator } from "./poll-schedule.js";
+import type { PollTiming } from "./poll-schedule.js";
+import type { RunTimes } from "./run-times.js";
 import type { ProgressSink } from "./progress.js";
 import type { ServiceGate } from "./service-gate.js";
 import type { FleetSlots } from "./fleet-slots.js";
@@ -131,7 +132,8 @@ export interface EngineContext {
   readonly wanted: WantedJobs;
   readonly resolver: AssetResolver;
   readonly journal: JournalWriter;
-  readonly rate: RunRateEstimator;
+  /** What the engine learned (and was given from the store) of the service's run times. */
+  readonly runTimes: RunTimes;
   /** Asset ids this engine found deleted on the service: no submission may use them any more. */
   readonly lostAssets: Set<string>;
   /** A runner of a fleet: its jobs' line for a slot of the account when the bound is full. */

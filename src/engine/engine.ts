@@ -34,7 +34,8 @@ import { afterFinal, checkDone } from "./deliver.js";
 import { followInSlot } from "./follow.js";
 import { makeKeyedLock } from "./keyed-lock.js";
 import { forgetLostAssets } from "./lost-assets.js";
-import { DEFAULT_POLL_TIMING, RunRateEstimator } from "./poll-schedule.js";
+import { DEFAULT_POLL_TIMING } from "./poll-schedule.js";
+import { RunTimes } from "./run-times.js";
 import { silentProgress } from "./progress.js";
 import { ServiceGate } from "./service-gate.js";
 import { makeElsewhereWaiter } from "./elsewhere.js";
@@ -45,6 +46,9 @@ import { makeStopSignals } from "./stop-signals.js";
 import { mayStart, submitAndFollow } from "./submit.js";
 
 export type { EngineOptions } from "./context.js";
+
+/** How often what was learned of the run times is written to the store, when it changed. */
+const RUN_TIMES_SAVE_MS = 5_000;
 
 /** A job's work found it held by another runner of the fleet: it waits, then runs again. */
 const ELSEWHERE = Symbol("elsewhere");
@@ -185,7 +189,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         }),
     }),
     journal: output.journal,
-    rate: new RunRateEstimator(),
+    runTimes: RunTimes.fromJSON(await store.readRunTimes()),
     lostAssets: new Set(),
     retried: new Set(),
     fleetSlots: fleet && new FleetSlots(stop.signal),
@@ -194,6 +198,16 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     changed: () => options.onJobChange?.(),
   };
   const { gate } = ctx;
+  // What is learned of the run times is kept every few seconds (a crash loses no more) and at the end.
+  const saveRunTimes = async (): Promise<void> => {
+    if (!ctx.runTimes.takeChanges()) return;
+    try {
+      await store.writeRunTimes(ctx.runTimes.toJSON());
+    } catch (error) {
+      log.warn({ err: (error as Error).message }, "could not keep what was learned of the run times");
+    }
+  };
+  const runTimesSaver = setInterval(() => void saveRunTimes(), RUN_TIMES_SAVE_MS);
   // The cap reached: said once; the jobs not sent yet stay pending, and what is in flight goes on.
   options.budget?.onStop((reached) => {
     log.warn({ what: reached.what, spent: reached.spent }, "budget reached: nothing more is submitted");
@@ -439,6 +453,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     },
     async dispose() {
       clearInterval(takeovers);
+      clearInterval(runTimesSaver);
+      if (!stateFailure) await saveRunTimes();
       elsewhere?.dispose();
       signals.dispose();
       await output.close(store, log);

@@ -7,7 +7,7 @@ import { formatDuration } from "../duration.js";
 import { FINAL_STATUSES, type TaskStatus } from "../service/api-types.js";
 import { type JobRow, StateFileError } from "../state/store.js";
 import { type EngineContext, IN_FLIGHT } from "./context.js";
-import { nextPollDelay } from "./poll-schedule.js";
+import { planPolls } from "./poll-schedule.js";
 import { LONGEST_WAIT_MS } from "./service-gate.js";
 
 /**
@@ -18,6 +18,16 @@ import { LONGEST_WAIT_MS } from "./service-gate.js";
  * read is not polled for 24 hours. The task id is kept: the next run follows it again.
  */
 const MAX_UNREADABLE_ANSWERS = 10;
+
+/** A task this process just submitted: what following it needs, without reading its row. */
+export interface SubmittedTask extends Pick<
+  JobRow,
+  "task_id" | "task_status" | "seconds" | "job_key" | "model"
+> {
+  readonly resolution: string | undefined;
+  /** When the service answered the submission (Date.now()): where its poll schedule starts. */
+  readonly submittedAt: number;
+}
 
 /** Follows a task already on the service, holding a generation slot as its submission did. */
 export async function followInSlot(ctx: EngineContext, rowId: number): Promise<void> {
@@ -38,19 +48,28 @@ export async function followInSlot(ctx: EngineContext, rowId: number): Promise<v
  * Polls a task until it is final (true), the engine stops, or its deadline passes. `known`: what the
  * caller knows of the row already (one read less per job).
  */
-export async function follow(
-  ctx: EngineContext,
-  rowId: number,
-  known?: Pick<JobRow, "task_id" | "task_status" | "seconds" | "job_key">,
-): Promise<boolean> {
+export async function follow(ctx: EngineContext, rowId: number, known?: SubmittedTask): Promise<boolean> {
   const { store, progress, gate, options } = ctx;
   const { pollTiming, pollDeadlineMs } = options;
   const stop = ctx.signals.stop.signal;
   const row = known ?? (await store.getJob(rowId));
   const taskId = row.task_id!;
   let status = (row.task_status ?? "PreProcessing") as TaskStatus;
-  let runningSince = status === "Running" ? Date.now() : undefined;
-  let pollsInStatus = 0;
+  // The polls go where the tasks before it ended (poll-schedule.ts), counted from its submission: this
+  // process's own, or the one the state file records (a task of an earlier run).
+  const runKey = {
+    model: row.model,
+    resolution: "resolution" in row ? row.resolution : resolutionOf(row.spec_json),
+  };
+  const submittedAt = "submittedAt" in row ? row.submittedAt : (row.submitted_at ?? Date.now());
+  let plan = planPolls(ctx.runTimes.distribution(runKey), row.seconds, pollTiming);
+  /** The wait before the next poll; a task followed while nothing was learned is planned again once something is. */
+  const nextPoll = (): number => {
+    if (!plan.learned) plan = planPolls(ctx.runTimes.distribution(runKey), row.seconds, pollTiming);
+    return plan.next(Date.now() - submittedAt);
+  };
+  /** When the last poll that found the task unfinished was sent (after the submission): what it ended after. */
+  let seenUnfinishedAt = submittedAt;
   /** Polls in a row that failed, and those of them whose answer could not be read. */
   let failedPolls = 0;
   let unreadable = 0;
@@ -72,39 +91,34 @@ export async function follow(
         ? // A poll that failed is not made again at once: a service answering what reel cannot
           // read was polled 45 times a second on loopback.
           backoffDelay(failedPollBackoff(pollTiming), failedPolls)
-        : nextPollDelay(
-            {
-              status,
-              pollsInStatus,
-              runningForMs: runningSince === undefined ? 0 : Date.now() - runningSince,
-              expectedRunMs: ctx.rate.expectedRunMs(row.seconds),
-            },
-            pollTiming,
-          );
+        : nextPoll();
     try {
       await ctx.signals.sleep(delay);
       if (!(await gate.whenServiceUsable())) return false; // also when the engine stopped meanwhile
-      const task = await ctx.queues.polls.add(() => ctx.client.getGeneration(taskId, { signal: stop }));
+      // Sent when the global cap on polls lets it: the time it is asked is when it leaves.
+      let askedAt = Date.now();
+      const task = await ctx.queues.polls.add(() => {
+        askedAt = Date.now();
+        return ctx.client.getGeneration(taskId, { signal: stop });
+      });
       failedPolls = 0;
       unreadable = 0;
-      if (task.status === status) {
-        pollsInStatus++;
-      } else {
+      if (task.status !== status) {
         await store.recordTaskStatus(rowId, task.status, task.resultVideoURL, task.failReason);
         ctx.changed();
         if (task.status === "Running") {
-          runningSince = Date.now();
           progress.event({ stage: "running", key: row.job_key });
         } else if (task.status === "Pending") {
           progress.event({ stage: "pending", key: row.job_key });
         }
-        if (FINAL_STATUSES.has(task.status) && runningSince !== undefined) {
-          ctx.rate.observe(Date.now() - runningSince, row.seconds);
+        // Learned from this process's own submissions only: their start is known to the millisecond.
+        if (task.status === "Success" && known) {
+          ctx.runTimes.observeEnd(runKey, seenUnfinishedAt - submittedAt, askedAt - submittedAt, row.seconds);
         }
         status = task.status;
-        pollsInStatus = 0;
       }
       if (FINAL_STATUSES.has(status)) return true;
+      seenUnfinishedAt = askedAt;
     } catch (error) {
       if (stop.aborted) return false;
       // The state file can no longer be written: stop everything (see track), not poll on forever.
@@ -163,4 +177,14 @@ export async function follow(
       return await leave(`still ${status} after ${formatDuration(pollDeadlineMs)} (--poll-deadline)`);
   }
   return false;
+}
+
+/** The resolution a job's recorded spec asks for, if any. */
+function resolutionOf(specJson: string): string | undefined {
+  try {
+    const { resolution } = JSON.parse(specJson) as { resolution?: unknown };
+    return typeof resolution === "string" ? resolution : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,9 +1,21 @@
-// When to ask the service about a task next. Polls are cheap for us but not free for the service,
-// and every poll that comes too late delays a download. So: rarely while a task waits its turn, a
-// single poll near the moment it should finish (learned from the tasks that finished before it),
-// then a tight interval until it does.
+// When to ask the service about a task next (issue 20). With the bound of unfinished generations at
+// the account's slots, every moment between a task's end on the service and reel noticing it is a
+// slot standing idle; every poll costs the service a request. The schedule places a task's polls
+// where the tasks before it ended (run-times.ts: the learned distribution of the time from a
+// submission to its end, per second of video), and spends few where none end.
+//
+// What it minimizes: the expected notice delay, relative to the run time, plus a cost per poll:
+//   J(k) = E[delay] / R + c * E[polls],   R the median time, c = POLL_COST.
+// With k polls at evenly spaced quantiles Q(1/k) .. Q(1) of the distribution, the mass between two
+// polls waits on average half their gap: for a spread of width W, E[delay] ~ W / (2k), and a task
+// stops polling when it ends, so E[polls] ~ (k + 1) / 2. J is least at k = sqrt(W / (R * c)): a
+// spread as wide as the median time (run times +-50%) gets 9 polls, a steady service 1 to 3.
+// Past Q(1), the gaps grow by half each time (a straggler is seen within a third of its lateness).
+// Never closer than `minMs`, never further than `maxMs` (the cap every task is polled within).
+// Before anything is learned (a new service, a new model), the gap is half the time since the
+// submission: a task is noticed within about a third of its run time, in a dozen polls.
 import { DEFAULTS } from "../defaults.js";
-import type { TaskStatus } from "../service/api-types.js";
+import type { Distribution } from "./run-times.js";
 
 export interface PollTiming {
   /** Never poll one task more often than this. @defaultValue 100 */
@@ -14,44 +26,77 @@ export interface PollTiming {
 
 export const DEFAULT_POLL_TIMING: PollTiming = DEFAULTS.polling.timing;
 
-/** Learns how long the service takes per second of video, from the tasks seen running and finishing. */
-export class RunRateEstimator {
-  private msPerSecond: number | undefined;
+/** The cost of one poll, in notice delay relative to the run time (see above). */
+export const POLL_COST = 1 / 80;
+/** However wide the spread, at most this many polls are planned in it. */
+const MOST_PLANNED = 16;
+/** Past the planned polls, each gap is this much longer than the one before. */
+const TAIL_GROWTH = 1.5;
+/** Unlearned: the gap is this fraction of the time since the submission. */
+const UNLEARNED_FRACTION = 0.5;
 
-  /** An exponentially weighted mean: recent tasks count more, as the service's load changes. */
-  observe(runMs: number, videoSeconds: number): void {
-    if (videoSeconds <= 0 || runMs <= 0) return;
-    const sample = runMs / videoSeconds;
-    this.msPerSecond = this.msPerSecond === undefined ? sample : 0.7 * this.msPerSecond + 0.3 * sample;
+/**
+ * The polls of one task, as times after its submission. Stateful: `next` is asked once per poll, in
+ * order.
+ */
+export class PollPlan {
+  private index = 0;
+  private tailGap: number;
+
+  constructor(
+    /** Planned times after the submission, ascending (empty: nothing learned). */
+    private readonly times: readonly number[],
+    private readonly timing: PollTiming,
+  ) {
+    const last = times.length;
+    const gap = last >= 2 ? times[last - 1]! - times[last - 2]! : last === 1 ? times[0]! / 4 : timing.minMs;
+    this.tailGap = Math.max(timing.minMs, gap);
   }
 
-  /** Expected run time of a task of `videoSeconds`, once it is Running, if known. */
-  expectedRunMs(videoSeconds: number): number | undefined {
-    return this.msPerSecond === undefined ? undefined : this.msPerSecond * videoSeconds;
+  /** The planned times (for tests and the bench). */
+  get planned(): readonly number[] {
+    return this.times;
+  }
+
+  /** Whether the plan comes from learned run times (else it is the unlearned schedule). */
+  get learned(): boolean {
+    return this.times.length > 0;
+  }
+
+  /** How long to wait before the next poll, `elapsedMs` after the submission. */
+  next(elapsedMs: number): number {
+    const { minMs, maxMs } = this.timing;
+    const clamp = (ms: number): number => Math.min(maxMs, Math.max(minMs, Math.round(ms)));
+    if (this.times.length === 0) return clamp(Math.max(0, elapsedMs) * UNLEARNED_FRACTION);
+    // Planned times already passed (a slow poll, a task followed after a restart) are skipped.
+    while (this.index < this.times.length && this.times[this.index]! <= elapsedMs + minMs / 2) this.index++;
+    if (this.index < this.times.length) return clamp(this.times[this.index]! - elapsedMs);
+    const gap = this.tailGap;
+    this.tailGap *= TAIL_GROWTH;
+    return clamp(gap);
   }
 }
 
-export interface PollContext {
-  readonly status: TaskStatus;
-  /** Polls already made while the task was in this status. */
-  readonly pollsInStatus: number;
-  /** Milliseconds since the task was first seen Running (when it is). */
-  readonly runningForMs: number;
-  readonly expectedRunMs: number | undefined;
-}
-
-export function nextPollDelay(context: PollContext, timing: PollTiming = DEFAULT_POLL_TIMING): number {
-  const clamp = (ms: number): number => Math.min(timing.maxMs, Math.max(timing.minMs, Math.round(ms)));
-  const growth = timing.minMs * 1.6 ** context.pollsInStatus;
-  if (context.status !== "Running") {
-    // Waiting (PreProcessing, Pending): back off geometrically, up to the cap.
-    return clamp(growth);
+/**
+ * The polls of a task of `videoSeconds` whose time is distributed as `distribution` (ms per second
+ * of video), or the unlearned schedule when there is none yet.
+ */
+export function planPolls(
+  distribution: Distribution | undefined,
+  videoSeconds: number,
+  timing: PollTiming = DEFAULT_POLL_TIMING,
+): PollPlan {
+  if (!distribution || !(videoSeconds > 0)) return new PollPlan([], timing);
+  const at = (p: number): number => distribution.quantile(p) * videoSeconds;
+  const median = Math.max(1, at(0.5));
+  const spread = at(1) - at(0);
+  const k = Math.min(MOST_PLANNED, Math.max(1, Math.round(Math.sqrt(spread / median / POLL_COST))));
+  const times: number[] = [];
+  for (let i = 1; i <= k; i++) {
+    const t = at(i / k);
+    // Polls closer than minMs merge: the later one stands.
+    if (times.length > 0 && t - times[times.length - 1]! < timing.minMs) times.pop();
+    times.push(t);
   }
-  const expected = context.expectedRunMs;
-  if (expected === undefined) return clamp(growth);
-  // Sleep until shortly before it is due (the estimate carries the lag of our own polls), then poll
-  // 2% of the expected run time apart: a finished task waits at most that long to be noticed.
-  const step = clamp(expected * 0.02);
-  const untilDue = expected * 0.95 - context.runningForMs;
-  return untilDue > step ? clamp(untilDue) : step;
+  return new PollPlan(times, timing);
 }

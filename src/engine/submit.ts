@@ -12,7 +12,7 @@ import { type Budget, BudgetStoppedError, Reservation } from "../budget/index.js
 import { SpeechUncertainError } from "./assets.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
-import { follow } from "./follow.js";
+import { follow, type SubmittedTask } from "./follow.js";
 import { LONGEST_WAIT_MS } from "./service-gate.js";
 
 /**
@@ -288,10 +288,12 @@ async function submit(
     throw asDiskFailure(error, ctx.outDir) ?? error;
   }
   let taskId: string;
+  let submittedAt = 0;
   signals.onWire++;
   try {
     try {
       ({ id: taskId } = await ctx.client.submitGeneration(body, { signal: signals.costed }));
+      submittedAt = Date.now();
     } catch (error) {
       const next = await recordSubmitFailure(ctx, job.key, claimed, error);
       // Refused for certain (back to pending, or rejected): nothing was created.
@@ -312,7 +314,15 @@ async function submit(
   } finally {
     signals.onWire--;
   }
-  const submitted = { task_id: taskId, task_status: "PreProcessing", seconds: job.seconds, job_key: job.key };
+  const submitted: SubmittedTask = {
+    task_id: taskId,
+    task_status: "PreProcessing",
+    seconds: job.seconds,
+    job_key: job.key,
+    model: job.model,
+    resolution: job.spec.resolution,
+    submittedAt,
+  };
   return (await follow(ctx, rowId, submitted)) ? "final" : "end";
 }
 

@@ -15,7 +15,7 @@ import {
   type MediaFormat,
   type MediaKind,
 } from "../service/media-format.js";
-import type { ResultVideo } from "./result-video.js";
+import { legacyResultVideo, type ResultVideos } from "./result-video.js";
 import {
   type AssetOrigin,
   NO_PERSISTENCE,
@@ -60,7 +60,8 @@ export interface NewAsset {
 /** Where restored records find their files. */
 export interface AssetFiles {
   readonly assetDir: string;
-  readonly resultVideo: ResultVideo;
+  /** Result videos, by the file name recorded (none: a sandbox before issue 20, which shared one). */
+  readonly results: ResultVideos;
 }
 
 function servedFile(format: MediaFormat, path: string, size: number, etag: string, taskId?: Id): ServedFile {
@@ -86,7 +87,7 @@ export class AssetStore {
       id: asset.id,
       origin: asset.origin,
       format: asset.format,
-      fileName: asset.origin === "result" ? undefined : basename(asset.path),
+      fileName: basename(asset.path),
       size: asset.size,
       etag: asset.etag,
       sha256: asset.sha256,
@@ -100,13 +101,24 @@ export class AssetStore {
 
   /** Takes back the records a persistent sandbox stored before it stopped. */
   restore(stored: readonly StoredAsset[], where: AssetFiles): void {
-    const { assetDir, resultVideo } = where;
+    const { assetDir, results } = where;
     for (const asset of stored) {
-      const file =
-        asset.fileName === undefined
-          ? // The fixture as this build has it, which may have moved since (src/ vs dist/).
-            servedFile(asset.format, resultVideo.path, resultVideo.size, resultVideo.etag, asset.taskId)
-          : servedFile(asset.format, join(assetDir, asset.fileName), asset.size, asset.etag, asset.taskId);
+      let file: ServedFile;
+      if (asset.origin === "result") {
+        // Its shape and length, kept under results/; or the one fixture every earlier result shared,
+        // as this build has it (it may have moved since: src/ vs dist/).
+        const video =
+          (asset.fileName !== undefined ? results.byName(asset.fileName) : undefined) ?? legacyResultVideo();
+        file = servedFile(asset.format, video.path, video.size, video.etag, asset.taskId);
+      } else {
+        file = servedFile(
+          asset.format,
+          join(assetDir, asset.fileName ?? ""),
+          asset.size,
+          asset.etag,
+          asset.taskId,
+        );
+      }
       this.remember(asset.id, asset.origin, asset.token, file, asset.deleted);
     }
   }

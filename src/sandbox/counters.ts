@@ -1,7 +1,7 @@
 // What the emulator saw, kept as plain maps and numbers so tests and benchmarks can assert the
 // promises of PRODUCT.md from the service's side: nothing paid twice, nothing uploaded twice, no
 // more tasks in flight than asked, results fetched soon after they finish.
-import type { Id, TaskStatus } from "../service/api-types.js";
+import { FINAL_STATUSES as FINAL, type Id, type TaskStatus } from "../service/api-types.js";
 
 /** Wall-clock milliseconds (Date.now()) of the moments of one task. */
 export interface TaskTimes {
@@ -10,6 +10,8 @@ export interface TaskTimes {
   finishedAt?: number;
   /** First time a client requested the result video (a GET of its file, any range). */
   firstDownloadAt?: number;
+  /** First time a poll told a client the task had ended: finishedAt to this is the notice delay. */
+  seenFinalAt?: number;
   status: TaskStatus;
 }
 
@@ -133,5 +135,12 @@ export class SandboxCounters {
   /** @internal */
   countPoll(id: Id): void {
     bump(this.pollsByTask, id);
+  }
+
+  /** @internal A poll answered with the task's status: its first final answer is when it was seen ended. */
+  countAnswer(id: Id, status: TaskStatus, now: number): void {
+    const times = this.tasks.get(id);
+    if (times && times.seenFinalAt === undefined && times.finishedAt !== undefined && FINAL.has(status))
+      times.seenFinalAt = now;
   }
 }

@@ -17,7 +17,8 @@ import type { AssetStore } from "./assets.js";
 import type { SandboxCounters } from "./counters.js";
 import type { SandboxPersistence, StoredTask } from "./persistence.js";
 import type { Timers } from "./timers.js";
-import type { ResultVideo } from "./result-video.js";
+import type { ResultVideos } from "./result-video.js";
+import type { RunVariation } from "./run-variation.js";
 import type { GenerationPlan } from "./validate-generation.js";
 
 /** A task as the sandbox holds it: replaced whole on every change, never edited in place. */
@@ -25,13 +26,15 @@ export type TaskRecord = StoredTask;
 
 export interface GenerationDeps {
   readonly slots: number;
-  readonly timeScale: number;
   readonly preProcessingMs: number;
+  /** How long each task runs, and which fail (run-variation.ts). */
+  readonly variation: RunVariation;
   readonly timers: Timers;
   readonly counters: SandboxCounters;
   readonly assets: AssetStore;
   readonly nextId: () => Id;
-  readonly resultVideo: ResultVideo;
+  /** The video of each successful task: its request's shape and length. */
+  readonly resultVideos: ResultVideos;
   /** Gives back the credits of a task that failed. */
   readonly refund: (credits: number) => void;
   readonly persistence: SandboxPersistence;
@@ -191,7 +194,7 @@ export class Generations {
       if (id === undefined) return;
       const task = this.tasks.get(id);
       if (!task) continue;
-      const runMs = task.plan.seconds * this.deps.timeScale * 1000;
+      const runMs = this.deps.variation.runMs(task.canonicalBody, task.plan.seconds, at);
       this.move(task, "Running", at, { startedAt: at, runningEndsAt: at + runMs });
       this.running.add(id);
       this.after(runMs, () => this.succeed(id, Date.now()));
@@ -202,14 +205,27 @@ export class Generations {
     const task = this.tasks.get(id);
     if (task?.status !== "Running") return;
     const { deps } = this;
+    if (deps.variation.fails(task.canonicalBody)) {
+      deps.persistence.atomically(() => {
+        deps.refund(task.cost);
+        this.move(task, "Fail", at, {
+          failReason: "injected failure (sandbox taskFailRate)",
+          finishedAt: at,
+        });
+        this.running.delete(id);
+        this.startWaiting(at);
+      });
+      return;
+    }
+    const result = deps.resultVideos.videoFor(task.plan);
     deps.persistence.atomically(() => {
       const video = deps.assets.add({
         id: deps.nextId(),
         origin: "result",
         format: "mp4",
-        path: deps.resultVideo.path,
-        size: deps.resultVideo.size,
-        etag: deps.resultVideo.etag,
+        path: result.path,
+        size: result.size,
+        etag: result.etag,
         taskId: id,
       });
       this.move(task, "Success", at, { resultVideoId: video.id, finishedAt: at });

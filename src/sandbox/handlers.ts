@@ -99,6 +99,7 @@ const getGeneration: Handler = async (_req, param, deps) => {
   deps.counters.countPoll(parsed.id);
   const task = deps.generations.get(parsed.id);
   if (!task) return noted(detailReply(404, `Generation ${parsed.id} not found`), `task ${parsed.id} unknown`);
+  deps.counters.countAnswer(task.id, task.status, Date.now());
   return noted(jsonReply(200, taskBody(task, deps.assets)), `task ${task.id} ${task.status}`);
 };
 

@@ -24,6 +24,11 @@ export interface SandboxFaults {
   /** A file download sends its full Content-Length, then about half the bytes, then closes. @defaultValue 0 */
   readonly rateTruncateDownload?: number;
   /**
+   * A task ends Fail ("injected failure") instead of Success, its credits given back; drawn per
+   * request from its content and the sandbox's `seed`. @defaultValue 0
+   */
+  readonly taskFailRate?: number;
+  /**
    * Routes the faults apply to, as `"METHOD /template"`: `"POST /v1/generations"`,
    * `"GET /v1/generations/:id"`, `"POST /v1/audios"`, `"POST /v1/assets"`, `"GET /v1/assets/:id"`,
    * `"DELETE /v1/assets/:id"`, `"GET /files/:token"`. @defaultValue every route
@@ -58,6 +63,18 @@ export interface SandboxOptions {
   readonly timeScale?: number;
   /** Time a task spends in PreProcessing, in milliseconds. @defaultValue 20 */
   readonly preProcessingMs?: number;
+  /**
+   * Run times vary by a factor in [1 - jitter, 1 + jitter], drawn per request from its content and
+   * `seed` (the same job runs as long on two sandboxes of one seed), from 0 to 0.9. @defaultValue 0
+   */
+  readonly jitter?: number;
+  /**
+   * The service's speed drifts: each minute since start adds this fraction of the run time
+   * (negative: it speeds up; never below a tenth). @defaultValue 0
+   */
+  readonly driftPerMinute?: number;
+  /** Seed of the run times' jitter and of the tasks that fail (`faults.taskFailRate`). @defaultValue 1 */
+  readonly seed?: number;
   /**
    * Credit balance; a generation costs its seconds of video. With `persist`, it applies only when
    * the data dir is new: afterwards the stored balance carries over and this value is ignored (use
@@ -113,6 +130,9 @@ export interface ResolvedOptions {
   readonly slots: number;
   readonly timeScale: number;
   readonly preProcessingMs: number;
+  readonly jitter: number;
+  readonly driftPerMinute: number;
+  readonly seed: number;
   readonly credits: number | undefined;
   readonly bigIds: boolean;
   readonly clockIds: boolean;
@@ -164,6 +184,7 @@ export function checkFaults(faults: SandboxFaults): void {
     "rate500AfterEffect",
     "rateDrop",
     "rateTruncateDownload",
+    "taskFailRate",
   ] as const) {
     expect(isRate(faults[name]), `faults.${name}`, "a number from 0 to 1", faults[name]);
   }
@@ -211,6 +232,20 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
   expect(isNonNegative(timeScale), "timeScale", "a number from 0 and up", timeScale);
   const preProcessingMs = options.preProcessingMs ?? 20;
   expect(isNonNegative(preProcessingMs), "preProcessingMs", "a number from 0 and up", preProcessingMs);
+  const jitter = options.jitter ?? 0;
+  expect(isNonNegative(jitter) && jitter <= 0.9, "jitter", "a number from 0 to 0.9", jitter);
+  const driftPerMinute = options.driftPerMinute ?? 0;
+  expect(
+    typeof driftPerMinute === "number" &&
+      Number.isFinite(driftPerMinute) &&
+      driftPerMinute > -1 &&
+      driftPerMinute <= 10,
+    "driftPerMinute",
+    "a number above -1 and at most 10",
+    driftPerMinute,
+  );
+  const seed = options.seed ?? 1;
+  expect(Number.isInteger(seed), "seed", "an integer", seed);
   if (options.apiKey !== undefined) checkApiKey(options.apiKey);
   checkCredits(options.credits);
   const faults = options.faults ?? {};
@@ -234,6 +269,9 @@ export function resolveOptions(options: SandboxOptions): ResolvedOptions {
     slots,
     timeScale,
     preProcessingMs,
+    jitter,
+    driftPerMinute,
+    seed,
     credits: options.credits,
     bigIds: options.bigIds ?? false,
     clockIds: options.clockIds ?? false,

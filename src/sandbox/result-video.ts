@@ -1,27 +1,103 @@
-// Locates the committed MP4 that every successful task returns. It is a real H.264 file made once
-// with ffmpeg (see assets/sandbox/README.md) because ffmpeg is not there at run time; the relative
-// URL works from src/sandbox/ (tests) and from dist/sandbox/ (the built CLI) alike.
-import { stat } from "node:fs/promises";
+// The video a successful task returns (issue 20): of the width and height its request asks for
+// (resolution and aspect ratio: 1080p at 9:16 is 1080x1920) and as long as its chunks. Made from
+// committed one-frame H.264 clips, one per shape (assets/sandbox/README.md says how, with Debian's
+// ffmpeg; there is no ffmpeg at run time), whose one frame is given the task's duration in the MP4's
+// sample table (mp4-boxes.ts): a few kilobytes, whatever the length. Each shape and length is made
+// once per data folder, under `results/`, and served from there.
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { sha256File } from "../file-hash.js";
+import type { AspectRatio, Resolution } from "../service/api-types.js";
+import { withDuration } from "./mp4-boxes.js";
 
-/** The committed MP4 every successful task returns. */
+/** A file the sandbox serves as a task's result. */
 export interface ResultVideo {
   readonly path: string;
   readonly size: number;
   readonly etag: string;
+  /** Its name in the data folder's `results/`, as a persistent sandbox records it. */
+  readonly fileName: string;
 }
 
-export const RESULT_VIDEO_PATH = fileURLToPath(new URL("../../assets/sandbox/result.mp4", import.meta.url));
+/** The committed clips (from src/sandbox/ for tests and from dist/sandbox/ for the CLI alike). */
+export const CLIPS_DIR = fileURLToPath(new URL("../../assets/sandbox/", import.meta.url));
 
-let cached: Promise<ResultVideo> | undefined;
+/**
+ * The video results of sandboxes before issue 20 all shared: a persistent sandbox's older records
+ * still point at it.
+ */
+export const RESULT_VIDEO_PATH = join(CLIPS_DIR, "result.mp4");
 
-/** Reads the fixture once per process (a few kilobytes) to size it and derive its ETag. */
-export function loadResultVideo(): Promise<ResultVideo> {
-  cached ??= Promise.all([stat(RESULT_VIDEO_PATH), sha256File(RESULT_VIDEO_PATH)]).then(([info, sha]) => ({
-    path: RESULT_VIDEO_PATH,
-    size: info.size,
-    etag: sha.slice(0, 32),
-  }));
-  return cached;
+/** Lines of the short side per resolution. */
+const LINES: Record<Resolution, number> = { "540p": 540, "720p": 720, "1080p": 1080 };
+
+/** Width and height of a video of `resolution` at `aspectRatio`: the resolution is the short side. */
+export function frameSize(
+  resolution: Resolution,
+  aspectRatio: AspectRatio,
+): { width: number; height: number } {
+  const short = LINES[resolution];
+  const long = Math.round((short * 16) / 9 / 2) * 2;
+  if (aspectRatio === "16:9") return { width: long, height: short };
+  if (aspectRatio === "9:16") return { width: short, height: long };
+  return { width: short, height: short };
+}
+
+/** The committed one-frame clip of a shape. */
+export function clipPath(width: number, height: number): string {
+  return join(CLIPS_DIR, `frame-${width}x${height}.mp4`);
+}
+
+/** The bytes of the video of `width` x `height` lasting `seconds`: what the sandbox serves. */
+export function resultVideoBytes(width: number, height: number, seconds: number): Buffer {
+  return withDuration(readFileSync(clipPath(width, height)), seconds);
+}
+
+/** The result all tasks of sandboxes before issue 20 shared, for their records a persistent sandbox restores. */
+export function legacyResultVideo(): ResultVideo {
+  return fileVideo(RESULT_VIDEO_PATH, "result.mp4");
+}
+
+function fileVideo(path: string, fileName: string): ResultVideo {
+  const bytes = readFileSync(path);
+  return {
+    path,
+    size: bytes.length,
+    etag: createHash("sha256").update(bytes).digest("hex").slice(0, 32),
+    fileName,
+  };
+}
+
+/** Makes and keeps the result videos of one sandbox, in `dir` (its data folder's `results/`). */
+export class ResultVideos {
+  private readonly made = new Map<string, ResultVideo>();
+
+  constructor(private readonly dir: string) {}
+
+  /** The video of a task of this shape and length, made now if it was not yet. */
+  videoFor(plan: { resolution: Resolution; aspectRatio: AspectRatio; seconds: number }): ResultVideo {
+    const { width, height } = frameSize(plan.resolution, plan.aspectRatio);
+    const fileName = `${width}x${height}-${plan.seconds}s.mp4`;
+    let video = this.made.get(fileName);
+    if (!video) {
+      const path = join(this.dir, fileName);
+      // Kept from an earlier start of a persistent sandbox, or made (written whole, then renamed).
+      if (statSync(path, { throwIfNoEntry: false }) === undefined) {
+        mkdirSync(this.dir, { recursive: true });
+        writeFileSync(`${path}.tmp`, resultVideoBytes(width, height, plan.seconds));
+        renameSync(`${path}.tmp`, path);
+      }
+      video = fileVideo(path, fileName);
+      this.made.set(fileName, video);
+    }
+    return video;
+  }
+
+  /** A video made earlier, by its file name (a persistent sandbox's records). */
+  byName(fileName: string): ResultVideo | undefined {
+    const path = join(this.dir, fileName);
+    if (statSync(path, { throwIfNoEntry: false }) === undefined) return undefined;
+    return fileVideo(path, fileName);
+  }
 }

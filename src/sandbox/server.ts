@@ -38,7 +38,8 @@ import {
   type SandboxOptions,
 } from "./options.js";
 import { NO_PERSISTENCE, type PersistedState, type SandboxPersistence } from "./persistence.js";
-import { loadResultVideo } from "./result-video.js";
+import { ResultVideos } from "./result-video.js";
+import { runVariation } from "./run-variation.js";
 import { matchRoute, type RouteMatch } from "./routes.js";
 import { removeStrayFiles } from "./stray-files.js";
 import { Timers } from "./timers.js";
@@ -104,7 +105,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const tmpDir = join(dataDir, "tmp");
   await mkdir(assetDir, { recursive: true });
   await mkdir(tmpDir, { recursive: true });
-  const resultVideo = await loadResultVideo();
+  const resultVideos = new ResultVideos(join(dataDir, "results"));
 
   let persistence: SandboxPersistence = NO_PERSISTENCE;
   let persisted: PersistedState | undefined;
@@ -133,13 +134,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const assets = new AssetStore(() => baseUrl, persistence);
   const generations = new Generations({
     slots: opts.slots,
-    timeScale: opts.timeScale,
     preProcessingMs: opts.preProcessingMs,
+    variation: runVariation({
+      seed: opts.seed,
+      timeScale: opts.timeScale,
+      jitter: opts.jitter,
+      driftPerMinute: opts.driftPerMinute,
+      failRate: opts.faults.taskFailRate ?? 0,
+      startedAt: Date.now(),
+    }),
     timers,
     counters,
     assets,
     nextId,
-    resultVideo,
+    resultVideos,
     refund: (cost) => credits.refund(cost),
     persistence,
     logger,
@@ -147,7 +155,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const deps: HandlerDeps = { counters, credits, generations, assets, nextId, persistence, assetDir, tmpDir };
   if (persisted) {
     try {
-      assets.restore(persisted.assets, { assetDir, resultVideo });
+      assets.restore(persisted.assets, { assetDir, results: resultVideos });
       generations.restore(persisted.tasks, Date.now());
       await removeStrayFiles(assetDir, tmpDir, assets.liveFileNames());
     } catch (error) {

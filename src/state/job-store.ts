@@ -367,6 +367,14 @@ export interface BudgetRecords {
   endBudgetSession(id: number): Promise<void>;
 }
 
+/** What reel learned of the service, scoped by service (engine/run-times.ts). */
+export interface LearnedRecords {
+  /** The learned run times as last written (RunTimes.toJSON), if any. */
+  readRunTimes(): Promise<string | undefined>;
+  /** Replaces them: the last writer wins (runners of a fleet each write what they learned). */
+  writeRunTimes(data: string): Promise<void>;
+}
+
 /** Caches of this machine (not scoped by service): hashes of local files, fetched remote sources. */
 export interface LocalCaches {
   findFileHash(path: string, stamp: FileStamp): Promise<string | undefined>;
@@ -432,7 +440,8 @@ export type OutageEvent =
   | { readonly state: "down"; readonly error: string; readonly limitMs: number }
   | { readonly state: "up"; readonly downMs: number };
 
-export interface JobStore extends JobRecords, AssetRecords, SpeechRecords, BudgetRecords, LocalCaches {
+export interface JobStore
+  extends JobRecords, AssetRecords, SpeechRecords, BudgetRecords, LearnedRecords, LocalCaches {
   /** The fleet's operations, on a store shared by several runners (PostgreSQL); undefined on a state file. */
   readonly fleet?: FleetStore;
   /** Where the store is, for messages (the state file's path). */

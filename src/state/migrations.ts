@@ -155,4 +155,13 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE UNIQUE INDEX spend_once ON spend (session_id, job_id, attempt) WHERE job_id IS NOT NULL;
   `,
+  // 8: what reel learned of the service's run times (engine/run-times.ts), per service: a new run
+  // places its polls from the start as the last one learned.
+  `
+  CREATE TABLE learned (
+    service_id INTEGER PRIMARY KEY REFERENCES services(id),
+    run_times TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) STRICT;
+  `,
 ];

@@ -38,6 +38,7 @@ import * as caches from "./sql/caches.js";
 import type { SqlContext } from "./sql/context.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
+import * as learned from "./sql/learned.js";
 import { restoreJobs } from "./sql/restore.js";
 import * as speech from "./sql/speech.js";
 import { Turn } from "./turn.js";
@@ -334,6 +335,15 @@ export class StateStore implements JobStore {
   }
   async endBudgetSession(id: number): Promise<void> {
     budget.endBudgetSession(this.c, id);
+  }
+
+  // ---- what reel learned of the service (sql/learned.ts) ----
+
+  async readRunTimes(): Promise<string | undefined> {
+    return learned.readRunTimes(this.c);
+  }
+  async writeRunTimes(data: string): Promise<void> {
+    learned.writeRunTimes(this.c, data);
   }
 
   // ---- local caches (sql/caches.ts) ----

@@ -13,7 +13,7 @@ export function usePostgres(): (context?: TestContext) => Promise<string> {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
-      for (const name of made.splice(0)) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      for (const name of made.splice(0)) await dropDatabase(admin, name);
     } finally {
       await admin.end();
     }
@@ -56,4 +56,20 @@ export function hasPostgres(): boolean {
   if (inject("pgUrl") || process.env.CI) return true;
   console.warn(`skipped: ${inject("pgWhy")}`);
   return false;
+}
+
+/**
+ * Drops a test's database, ending what is still connected to it. A process that cannot be ended (an
+ * autovacuum worker, where the role lacks pg_signal_backend) ends by itself in a moment: tried again.
+ */
+async function dropDatabase(admin: pg.Client, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      return;
+    } catch (error) {
+      if (attempt >= 10) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }

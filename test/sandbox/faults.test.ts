@@ -3,7 +3,7 @@
 import { request } from "undici";
 import { describe, expect, test } from "vitest";
 import type { SandboxFaults } from "../../src/sandbox/index.js";
-import { mulberry32 } from "../../src/sandbox/index.js";
+import { mulberry32, resultVideoBytes } from "../../src/sandbox/index.js";
 import { type Api, actorRequest, fixture, idOf, withSandbox } from "./helpers.js";
 
 /** Statuses of `count` polls of one existing task (a 200 is what "500 after effect" replaces). */
@@ -163,7 +163,7 @@ describe("downloads", () => {
   test("Range requests give 206 slices that add up to the file; HEAD and If-Range work", async () => {
     await withSandbox({ timeScale: 0, preProcessingMs: 0 }, async (api) => {
       const url = await resultUrl(api);
-      const whole = await fixture("../../../assets/sandbox/result.mp4");
+      const whole = resultVideoBytes(1280, 720, 5); // actorRequest: 720p, 16:9, 5 s
       const full = await request(url);
       expect(full.statusCode).toBe(200);
       expect(full.headers["accept-ranges"]).toBe("bytes");
@@ -201,7 +201,7 @@ describe("downloads", () => {
   test("a truncated download announces the full length, then stops; a Range request resumes it", async () => {
     await withSandbox({ timeScale: 0, preProcessingMs: 0 }, async (api) => {
       const url = await resultUrl(api);
-      const whole = await fixture("../../../assets/sandbox/result.mp4");
+      const whole = resultVideoBytes(1280, 720, 5); // actorRequest: 720p, 16:9, 5 s
       api.sandbox.setFaults({ rateTruncateDownload: 1 });
       const received: Buffer[] = [];
       const res = await request(url);

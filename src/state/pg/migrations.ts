@@ -163,6 +163,14 @@ export const PG_MIGRATIONS: PgMigrations = {
     );
     CREATE UNIQUE INDEX spend_once ON spend (session_id, job_id, attempt) WHERE job_id IS NOT NULL;
     `,
+    // 4: what the runners learned of the service's run times, as the state file's migration 8.
+    `
+    CREATE TABLE learned (
+      service_id bigint PRIMARY KEY REFERENCES services(id),
+      run_times text NOT NULL,
+      updated_at bigint NOT NULL
+    );
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

@@ -56,6 +56,7 @@ import * as caches from "./sql/caches.js";
 import { type PgContext, toNumber } from "./sql/context.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
+import * as learned from "./sql/learned.js";
 import { restoreJobs } from "./sql/restore.js";
 import * as fleet from "./sql/fleet.js";
 import * as runners from "./sql/runners.js";
@@ -477,6 +478,15 @@ export class PgStore implements JobStore {
   }
   endBudgetSession(id: number): Promise<void> {
     return this.io(() => budget.endBudgetSession(this.c, id));
+  }
+
+  // ---- what the runners learned of the service (sql/learned.ts) ----
+
+  readRunTimes(): Promise<string | undefined> {
+    return this.io(() => learned.readRunTimes(this.c));
+  }
+  writeRunTimes(data: string): Promise<void> {
+    return this.io(() => learned.writeRunTimes(this.c, data));
   }
 
   // ---- local caches of this host (sql/caches.ts) ----

@@ -1,0 +1,136 @@
+// What reel learns of how long the service takes (issue 20): per model and resolution, the time from
+// a submission to its task's end, per second of video, as the recent samples themselves (a
+// decayed empirical distribution), so that the poll schedule (poll-schedule.ts) can place its polls
+// where tasks are likely to end, not only near the mean. Kept in the store, per service, so that a
+// new run against the same service starts informed.
+//
+// A sample is what a poll saw: a task is found ended between two polls, so its end is taken as the
+// middle of them (see observeEnd).
+
+/** Samples kept per key: enough for the quantiles the schedule reads, few enough to sort per task. */
+const KEPT = 128;
+/**
+ * Each newer sample weighs this much more than the one before it (weights 0.97^age): about the last
+ * 40 tasks count, so a service that speeds up or slows down is followed within a few dozen tasks.
+ */
+const DECAY = 0.97;
+/**
+ * Below this many samples a key borrows its model's (then every model's) distribution. Two: a
+ * service's first tasks are planned from the first that end (a spread of one sample is none).
+ */
+const ENOUGH = 2;
+/** The stored form's version: one this reel does not know is ignored (learned again). */
+const FORMAT = 1;
+
+/** Milliseconds per second of video, recent samples weighing more. */
+export class Distribution {
+  private readonly sorted: readonly { readonly value: number; readonly weight: number }[];
+  private readonly total: number;
+
+  constructor(samples: readonly number[]) {
+    const n = samples.length;
+    this.sorted = samples
+      .map((value, i) => ({ value, weight: DECAY ** (n - 1 - i) }))
+      .sort((a, b) => a.value - b.value);
+    this.total = this.sorted.reduce((sum, s) => sum + s.weight, 0);
+  }
+
+  get size(): number {
+    return this.sorted.length;
+  }
+
+  /** The value below which a fraction `p` (0..1) of the weight lies. */
+  quantile(p: number): number {
+    const target = Math.min(1, Math.max(0, p)) * this.total;
+    let seen = 0;
+    for (const s of this.sorted) {
+      seen += s.weight;
+      if (seen >= target - 1e-12) return s.value;
+    }
+    return this.sorted[this.sorted.length - 1]!.value;
+  }
+}
+
+export interface RunKey {
+  readonly model: string;
+  readonly resolution: string | undefined;
+}
+
+export class RunTimes {
+  /** Samples per key ("model" and "model@resolution"), oldest first. */
+  private readonly samples = new Map<string, number[]>();
+  private changed = false;
+
+  /**
+   * A task of `videoSeconds` was last seen unfinished `lastUnfinishedMs` after its submission, and
+   * ended by `seenEndedMs`: its end is taken in the middle. Unbiased for an end anywhere in the
+   * interval; a wide interval (polls far apart, while nothing is learned) only widens what is
+   * learned, which then places more polls and narrows the intervals that follow. (The conditional
+   * mean under what was learned so far would be sharper, but it pulls every sample towards the
+   * first ones: the learned spread collapses, and the schedule polls too late.)
+   */
+  observeEnd(key: RunKey, lastUnfinishedMs: number, seenEndedMs: number, videoSeconds: number): void {
+    // A task seen ended at its first poll ended after the earliest end learned, not at its submission:
+    // counted from there, or every task ending before the first poll would teach an earlier one.
+    const earliest = (this.distribution(key)?.quantile(0) ?? 0) * videoSeconds;
+    const from = Math.max(lastUnfinishedMs, Math.min(earliest, seenEndedMs));
+    this.observe(key, (from + seenEndedMs) / 2, videoSeconds);
+  }
+
+  /** A task of `videoSeconds` ended `totalMs` after its submission. */
+  observe(key: RunKey, totalMs: number, videoSeconds: number): void {
+    if (!(videoSeconds > 0) || !(totalMs > 0)) return;
+    const value = totalMs / videoSeconds;
+    for (const name of [key.model, keyName(key), ALL]) {
+      const list = this.samples.get(name) ?? [];
+      list.push(value);
+      if (list.length > KEPT) list.splice(0, list.length - KEPT);
+      this.samples.set(name, list);
+    }
+    this.changed = true;
+  }
+
+  /** The distribution for `key`: its own when known well enough, else its model's, else every model's. */
+  distribution(key: RunKey): Distribution | undefined {
+    for (const name of [keyName(key), key.model, ALL]) {
+      const list = this.samples.get(name);
+      if (list && list.length >= ENOUGH) return new Distribution(list);
+    }
+    return undefined;
+  }
+
+  /** Whether samples came in since the last `takeChanges` (what to save). */
+  takeChanges(): boolean {
+    const was = this.changed;
+    this.changed = false;
+    return was;
+  }
+
+  toJSON(): string {
+    return JSON.stringify({ format: FORMAT, samples: Object.fromEntries(this.samples) });
+  }
+
+  /** The stored form; anything unreadable (damaged, another format) starts from nothing. */
+  static fromJSON(text: string | undefined): RunTimes {
+    const times = new RunTimes();
+    if (text === undefined) return times;
+    try {
+      const data = JSON.parse(text) as { format?: unknown; samples?: unknown };
+      if (data.format !== FORMAT || typeof data.samples !== "object" || data.samples === null) return times;
+      for (const [name, list] of Object.entries(data.samples as Record<string, unknown>)) {
+        if (!Array.isArray(list)) continue;
+        const values = list.filter((v): v is number => typeof v === "number" && v > 0 && Number.isFinite(v));
+        if (values.length > 0) times.samples.set(name, values.slice(-KEPT));
+      }
+    } catch {
+      // learned again
+    }
+    return times;
+  }
+}
+
+const ALL = "*";
+
+function keyName(key: RunKey): string {
+  return key.resolution === undefined ? key.model : `${key.model}@${key.resolution}`;
+}
