@@ -100,6 +100,53 @@ describe("reel sandbox", () => {
     expect(sandbox.stdout()).toMatch(LINES);
   });
 
+  test("rehearses a bad day from the command line: --p429, --fail-rate, --latency; a rate above 1 is refused", async () => {
+    const sandbox = await startInProcess([
+      "--p429",
+      "0.5",
+      "--seed",
+      "3",
+      "--fail-rate",
+      "1",
+      "--latency",
+      "30",
+      "--time-scale",
+      "0",
+    ]);
+    const statuses: number[] = [];
+    let id: number | undefined;
+    const started = Date.now();
+    for (let i = 0; i < 8; i++) {
+      const res = await submit(sandbox.baseUrl);
+      statuses.push(res.status);
+      if (res.status === 200) id ??= ((await res.json()) as { id: number }).id;
+      else expect(res.headers.get("retry-after")).toBe("1");
+    }
+    expect(statuses).toContain(429);
+    expect(statuses).toContain(200);
+    expect((Date.now() - started) / statuses.length).toBeGreaterThanOrEqual(25); // --latency 30
+    let task: { status: string; failReason?: string } = { status: "PreProcessing" };
+    while (task.status !== "Fail" && task.status !== "Success") {
+      const res = await fetch(`${sandbox.baseUrl}/v1/generations/${id}`, {
+        headers: { authorization: "Bearer sk-test-key" },
+      });
+      if (res.status === 200) task = (await res.json()) as typeof task;
+    }
+    expect(task).toMatchObject({ status: "Fail", failReason: expect.stringContaining("injected failure") });
+    expect(await sandbox.stop()).toBe(0);
+
+    const stderr = capture();
+    const code = await main(["sandbox", "--p429", "2"], {
+      stdout: capture().stream,
+      stderr: stderr.stream,
+      env: {},
+      cwd: ROOT,
+      signal: new AbortController().signal,
+    });
+    expect(code).toBe(2);
+    expect(stderr.text()).toContain("--p429 expects a probability from 0 to 1, got '2'");
+  });
+
   test("--log-level debug gives pino's JSON lines instead; --log-level warn no request lines", async () => {
     const debug = await startInProcess(["--log-level", "debug"]);
     await submit(debug.baseUrl);
