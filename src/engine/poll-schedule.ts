@@ -10,7 +10,7 @@
 // polls waits on average half their gap: for a spread of width W, E[delay] ~ W / (2k), and a task
 // stops polling when it ends, so E[polls] ~ (k + 1) / 2. J is least at k = sqrt(W / (R * c)): a
 // spread as wide as the median time (run times +-50%) gets 9 polls, a steady service 1 to 3.
-// Past Q(1), the gaps grow by half each time (a straggler is seen within a third of its lateness).
+// Past Q(1), the gaps grow by half each time, up to a fifth of the task's age.
 // Never closer than `minMs`, never further than `maxMs` (the cap every task is polled within).
 // Before anything is learned (a new service, a new model), the gap is half the time since the
 // submission: a task is noticed within about a third of its run time, in a dozen polls.
@@ -30,8 +30,10 @@ export const DEFAULT_POLL_TIMING: PollTiming = DEFAULTS.polling.timing;
 export const POLL_COST = 1 / 80;
 /** However wide the spread, at most this many polls are planned in it. */
 const MOST_PLANNED = 16;
-/** Past the planned polls, each gap is this much longer than the one before. */
+/** Past the planned polls, each gap is this much longer than the one before ... */
 const TAIL_GROWTH = 1.5;
+/** ... and at most this fraction of the time since the submission. */
+const TAIL_FRACTION = 0.2;
 /** Unlearned: the gap is this fraction of the time since the submission. */
 const UNLEARNED_FRACTION = 0.5;
 
@@ -71,7 +73,9 @@ export class PollPlan {
     // Planned times already passed (a slow poll, a task followed after a restart) are skipped.
     while (this.index < this.times.length && this.times[this.index]! <= elapsedMs + minMs / 2) this.index++;
     if (this.index < this.times.length) return clamp(this.times[this.index]! - elapsedMs);
-    const gap = this.tailGap;
+    // A straggler: gaps grow, but never past a fifth of its age (it is noticed within about a
+    // sixth of its lateness, and few polls: the age grows with each gap).
+    const gap = Math.min(this.tailGap, Math.max(minMs, elapsedMs * TAIL_FRACTION));
     this.tailGap *= TAIL_GROWTH;
     return clamp(gap);
   }
