@@ -62,10 +62,11 @@ export async function follow(ctx: EngineContext, rowId: number, known?: Submitte
     resolution: "resolution" in row ? row.resolution : resolutionOf(row.spec_json),
   };
   const submittedAt = "submittedAt" in row ? row.submittedAt : (row.submitted_at ?? Date.now());
-  let plan = planPolls(ctx.runTimes.distribution(runKey), row.seconds, pollTiming);
+  let plan = planPolls(ctx.runTimes.distribution(runKey, row.seconds), row.seconds, pollTiming);
   /** The wait before the next poll; a task followed while nothing was learned is planned again once something is. */
   const nextPoll = (): number => {
-    if (!plan.learned) plan = planPolls(ctx.runTimes.distribution(runKey), row.seconds, pollTiming);
+    if (!plan.learned)
+      plan = planPolls(ctx.runTimes.distribution(runKey, row.seconds), row.seconds, pollTiming);
     return plan.next(Date.now() - submittedAt);
   };
   /** When the last poll that found the task unfinished was sent (after the submission): what it ended after. */

@@ -57,7 +57,7 @@ export interface RunKey {
 }
 
 export class RunTimes {
-  /** Samples per key ("model" and "model@resolution"), oldest first. */
+  /** Samples per key ("model", "model@resolution", "model@resolution#seconds"), oldest first. */
   private readonly samples = new Map<string, number[]>();
   private changed = false;
 
@@ -75,7 +75,7 @@ export class RunTimes {
   observeEnd(key: RunKey, lastUnfinishedMs: number, seenEndedMs: number, videoSeconds: number): void {
     // A task seen ended at its first poll ended after the earliest end learned, not at its submission:
     // counted from there, or every task ending before the first poll would teach an earlier one.
-    const earliest = (this.distribution(key)?.quantile(0) ?? 0) * videoSeconds;
+    const earliest = (this.distribution(key, videoSeconds)?.quantile(0) ?? 0) * videoSeconds;
     const from = lastUnfinishedMs > 0 ? lastUnfinishedMs : Math.min(earliest, seenEndedMs);
     this.observe(key, (from + seenEndedMs) / 2, videoSeconds);
   }
@@ -84,7 +84,7 @@ export class RunTimes {
   observe(key: RunKey, totalMs: number, videoSeconds: number): void {
     if (!(videoSeconds > 0) || !(totalMs > 0)) return;
     const value = totalMs / videoSeconds;
-    for (const name of [key.model, keyName(key), ALL]) {
+    for (const name of [key.model, keyName(key), lengthName(key, videoSeconds), ALL]) {
       const list = this.samples.get(name) ?? [];
       list.push(value);
       if (list.length > KEPT) list.splice(0, list.length - KEPT);
@@ -93,9 +93,16 @@ export class RunTimes {
     this.changed = true;
   }
 
-  /** The distribution for `key`: its own when known well enough, else its model's, else every model's. */
-  distribution(key: RunKey): Distribution | undefined {
-    for (const name of [keyName(key), key.model, ALL]) {
+  /**
+   * The distribution for a video of `videoSeconds` of `key`: that of videos of the same length when
+   * known well enough (a constant part of every task's time, its submission and PreProcessing,
+   * weighs more per second on a short video: scaled from other lengths, it would misplace the
+   * polls of a long one), else the key's, its model's, every model's.
+   */
+  distribution(key: RunKey, videoSeconds?: number): Distribution | undefined {
+    const names = [keyName(key), key.model, ALL];
+    if (videoSeconds !== undefined) names.unshift(lengthName(key, videoSeconds));
+    for (const name of names) {
       const list = this.samples.get(name);
       if (list && list.length >= ENOUGH) return new Distribution(list);
     }
@@ -133,6 +140,10 @@ export class RunTimes {
 }
 
 const ALL = "*";
+
+function lengthName(key: RunKey, videoSeconds: number): string {
+  return `${keyName(key)}#${videoSeconds}`;
+}
 
 function keyName(key: RunKey): string {
   return key.resolution === undefined ? key.model : `${key.model}@${key.resolution}`;

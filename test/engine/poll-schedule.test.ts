@@ -93,6 +93,12 @@ describe("the poll schedule", () => {
     expect(times.distribution(other)!.quantile(0.5)).toBeCloseTo(times.distribution(KEY)!.quantile(0.5));
     for (let i = 0; i < 5; i++) times.observe(other, 9_000, 10);
     expect(times.distribution(other)!.quantile(0.5)).toBe(900);
+    // Videos of one length are planned from their own kind once two ended (a constant part of each
+    // task's time weighs differently per second on another length).
+    times.observe(other, 30 * 1_000, 30);
+    times.observe(other, 30 * 1_000, 30);
+    expect(times.distribution(other, 30)!.quantile(0.5)).toBe(1_000);
+    expect(times.distribution(other, 10)!.quantile(0.5)).toBe(900);
     const again = RunTimes.fromJSON(times.toJSON());
     expect(again.distribution(other)!.quantile(0.5)).toBe(900);
     expect(again.distribution(KEY)!.quantile(1)).toBe(300);
