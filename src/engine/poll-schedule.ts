@@ -49,10 +49,10 @@ export class PollPlan {
     /** Planned times after the submission, ascending (empty: nothing learned). */
     private readonly times: readonly number[],
     private readonly timing: PollTiming,
+    /** The first gap past the last planned time: the planned polls' own spacing. */
+    firstTailGap = timing.minMs,
   ) {
-    const last = times.length;
-    const gap = last >= 2 ? times[last - 1]! - times[last - 2]! : last === 1 ? times[0]! / 4 : timing.minMs;
-    this.tailGap = Math.max(timing.minMs, gap);
+    this.tailGap = Math.max(timing.minMs, firstTailGap);
   }
 
   /** The planned times (for tests and the bench). */
@@ -102,5 +102,7 @@ export function planPolls(
     if (times.length > 0 && t - times[times.length - 1]! < timing.minMs) times.pop();
     times.push(t);
   }
-  return new PollPlan(times, timing);
+  // Past the last, the gaps start at the planned spacing: on a steady service (one poll, no spread)
+  // a task a little later than any before is found within a few floors, not a quarter of its run.
+  return new PollPlan(times, timing, spread / k);
 }
