@@ -30,8 +30,8 @@ export interface BudgetStop {
   readonly cost: Cost;
   /** Spent when it stopped (this session's, resumed runs included). */
   readonly spent: Cost;
-  /** Set when the price list has no price for it: it cannot be counted against --max-credits. */
-  readonly unpriced?: string;
+  /** True when the price list has no price for it: it cannot be counted against --max-credits. */
+  readonly unpriced: boolean;
 }
 
 /** A costed call the budget stopped before it was made: nothing was sent, nothing recorded. */
@@ -145,7 +145,7 @@ export class Budget {
     const unpriced = cost.credits === undefined && this.caps.maxCredits !== undefined;
     const priced = { seconds: cost.seconds, credits: cost.credits ?? 0 };
     if (unpriced || !this.fits(priced)) {
-      const stop = { what, cost: priced, spent: this.spentNow, ...(unpriced ? { unpriced: what } : {}) };
+      const stop = { what, cost: priced, spent: this.spentNow, unpriced };
       this.stopReason = stop;
       for (const listener of this.stopListeners) listener(stop);
       return false;

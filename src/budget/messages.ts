@@ -41,15 +41,15 @@ export function describeBudget(budget: Budget): string {
 }
 
 /**
- * Why a capped run stopped, what is left and how to go on. `left`: the cost of the jobs it did not
- * submit (seconds and credits; `unpriced` counts those the list does not price).
+ * Why a capped run stopped, what is left and how to go on. `left`: the jobs it did not submit, and
+ * what they would cost (seconds, and credits where the list prices them).
  */
 export function describeStop(budget: Budget, left: { jobs: number; cost: Cost }): string {
   const stop = budget.stopped!;
   const priced = budget.prices !== undefined;
   const { caps } = budget;
   const lines: string[] = [];
-  if (stop.unpriced !== undefined) {
+  if (stop.unpriced) {
     lines.push(
       `stopped before spending more: ${stop.what} is not priced by ${budget.prices?.file ?? "a price list"}, so --max-credits cannot count it; add its model (and resolution) to the list.`,
     );
@@ -88,7 +88,7 @@ export function budgetJson(budget: Budget, left?: { jobs: number; cost: Cost }):
     session: { id: budget.session.id, startedAt: new Date(budget.session.startedAt).toISOString() },
     earlier: budget.earlier,
     spent: budget.spent,
-    stopped: stop ? { what: stop.what, cost: stop.cost, unpriced: stop.unpriced !== undefined } : null,
+    stopped: stop ? { what: stop.what, cost: stop.cost, unpriced: stop.unpriced } : null,
     ...(left ? { left } : {}),
   };
 }

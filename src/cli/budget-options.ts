@@ -55,12 +55,13 @@ export function readBudgetRequest(
     ...optional("maxSeconds", capValue("--max-seconds", args.values["max-seconds"])),
     ...optional("maxCredits", capValue("--max-credits", args.values["max-credits"])),
   };
+  // An uncapped run reads no price list: a mistake in one must not stop it.
+  if (caps.maxSeconds === undefined && caps.maxCredits === undefined) return undefined;
   const prices = findPriceTable({
     given: typeof args.values.prices === "string" ? args.values.prices : envSetting(io.env, "REEL_PRICES"),
     anchorDir: place.anchor.dir,
     cwd: io.cwd,
   });
-  if (caps.maxSeconds === undefined && caps.maxCredits === undefined) return undefined;
   if (caps.maxCredits !== undefined && !prices) {
     throw new UsageError(
       "--max-credits needs a price list: the service publishes none. Write prices.yaml beside reel.yaml (README: Prices), or give --prices FILE; or cap seconds of video with --max-seconds",

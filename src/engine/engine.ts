@@ -213,7 +213,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     log.warn({ what: reached.what, spent: reached.spent }, "budget reached: nothing more is submitted");
     progress.event({
       stage: "note",
-      detail: `budget reached: ${reached.unpriced !== undefined ? `${reached.what} has no price in the price list` : `${reached.what} would pass the cap`}; nothing more is submitted, tasks already submitted are followed and downloaded`,
+      detail: `budget reached: ${reached.unpriced ? `${reached.what} has no price in the price list` : `${reached.what} would pass the cap`}; nothing more is submitted, tasks already submitted are followed and downloaded`,
     });
     options.onBudgetStop?.();
   });

@@ -35,10 +35,6 @@ export class Distribution {
     this.total = this.sorted.reduce((sum, s) => sum + s.weight, 0);
   }
 
-  get size(): number {
-    return this.sorted.length;
-  }
-
   /** The value below which a fraction `p` (0..1) of the weight lies. */
   quantile(p: number): number {
     const target = Math.min(1, Math.max(0, p)) * this.total;

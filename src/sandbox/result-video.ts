@@ -56,11 +56,13 @@ export function resultVideoBytes(width: number, height: number, seconds: number)
 
 /** The result all tasks of sandboxes before issue 20 shared, for their records a persistent sandbox restores. */
 export function legacyResultVideo(): ResultVideo {
-  return fileVideo(RESULT_VIDEO_PATH, "result.mp4");
+  legacy ??= fileVideo(RESULT_VIDEO_PATH, "result.mp4");
+  return legacy;
 }
 
-function fileVideo(path: string, fileName: string): ResultVideo {
-  const bytes = readFileSync(path);
+let legacy: ResultVideo | undefined;
+
+function fileVideo(path: string, fileName: string, bytes: Buffer = readFileSync(path)): ResultVideo {
   return {
     path,
     size: bytes.length,
@@ -69,7 +71,10 @@ function fileVideo(path: string, fileName: string): ResultVideo {
   };
 }
 
-/** Makes and keeps the result videos of one sandbox, in `dir` (its data folder's `results/`). */
+/**
+ * Makes and keeps the result videos of one sandbox, in `dir` (its data folder's `results/`): each
+ * shape and length read (or made) once, however many tasks return it.
+ */
 export class ResultVideos {
   private readonly made = new Map<string, ResultVideo>();
 
@@ -79,25 +84,28 @@ export class ResultVideos {
   videoFor(plan: { resolution: Resolution; aspectRatio: AspectRatio; seconds: number }): ResultVideo {
     const { width, height } = frameSize(plan.resolution, plan.aspectRatio);
     const fileName = `${width}x${height}-${plan.seconds}s.mp4`;
+    const kept = this.byName(fileName);
+    if (kept) return kept;
+    // Written whole, then renamed: a sandbox killed meanwhile leaves no half video under its name.
+    const path = join(this.dir, fileName);
+    const bytes = resultVideoBytes(width, height, plan.seconds);
+    mkdirSync(this.dir, { recursive: true });
+    writeFileSync(`${path}.tmp`, bytes);
+    renameSync(`${path}.tmp`, path);
+    const video = fileVideo(path, fileName, bytes);
+    this.made.set(fileName, video);
+    return video;
+  }
+
+  /** A video made earlier (by this start, or an earlier start of a persistent sandbox), by file name. */
+  byName(fileName: string): ResultVideo | undefined {
     let video = this.made.get(fileName);
     if (!video) {
       const path = join(this.dir, fileName);
-      // Kept from an earlier start of a persistent sandbox, or made (written whole, then renamed).
-      if (statSync(path, { throwIfNoEntry: false }) === undefined) {
-        mkdirSync(this.dir, { recursive: true });
-        writeFileSync(`${path}.tmp`, resultVideoBytes(width, height, plan.seconds));
-        renameSync(`${path}.tmp`, path);
-      }
+      if (statSync(path, { throwIfNoEntry: false }) === undefined) return undefined;
       video = fileVideo(path, fileName);
       this.made.set(fileName, video);
     }
     return video;
-  }
-
-  /** A video made earlier, by its file name (a persistent sandbox's records). */
-  byName(fileName: string): ResultVideo | undefined {
-    const path = join(this.dir, fileName);
-    if (statSync(path, { throwIfNoEntry: false }) === undefined) return undefined;
-    return fileVideo(path, fileName);
   }
 }

@@ -188,6 +188,10 @@ describe("the budget cap", () => {
     expect(zero.code).toBe(2);
     expect(zero.stderr).toContain("expected --max-seconds to be a number above 0, got '0'");
     expect(s.counters.requests.size).toBe(0);
+    // A run without a cap reads no price list: a broken one does not stop it.
+    await writeFile(join(dir, "prices.yaml"), "version: 1\nvideo: [oops\n");
+    const uncapped = await runCli(["run", "m.yaml"], { cwd: dir, env: env(s) });
+    expect(uncapped.code, uncapped.stderr).toBe(0);
   });
 
   it("caps a watch per session: stops at the cap with exit 3 once its tasks are done; started again it goes on counting", async () => {
