@@ -287,17 +287,21 @@ describe("the PostgreSQL store", () => {
         ClaimLostError,
       );
     }
-    const mine = outcomes[0]!.status === "fulfilled" ? one : two;
+    const winnerOf = (n: number) => (outcomes[2 * n]!.status === "fulfilled" ? one : two);
+    const mine = winnerOf(0);
     await mine.markUploading("sha-0"); // an upload retried in the same run
     await mine.recordAsset("sha-0", "900", 1234);
     expect(await two.findAsset("sha-0")).toBe("900");
-    await mine.forgetUploadIntent("sha-1");
+    // Only its own runner forgets an intent (the winner of sha-1 need not be the winner of sha-0).
+    await winnerOf(1).forgetUploadIntent("sha-1");
     // Taken at start: the intents without an asset (19 written, one recorded, one forgotten) of
     // runners gone, never of live ones.
     expect(await one.takeInterruptedUploads()).toBe(0);
     const wonByTwo = hashes.filter((_, n) => n > 1 && outcomes[2 * n + 1]!.status === "fulfilled").length;
     await two.close();
-    expect(await (await open(url)).takeInterruptedUploads()).toBe(wonByTwo);
+    const taker = await open(url);
+    expect(await taker.takeInterruptedUploads()).toBe(wonByTwo);
+    await taker.close();
     await one.close();
     const last = await open(url);
     expect(await last.takeInterruptedUploads()).toBe(18 - wonByTwo);
