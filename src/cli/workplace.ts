@@ -1,9 +1,7 @@
 // Where a command's state and output folder are, and which settings apply: flags first, then REEL_*
 // variables, then the project file, then the anchor's defaults (see project/anchor.ts). Every
 // command that uses a state says on its first line which it uses, and why.
-import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import {
   type Anchor,
@@ -17,9 +15,9 @@ import {
   startOf,
 } from "../project/index.js";
 import { isPostgresUrl, redactedUrl } from "../state/open-job-store.js";
-import { StateStore } from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO, ParsedArgs } from "./command.js";
+import { refusePassedOverStates } from "./passed-over-states.js";
 
 export interface Workplace {
   readonly anchor: Anchor;
@@ -142,34 +140,9 @@ export function workplaceJson(place: Workplace): Record<string, unknown> {
 }
 
 /**
- * Before projects, the state file was `.reel/state.db` under the current folder, wherever the
- * manifests were. A run that now anchors elsewhere must not pass over such a state that has work
- * of these manifests (it would pay for it again): refused, with the ways on.
- */
-export function refuseIgnoredState(place: Workplace, cwd: string, manifestNames: readonly string[]): void {
-  if (place.stateFrom !== "anchor") return;
-  const old = resolve(cwd, DEFAULTS.statePath);
-  if (old === place.statePath || !existsSync(old) || sameFile(old, place.statePath)) return;
-  const known = StateStore.manifestsWithWork(old, manifestNames);
-  if (known.length === 0) return;
-  throw new UsageError(
-    `the state in the current folder, ${DEFAULTS.statePath}, has work of ${known.map((n) => `'${n}'`).join(", ")}, but these manifests' state is ${shownPath(cwd, place.statePath)} (${place.anchor.kind === "new" ? "new" : "found above them"}): running on would pay for that work again. Go on with the old one (--state ${DEFAULTS.statePath} --out ${DEFAULTS.outDir}), or move it beside the manifests (the whole .reel folder, and out), or write a project file with 'reel init'.`,
-  );
-}
-
-function sameFile(a: string, b: string): boolean {
-  try {
-    const x = statSync(a);
-    const y = statSync(b);
-    return x.dev === y.dev && x.ino === y.ino;
-  } catch {
-    return false;
-  }
-}
-
-/**
  * The checks of a workplace that need the manifests read: each manifest's own walk ends at this
- * anchor, and no old default state has their work (both skipped when --state or REEL_STATE chose).
+ * anchor, and no other state that could be theirs (the old default in the current folder, a state
+ * above) has their work (both skipped when --state or REEL_STATE chose).
  */
 export function checkWorkplace(
   place: Workplace,
@@ -182,7 +155,7 @@ export function checkWorkplace(
     manifests.map((m) => resolve(cwd, m.file)),
     cwd,
   );
-  refuseIgnoredState(
+  refusePassedOverStates(
     place,
     cwd,
     manifests.map((m) => m.name),

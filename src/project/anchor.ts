@@ -28,12 +28,21 @@ export interface Anchor {
 
 /** The nearest anchor at or above `start` (absolute), or undefined when there is none up to the root. */
 export function findAnchorAbove(start: string): Anchor | undefined {
+  for (const anchor of anchorsFrom(start)) return anchor;
+  return undefined;
+}
+
+/**
+ * Every anchor at or above `start` (absolute), nearest first. The nearest one anchors a run; those
+ * further up may hold states that ran the same manifests before a nearer project was made.
+ */
+export function* anchorsFrom(start: string): Generator<Anchor> {
   let dir = start;
   for (;;) {
-    if (isFile(join(dir, PROJECT_FILE_NAME))) return { dir, kind: "project" };
-    if (isFile(join(dir, PROJECT_DEFAULTS.state))) return { dir, kind: "state" };
+    if (isFile(join(dir, PROJECT_FILE_NAME))) yield { dir, kind: "project" };
+    else if (isFile(join(dir, PROJECT_DEFAULTS.state))) yield { dir, kind: "state" };
     const up = dirname(dir);
-    if (up === dir) return undefined;
+    if (up === dir) return;
     dir = up;
   }
 }

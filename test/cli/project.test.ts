@@ -10,6 +10,7 @@ import { runCli, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { until } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { shownPath } from "../../src/user-path.js";
 
 const sandbox = useSandboxes();
 
@@ -154,6 +155,81 @@ describe("the state is the project's", () => {
     expect(run.stderr).toContain("the project a/reel.yaml");
     expect(run.stderr).toContain("the project b/reel.yaml");
     expect(s.counters.requests.size).toBe(0);
+  });
+});
+
+describe("a project inside the folder of another", () => {
+  const OTHER = PROMO.replace("name: promo", "name: other");
+
+  /** `reel init top`, then 4 videos of top/campaign/manifests run with top's state. */
+  async function ranWithTopState(s: Sandbox): Promise<{ root: string; top: string; campaign: string }> {
+    const root = await tempDir();
+    expect((await runCli(["init", "top"], { cwd: root, env: {} })).code).toBe(0);
+    const top = join(root, "top");
+    const campaign = join(top, "campaign");
+    await writeTree(campaign, { "manifests/promo.yaml": PROMO, "manifests/other.yaml": OTHER });
+    const run = await runCli(["run", "top/campaign/manifests"], { cwd: root, env: env(s) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(firstLine(run.stderr)).toContain("project top/reel.yaml");
+    expect(s.counters.generationsCreated).toBe(4);
+    return { root, top, campaign };
+  }
+
+  it("reel init refuses a folder whose manifests the state above has run, and writes nothing", async () => {
+    const s = await sandbox();
+    const { root, campaign } = await ranWithTopState(s);
+    const init = await runCli(["init", "top/campaign"], { cwd: root, env: {} });
+    expect(init.code).toBe(2);
+    expect(init.stderr).toContain("top/.reel/state.db");
+    expect(init.stderr).toContain("'other', 'promo'");
+    expect(existsSync(join(campaign, "reel.yaml"))).toBe(false);
+    expect(existsSync(join(campaign, "manifests", "example.yaml"))).toBe(false);
+    // The manifests stay top's: a run from their own folder pays for nothing.
+    const again = await runCli(["run", "manifests"], { cwd: campaign, env: env(s) });
+    expect(again.code, again.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(4);
+  });
+
+  it("a run whose new project would pass over the state above that ran its manifests is refused, from any folder, with the fix", async () => {
+    const s = await sandbox();
+    const { root, top, campaign } = await ranWithTopState(s);
+    // A project file written by hand (or by an older reel init) inside top's folder.
+    await writeFile(join(campaign, "reel.yaml"), "version: 1\n");
+    for (const [cwd, path, known] of [
+      [root, "top/campaign/manifests", "'other', 'promo'"],
+      [campaign, "manifests", "'other', 'promo'"],
+      [join(campaign, "manifests"), "promo.yaml", "'promo'"],
+    ] as const) {
+      const run = await runCli(["run", path], { cwd, env: env(s) });
+      expect(run.code, `${cwd}: ${run.stderr}`).toBe(2);
+      expect(run.stderr).toContain(`.reel/state.db above has work of ${known}, but`);
+      expect(run.stderr).toContain(`--state ${shownPath(cwd, join(top, ".reel", "state.db"))}`);
+      expect(run.stderr).toContain("running on would pay for that work again");
+    }
+    expect(s.counters.generationsCreated).toBe(4);
+    expect(existsSync(join(campaign, ".reel", "state.db"))).toBe(false);
+
+    // The fix it names: the state above, given.
+    const fixed = await runCli(["run", "manifests", "--state", "../.reel/state.db", "--out", "../out"], {
+      cwd: campaign,
+      env: env(s),
+    });
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(4);
+  });
+
+  it("reel init into a folder that holds manifests adds no example to them: the next run pays for theirs alone", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "studio/manifests/promo.yaml": PROMO });
+    const init = await runCli(["init", "studio"], { cwd: root, env: {} });
+    expect(init.code, init.stderr).toBe(0);
+    expect(existsSync(join(root, "studio", "reel.yaml"))).toBe(true);
+    expect(existsSync(join(root, "studio", "manifests", "example.yaml"))).toBe(false);
+    expect(init.stdout).toContain("no example manifest");
+    const run = await runCli(["run", "."], { cwd: join(root, "studio"), env: env(s) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2);
   });
 });
 
