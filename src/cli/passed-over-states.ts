@@ -106,24 +106,32 @@ export function refusePassedOverStates(
   cwd: string,
   manifestNames: readonly string[],
 ): void {
-  if (place.stateFrom !== "anchor" || manifestNames.length === 0) return;
+  const message = passedOverMessage(place, cwd, manifestNames);
+  if (message !== undefined) throw new UsageError(message);
+}
+
+/** Why refusePassedOverStates refuses, or undefined (a watch skips such a manifest until fixed). */
+export function passedOverMessage(
+  place: Workplace,
+  cwd: string,
+  manifestNames: readonly string[],
+): string | undefined {
+  if (place.stateFrom !== "anchor" || place.storeUrl !== undefined || manifestNames.length === 0) {
+    return undefined;
+  }
   const shown = (path: string): string => shownPath(cwd, path);
   const old: OtherState = {
     statePath: resolve(cwd, DEFAULTS.statePath),
     outDir: resolve(cwd, DEFAULTS.outDir),
   };
   const found = firstWithWork([old, ...statesAbove(place.anchor.dir)], place.statePath, manifestNames);
-  if (!found) return;
+  if (!found) return undefined;
   const { state, known } = found;
   if (state.anchor === undefined) {
-    throw new UsageError(
-      `the state in the current folder, ${DEFAULTS.statePath}, has work of ${quoted(known)}, but these manifests' state is ${shown(place.statePath)} (${place.anchor.kind === "new" ? "new" : "found above them"}): running on would pay for that work again. Go on with the old one (--state ${DEFAULTS.statePath} --out ${DEFAULTS.outDir}), or move it beside the manifests (the whole .reel folder, and out), or write a project file with 'reel init'.`,
-    );
+    return `the state in the current folder, ${DEFAULTS.statePath}, has work of ${quoted(known)}, but these manifests' state is ${shown(place.statePath)} (${place.anchor.kind === "new" ? "new" : "found above them"}): running on would pay for that work again. Go on with the old one (--state ${DEFAULTS.statePath} --out ${DEFAULTS.outDir}), or move it beside the manifests (the whole .reel folder, and out), or write a project file with 'reel init'.`;
   }
   const ownProject = place.anchor.kind === "project" ? join(place.anchor.dir, PROJECT_FILE_NAME) : undefined;
-  throw new UsageError(
-    `the state ${shown(state.statePath)} above has work of ${quoted(known)}, but these manifests belong to ${describeAnchor(place.anchor, cwd)}, whose state ${shown(place.statePath)}${existsSync(place.statePath) ? "" : " is new"}: running on would pay for that work again. Go on with the state above (--state ${shown(state.statePath)} --out ${shown(state.outDir)})${ownProject ? `, or delete ${shown(ownProject)} (they then belong to ${describeAnchor(state.anchor, cwd)} again)` : ""}; to start anew all the same, give --state ${shown(place.statePath)}.`,
-  );
+  return `the state ${shown(state.statePath)} above has work of ${quoted(known)}, but these manifests belong to ${describeAnchor(place.anchor, cwd)}, whose state is ${shown(place.statePath)}${existsSync(place.statePath) ? "" : " (new)"}: running on would pay for that work again. Go on with the state above (--state ${shown(state.statePath)} --out ${shown(state.outDir)})${ownProject ? `, or delete ${shown(ownProject)} (they then belong to ${describeAnchor(state.anchor, cwd)} again)` : ""}; to start anew all the same, give --state ${shown(place.statePath)}.`;
 }
 
 /**

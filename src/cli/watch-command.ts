@@ -11,6 +11,7 @@ import { watchFolder } from "../watch/watch-folder.js";
 import { BUDGET_OPTIONS, budgetUsage, readBudgetRequest } from "./budget-options.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
+import { passedOverMessage } from "./passed-over-states.js";
 import { readServiceSettings } from "./service-options.js";
 import { withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
@@ -73,6 +74,8 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
   const scope = watchScope(resolve(io.cwd, args.positionals[0]!));
   const budgetRequest = readBudgetRequest(args, io, place, scope);
   return withWorkSession("watch", settings, args, io, async (session) => {
+    // A manifest a state above has run is skipped, as `run` refuses it (see passed-over-states.ts).
+    const refuseJobs = refusalOf(settings, args, session.store);
     const budget = budgetRequest && (await openBudget(session.store, budgetRequest));
     if (budget) io.stderr.write(`reel watch: ${describeBudget(budget)}\n`);
     const end = await watchFolder({
@@ -85,7 +88,9 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
       report: (text) => (session.progress.print ? session.progress.print(text) : io.stderr.write(text)),
       tty: io.stderr.isTTY === true,
       settleMs,
-      refuseJobs: refusalOf(settings, args, session.store),
+      refuseJobs: async (jobs) =>
+        passedOverMessage(place, io.cwd, [...new Set(jobs.map((job) => job.manifest))]) ??
+        (await refuseJobs(jobs)),
       service: settings.sandbox ? "sandbox" : settings.baseUrl!,
     });
     if (end.capped && budget) {

@@ -6,13 +6,14 @@ import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { runCli, writeTree } from "../helpers/cli.js";
+import { runCli, useCommands, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { until } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { shownPath } from "../../src/user-path.js";
 
 const sandbox = useSandboxes();
+const startCommand = useCommands();
 
 const PROMO = `version: 1
 name: promo
@@ -215,6 +216,25 @@ describe("a project inside the folder of another", () => {
       env: env(s),
     });
     expect(fixed.code, fixed.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(4);
+  });
+
+  it("a watch of such a project skips the manifests the state above ran, with the same fix", async () => {
+    const s = await sandbox();
+    const { root, campaign } = await ranWithTopState(s);
+    await writeFile(join(campaign, "reel.yaml"), "version: 1\n");
+    const watch = startCommand(["watch", "top/campaign/manifests", "--settle", "50ms"], {
+      cwd: root,
+      env: env(s),
+    });
+    await until(
+      () => (watch.output().stderr.match(/skipped until fixed/g) ?? []).length === 2,
+      "both manifests skipped",
+      10_000,
+    );
+    expect(watch.output().stderr).toContain(".reel/state.db above has work of 'other'");
+    expect(watch.output().stderr).toContain(".reel/state.db above has work of 'promo'");
+    expect((await watch.stop()).code).toBe(0);
     expect(s.counters.generationsCreated).toBe(4);
   });
 
