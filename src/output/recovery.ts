@@ -47,6 +47,8 @@ export function restoredJobOf(record: RecordedJob, outDir: string): RestoredJob 
     taskId: record.taskId,
     file: null,
     outDir: null,
+    fileSize: null,
+    fileSha256: null,
     error: record.error,
     createdAt: time(record.createdAt) ?? Date.now(),
     submittedAt: time(record.submittedAt),
@@ -70,9 +72,17 @@ export function restoredJobOf(record: RecordedJob, outDir: string): RestoredJob 
         failKind: null,
         taskStatus: "Success",
         // A file that is not one of this job's own names is not trusted (a record saying
-        // ../victim.txt had that file moved into OUT): the video is fetched again instead.
+        // ../victim.txt had that file moved into OUT): the video is fetched again instead. The
+        // record's size and hash go with the file: the run checks it against them, as the lost
+        // state would have (a video cut short is fetched again from its task, not adopted).
         ...(record.file !== null && isOwnVideoFile(record.manifest, record.id, record.file)
-          ? { file: record.file, outDir: resolve(outDir), downloadedAt: time(record.downloadedAt) }
+          ? {
+              file: record.file,
+              outDir: resolve(outDir),
+              downloadedAt: time(record.downloadedAt),
+              fileSize: record.size,
+              fileSha256: record.sha256,
+            }
           : {}),
       };
     case "Fail":

@@ -105,6 +105,9 @@ export interface RestoredJob extends NewJob {
   readonly taskStatus: string | null;
   readonly file: string | null;
   readonly outDir: string | null;
+  /** What the video held when reel wrote it, as its record says: checked at the next look at it. */
+  readonly fileSize: number | null;
+  readonly fileSha256: string | null;
   readonly error: string | null;
   readonly createdAt: number;
   readonly submittedAt: number | null;

@@ -10,6 +10,7 @@ import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { until, useReelProcesses, writeTree } from "../helpers/cli.js";
 import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { expectServedVideo } from "../helpers/videos.js";
 
 let sandbox: Sandbox | undefined;
 afterEach(async () => {
@@ -132,6 +133,34 @@ describe("a lost state file", () => {
     const other = reel(["run", "m.yaml", "--state", ".staging/state.db", "--out", "out-staging"], dir, env);
     expect(await other.exit, other.stderr()).toBe(0);
     expect(sandbox!.counters.generationsCreated).toBe(6);
+  }, 60_000);
+
+  it("a video cut short is not adopted by the rebuilt state: checked against its record's size and hash, fetched again from its task", async () => {
+    const { dir, env } = await setUp(2);
+    expect(await reel(["run", "m.yaml"], dir, env).exit).toBe(0);
+    const video = join(dir, "out", "lost", "v1.mp4");
+    const record = JSON.parse(await readFile(join(dir, "out", "lost", "v1.json"), "utf8")) as {
+      size: number;
+      sha256: string;
+    };
+    expect(record.size).toBe(statSync(video).size);
+    truncateSync(video, 100); // its first bytes, "ftyp" and all, are still there
+    rmSync(join(dir, ".reel"), { recursive: true });
+
+    const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
+    expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
+    expect(rebuilt.stderr()).toContain("v1.mp4 is not the video reel saved");
+    await expectServedVideo(video);
+    await expectServedVideo(join(dir, "out", "lost", "v0.mp4"));
+    expect(sandbox!.counters.generationsCreated).toBe(2);
+    // The cut file is kept aside, never written over.
+    const kept = readdirSync(join(dir, "out", "lost")).filter((f) => /^v1\.[0-9a-f]{8}\.mp4$/.test(f));
+    expect(kept.map((f) => statSync(join(dir, "out", "lost", f)).size)).toEqual([100]);
+
+    const again = reel(["run", "m.yaml"], dir, env);
+    expect(await again.exit, again.stderr()).toBe(0);
+    await expectServedVideo(video);
+    expect(sandbox!.counters.generationsCreated).toBe(2);
   }, 60_000);
 
   it("rebuilds jobs in flight and intents with no answer from their records: followed or uncertain, never resent", async () => {

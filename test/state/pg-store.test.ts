@@ -545,6 +545,8 @@ describe("the PostgreSQL store", () => {
       taskStatus: "Running",
       file: null,
       outDir: null,
+      fileSize: null,
+      fileSha256: null,
       error: null,
       createdAt: 1,
       submittedAt: 2,
