@@ -1,10 +1,11 @@
 // `reel init [DIR]`: makes DIR (default: the current folder) a reel project (see project/init.ts).
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { UsageError } from "../errors.js";
 import { loadManifests } from "../manifest/index.js";
 import { EXAMPLE_MANIFEST, holdsManifests, initProject } from "../project/init.js";
 import { PROJECT_FILE_NAME } from "../project/index.js";
 import { findAnchorAbove } from "../project/index.js";
+import { realPathOf } from "../real-path.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -33,12 +34,17 @@ Exit codes: 0 written, 2 a file exists already or DIR cannot be used.`,
 async function runInit(args: ParsedArgs, io: CliIO): Promise<number> {
   if (args.positionals.length > 1) throw new UsageError("give at most one folder: reel init [DIR]");
   const dir = resolve(io.cwd, args.positionals[0] ?? ".");
-  const outer = findAnchorAbove(resolve(dir, ".."));
+  // Above the folder DIR is (a link's target), as the runs of its manifests will walk.
+  const outer = findAnchorAbove(dirname(realPathOf(dir)));
   const theirs = holdsManifests(dir);
   if (theirs && outer) {
-    // Their names as a run of DIR reads them: what a state knows of them.
-    const { names } = await loadManifests([dir], { cwd: io.cwd, allowRead: [dir] });
-    refuseInitOverRunManifests(dir, io.cwd, names);
+    // Their names as a run of DIR reads them: what a state knows of them (no media hashed).
+    const { names } = await loadManifests([dir], {
+      cwd: io.cwd,
+      allowRead: [dir],
+      hashFile: () => Promise.resolve(""),
+    });
+    refuseInitOverRunManifests(realPathOf(dir), io.cwd, names);
   }
   const written = initProject(dir);
   const shown = shownPath(io.cwd, dir);

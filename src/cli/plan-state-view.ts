@@ -3,10 +3,10 @@
 // pure and synchronous (manifest/plan.ts); the store is asynchronous, so what the plan may ask of it
 // is read here first, for the jobs of `manifests`.
 import type { JobStatus, NormalizedManifest, PlanStateView } from "../manifest/index.js";
-import { resolve } from "node:path";
 import { refsOf } from "../engine/submit.js";
 import { videoFile } from "../output/layout.js";
-import { keptName } from "../output/versions.js";
+import { filesHere, keptName } from "../output/versions.js";
+import { outFolderOf } from "../output/out-folder.js";
 import { type JobRow, type JobStore, type SpeechRow, versionKey } from "../state/store.js";
 
 export async function loadPlanStateView(
@@ -14,7 +14,7 @@ export async function loadPlanStateView(
   outDir: string,
   manifests: readonly NormalizedManifest[],
 ): Promise<PlanStateView> {
-  const outKey = resolve(outDir);
+  const here = { store, outDir, out: outFolderOf(outDir) };
   const made = await store.madeSpecs();
   const rows = new Map<string, JobRow | undefined>();
   const replaced = new Map<string, string | undefined>();
@@ -25,10 +25,10 @@ export async function loadPlanStateView(
     for (const job of manifest.jobs) {
       const version = versionKey(job.key, job.specHash);
       rows.set(version, await store.findJob(job.key, job.specHash));
-      const older = (await store.listJobsWithFile(job.key, videoFile(job.manifest, job.id), outKey)).find(
+      const older = (await filesHere(here, job.key, videoFile(job.manifest, job.id))).find(
         (row) => row.spec_hash !== job.specHash,
       );
-      replaced.set(version, older && (await keptName({ store, outDir, outKey }, older)));
+      replaced.set(version, older && (await keptName(here, older)));
       for (const ref of refsOf(job)) {
         if (ref.kind === "file") {
           if (!assets.has(ref.sha256)) assets.set(ref.sha256, await store.findAsset(ref.sha256));

@@ -7,6 +7,7 @@ import { parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import { checkAllowRead } from "../manifest/index.js";
+import { realPathOf } from "../real-path.js";
 import { watchFolder } from "../watch/watch-folder.js";
 import { BUDGET_OPTIONS, budgetUsage, readBudgetRequest } from "./budget-options.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
@@ -71,7 +72,8 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
   if (settleRaw !== undefined && settleMs === undefined) {
     throw new UsageError(`expected --settle to be a duration such as 500ms, 1s or 3s, got '${settleRaw}'`);
   }
-  const scope = watchScope(resolve(io.cwd, args.positionals[0]!));
+  // One watch session per folder, however it is reached.
+  const scope = watchScope(realPathOf(resolve(io.cwd, args.positionals[0]!)));
   const budgetRequest = readBudgetRequest(args, io, place, scope);
   return withWorkSession("watch", settings, args, io, async (session) => {
     // A manifest a state above has run is skipped, as `run` refuses it (see passed-over-states.ts).

@@ -15,6 +15,7 @@ import {
   startOf,
 } from "../project/index.js";
 import { isPostgresUrl, redactedUrl } from "../state/open-job-store.js";
+import { realPathOf } from "../real-path.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO, ParsedArgs } from "./command.js";
 import { refusePassedOverStates } from "./passed-over-states.js";
@@ -23,6 +24,8 @@ export interface Workplace {
   readonly anchor: Anchor;
   /** The project file, when the anchor is one. */
   readonly project?: Project;
+  /** The project's folder (its real path, and as the paths given reach it): its manifests read its files. */
+  readonly projectRoots: readonly string[];
   readonly statePath: string;
   readonly outDir: string;
   /** Where the state path came from: a flag, the environment, or the anchor (project or defaults). */
@@ -57,7 +60,8 @@ export function envSetting(env: CliIO["env"], name: string): string | undefined 
  * without paths).
  */
 export function workplaceOf(paths: readonly string[], args: ParsedArgs, io: CliIO): Workplace {
-  const starts = (paths.length > 0 ? paths : ["."]).map((path) => startOf(resolve(io.cwd, path)));
+  const given = paths.length > 0 ? paths : ["."];
+  const starts = given.map((path) => startOf(resolve(io.cwd, path)));
   const anchor = anchorOf(starts, io.cwd);
   const project =
     anchor.kind === "project"
@@ -92,6 +96,7 @@ export function workplaceOf(paths: readonly string[], args: ParsedArgs, io: CliI
   return {
     anchor,
     ...(project ? { project } : {}),
+    projectRoots: project ? projectRootsOf(given, io.cwd) : [],
     statePath:
       stateFlag !== undefined || stateEnv !== undefined
         ? resolve(io.cwd, (stateFlag ?? stateEnv)!)
@@ -164,7 +169,7 @@ export function checkWorkplace(
 
 /** Manifests under a project may read the project's files, from wherever reel was started. */
 export function withProjectRoot(allowRead: readonly string[], place: Workplace): string[] {
-  return place.project ? [...allowRead, place.project.root] : [...allowRead];
+  return [...allowRead, ...place.projectRoots];
 }
 
 /**
@@ -174,8 +179,14 @@ export function withProjectRoot(allowRead: readonly string[], place: Workplace):
 export function projectRootsOf(paths: readonly string[], cwd: string): string[] {
   const roots = new Set<string>();
   for (const path of paths) {
-    const anchor = findAnchorAbove(startOf(resolve(cwd, path)));
-    if (anchor?.kind === "project") roots.add(anchor.dir);
+    const given = resolve(cwd, path);
+    const anchor = findAnchorAbove(startOf(given));
+    if (anchor?.kind !== "project") continue;
+    roots.add(anchor.dir);
+    // The same project as the path reaches it through a link: a manifest read that way names its
+    // media through the link too.
+    const typed = findAnchorAbove(startOf(given, { real: false }));
+    if (typed && typed.dir !== anchor.dir && realPathOf(typed.dir) === anchor.dir) roots.add(typed.dir);
   }
   return [...roots];
 }

@@ -9,7 +9,7 @@
 // through the parts, which share one EngineContext (context.ts): submit.ts (submission), follow.ts
 // (polling a task), deliver.ts (download, or the failure recorded), lost-assets.ts, service-gate.ts
 // (fatal / pause / park), startup.ts (an interrupted run's work, the output folder's lock).
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import PQueue from "p-queue";
 import type { ServiceError } from "../client/index.js";
 import { OutputDiskError } from "../errors.js";
@@ -18,6 +18,7 @@ import type { Job } from "../manifest/index.js";
 import { ensureJobRecord } from "../output/job-record.js";
 import { ensureRealDir, removeStaleTempFiles } from "../output/atomic-write.js";
 import { probeWritable } from "../output/out-dir.js";
+import { outFolderOf } from "../output/out-folder.js";
 import {
   type JobRow,
   LeaseLostError,
@@ -93,7 +94,7 @@ export interface Engine {
 export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const { client, store, outDir } = options;
   const { fleet } = store;
-  const outKey = resolve(outDir);
+  const out = outFolderOf(outDir);
   const log = options.logger ?? silentLogger;
   const progress = options.progress ?? silentProgress;
   const onFatal = options.onFatal ?? "stop";
@@ -145,8 +146,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     client,
     store,
     outDir,
-    outKey,
-    versions: { store, outDir, outKey },
+    out,
+    versions: { store, outDir, out },
     options: {
       maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
       pollTiming: options.pollTiming ?? DEFAULT_POLL_TIMING,

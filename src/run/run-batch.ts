@@ -1,6 +1,5 @@
 // `reel run`'s driver: one engine, every job of the run's manifests to a final state, then the
 // reports (results.jsonl and index.html). `reel watch` is the other driver (src/watch).
-import { resolve } from "node:path";
 import type { Budget, Cost } from "../budget/index.js";
 import type { ServiceError } from "../client/index.js";
 import { type Engine, type EngineOptions, makeEngine, newJobOf } from "../engine/engine.js";
@@ -8,6 +7,7 @@ import { silentProgress } from "../engine/progress.js";
 import { OutputDiskError } from "../errors.js";
 import type { Job } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
+import { outFolderOf } from "../output/out-folder.js";
 import { type ReportRun, writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import { type JobRow, LeaseLostError, StoreUnreachableError, versionKey } from "../state/store.js";
@@ -135,9 +135,9 @@ async function writeReports(
   run: ReportRun,
 ): Promise<void> {
   // A video recorded in another output folder is not in this one's results.
-  const outKey = resolve(outDir);
+  const out = outFolderOf(outDir);
   const here = rows.map((row) =>
-    row.file === null || row.out_dir === null || row.out_dir === outKey ? row : { ...row, file: null },
+    row.file === null || out.holds(row.out_dir) ? row : { ...row, file: null },
   );
   try {
     await writeResults(outDir, here);

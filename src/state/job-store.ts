@@ -198,10 +198,11 @@ export interface JobRecords {
   /** Jobs that have a task on the service that has not ended: they must be followed, never resubmitted. */
   listInFlight(): Promise<JobRow[]>;
   /**
-   * Versions of a job whose video is recorded at `file` of the output folder `outDir`, by any
-   * service: a video another service made is moved aside too, never written over.
+   * Versions of a job whose video is recorded at `file`, by any service (a video another service
+   * made is moved aside too, never written over), in any output folder: which folder a row's
+   * `out_dir` names is the caller's to tell (output/out-folder.ts: one folder has many paths).
    */
-  listJobsWithFile(key: string, file: string, outDir: string): Promise<JobRow[]>;
+  listJobsWithFile(key: string, file: string): Promise<JobRow[]>;
 
   /**
    * A submission whose intent was written but whose answer was not (the process died in between):

@@ -217,8 +217,8 @@ export class StateStore implements JobStore {
   async listInFlight(): Promise<JobRow[]> {
     return jobs.listInFlight(this.c);
   }
-  async listJobsWithFile(key: string, file: string, outDir: string): Promise<JobRow[]> {
-    return jobs.listJobsWithFile(this.c, key, file, outDir);
+  async listJobsWithFile(key: string, file: string): Promise<JobRow[]> {
+    return jobs.listJobsWithFile(this.c, key, file);
   }
   async markInterruptedSubmissionsUncertain(): Promise<number> {
     return states.markInterruptedSubmissionsUncertain(this.c);

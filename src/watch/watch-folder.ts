@@ -3,8 +3,8 @@
 // (its awaitWriteFinish, `settleMs`), so a file being written is not read. It relies on the OS's
 // file events: an idle watcher makes one system call every few seconds (FOLDER_CHECK_MS).
 import type { Stats } from "node:fs";
-import { open, stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { open, realpath, stat } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { makeEngine, type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
@@ -333,16 +333,20 @@ async function watchWithProgress(
 
   /** A chokidar watcher of `dir`, resolved once its first scan (every file there: "add") is done. */
   async function startWatcher(): Promise<FSWatcher> {
-    const started = watch(dir, {
+    // A link given as DIR is followed to the folder it names: chokidar, which follows no links,
+    // watched the link alone, and nothing ever landed. Its files keep their names under DIR.
+    const real = await realpath(dir).catch(() => dir);
+    const asGiven = (path: string): string => (real === dir ? path : join(dir, relative(real, path)));
+    const started = watch(real, {
       // The watched folder itself is never skipped, hidden (~/.queue) or not: only what is below it.
-      ignored: (path, stats) => path !== dir && isIgnoredPath(path, stats ? stats.isFile() : undefined),
+      ignored: (path, stats) => path !== real && isIgnoredPath(path, stats ? stats.isFile() : undefined),
       ignoreInitial: false,
       followSymlinks: false,
       awaitWriteFinish: { stabilityThreshold: options.settleMs ?? DEFAULT_SETTLE_MS, pollInterval: 50 },
     });
-    started.on("add", onFile);
-    started.on("change", onFile);
-    started.on("unlink", onUnlink);
+    started.on("add", (path) => onFile(asGiven(path)));
+    started.on("change", (path) => onFile(asGiven(path)));
+    started.on("unlink", (path) => onUnlink(asGiven(path)));
     started.on("error", (error) => options.report(`watch: ${(error as Error).message}\n`));
     await new Promise<void>((resolveReady) => started.once("ready", () => resolveReady()));
     return started;

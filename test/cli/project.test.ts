@@ -2,7 +2,7 @@
 // the sandbox over HTTP, from several folders, with real state files, project files and outputs.
 // The money line of each test: the sandbox's own count of generations made.
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
@@ -10,6 +10,7 @@ import { runCli, useCommands, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { until } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { expectServedVideo, isServedVideo } from "../helpers/videos.js";
 import { shownPath } from "../../src/user-path.js";
 
 const sandbox = useSandboxes();
@@ -249,6 +250,101 @@ describe("a project inside the folder of another", () => {
     expect(init.stdout).toContain("no example manifest");
     const run = await runCli(["run", "."], { cwd: join(root, "studio"), env: env(s) });
     expect(run.code, run.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2);
+  });
+});
+
+describe("paths through symbolic links", () => {
+  const downloads = (s: Sandbox): number => s.counters.requestCount("GET", "/files/:token");
+
+  it("a project reached through a linked folder is the same project: nothing made or downloaded again at each switch", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "real/reel.yaml": "version: 1\n", "real/manifests/promo.yaml": PROMO });
+    await symlink("real", join(root, "link"));
+    expect((await runCli(["run", "real/manifests"], { cwd: root, env: env(s) })).code).toBe(0);
+    const fetched = downloads(s);
+    expect(fetched).toBe(2);
+    for (const path of ["link/manifests", "real/manifests", "link/manifests/promo.yaml"]) {
+      const run = await runCli(["run", path], { cwd: root, env: env(s) });
+      expect(run.code, run.stderr).toBe(0);
+      expect(firstLine(run.stderr), path).toBe(
+        "reel run: state real/.reel/state.db · out real/out · project real/reel.yaml",
+      );
+    }
+    expect(s.counters.generationsCreated).toBe(2);
+    expect(downloads(s)).toBe(fetched);
+  });
+
+  it("manifests read through a linked project folder may read its files, from outside it", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, {
+      "real/reel.yaml": "version: 1\n",
+      "real/media/face.png": { fixture: "tiny.png" },
+      "real/manifests/face.yaml": [
+        "version: 1",
+        "name: face",
+        "videos:",
+        "  - id: hello",
+        "    model: avatar-h1",
+        "    resolution: 540p",
+        "    source: ../media/face.png",
+        "    chunks:",
+        '      - { duration: 5, speech: { voice: 17, text: "Hello" } }',
+        "",
+      ].join("\n"),
+    });
+    await symlink("real", join(root, "link"));
+    await mkdir(join(root, "elsewhere"));
+    const run = await runCli(["run", "../link/manifests"], { cwd: join(root, "elsewhere"), env: env(s) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(1);
+  });
+
+  it("a link to a project's manifests finds the project's state, not a new one where the link is", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "p/reel.yaml": "version: 1\n", "p/manifests/promo.yaml": PROMO });
+    await symlink(join("p", "manifests"), join(root, "shortcut"));
+    expect((await runCli(["run", "p/manifests"], { cwd: root, env: env(s) })).code).toBe(0);
+    const run = await runCli(["run", "shortcut"], { cwd: root, env: env(s) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(firstLine(run.stderr)).toBe("reel run: state p/.reel/state.db · out p/out · project p/reel.yaml");
+    expect(s.counters.generationsCreated).toBe(2);
+    expect(existsSync(join(root, ".reel"))).toBe(false);
+  });
+
+  it("an output folder given through a link is the same folder: its videos are not downloaded again", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "promo.yaml": PROMO });
+    expect((await runCli(["run", "promo.yaml", "--out", "videos"], { cwd: root, env: env(s) })).code).toBe(0);
+    await symlink("videos", join(root, "videos-link"));
+    const fetched = downloads(s);
+    for (const out of ["videos-link", "videos"]) {
+      const run = await runCli(["run", "promo.yaml", "--out", out], { cwd: root, env: env(s) });
+      expect(run.code, run.stderr).toBe(0);
+    }
+    expect(downloads(s)).toBe(fetched);
+    expect(s.counters.generationsCreated).toBe(2);
+    await expectServedVideo(join(root, "videos", "promo", "teaser.mp4"));
+  });
+
+  it("reel watch LINK watches the folder the link names", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "incoming/promo.yaml": PROMO });
+    await symlink("incoming", join(root, "inbox"));
+    const watch = startCommand(["watch", "inbox", "--settle", "50ms"], { cwd: root, env: env(s) });
+    await until(
+      async () =>
+        (await isServedVideo(join(root, "out", "promo", "teaser.mp4"))) &&
+        (await isServedVideo(join(root, "out", "promo", "trailer.mp4"))),
+      "both videos made",
+      10_000,
+    );
+    expect((await watch.stop()).code).toBe(0);
     expect(s.counters.generationsCreated).toBe(2);
   });
 });

@@ -337,8 +337,8 @@ export class PgStore implements JobStore {
   listInFlight(): Promise<JobRow[]> {
     return this.io(() => jobs.listInFlight(this.c));
   }
-  listJobsWithFile(key: string, file: string, outDir: string): Promise<JobRow[]> {
-    return this.io(() => jobs.listJobsWithFile(this.c, key, file, outDir));
+  listJobsWithFile(key: string, file: string): Promise<JobRow[]> {
+    return this.io(() => jobs.listJobsWithFile(this.c, key, file));
   }
   /** The submissions of gone runners only (see fleet.takeOverLost): never a live runner's. */
   async markInterruptedSubmissionsUncertain(): Promise<number> {

@@ -166,15 +166,15 @@ export function listInFlight(c: SqlContext): JobRow[] {
 }
 
 /** Of any service. */
-export function listJobsWithFile(c: SqlContext, key: string, file: string, outDir: string): JobRow[] {
+export function listJobsWithFile(c: SqlContext, key: string, file: string): JobRow[] {
   return (
     // `service_id IN (...)`: the unique index (service_id, job_key, spec_hash) serves it, probed
     // once per service, where a condition on job_key alone would read every row at each download.
     (
-      jobRows(
-        c,
-        "WHERE service_id IN (SELECT id FROM services) AND job_key = ? AND file = ? AND (out_dir IS NULL OR out_dir = ?)",
-      ).all(key, file, outDir) as unknown[][]
+      jobRows(c, "WHERE service_id IN (SELECT id FROM services) AND job_key = ? AND file = ?").all(
+        key,
+        file,
+      ) as unknown[][]
     ).map(jobRowOf)
   );
 }

@@ -189,17 +189,8 @@ export async function listInFlight(c: PgContext): Promise<JobRow[]> {
 }
 
 /** Of any service. */
-export async function listJobsWithFile(
-  c: PgContext,
-  key: string,
-  file: string,
-  outDir: string,
-): Promise<JobRow[]> {
-  return jobRows(c, "WHERE job_key = $1 AND file = $2 AND (out_dir IS NULL OR out_dir = $3) ORDER BY id", [
-    key,
-    file,
-    outDir,
-  ]);
+export async function listJobsWithFile(c: PgContext, key: string, file: string): Promise<JobRow[]> {
+  return jobRows(c, "WHERE job_key = $1 AND file = $2 ORDER BY id", [key, file]);
 }
 
 /** One statement: the rows deleted and their events. */
