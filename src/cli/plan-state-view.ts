@@ -2,11 +2,12 @@
 // failed, which contents are uploaded and which speech exists, for one service. The plan itself is
 // pure and synchronous (manifest/plan.ts); the store is asynchronous, so what the plan may ask of it
 // is read here first, for the jobs of `manifests`.
-import type { JobStatus, NormalizedManifest, PlanStateView } from "../manifest/index.js";
+import type { NormalizedManifest, PlanStateView } from "../manifest/index.js";
 import { refsOf } from "../engine/submit.js";
 import { videoFile } from "../output/layout.js";
 import { filesHere, keptName } from "../output/versions.js";
 import { outFolderOf } from "../output/out-folder.js";
+import { earlierVersionOf, errorOfRow, jobStatusOf } from "../run/job-versions.js";
 import { type JobRow, type JobStore, type SpeechRow, versionKey } from "../state/store.js";
 
 export async function loadPlanStateView(
@@ -49,41 +50,11 @@ export async function loadPlanStateView(
     versions.set(row.job_key, list);
   }
   return {
-    earlierVersion(key, specHash) {
-      const others = (versions.get(key) ?? []).filter((row) => row.spec_hash !== specHash);
-      // The last one sent, else the last one recorded.
-      const sent = others.filter((row) => row.attempts > 0);
-      const last = (sent.length > 0 ? sent : others).reduce<JobRow | undefined>(
-        (latest, row) => (latest === undefined || row.updated_at > latest.updated_at ? row : latest),
-        undefined,
-      );
-      return last && { specJson: last.spec_json, sent: last.attempts > 0 };
-    },
-    errorOf(key, specHash) {
-      const row = rows.get(versionKey(key, specHash));
-      return row && (row.state === "Fail" || row.state === "Canceled") ? (row.error ?? row.state) : undefined;
-    },
+    earlierVersion: (key, specHash) => earlierVersionOf(versions.get(key) ?? [], specHash),
+    errorOf: (key, specHash) => errorOfRow(rows.get(versionKey(key, specHash))),
     madeAs: (specHash) => made.get(specHash),
     replacedAs: (key, specHash) => replaced.get(versionKey(key, specHash)),
-    jobStatus(key: string, specHash: string): JobStatus {
-      const row = rows.get(versionKey(key, specHash));
-      switch (row?.state) {
-        case undefined:
-        case "pending":
-          return "new";
-        case "Success":
-          return "done";
-        case "submitting":
-        case "submitted":
-          return "in-flight";
-        case "uncertain":
-          return "uncertain";
-        case "Fail":
-        case "Canceled":
-          // Nothing was sent for a local failure: the next run simply tries again.
-          return row.fail_kind === "local" ? "new" : "failed";
-      }
-    },
+    jobStatus: (key, specHash) => jobStatusOf(rows.get(versionKey(key, specHash))),
     assetUploaded: (sha256) => assets.get(sha256) !== undefined,
     speechMade: (voiceId, text) => speech.get(speechKey(voiceId, text))?.state === "done",
   };

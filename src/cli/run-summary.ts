@@ -6,7 +6,8 @@ import { budgetJson } from "../budget/index.js";
 import { join } from "node:path";
 import { type JobResult, resultOf } from "../output/job-record.js";
 import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
-import { nextSteps } from "../run/next-steps.js";
+import { ServiceError } from "../client/index.js";
+import { ADVISED_STOPS, nextSteps, stopCause } from "../run/next-steps.js";
 import type { RunSummary } from "../run/run-batch.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO } from "./command.js";
@@ -64,21 +65,32 @@ export function printRunSummary(end: RunEnd): void {
     if (tally.Success === 0) delete tally.Success;
     tally["generated, not downloaded"] = undownloaded;
   }
+  const { fatal } = summary;
+  const outcome = fatal ? `stopped: ${stopCause(fatal.code)}` : summary.outcome;
   const lines = [
-    `reel run: ${summary.outcome}. ${
+    `reel run: ${outcome}. ${
       Object.entries(tally)
         .map(([s, n]) => `${n} ${s}`)
         .join(", ") || "no jobs"
     }`,
   ];
-  const needing = results.filter((r) => r.error !== null || (r.status === "Success" && r.file === null));
+  // After a stop, the jobs it left unsent carry its message: said once below, not once per job.
+  const leftByStop = fatal ? results.filter((r) => r.status === "unsent") : [];
+  if (leftByStop.length > 0) {
+    const names = leftByStop.slice(0, LISTED_JOBS).map(keyOf).join(", ");
+    const more = leftByStop.length > LISTED_JOBS ? ` and ${leftByStop.length - LISTED_JOBS} more` : "";
+    lines.push(`  not sent, nothing paid for them: ${names}${more}`);
+  }
+  const needing = results.filter(
+    (r) => !leftByStop.includes(r) && (r.error !== null || (r.status === "Success" && r.file === null)),
+  );
   for (const r of needing.slice(0, LISTED_JOBS)) {
-    lines.push(`  ${r.manifest}/${r.id}: ${r.status}: ${r.error ?? "not downloaded yet"}`);
+    lines.push(`  ${keyOf(r)}: ${r.status}: ${r.error ?? "not downloaded yet"}`);
   }
   if (needing.length > LISTED_JOBS) {
     lines.push(`  ... and ${needing.length - LISTED_JOBS} more (reel status, or the report)`);
   }
-  if (summary.fatal) lines.push(summary.fatal.message);
+  if (fatal) lines.push(stopDetail(fatal));
   for (const step of steps) lines.push(step.text);
   const folders = videoFolders(results);
   if (folders.length > 0) {
@@ -91,6 +103,19 @@ export function printRunSummary(end: RunEnd): void {
   );
   lines.push(`Log: ${shown(end.logFile)}`);
   io.stderr.write(`${lines.join("\n")}\n`);
+}
+
+const keyOf = (r: JobResult): string => `${r.manifest}/${r.id}`;
+
+/**
+ * What stopped the run, as the service or the disk said it. A key or credits refusal's message ends
+ * with the advice its next step gives: the service's own words alone, then.
+ */
+function stopDetail(fatal: NonNullable<RunSummary["fatal"]>): string {
+  if (!ADVISED_STOPS.has(fatal.code) || !(fatal instanceof ServiceError)) return fatal.message;
+  const status = fatal.status !== undefined ? ` with ${fatal.status}` : "";
+  const words = fatal.serviceMessage !== undefined ? `: ${JSON.stringify(fatal.serviceMessage)}` : "";
+  return `The service answered ${fatal.endpoint}${status}${words}.`;
 }
 
 /** Each manifest's folder under OUT with the number of videos in it, in the order of the jobs. */

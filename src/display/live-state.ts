@@ -33,6 +33,11 @@ export interface LiveState {
   readonly manifests: Map<string, ManifestCount>;
   /** Jobs that ended in this run (this watch session), the last way each ended. */
   readonly finals: Map<string, { kind: FinalKind; at: number }>;
+  /**
+   * watch: versions that ended in this session and were then edited (a new version to make): still
+   * this session's work, no longer their video's.
+   */
+  readonly replaced: { done: number; failed: number; uncertain: number };
   readonly jobs: Map<string, JobView>;
   readonly hashing: Set<string>;
   readonly uploads: Map<string, { size: number; sent: number }>;
@@ -50,6 +55,7 @@ export function makeLiveState(concurrency: number, now: number): LiveState {
     startedAt: now,
     manifests: new Map(),
     finals: new Map(),
+    replaced: { done: 0, failed: 0, uncertain: 0 },
     jobs: new Map(),
     hashing: new Set(),
     uploads: new Map(),
@@ -116,6 +122,12 @@ export function applyEvent(state: LiveState, e: ProgressEvent, now: number): voi
       return;
     case "manifest":
       if (key !== undefined) {
+        for (const job of e.toMake ?? []) {
+          const final = state.finals.get(job);
+          if (final === undefined) continue;
+          if (final.kind !== "before") state.replaced[final.kind]++;
+          state.finals.delete(job);
+        }
         // Its videos done in this session are counted as this session's, not again as before.
         let doneHere = 0;
         for (const [job, final] of state.finals) {
@@ -197,6 +209,9 @@ export function totalsOf(state: LiveState): Totals {
     uncertain: 0,
   };
   const ended = new Map<string, number>(); // manifest -> its jobs ended in this run or session
+  totals.done += state.replaced.done;
+  totals.failed += state.replaced.failed;
+  totals.uncertain += state.replaced.uncertain;
   for (const [key, final] of state.finals) {
     if (final.kind === "before") totals.endedBefore++;
     else totals[final.kind]++;

@@ -74,6 +74,11 @@ export interface ProgressEvent {
   /** `manifest`: its jobs, and how many of them were already done. */
   readonly total?: number;
   readonly done?: number;
+  /**
+   * `manifest`: its jobs to be generated now (new, or a new version): what ended of them earlier in
+   * the session was another version, no longer their video.
+   */
+  readonly toMake?: readonly string[];
 }
 
 export interface ProgressSink {

@@ -374,6 +374,8 @@ async function recordSubmitFailure(
     // created, so no attempt was spent and the job goes back to pending.
     await store.markRefused(rowId, message);
     await refund(ctx, claimed);
+    // It holds no generation: it waits (for the pause, the backoff, or its end), not at the service.
+    ctx.progress.event({ stage: "queued", key });
     if (gate.handleFatal(error)) return ctx.options.onFatal === "pause" ? "retry" : "end";
     // A connect timeout is a refusal for certain, but not one to wait out (as before classify).
     const transient = c.verdict === "transient" && c.reason !== "connect-timeout";

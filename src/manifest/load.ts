@@ -278,9 +278,17 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
     message: string,
     code: Problem["code"],
     target: "value" | "key" = "value",
+    media?: string,
   ) => {
     const said = inExpansion.say(p, message);
-    if (said !== undefined) problems.push({ file, ...at(p, target), message: said, code });
+    if (said === undefined) return;
+    problems.push({
+      file,
+      ...at(p, target),
+      message: said,
+      code,
+      ...(media !== undefined ? { media: shownPath(options.cwd, media) } : {}),
+    });
   };
 
   // 2. Validate against the schema.
@@ -403,7 +411,7 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
       const use: MediaUse = site.field === "source" ? "image" : "audio";
       const checked = await checker.check(site.value, dir, site.field, use);
       if (checked.ok) refs.set(site.key, checked.ref);
-      else problem(site.path, checked.message, checked.code);
+      else place(site.path, checked.message, checked.code, "value", checked.file);
     }),
   );
 

@@ -11,6 +11,11 @@ export interface Problem {
   col: number;
   message: string;
   code: ProblemCode;
+  /**
+   * A media file the manifest names that is not there, or not whole (E_FILE_MISSING,
+   * E_MEDIA_FORMAT), named as `file` is: a watcher waits for it.
+   */
+  media?: string;
 }
 
 /** Stable codes: scripts and tests branch on these, never on message text. */

@@ -26,6 +26,29 @@ export interface NextStep {
 
 const keyOf = (r: JobResult): string => `${r.manifest}/${r.id}`;
 
+/**
+ * How a stopped run ended, in a few words for the summary's first line (`stopped: out of credits`);
+ * `--json` keeps the outcome `fatal` and gives the code.
+ */
+export function stopCause(code: string): string {
+  switch (code) {
+    case "E_CREDITS":
+      return "out of credits";
+    case "E_AUTH":
+      return "the service refused the API key";
+    case "E_OUTPUT_DISK":
+      return "the output folder's disk refused a write";
+    default:
+      return "the service could not be used";
+  }
+}
+
+/**
+ * Stops whose error message ends with its own advice (client/errors.ts), which the next step gives
+ * again: the summary shows the service's words alone beside the step.
+ */
+export const ADVISED_STOPS: ReadonlySet<string> = new Set(["E_AUTH", "E_CREDITS"]);
+
 /** The steps that apply after a run that ended as `summary` says, its jobs as `results`. */
 export function nextSteps(summary: RunSummary, results: readonly JobResult[]): NextStep[] {
   const steps: NextStep[] = [];

@@ -175,14 +175,17 @@ export interface JobRecords {
   /** The job versions of this service whose video was downloaded, as versionKey(key, spec hash). */
   downloadedVersions(): Promise<Set<string>>;
   /**
-   * For each spec hash that a job of this service was generated with (Success), the key of one such
-   * job: a new job with the same request under another name (a renamed manifest) would pay again.
+   * For each spec hash that a job of this service was generated with (Success) or is being generated
+   * with (sent, not ended: as paid for), the key of one such job: a new job with the same request
+   * under another name (a renamed manifest, also one renamed while its videos are made) pays again.
    */
   madeSpecs(): Promise<Map<string, string>>;
   /** Every job version of this service, by versionKey(key, spec hash): one query for a whole run. */
   jobsByVersion(): Promise<Map<string, JobRow>>;
   /** Every job version of this service, newest last. */
   listJobs(): Promise<JobRow[]>;
+  /** Every job version of this service of `manifest` (every version of each of its videos), newest last. */
+  listManifestJobs(manifest: string): Promise<JobRow[]>;
   /**
    * The current version of every job (the one whose video holds `<id>.mp4`, else the newest), of
    * every service, or of this store's service when it has one.

@@ -208,6 +208,9 @@ export class StateStore implements JobStore {
   async listJobs(): Promise<JobRow[]> {
     return jobs.listJobs(this.c);
   }
+  async listManifestJobs(manifest: string): Promise<JobRow[]> {
+    return jobs.listManifestJobs(this.c, manifest);
+  }
   async listLatestJobs(): Promise<(JobRow & { base_url: string })[]> {
     return jobs.listLatestJobs(this.c);
   }

@@ -21,7 +21,7 @@ import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import { resultOf } from "../output/job-record.js";
 import { DEFAULTS } from "../defaults.js";
-import { noteRepeatedJobs } from "../run/notes.js";
+import { noteRepeatedJobs, readManifestJobs } from "../run/notes.js";
 import type { OutputDiskError } from "../errors.js";
 import { type JobRow, type StateFileError, versionKey } from "../state/store.js";
 import { shownPath } from "../user-path.js";
@@ -230,6 +230,10 @@ async function watchWithProgress(
       code === PROBLEM_CODES.fileMissing || code === PROBLEM_CODES.mediaFormat;
     if (problems.some((p) => mediaPending(p.code))) awaitingMedia.add(file);
     else awaitingMedia.delete(file);
+    // Nothing wrong but files still to land: the manifest waits for them rather than being skipped.
+    const awaited = problems.every((p) => mediaPending(p.code) && p.media !== undefined)
+      ? [...new Set(problems.map((p) => p.media!))]
+      : [];
     const refusal = manifest && problems.length === 0 ? await options.refuseJobs?.(manifest.jobs) : undefined;
     if (refusal !== undefined) {
       problems.push({
@@ -247,7 +251,11 @@ async function watchWithProgress(
       // (if any) keeps running until the file is fixed or deleted.
       if (reported.get(file) !== text) {
         reported.set(file, text);
-        options.report(`${text}\n${display(file)}: skipped until fixed\n`);
+        const outcome =
+          awaited.length > 0
+            ? `waiting for ${awaited.join(", ")} (read again every ${FOLDER_CHECK_MS / 1000} s; its videos run once ${awaited.length === 1 ? "it is" : "they are"} there)`
+            : "skipped until fixed";
+        options.report(`${text}\n${display(file)}: ${outcome}\n`);
       }
       return;
     }
@@ -261,16 +269,18 @@ async function watchWithProgress(
     const previous = nameOf.get(file);
     nameOf.set(file, manifest.name);
     if (previous !== undefined && previous !== manifest.name) await release(previous);
+    // What this reading will have generated, and why: each is paid for.
+    const reading = await readManifestJobs(options.store, manifest, options.load.cwd);
     progress.event({
       stage: "note",
-      detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'`,
+      detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'; ${reading.why === "" ? "nothing new to generate" : `to generate: ${reading.why}`}`,
     });
-    const done = await options.store.downloadedVersions();
     progress.event({
       stage: "manifest",
       key: manifest.name,
       total: manifest.jobs.length,
-      done: manifest.jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length,
+      done: reading.done,
+      toMake: reading.toMake,
     });
     await noteRepeatedJobs(progress, options.store, manifest.jobs);
     finishedSaid.delete(manifest.name); // said again once this reading's jobs are all final

@@ -128,6 +128,22 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await store.close();
     });
 
+    it("lists every version of one manifest's jobs, and counts a generation under way as made", async () => {
+      const storage = await makeHarness();
+      const store = await storage.open("x");
+      const first = await store.upsertJob(JOB);
+      const edited = await store.upsertJob({ ...JOB, specHash: "h2", specJson: '{"edited":true}' });
+      await store.upsertJob({ ...JOB, key: "n/a", manifest: "n", specHash: "h3" });
+      expect((await store.listManifestJobs("m")).map((row) => row.id)).toEqual([first.id, edited.id]);
+      expect(await store.madeSpecs()).toEqual(new Map());
+      // Sent, no answer yet, then answered: either way paid for, so a renamed manifest's twin pays again.
+      await store.markSubmitting(first.id);
+      expect(await store.madeSpecs()).toEqual(new Map([["h1", "m/a"]]));
+      await store.markSubmitted(first.id, "7");
+      expect(await store.madeSpecs()).toEqual(new Map([["h1", "m/a"]]));
+      await store.close();
+    });
+
     // Costed intents are compare-and-set: whatever fooled the lock, one job, speech or upload is
     // claimed once (see test/state/two-runners.test.ts for two real runners).
     it("claims a job for submission once: a row another process claimed is not sent again", async () => {

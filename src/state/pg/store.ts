@@ -328,6 +328,9 @@ export class PgStore implements JobStore {
   listJobs(): Promise<JobRow[]> {
     return this.io(() => jobs.listJobs(this.c));
   }
+  listManifestJobs(manifest: string): Promise<JobRow[]> {
+    return this.io(() => jobs.listManifestJobs(this.c, manifest));
+  }
   listLatestJobs(): Promise<(JobRow & { base_url: string })[]> {
     return this.io(() => jobs.listLatestJobs(this.c));
   }
