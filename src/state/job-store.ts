@@ -374,6 +374,64 @@ export interface BudgetRecords {
   endBudgetSession(id: number): Promise<void>;
 }
 
+/** A reviewer's verdict on a take: `reel approve`, `reel reject` (or the review page). */
+export type Verdict = "approved" | "rejected";
+/** What a decision records: a verdict, or an earlier one cleared (`reel undecide`). */
+export type DecisionAction = Verdict | "cleared";
+
+/** A decision to record on a job version (its key and spec hash: an edited spec is another job). */
+export interface NewDecision {
+  readonly key: string;
+  readonly specHash: string;
+  readonly decision: DecisionAction;
+  readonly reviewer: string;
+  readonly note?: string | null;
+}
+
+/** A decision as recorded. */
+export interface DecisionRow {
+  /** Its order in the store: of one job version's decisions, the highest is the latest. */
+  readonly id: number;
+  /** The service of the job version, as the store names it (the `base_url` of listLatestJobs). */
+  readonly baseUrl: string;
+  readonly key: string;
+  readonly specHash: string;
+  readonly decision: DecisionAction;
+  readonly reviewer: string;
+  readonly note: string | null;
+  /** Epoch milliseconds, by the clock of the process that recorded it. */
+  readonly decidedAt: number;
+}
+
+/** Latest decisions of one service's job versions by versionKey(key, spec hash). */
+export function decisionsByVersion(rows: readonly DecisionRow[]): Map<string, DecisionRow> {
+  return new Map(rows.map((row) => [versionKey(row.key, row.specHash), row]));
+}
+
+/**
+ * Reviewers' decisions, scoped by service and kept per job version (key and spec hash, not row id:
+ * a version forgotten and made again, or rebuilt from the records, keeps its decisions). Every
+ * decision is kept; the latest of a version counts. A store opened to review (openReviewStore)
+ * writes them beside a run or watch that holds the store: see docs/review.md.
+ */
+export interface ReviewRecords {
+  /**
+   * Records `decisions`, all or none (one transaction), in their order; returns them as recorded.
+   * Nothing checks that the job versions exist: the caller has read them.
+   */
+  recordDecisions(decisions: readonly NewDecision[]): Promise<DecisionRow[]>;
+  /**
+   * The latest decision of every decided job version of this service (of every service, for a
+   * reader opened without one), in one query; of `versions` only, when given. A version whose
+   * latest decision is `cleared` is listed with it: undecided again, and the history says by whom.
+   */
+  latestDecisions(
+    versions?: readonly { readonly key: string; readonly specHash: string }[],
+  ): Promise<DecisionRow[]>;
+  /** Every decision on this job version of this service, oldest first. */
+  decisionHistory(key: string, specHash: string): Promise<DecisionRow[]>;
+}
+
 /** What reel learned of the service, scoped by service (engine/run-times.ts). */
 export interface LearnedRecords {
   /** The learned run times as last written (RunTimes.toJSON), if any. */
@@ -448,7 +506,7 @@ export type OutageEvent =
   | { readonly state: "up"; readonly downMs: number };
 
 export interface JobStore
-  extends JobRecords, AssetRecords, SpeechRecords, BudgetRecords, LearnedRecords, LocalCaches {
+  extends JobRecords, AssetRecords, SpeechRecords, BudgetRecords, LearnedRecords, LocalCaches, ReviewRecords {
   /** The fleet's operations, on a store shared by several runners (PostgreSQL); undefined on a state file. */
   readonly fleet?: FleetStore;
   /** Where the store is, for messages (the state file's path). */
@@ -465,3 +523,15 @@ export interface JobStore
   /** Flushes and closes. Throws `writeFailure`, if any, once the store is released. */
   close(): Promise<void>;
 }
+
+/**
+ * What deciding and retaking use of a store (`reel approve`, `reject`, `undecide`, `retake`, the
+ * review page): the jobs to read, and the review records to write. Opened by openReviewStore beside
+ * a run or watch that holds the store (no lock taken, no runner registered), so nothing here can
+ * claim a costed call: the methods that could are left out of the type.
+ */
+export type ReviewStore = Pick<
+  JobStore,
+  "path" | "listLatestJobs" | "listJobs" | "listManifestJobs" | "findJob" | "close"
+> &
+  ReviewRecords;

@@ -164,4 +164,21 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   ) STRICT;
   `,
+  // 9: reviewers' decisions on takes (ReviewRecords in job-store.ts): every decision on a job version
+  // is kept, the latest counts. Keyed by the version (key, spec hash), not the job's row: a row
+  // forgotten and made again, or rebuilt from the records, keeps its decisions. Written by
+  // `reel approve` and the review page beside a run that holds the file (see docs/review.md).
+  `
+  CREATE TABLE decisions (
+    id INTEGER PRIMARY KEY,
+    service_id INTEGER NOT NULL REFERENCES services(id),
+    job_key TEXT NOT NULL,
+    spec_hash TEXT NOT NULL,
+    decision TEXT NOT NULL CHECK (decision IN ('approved', 'rejected', 'cleared')),
+    reviewer TEXT NOT NULL,
+    note TEXT,
+    decided_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX decisions_by_version ON decisions (service_id, job_key, spec_hash, id);
+  `,
 ];

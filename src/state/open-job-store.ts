@@ -2,7 +2,7 @@
 // postgres:// URL the shared store on PostgreSQL (PgStore). Callers get a JobStore. What only a state
 // file has (its lock file, its journal scope from its real path, the service it used last) stays with
 // StateStore's static helpers, at the CLI's edge.
-import type { JobStore } from "./job-store.js";
+import type { JobStore, ReviewStore } from "./job-store.js";
 import type { LeaseTiming } from "./pg/lease.js";
 import { PgStore } from "./pg/store.js";
 import { type OpenStateOptions, StateStore } from "./store.js";
@@ -34,4 +34,18 @@ export async function openJobStore(
     });
   }
   return StateStore.open(path, options);
+}
+
+/**
+ * Opens the store to decide and retake (ReviewStore) beside a run or watch that holds it: the state
+ * file at `path` without its lock, or the PostgreSQL store at `storeUrl` without a runner. The store
+ * must exist and know `options.baseUrl`'s service (StateFileError otherwise).
+ */
+export async function openReviewStore(
+  path: string,
+  options: { readonly baseUrl: string; readonly now?: () => number },
+  storeUrl?: string,
+): Promise<ReviewStore> {
+  if (storeUrl !== undefined) return PgStore.open(storeUrl, { ...options, review: true });
+  return StateStore.open(path, { ...options, review: true });
 }

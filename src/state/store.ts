@@ -18,11 +18,13 @@ import type { StateFileError } from "./errors.js";
 import type {
   BudgetOwner,
   BudgetSessionRow,
+  DecisionRow,
   FailKind,
   FileStamp,
   JobHead,
   JobRow,
   JobStore,
+  NewDecision,
   NewJob,
   RestoredJob,
   SpeechCharge,
@@ -36,6 +38,7 @@ import * as budget from "./sql/budget.js";
 import * as assets from "./sql/assets.js";
 import * as caches from "./sql/caches.js";
 import type { SqlContext } from "./sql/context.js";
+import * as decisions from "./sql/decisions.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import * as learned from "./sql/learned.js";
@@ -83,8 +86,11 @@ export class StateStore implements JobStore {
     const statements = new Statements(db);
     this.turn = new Turn(db, statements, now, path, `${realStatePath(path)}-wal`, !readonly);
     this.c = { db, statements, turn: this.turn, serviceId, now };
+    // A reviewer (no lock) writes no journal: it sends nothing.
     this.journalScope =
-      readonly || baseUrl === undefined ? undefined : StateStore.journalScopeOf(path, baseUrl);
+      readonly || lock === undefined || baseUrl === undefined
+        ? undefined
+        : StateStore.journalScopeOf(path, baseUrl);
     if (!readonly) openStores.add(this);
   }
 
@@ -338,6 +344,20 @@ export class StateStore implements JobStore {
   }
   async endBudgetSession(id: number): Promise<void> {
     budget.endBudgetSession(this.c, id);
+  }
+
+  // ---- reviewers' decisions (sql/decisions.ts) ----
+
+  async recordDecisions(list: readonly NewDecision[]): Promise<DecisionRow[]> {
+    return decisions.recordDecisions(this.c, list);
+  }
+  async latestDecisions(
+    versions?: readonly { readonly key: string; readonly specHash: string }[],
+  ): Promise<DecisionRow[]> {
+    return decisions.latestDecisions(this.c, versions);
+  }
+  async decisionHistory(key: string, specHash: string): Promise<DecisionRow[]> {
+    return decisions.decisionHistory(this.c, key, specHash);
   }
 
   // ---- what reel learned of the service (sql/learned.ts) ----

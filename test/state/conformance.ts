@@ -3,7 +3,14 @@
 // SQLite state file; a second backend (PostgreSQL, issue 18) runs it on its own.
 import { describe, expect, it } from "vitest";
 import { ClaimLostError } from "../../src/state/errors.js";
-import type { JobStore } from "../../src/state/job-store.js";
+import {
+  type DecisionRow,
+  decisionsByVersion,
+  type JobStore,
+  type NewDecision,
+  type ReviewStore,
+  versionKey,
+} from "../../src/state/job-store.js";
 
 /**
  * Storage of one test, fresh each time. A store opened again after `close` sees what was written;
@@ -13,6 +20,10 @@ export interface StoreHarness {
   open(baseUrl: string): Promise<JobStore>;
   /** A reader (`reel status`) beside the writer that holds the store. */
   openReader(baseUrl: string): Promise<JobStore>;
+  /** A reader of every service's rows (`reel status` without --base-url). */
+  openReaderOfAll(): Promise<JobStore>;
+  /** A reviewer (`reel approve`, the review page) beside the writer that holds the store. */
+  openReviewer(baseUrl: string): Promise<ReviewStore>;
   /** Another process writing to the same storage, that no lock stopped (an older reel, a lock bypassed). */
   outside(): OutsideWriter;
 }
@@ -39,6 +50,10 @@ const JOB = {
   seconds: 5,
   model: "actor-2",
 };
+
+/** A decision as the tests compare it: what was recorded, not its id or time. */
+const said = (row: DecisionRow | undefined) =>
+  row && { decision: row.decision, reviewer: row.reviewer, note: row.note, specHash: row.specHash };
 
 export function describeStoreConformance(name: string, makeHarness: () => Promise<StoreHarness>): void {
   describe(`state store conformance: ${name}`, () => {
@@ -191,6 +206,87 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await store.markUploading("def");
       await store.markUploading("def"); // its own intent again (an upload retried in the same run)
       await store.close();
+    });
+
+    it("keeps each job version's decisions beside a writer that holds the store; the latest counts", async () => {
+      const storage = await makeHarness();
+      const writer = await storage.open("x");
+      const a = await writer.upsertJob(JOB);
+      await writer.upsertJob({ ...JOB, specHash: "h2", specJson: '{"edited":true}' });
+      await writer.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+      await writer.flush();
+      // The writer (a run, a watch) stays open, holding the store, while a reviewer decides.
+      const reviewer = await storage.openReviewer("x");
+      const decide = (list: NewDecision[]) => reviewer.recordDecisions(list);
+      const [approved] = await decide([
+        { key: "m/a", specHash: "h1", decision: "approved", reviewer: "ana" },
+      ]);
+      expect(approved).toMatchObject({ key: "m/a", specHash: "h1", decision: "approved", reviewer: "ana" });
+      expect(approved!.note).toBeNull();
+      expect(approved!.decidedAt).toBeGreaterThan(0);
+      await decide([
+        { key: "m/a", specHash: "h1", decision: "rejected", reviewer: "bob", note: "smile too wide" },
+        { key: "m/b", specHash: "h1", decision: "approved", reviewer: "bob" },
+      ]);
+      const latest = decisionsByVersion(await reviewer.latestDecisions());
+      expect(said(latest.get(versionKey("m/a", "h1")))).toEqual({
+        decision: "rejected",
+        reviewer: "bob",
+        note: "smile too wide",
+        specHash: "h1",
+      });
+      expect(said(latest.get(versionKey("m/b", "h1")))?.decision).toBe("approved");
+      // The edited version is a job of its own, undecided.
+      expect(latest.has(versionKey("m/a", "h2"))).toBe(false);
+      expect(latest.size).toBe(2);
+      // Only the versions asked for, when some are named.
+      const some = await reviewer.latestDecisions([{ key: "m/b", specHash: "h1" }]);
+      expect(some.map((row) => row.key)).toEqual(["m/b"]);
+      // A decision cleared: the history keeps it, the latest says so.
+      await decide([{ key: "m/a", specHash: "h1", decision: "cleared", reviewer: "ana" }]);
+      const cleared = decisionsByVersion(await reviewer.latestDecisions());
+      expect(cleared.get(versionKey("m/a", "h1"))?.decision).toBe("cleared");
+      const history = await reviewer.decisionHistory("m/a", "h1");
+      expect(history.map((row) => [row.decision, row.reviewer, row.note])).toEqual([
+        ["approved", "ana", null],
+        ["rejected", "bob", "smile too wide"],
+        ["cleared", "ana", null],
+      ]);
+      expect(await reviewer.decisionHistory("m/a", "h2")).toEqual([]);
+      // All or nothing: one bad decision in a list records none of it.
+      await expect(
+        decide([
+          { key: "m/b", specHash: "h1", decision: "rejected", reviewer: "ana" },
+          { key: "m/b", specHash: "h1", decision: "maybe" as NewDecision["decision"], reviewer: "ana" },
+        ]),
+      ).rejects.toThrow();
+      expect((await reviewer.decisionHistory("m/b", "h1")).map((row) => row.decision)).toEqual(["approved"]);
+      await reviewer.close();
+
+      // The writer goes on writing, and reads the decisions (its records carry them).
+      expect(await writer.markSubmitting(a.id)).toBe(1);
+      const seen = decisionsByVersion(await writer.latestDecisions());
+      expect(seen.get(versionKey("m/b", "h1"))?.reviewer).toBe("bob");
+      await writer.close();
+      // Another reader sees them; another service has none; a reader of every service, each's own.
+      const reader = await storage.openReader("x");
+      expect(await reader.latestDecisions()).toHaveLength(2);
+      await reader.close();
+      const other = await storage.open("https://other.example");
+      await other.upsertJob(JOB);
+      expect(await other.latestDecisions()).toEqual([]);
+      await other.close();
+      const otherReviewer = await storage.openReviewer("https://other.example");
+      await otherReviewer.recordDecisions([
+        { key: "m/a", specHash: "h1", decision: "approved", reviewer: "cy" },
+      ]);
+      await otherReviewer.close();
+      const all = await storage.openReaderOfAll();
+      const everyService = (await all.latestDecisions())
+        .map((row) => `${row.baseUrl} ${row.key} ${row.decision}`)
+        .sort();
+      expect(everyService).toEqual(["https://other.example m/a approved", "x m/a cleared", "x m/b approved"]);
+      await all.close();
     });
 
     it("charges a capped run's claims and speech with their intents, once, and refunds them", async () => {

@@ -77,6 +77,22 @@ describe("the PostgreSQL store", () => {
     expect(await query(url, "SELECT count(*)::int AS n FROM services")).toEqual([{ n: 2 }]);
   });
 
+  it("opens a reviewer as no runner of the fleet, only on a service the store knows", async (context) => {
+    const url = await database(context);
+    const runner = await open(url, "https://a.example");
+    await runner.upsertJob(JOB);
+    const reviewer = await open(url, "https://a.example", { review: true });
+    expect(reviewer.fleet).toBeUndefined();
+    expect(reviewer.journalScope).toBeUndefined();
+    await reviewer.recordDecisions([{ key: "m/a", specHash: "h1", decision: "approved", reviewer: "ana" }]);
+    // One runner: the run's. `reel status` lists no reviewer among the fleet.
+    expect(await query(url, "SELECT count(*)::int AS n FROM runners")).toEqual([{ n: 1 }]);
+    await expect(open(url, "https://b.example", { review: true })).rejects.toThrow(
+      /has no jobs of https:\/\/b\.example/,
+    );
+    expect(await query(url, "SELECT count(*)::int AS n FROM services")).toEqual([{ n: 1 }]);
+  });
+
   it("upserts a job once, returns heads in the order asked, and numbers as numbers", async (context) => {
     const url = await database(context);
     const store = await open(url);

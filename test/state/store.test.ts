@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { StateLockedError } from "../../src/state/db/lock.js";
 import { MIGRATIONS } from "../../src/state/migrations.js";
+import { openReviewStore } from "../../src/state/open-job-store.js";
 import { StateFileError, StateStore } from "../../src/state/store.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -49,6 +50,34 @@ describe("state store", () => {
     expect(
       check.prepare("SELECT name FROM sqlite_master WHERE name = 'jobs_by_state'").get(),
     ).toBeUndefined();
+    check.close();
+  });
+
+  it("opens a reviewer beside the run that holds the file, and makes no file nor service of its own", async () => {
+    const dir = await tempDir();
+    const path = join(dir, "state.db");
+    await expect(openReviewStore(path, { baseUrl: "https://a.example" })).rejects.toThrow(
+      `no state file at ${path}`,
+    );
+    expect(existsSync(path)).toBe(false);
+    const run = StateStore.open(path, { baseUrl: "https://a.example" });
+    await run.upsertJob(JOB);
+    await run.flush();
+    // The run holds the file's lock; a second run is refused, a reviewer is not.
+    expect(() => StateStore.open(path, { baseUrl: "https://a.example" })).toThrow(StateLockedError);
+    const reviewer = await openReviewStore(path, { baseUrl: "https://a.example" });
+    await reviewer.recordDecisions([{ key: "m/a", specHash: "h1", decision: "approved", reviewer: "ana" }]);
+    await reviewer.close();
+    await expect(openReviewStore(path, { baseUrl: "https://b.example" })).rejects.toThrow(
+      "has no jobs of https://b.example",
+    );
+    // Still the run's: its lock held, its writes go on, and it reads what the reviewer recorded.
+    expect(() => StateStore.open(path, { baseUrl: "https://a.example" })).toThrow(StateLockedError);
+    await run.markSubmitting((await run.findJob("m/a", "h1"))!.id);
+    expect((await run.latestDecisions()).map((d) => d.reviewer)).toEqual(["ana"]);
+    await run.close();
+    const check = new Database(path, { readonly: true });
+    expect(check.prepare("SELECT base_url FROM services").all()).toEqual([{ base_url: "https://a.example" }]);
     check.close();
   });
 

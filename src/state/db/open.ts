@@ -18,6 +18,12 @@ export interface OpenStateOptions {
   readonly baseUrl?: string;
   /** Read-only use (plan, status): no lock, no migration, no service row created. */
   readonly readonly?: boolean;
+  /**
+   * Deciding and retaking (reel approve, the review page) beside a run or watch that holds the file:
+   * writes without taking its lock (see docs/review.md). The file must exist, and know `baseUrl`'s
+   * service: nothing is created but the tables of this reel's migrations.
+   */
+  readonly review?: boolean;
   readonly now?: () => number;
   /**
    * Called, with the file locked and before any table is created, when the state holds nothing:
@@ -38,17 +44,21 @@ export interface OpenedState {
 
 export function openStateDatabase(path: string, options: OpenStateOptions): OpenedState {
   const readonly = options.readonly ?? false;
-  if (readonly && !existsSync(path)) {
+  const review = !readonly && options.review === true;
+  if ((readonly || review) && !existsSync(path)) {
     throw new StateFileError(`no state file at ${path}`);
   }
   if (!readonly) mkdirSync(dirname(path), { recursive: true });
   checkHeader(path);
   const existed = existsSync(path);
-  // A lock on the file itself (see lock.ts): every link to it, from any process, meets it.
-  const lock = readonly ? undefined : acquireLock(realStatePath(path));
+  // A lock on the file itself (see lock.ts): every link to it, from any process, meets it. A
+  // reviewer takes none: the lock keeps a second payer out, and a reviewer pays for nothing.
+  const lock = readonly || review ? undefined : acquireLock(realStatePath(path));
   let db: Database.Database | undefined;
   try {
-    db = new Database(path, { readonly, fileMustExist: readonly });
+    db = new Database(path, { readonly, fileMustExist: readonly || review });
+    // A reviewer's write waits for the turn a runner is committing (milliseconds), and a runner's
+    // for a reviewer's (a few rows): see docs/review.md.
     db.pragma("busy_timeout = 5000");
     const check = db.pragma("quick_check", { simple: true });
     if (check !== "ok") {
@@ -56,6 +66,7 @@ export function openStateDatabase(path: string, options: OpenStateOptions): Open
         `the state file ${path} is damaged (${String(check)}). It is the record of the credits spent, so reel does not recreate it: keep a copy, then move it away to start afresh (jobs already submitted would then be submitted again).`,
       );
     }
+    if (review && isEmpty(db)) throw new StateFileError(`the state file ${path} holds nothing yet`);
     if (!readonly) {
       if (options.whenNew && isEmpty(db)) options.whenNew(existed ? "empty" : "missing");
       db.pragma("journal_mode = WAL");
@@ -70,9 +81,12 @@ export function openStateDatabase(path: string, options: OpenStateOptions): Open
     const serviceId =
       options.baseUrl === undefined
         ? -1
-        : readonly
+        : readonly || review
           ? (findService(db, options.baseUrl) ?? 0) // 0 matches no row: that service has none
           : ensureService(db, options.baseUrl);
+    if (review && serviceId === 0) {
+      throw new StateFileError(`the state file ${path} has no jobs of ${options.baseUrl}`);
+    }
     return { db, lock, serviceId };
   } catch (error) {
     db?.close();

@@ -171,6 +171,20 @@ export const PG_MIGRATIONS: PgMigrations = {
       updated_at bigint NOT NULL
     );
     `,
+    // 5: reviewers' decisions on takes, as the state file's migration 9.
+    `
+    CREATE TABLE decisions (
+      id bigserial PRIMARY KEY,
+      service_id bigint NOT NULL REFERENCES services(id),
+      job_key text NOT NULL,
+      spec_hash text NOT NULL,
+      decision text NOT NULL CHECK (decision IN ('approved', 'rejected', 'cleared')),
+      reviewer text NOT NULL,
+      note text,
+      decided_at bigint NOT NULL
+    );
+    CREATE INDEX decisions_by_version ON decisions (service_id, job_key, spec_hash, id);
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

@@ -24,16 +24,18 @@
 import { hostname } from "node:os";
 import pg from "pg";
 import { canonicalBaseUrl } from "../../service/base-url.js";
-import { LeaseLostError, type StateFileError } from "../errors.js";
+import { LeaseLostError, StateFileError } from "../errors.js";
 import type {
   BudgetOwner,
   BudgetSessionRow,
+  DecisionRow,
   FailKind,
   FileStamp,
   FleetStore,
   JobHead,
   JobRow,
   JobStore,
+  NewDecision,
   NewJob,
   RestoredJob,
   SpeechCharge,
@@ -54,6 +56,7 @@ import { PG_MIGRATIONS } from "./migrations.js";
 import * as assets from "./sql/assets.js";
 import * as caches from "./sql/caches.js";
 import { type PgContext, toNumber } from "./sql/context.js";
+import * as decisions from "./sql/decisions.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import * as learned from "./sql/learned.js";
@@ -78,6 +81,12 @@ export interface OpenPgStoreOptions {
    * @defaultValue false
    */
   readonly readonly?: boolean;
+  /**
+   * A reviewer (`reel approve`, the review page): writes decisions and retakes, registers no runner
+   * (it claims nothing, and is no part of the fleet), creates no service row.
+   * @defaultValue false
+   */
+  readonly review?: boolean;
   /** @defaultValue Date.now */
   readonly now?: () => number;
   /**
@@ -208,6 +217,7 @@ export class PgStore implements JobStore {
    */
   static async open(url: string, options: OpenPgStoreOptions): Promise<PgStore> {
     const readonly = options.readonly ?? false;
+    const review = !readonly && options.review === true;
     if (!readonly && options.baseUrl === undefined) throw new TypeError("baseUrl is required to write");
     const lease = options.lease ?? DEFAULT_LEASE;
     if (!(lease.heartbeatMs > 0 && lease.heartbeatMs < lease.leaseMs)) {
@@ -216,7 +226,7 @@ export class PgStore implements JobStore {
       );
     }
     const host = options.host ?? hostname();
-    const pool = await openPool(url, readonly ? 4 : 1);
+    const pool = await openPool(url, readonly || review ? 4 : 1);
     let beatPool: pg.Pool | undefined;
     let runner: Runner | undefined;
     let store: PgStore | undefined;
@@ -225,8 +235,11 @@ export class PgStore implements JobStore {
       const serviceId =
         options.baseUrl === undefined
           ? -1
-          : await serviceIdOf(pool, canonicalBaseUrl(options.baseUrl), readonly);
-      if (!readonly) {
+          : await serviceIdOf(pool, canonicalBaseUrl(options.baseUrl), readonly || review);
+      if (review && serviceId === 0) {
+        throw new StateFileError(`the store ${redactedUrl(url)} has no jobs of ${options.baseUrl}`);
+      }
+      if (!readonly && !review) {
         beatPool = await openPool(url, 1);
         const id = await runners.registerRunner(
           { pool },
@@ -246,7 +259,7 @@ export class PgStore implements JobStore {
         host,
         options.now ?? Date.now,
         path,
-        readonly || options.baseUrl === undefined
+        readonly || review || options.baseUrl === undefined
           ? undefined
           : { state: path, service: canonicalBaseUrl(options.baseUrl) },
         lease,
@@ -481,6 +494,20 @@ export class PgStore implements JobStore {
   }
   endBudgetSession(id: number): Promise<void> {
     return this.io(() => budget.endBudgetSession(this.c, id));
+  }
+
+  // ---- reviewers' decisions (sql/decisions.ts) ----
+
+  recordDecisions(list: readonly NewDecision[]): Promise<DecisionRow[]> {
+    return this.io(() => decisions.recordDecisions(this.c, list));
+  }
+  latestDecisions(
+    versions?: readonly { readonly key: string; readonly specHash: string }[],
+  ): Promise<DecisionRow[]> {
+    return this.io(() => decisions.latestDecisions(this.c, versions));
+  }
+  decisionHistory(key: string, specHash: string): Promise<DecisionRow[]> {
+    return this.io(() => decisions.decisionHistory(this.c, key, specHash));
   }
 
   // ---- what the runners learned of the service (sql/learned.ts) ----

@@ -1,0 +1,82 @@
+// Reviewers' decisions: src/state/sql/decisions.ts's statements, mirrored.
+import type { DecisionRow, NewDecision } from "../../job-store.js";
+import { type PgContext, toNumber } from "./context.js";
+
+const DECISION_COLUMNS =
+  "decisions.id, services.base_url, decisions.job_key, decisions.spec_hash, decisions.decision, decisions.reviewer, decisions.note, decisions.decided_at";
+
+function decisionOf(r: Record<string, unknown>): DecisionRow {
+  return {
+    id: toNumber(r.id),
+    baseUrl: r.base_url as string,
+    key: r.job_key as string,
+    specHash: r.spec_hash as string,
+    decision: r.decision as DecisionRow["decision"],
+    reviewer: r.reviewer as string,
+    note: r.note as string | null,
+    decidedAt: toNumber(r.decided_at),
+  };
+}
+
+/** One statement (arrays unnested, in their order): all or none. */
+export async function recordDecisions(
+  c: PgContext,
+  decisions: readonly NewDecision[],
+): Promise<DecisionRow[]> {
+  if (decisions.length === 0) return [];
+  const { rows } = await c.pool.query(
+    `WITH made AS (
+       INSERT INTO decisions (service_id, job_key, spec_hash, decision, reviewer, note, decided_at)
+         SELECT $1::bigint, t.job_key, t.spec_hash, t.decision, t.reviewer, t.note, $7::bigint
+           FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY
+             AS t (job_key, spec_hash, decision, reviewer, note, ord)
+           ORDER BY t.ord
+         RETURNING *)
+     SELECT ${DECISION_COLUMNS} FROM made AS decisions JOIN services ON services.id = decisions.service_id
+       ORDER BY decisions.id`,
+    [
+      c.serviceId,
+      decisions.map((d) => d.key),
+      decisions.map((d) => d.specHash),
+      decisions.map((d) => d.decision),
+      decisions.map((d) => d.reviewer),
+      decisions.map((d) => d.note ?? null),
+      c.now(),
+    ],
+  );
+  return rows.map(decisionOf);
+}
+
+export async function latestDecisions(
+  c: PgContext,
+  versions?: readonly { readonly key: string; readonly specHash: string }[],
+): Promise<DecisionRow[]> {
+  const { rows } =
+    versions === undefined
+      ? await c.pool.query(
+          `SELECT DISTINCT ON (decisions.service_id, decisions.job_key, decisions.spec_hash) ${DECISION_COLUMNS}
+             FROM decisions JOIN services ON services.id = decisions.service_id
+             WHERE ($1 < 0 OR decisions.service_id = $1)
+             ORDER BY decisions.service_id, decisions.job_key, decisions.spec_hash, decisions.id DESC`,
+          [c.serviceId],
+        )
+      : await c.pool.query(
+          `SELECT DISTINCT ON (decisions.service_id, decisions.job_key, decisions.spec_hash) ${DECISION_COLUMNS}
+             FROM decisions JOIN services ON services.id = decisions.service_id
+             WHERE ($1 < 0 OR decisions.service_id = $1)
+               AND (decisions.job_key, decisions.spec_hash) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+             ORDER BY decisions.service_id, decisions.job_key, decisions.spec_hash, decisions.id DESC`,
+          [c.serviceId, versions.map((v) => v.key), versions.map((v) => v.specHash)],
+        );
+  return rows.map(decisionOf).sort((a, b) => a.id - b.id);
+}
+
+export async function decisionHistory(c: PgContext, key: string, specHash: string): Promise<DecisionRow[]> {
+  const { rows } = await c.pool.query(
+    `SELECT ${DECISION_COLUMNS} FROM decisions JOIN services ON services.id = decisions.service_id
+       WHERE decisions.service_id = $1 AND decisions.job_key = $2 AND decisions.spec_hash = $3
+       ORDER BY decisions.id`,
+    [c.serviceId, key, specHash],
+  );
+  return rows.map(decisionOf);
+}
