@@ -6,6 +6,11 @@ export interface CliIO {
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
+  /**
+   * What the user types, for the commands that may ask (the reviewer's name). Absent or not a
+   * terminal: nothing is asked, and what is missing is refused.
+   */
+  readonly stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   /** Aborted on SIGINT/SIGTERM (the entry point wires the signals). */
   readonly signal: AbortSignal;
 }

@@ -1,5 +1,6 @@
 import type { Command } from "./command.js";
 import { makeCompletionCommand } from "./completion-command.js";
+import { approveCommand, rejectCommand, undecideCommand } from "./decide-command.js";
 import { initCommand } from "./init-command.js";
 import { planCommand } from "./plan-command.js";
 import { runCommand } from "./run-command.js";
@@ -16,6 +17,9 @@ export const COMMANDS: readonly Command[] = [
   runCommand,
   watchCommand,
   statusCommand,
+  approveCommand,
+  rejectCommand,
+  undecideCommand,
   sandboxCommand,
   makeCompletionCommand(() => COMMANDS),
 ];

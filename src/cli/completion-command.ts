@@ -28,6 +28,10 @@ const OPTION_VALUES: Readonly<Record<string, ValueKind>> = {
 const POSITIONALS: Readonly<Record<string, "manifests" | "dir" | "none" | readonly string[]>> = {
   watch: "dir",
   sandbox: "none",
+  // Job names (manifest/id): in the state, not the folder; no suggestion rather than a file name.
+  approve: "none",
+  reject: "none",
+  undecide: "none",
   completion: SHELLS,
 };
 

@@ -22,7 +22,14 @@ Run 'reel <command> --help' for the options of a command.
 `;
 
 export function processIO(signal: AbortSignal): CliIO {
-  return { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), signal };
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+    signal,
+  };
 }
 
 /** Runs the CLI and returns the exit code. Wires signals and the output streams unless `io` is given. */

@@ -1,8 +1,8 @@
 // `plan` and `status` only read the state file. One they cannot use (another program's, damaged,
 // written by a newer reel) is bad input to them: exit 2, as PRODUCT.md lists only 0 and 2 for them.
 import { UsageError } from "../errors.js";
-import { openJobStore } from "../state/open-job-store.js";
-import { type JobStore, StateFileError, StateStore } from "../state/store.js";
+import { openJobStore, openReviewStore } from "../state/open-job-store.js";
+import { type JobStore, type ReviewStore, StateFileError, StateStore } from "../state/store.js";
 
 /**
  * Opens `path` read-only (or the PostgreSQL store at `storeUrl`), for the service `baseUrl` (every
@@ -19,6 +19,22 @@ export async function openStateToRead(
       baseUrl === undefined ? { readonly: true } : { readonly: true, baseUrl },
       storeUrl,
     );
+  } catch (error) {
+    throw asUsageError(error);
+  }
+}
+
+/**
+ * Opens the store to decide and retake (ReviewStore) beside a run or watch that may hold it, for the
+ * service `baseUrl` (as the store names it).
+ */
+export async function openStateToReview(
+  path: string,
+  baseUrl: string,
+  storeUrl?: string,
+): Promise<ReviewStore> {
+  try {
+    return await openReviewStore(path, { baseUrl }, storeUrl);
   } catch (error) {
     throw asUsageError(error);
   }

@@ -9,6 +9,7 @@ import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
 import { ServiceError } from "../client/index.js";
 import { ADVISED_STOPS, nextSteps, stopCause } from "../run/next-steps.js";
 import type { RunSummary } from "../run/run-batch.js";
+import { versionKey } from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -32,7 +33,9 @@ const LISTED_JOBS = 20;
 
 export function printRunSummary(end: RunEnd): void {
   const { summary, settings, io } = end;
-  const results = summary.rows.map(resultOf);
+  const results = summary.rows.map((row) =>
+    resultOf(row, summary.decisions?.get(versionKey(row.job_key, row.spec_hash))),
+  );
   const counts: Record<string, number> = {};
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
   const steps = nextSteps(summary, results);

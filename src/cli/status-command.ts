@@ -4,8 +4,10 @@ import { existsSync } from "node:fs";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { type JobResult, resultOf } from "../output/job-record.js";
+import { type DecisionCounts, countDecisions } from "../review/decision-counts.js";
+import { decisionFieldsOf } from "../review/decision-fields.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
-import type { JobStore } from "../state/store.js";
+import type { DecisionRow, JobStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToRead } from "./read-state.js";
@@ -101,16 +103,27 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   const store = await openStateToRead(statePath, baseUrl, place.storeUrl);
   let rows: Awaited<ReturnType<JobStore["listLatestJobs"]>>;
   let runners: Awaited<ReturnType<typeof runnersOf>>;
+  let decided: DecisionRow[];
   try {
     rows = (await store.listLatestJobs()).filter(
       (row) =>
         !names || (names.has(row.manifest) && (listedKeys.get(row.manifest)?.has(row.job_key) ?? true)),
     );
     runners = await runnersOf(store);
+    decided = await store.latestDecisions();
   } finally {
     await store.close();
   }
-  const jobs = rows.map((row) => ({ ...resultOf(row), service: row.base_url }));
+  // Both name the service as the store does: the same base URL string.
+  const decisionOf = new Map(decided.map((d) => [`${d.baseUrl}\n${d.key}\n${d.specHash}`, d]));
+  const reviewed = rows.map((row) => ({
+    row,
+    decision: decisionOf.get(`${row.base_url}\n${row.job_key}\n${row.spec_hash}`),
+  }));
+  const jobs = reviewed.map(({ row, decision }) => ({ ...resultOf(row, decision), service: row.base_url }));
+  const decisions = countDecisions(
+    reviewed.map(({ row, decision }) => ({ row, fields: decisionFieldsOf(decision) })),
+  );
   if (json) {
     // `manifests` adds up every service's jobs (its shape predates `services`); `services` keeps
     // them apart, by base URL, for a file shared by several.
@@ -123,6 +136,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       ...workplaceJson(place),
       exists: true,
       manifests: countStatuses(jobs),
+      decisions,
       services,
       jobs,
       ...(runners ? { runners: runners.map(runnerJson) } : {}),
@@ -142,7 +156,13 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   for (const service of services) {
     const own = services.length > 1 ? jobs.filter((job) => job.service === service) : jobs;
     if (services.length > 1) lines.push(`${lines.length > 0 ? "\n" : ""}${service}:`);
-    lines.push(...describeJobs(own));
+    // Reviews are shown once a decision is recorded: a team that never reviews sees no new line.
+    const ownDecisions = countDecisions(
+      reviewed
+        .filter(({ row }) => services.length === 1 || row.base_url === service)
+        .map(({ row, decision }) => ({ row, fields: decisionFieldsOf(decision) })),
+    );
+    lines.push(...describeJobs(own, decided.length > 0 ? ownDecisions : undefined));
   }
   lines.push(...runnerLines);
   io.stdout.write(`${lines.join("\n")}\n`);
@@ -161,8 +181,11 @@ function countStatuses(jobs: readonly JobResult[]): StatusCounts {
   return counts;
 }
 
-/** A line per manifest (jobs by status), then a line per job that needs the user's attention. */
-function describeJobs(jobs: readonly JobResult[]): string[] {
+/**
+ * A line per manifest (jobs by status; its decisions below it, when given), then a line per job that
+ * needs the user's attention.
+ */
+function describeJobs(jobs: readonly JobResult[], decisions?: Record<string, DecisionCounts>): string[] {
   const perManifest = new Map<string, Map<string, number>>();
   for (const job of jobs) {
     const counts = perManifest.get(job.manifest) ?? new Map<string, number>();
@@ -176,6 +199,12 @@ function describeJobs(jobs: readonly JobResult[]): string[] {
     lines.push(
       `${manifest.padEnd(24)} ${String(total).padStart(5)} ${total === 1 ? "job" : "jobs"}: ${parts.join(", ")}`,
     );
+    const review = decisions?.[manifest];
+    if (review) {
+      lines.push(
+        `  review: ${review.approved} approved, ${review.rejected} rejected, ${review.undecided} undecided`,
+      );
+    }
   }
   for (const job of jobs) {
     if (job.error !== null) lines.push(`  ${job.manifest}/${job.id}: ${job.status}: ${job.error}`);

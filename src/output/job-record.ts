@@ -2,11 +2,12 @@
 // job as `results.jsonl` shows it plus the spec that was sent and what the video held.
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { JobRow } from "../state/store.js";
+import { type DecisionFields, decisionFieldsOf } from "../review/decision-fields.js";
+import type { DecisionRow, JobRow } from "../state/store.js";
 import { writeSmallFileAtomicSync } from "./atomic-write.js";
 import { recordFile } from "./layout.js";
 
-export interface JobResult {
+export interface JobResult extends DecisionFields {
   readonly manifest: string;
   readonly id: string;
   /**
@@ -30,8 +31,11 @@ export interface JobResult {
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-/** A job as its record, results.jsonl, index.html and `reel status` show it. */
-export function resultOf(row: JobRow): JobResult {
+/**
+ * A job as its record, results.jsonl, index.html and `reel status` show it; `decision`: the latest
+ * decision of its version, if any (the store's latestDecisions).
+ */
+export function resultOf(row: JobRow, decision?: DecisionRow): JobResult {
   // reel's own "pending" is shown as "unsent": the service's "Pending" is a paid task, and the two
   // must not differ by a capital letter only.
   const status =
@@ -55,6 +59,7 @@ export function resultOf(row: JobRow): JobResult {
     submittedAt: iso(row.submitted_at),
     finishedAt: iso(row.finished_at),
     downloadedAt: iso(row.downloaded_at),
+    ...decisionFieldsOf(decision),
   };
 }
 
@@ -70,10 +75,15 @@ const recordPath = (outDir: string, row: JobRow, superseded: boolean): string =>
  * job would cost more than the rest of the job): it is made again from the state file whenever a
  * run finds it missing or emptied by a power cut (ensureJobRecord).
  */
-export function writeJobRecord(outDir: string, row: JobRow, superseded = false): void {
+export function writeJobRecord(
+  outDir: string,
+  row: JobRow,
+  superseded = false,
+  decision?: DecisionRow,
+): void {
   // What the video held when reel wrote it: a script (or a person with sha256sum) can check it.
   const record = {
-    ...resultOf(row),
+    ...resultOf(row, decision),
     size: row.file_size,
     sha256: row.file_sha256,
     spec: JSON.parse(row.spec_json) as unknown,

@@ -5,6 +5,7 @@
 import { type Dirent, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type JournaledJob, type JournalScope, readJournal } from "./journal.js";
+import type { DecisionFields } from "../review/decision-fields.js";
 import type { JobResult } from "./job-record.js";
 import { isRecordName, RESULTS_NAME } from "./layout.js";
 
@@ -13,7 +14,7 @@ import { isRecordName, RESULTS_NAME } from "./layout.js";
  * can edit (a time may be missing), and the spec that was sent (per-job records only; results.jsonl
  * has none).
  */
-export type RecordedJob = Omit<JobResult, "createdAt"> & {
+export type RecordedJob = Omit<JobResult, "createdAt" | keyof DecisionFields> & {
   readonly createdAt: string | null;
   readonly spec?: unknown;
   /**
@@ -73,6 +74,29 @@ export function entries(dir: string): Dirent[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * The version and decision a record at `path` names (`decision` undefined: written by a reel before
+ * decisions), or undefined when missing, cut short or not reel's.
+ */
+export function readRecordFields(
+  path: string,
+): { readonly specHash: string; readonly decision: DecisionFields | undefined } | undefined {
+  const value = readJson(path);
+  const record = recordOf(value);
+  if (!record) return undefined;
+  const r = value as Record<string, unknown>;
+  if (!("decision" in r)) return { specHash: record.specHash, decision: undefined };
+  return {
+    specHash: record.specHash,
+    decision: {
+      decision: r.decision === "approved" || r.decision === "rejected" ? r.decision : null,
+      reviewer: str(r.reviewer),
+      decidedAt: str(r.decidedAt),
+      note: str(r.note),
+    },
+  };
 }
 
 /** The record at `path`, or undefined when missing, cut short or not reel's. */

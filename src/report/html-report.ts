@@ -11,7 +11,8 @@ import { formatDuration } from "../duration.js";
 import { writeFileAtomic } from "../output/atomic-write.js";
 import { resultOf } from "../output/job-record.js";
 import { recordFile, REPORT_NAME } from "../output/layout.js";
-import type { JobRow } from "../state/store.js";
+import type { DecisionFields } from "../review/decision-fields.js";
+import { type DecisionRow, type JobRow, versionKey } from "../state/store.js";
 import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
 import { REPORT_CSS, REPORT_JS } from "./report-page.js";
 
@@ -45,6 +46,8 @@ export interface HtmlReportOptions {
   readonly outDir?: string;
   /** With outcome "watching": seconds between the page's reloads of itself. @defaultValue 3 */
   readonly refreshSeconds?: number;
+  /** The latest decision of each job version, by versionKey: shown on its card. @defaultValue none */
+  readonly decisions?: ReadonlyMap<string, DecisionRow>;
 }
 
 /** One chunk as the page shows it. */
@@ -60,7 +63,7 @@ export interface ReportChunk {
 }
 
 /** The record of one job embedded in the page: what a card shows and what the filters match. */
-export interface ReportJob {
+export interface ReportJob extends DecisionFields {
   readonly manifest: string;
   readonly id: string;
   readonly status: string;
@@ -197,9 +200,12 @@ function parseSpec(specJson: string): Record<string, unknown> {
   }
 }
 
-/** `outDir`: the page's folder, for links to local source images (none without it). */
-export function toReportJob(row: JobRow, outDir?: string): ReportJob {
-  const result = resultOf(row);
+/**
+ * `outDir`: the page's folder, for links to local source images (none without it). `decision`: the
+ * latest decision of the job's version, if any.
+ */
+export function toReportJob(row: JobRow, outDir?: string, decision?: DecisionRow): ReportJob {
+  const result = resultOf(row, decision);
   const spec = parseSpec(row.spec_json);
   return {
     manifest: result.manifest,
@@ -222,6 +228,10 @@ export function toReportJob(row: JobRow, outDir?: string): ReportJob {
     chunks: Array.isArray(spec.chunks) ? spec.chunks.map(chunkOf) : [],
     video: result.file === null ? null : relativeHref(result.file),
     record: relativeHref(recordFile(result.manifest, result.id, result.specHash, false)),
+    decision: result.decision,
+    reviewer: result.reviewer,
+    decidedAt: result.decidedAt,
+    note: result.note,
   };
 }
 
@@ -500,7 +510,9 @@ function renderMeta(run: ReportRun | undefined, now: Date, manifests: number): s
 export function renderHtmlReport(rows: readonly JobRow[], options: HtmlReportOptions = {}): string {
   const title = options.title ?? "reel report";
   const now = options.now ?? new Date();
-  const jobs = rows.map((row) => toReportJob(row, options.outDir));
+  const jobs = rows.map((row) =>
+    toReportJob(row, options.outDir, options.decisions?.get(versionKey(row.job_key, row.spec_hash))),
+  );
   const summary = summarizeJobs(jobs);
   const run = options.run;
   // Only while a watch runs: the page reloads itself to show what the watch wrote since.

@@ -82,6 +82,8 @@ color:var(--st,var(--muted));white-space:nowrap}
 .error{margin:0;padding:6px 8px;border-radius:6px;background:color-mix(in srgb,var(--fail) 12%,transparent);
 color:var(--fg);overflow-wrap:anywhere;white-space:pre-wrap}
 .links{margin:0;display:flex;gap:12px}
+.decision{margin:0;font-weight:600;overflow-wrap:anywhere;white-space:pre-wrap}
+.d-approved{color:var(--ok)}.d-rejected{color:var(--fail)}
 .s-success{--st:var(--ok)}.s-fail{--st:var(--fail)}.s-uncertain{--st:var(--warn)}
 .s-canceled{--st:var(--cancel)}.s-active{--st:var(--active)}
 .tile.s-success b,.tile.s-fail b,.tile.s-uncertain b,.tile.s-canceled b,.tile.s-active b{color:var(--st)}
@@ -185,6 +187,13 @@ export const REPORT_JS = `(() => {
     if (job.seed !== null) spec.push("seed " + job.seed);
     if (job.source !== null) spec.push("source " + job.source);
     body.append(el("p", "spec", spec.filter(Boolean).join(" · ")));
+    if (job.decision) {
+      // A reviewer's decision (reel approve, reel reject): who, and the note of why.
+      const decision = el("p", "decision d-" + job.decision,
+        job.decision + " by " + job.reviewer + (job.note ? ": " + job.note : ""));
+      decision.title = "decided " + job.decidedAt;
+      body.append(decision);
+    }
     if (job.chunks.length) {
       const list = el("ol", "chunks");
       for (const chunk of job.chunks) list.append(chunkItem(chunk));
@@ -247,6 +256,7 @@ export const REPORT_JS = `(() => {
     card.dataset.i = String(i);
     cards.push(card);
     const words = [job.manifest + "/" + job.id];
+    if (job.decision) words.push(job.decision, job.reviewer, job.note || "");
     for (const chunk of job.chunks) {
       if (chunk.text !== null) words.push(chunk.text);
       if (chunk.speech !== null) words.push(chunk.speech);

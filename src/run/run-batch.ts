@@ -10,7 +10,15 @@ import { asDiskFailure } from "../output/atomic-write.js";
 import { outFolderOf } from "../output/out-folder.js";
 import { type ReportRun, writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
-import { type JobRow, LeaseLostError, StoreUnreachableError, versionKey } from "../state/store.js";
+import { writeDecisionRecords } from "../review/decision-records.js";
+import {
+  type DecisionRow,
+  decisionsByVersion,
+  type JobRow,
+  LeaseLostError,
+  StoreUnreachableError,
+  versionKey,
+} from "../state/store.js";
 import { startProgress } from "./notes.js";
 
 export interface RunBatchOptions extends EngineOptions {
@@ -36,6 +44,8 @@ export interface RunSummary {
   readonly fatal?: ServiceError | OutputDiskError;
   /** The current row of every job of the run, after the run. */
   readonly rows: readonly JobRow[];
+  /** The latest decision of each job version of the service, by versionKey, after the run. */
+  readonly decisions?: ReadonlyMap<string, DecisionRow>;
   /** A capped run's budget: what it spent, where it stopped (outcome "capped"), what it left unsent. */
   readonly budget?: BudgetEnd;
 }
@@ -112,7 +122,8 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
           ? "incomplete"
           : "completed";
   const fatal = engine.fatal;
-  await writeReports(engine, options.outDir, listedRows, {
+  const decisions = decisionsByVersion(await options.store.latestDecisions());
+  await writeReports(engine, options.outDir, listedRows, decisions, {
     outcome,
     ...(fatal ? { fatal: { code: fatal.code, message: fatal.message } } : {}),
     ...(options.service !== undefined ? { service: options.service } : {}),
@@ -121,17 +132,22 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   return {
     outcome,
     rows: finalRows,
+    decisions,
     ...(engine.fatal ? { fatal: engine.fatal } : {}),
     ...(options.budget
       ? { budget: { budget: options.budget, left: options.budget.leftUnsent(finalRows) } }
       : {}),
   };
 }
-/** results.jsonl and index.html of the run's jobs; `run`: how it ended, for the page's banner. */
+/**
+ * results.jsonl and index.html of the run's jobs, and the decisions in their records; `run`: how it
+ * ended, for the page's banner.
+ */
 async function writeReports(
   engine: Engine,
   outDir: string,
   rows: readonly JobRow[],
+  decisions: ReadonlyMap<string, DecisionRow>,
   run: ReportRun,
 ): Promise<void> {
   // A video recorded in another output folder is not in this one's results.
@@ -140,8 +156,9 @@ async function writeReports(
     row.file === null || out.holds(row.out_dir) ? row : { ...row, file: null },
   );
   try {
-    await writeResults(outDir, here);
-    await writeHtmlReport(outDir, here, { run });
+    await writeResults(outDir, here, decisions);
+    await writeHtmlReport(outDir, here, { run, decisions });
+    writeDecisionRecords(outDir, here, decisions);
   } catch (error) {
     // The disk that stopped the run refuses these too: the rerun writes them.
     if (!(engine.fatal instanceof OutputDiskError && asDiskFailure(error, outDir))) throw error;

@@ -19,11 +19,12 @@ import {
 } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
+import { writeDecisionRecords } from "../review/decision-records.js";
 import { resultOf } from "../output/job-record.js";
 import { DEFAULTS } from "../defaults.js";
 import { noteRepeatedJobs, readManifestJobs } from "../run/notes.js";
 import type { OutputDiskError } from "../errors.js";
-import { type JobRow, type StateFileError, versionKey } from "../state/store.js";
+import { decisionsByVersion, type JobRow, type StateFileError, versionKey } from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import { isIgnoredPath } from "./manifest-files.js";
 
@@ -93,6 +94,7 @@ async function watchWithProgress(
   let watching = true; // false once the watch ends: the last index.html stops reloading itself
   let timedWrite: Promise<void> = Promise.resolve(); // the last write of the outputs after a change
   let resultsTimer: NodeJS.Timeout | undefined;
+  let decisionsSeen = 0; // the latest decision the outputs carry (see writeNewDecisions)
   // The watch ends on the user's signal, when the state file or the output disk can no longer be
   // written, or when its budget stops the work (what is in flight finishes first).
   let stateFailure: StateFileError | OutputDiskError | undefined;
@@ -113,28 +115,41 @@ async function watchWithProgress(
       capped = true;
       endWatch();
     },
-    onJobChange: () => {
-      // results.jsonl is rewritten after changes, at most every 200 ms.
-      resultsTimer ??= setTimeout(() => {
-        resultsTimer = undefined;
-        timedWrite = writeOutputs().catch(() => {});
-      }, 200);
-    },
+    onJobChange: () => scheduleOutputs(),
   });
+
+  /** results.jsonl is rewritten after changes, at most every 200 ms. */
+  function scheduleOutputs(): void {
+    resultsTimer ??= setTimeout(() => {
+      resultsTimer = undefined;
+      timedWrite = writeOutputs().catch(() => {});
+    }, 200);
+  }
   await engine.followInFlight();
 
-  /** results.jsonl and index.html, for the jobs of the manifests in the folder now. */
+  /** results.jsonl and index.html, for the jobs of the manifests in the folder now, with their decisions. */
   async function writeOutputs(): Promise<void> {
     const rows = await engine.wantedRows();
     sayFinished(rows);
-    await writeResults(options.outDir, rows);
+    const latest = await options.store.latestDecisions();
+    decisionsSeen = lastDecision(latest);
+    const decisions = decisionsByVersion(latest);
+    await writeResults(options.outDir, rows, decisions);
     await writeHtmlReport(options.outDir, rows, {
       run: {
         outcome: watching ? "watching" : "stopped",
         ...(options.service !== undefined ? { service: options.service } : {}),
         startedAt,
       },
+      decisions,
     });
+    writeDecisionRecords(options.outDir, rows, decisions);
+  }
+
+  /** Decisions are made beside the watch (reel approve, the review page): looked for at each check. */
+  async function writeNewDecisions(): Promise<void> {
+    if (lastDecision(await options.store.latestDecisions()) === decisionsSeen) return;
+    scheduleOutputs();
   }
 
   const finishedSaid = new Map<string, string>(); // manifest -> the counts last said of it, all final
@@ -377,6 +392,7 @@ async function watchWithProgress(
     if (checking) return;
     checking = true;
     void (async () => {
+      await writeNewDecisions();
       const now = await folderIdentity(dir);
       if (now === identity) return;
       identity = now;
@@ -414,6 +430,11 @@ async function watchWithProgress(
   await timedWrite; // so that no write of a watching page lands after the last one
   await writeOutputs();
   return { rows: await engine.wantedRows(), capped };
+}
+
+/** The id of the latest of `decisions` (0: none): a decision made since has a higher one. */
+function lastDecision(decisions: readonly { readonly id: number }[]): number {
+  return decisions.reduce((last, row) => Math.max(last, row.id), 0);
 }
 
 const FINAL_STATES: ReadonlySet<JobRow["state"]> = new Set(["Fail", "Canceled", "uncertain"]);

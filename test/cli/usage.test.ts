@@ -60,7 +60,17 @@ it("watch refuses a folder that does not exist, or a file, before starting anyth
 
 it("every command's --help lists its options and its exit codes", async () => {
   const dir = await tempDir();
-  for (const command of ["validate", "plan", "run", "watch", "status", "sandbox"]) {
+  for (const command of [
+    "validate",
+    "plan",
+    "run",
+    "watch",
+    "status",
+    "approve",
+    "reject",
+    "undecide",
+    "sandbox",
+  ]) {
     const help = await runCli([command, "--help"], { cwd: dir });
     expect(help.code).toBe(0);
     expect(help.stdout, command).toMatch(new RegExp(`^reel ${command}: .+\\n\\nUsage: reel ${command} `));

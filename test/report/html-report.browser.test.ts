@@ -12,7 +12,7 @@ import { RESULT_VIDEO_PATH, type Sandbox, startSandbox } from "../../src/sandbox
 import { REPO, runCli, writeTree } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { CHROMIUM, HAS_CHROMIUM, LAUNCH_ARGS } from "./browser.js";
-import { manyRows } from "./rows.js";
+import { makeRow, manyRows } from "./rows.js";
 
 const ARTIFACTS = join(REPO, "test-artifacts");
 
@@ -251,6 +251,48 @@ describe.skipIf(!HAS_CHROMIUM)(
       await page.locator("h1").scrollIntoViewIfNeeded();
       await page.screenshot({ path: join(ARTIFACTS, "report.png") });
       await page.screenshot({ path: join(ARTIFACTS, "report-full.png"), fullPage: true });
+    }, 30_000);
+
+    it("shows each take's decision on its card, a note as text, and finds it by search", async () => {
+      const out = await tempDir();
+      const rows = [
+        makeRow({ manifest: "shop", video_id: "mug~1", spec_hash: "1".repeat(64), file: null }),
+        makeRow({ manifest: "shop", video_id: "mug~2", spec_hash: "2".repeat(64), file: null }),
+        makeRow({ manifest: "shop", video_id: "lamp", spec_hash: "3".repeat(64), file: null }),
+      ];
+      const decided = (
+        key: string,
+        hash: string,
+        decision: "approved" | "rejected",
+        note: string | null,
+      ) => ({
+        id: 1,
+        baseUrl: "x",
+        key,
+        specHash: hash,
+        decision,
+        reviewer: "ana",
+        note,
+        decidedAt: Date.UTC(2025, 4, 2),
+      });
+      const decisions = new Map([
+        [`shop/mug~1\n${"1".repeat(64)}`, decided("shop/mug~1", "1".repeat(64), "approved", null)],
+        [`shop/mug~2\n${"2".repeat(64)}`, decided("shop/mug~2", "2".repeat(64), "rejected", HOSTILE)],
+      ]);
+      await writeHtmlReport(out, rows, { title: "decisions", decisions });
+      const { page, trouble } = await openPage();
+      await page.goto(pathToFileURL(join(out, "index.html")).href);
+      const decisionOf = (id: string) =>
+        page
+          .locator(".card", { has: page.locator(".id", { hasText: new RegExp(`^${id}$`) }) })
+          .locator(".decision");
+      await expect.poll(() => decisionOf("mug~1").textContent()).toBe("approved by ana");
+      expect(await decisionOf("mug~2").textContent()).toBe(`rejected by ana: ${HOSTILE}`);
+      expect(await decisionOf("mug~2").getAttribute("title")).toBe("decided 2025-05-02T00:00:00.000Z");
+      expect(await decisionOf("lamp").count()).toBe(0);
+      await page.fill("#filter-text", "rejected");
+      expect(await visibleCards(page)).toEqual(["shop / mug~2"]);
+      expect(trouble).toEqual({ dialogs: [], errors: [] });
     }, 30_000);
 
     it("becomes interactive within the bound with 2,000 jobs, loading only the videos in view", async () => {

@@ -1,0 +1,26 @@
+// Decisions counted per manifest, as `status` shows them: what a team still has to look at.
+import type { JobRow } from "../state/job-store.js";
+import type { DecisionFields } from "./decision-fields.js";
+
+/**
+ * approved and rejected: takes whose latest decision is that; undecided: takes with a video and no
+ * decision (a take without one cannot be chosen: failed or not made yet).
+ */
+export interface DecisionCounts {
+  approved: number;
+  rejected: number;
+  undecided: number;
+}
+
+/** Counts per manifest, in the order the manifests first appear. */
+export function countDecisions(
+  jobs: readonly { readonly row: JobRow; readonly fields: DecisionFields }[],
+): Record<string, DecisionCounts> {
+  const counts: Record<string, DecisionCounts> = {};
+  for (const { row, fields } of jobs) {
+    const own = (counts[row.manifest] ??= { approved: 0, rejected: 0, undecided: 0 });
+    if (fields.decision !== null) own[fields.decision]++;
+    else if (row.state === "Success") own.undecided++;
+  }
+  return counts;
+}
