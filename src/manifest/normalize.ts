@@ -5,7 +5,7 @@ import type { Model } from "../service/api-types.js";
 import type { Position } from "./locate.js";
 import type { ChunkInput, ManifestInput, VideoInput } from "./schema.js";
 import { computeSpecHash } from "./spec-hash.js";
-import { takeId, takeSeed } from "./takes.js";
+import { seedOfTake, takeId } from "./takes.js";
 import type { AssetRef, Job, JobChunk, JobSpec, NormalizedManifest, SpeechRef } from "./types.js";
 
 /** Where a reference sits in the manifest, as a "/"-joined path: "videos/3/chunks/0/audio". */
@@ -94,10 +94,9 @@ function normalizeVideo(
     col: position.col,
   });
   if (takes === undefined) return [job(video.id, specOf(seed))];
-  return Array.from({ length: takes }, (_, k) => {
-    const id = takeId(video.id, k + 1);
-    return job(id, specOf(seed !== undefined ? seed + k : takeSeed(ctx.name, id)));
-  });
+  return Array.from({ length: takes }, (_, k) =>
+    job(takeId(video.id, k + 1), specOf(seedOfTake(ctx.name, video.id, k + 1, seed))),
+  );
 }
 
 export function normalizeManifest(input: ManifestInput, ctx: NormalizeContext): NormalizedManifest {

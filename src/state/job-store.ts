@@ -430,6 +430,72 @@ export interface ReviewRecords {
   ): Promise<DecisionRow[]>;
   /** Every decision on this job version of this service, oldest first. */
   decisionHistory(key: string, specHash: string): Promise<DecisionRow[]>;
+
+  /**
+   * Queues a retake of the take `request.from`, in one transaction that no other retake of the same
+   * video runs beside (so two reviewers retaking at once make two takes, numbered apart): reads
+   * every take of its video (`request.plan` is given them and returns the new take's job), records
+   * the retaken take as rejected (reviewer, note), adds the new take as an unsent job, and the retake
+   * that asks for it. The next run or watch of its manifest sends it (src/review/retake.ts says how
+   * it finds it): the job is claimed as any job is, so it is paid once. `plan` may throw: nothing is
+   * recorded then.
+   */
+  queueRetake(request: RetakeRequest): Promise<RetakeRow>;
+  /**
+   * Withdraws the retake that asked for the take `key`, if it is queued still: a compare-and-set with
+   * the run's claim (markSubmitting), so of the two, one wins. "withdrawn": its unsent job is
+   * forgotten (a run that had it claims nothing: JobGoneError); "sent": too late, it was claimed;
+   * "none": no retake of that take is queued.
+   */
+  withdrawRetake(key: string): Promise<"withdrawn" | "sent" | "none">;
+  /** The retakes of this service (of `manifests` only, when given), in the order queued, each with its state. */
+  listRetakes(manifests?: readonly string[]): Promise<RetakeRow[]>;
+}
+
+/**
+ * Every take of one video (`intro`, `intro~1`, `intro~2`... of one manifest) on the store's service:
+ * what a retake is numbered and seeded after.
+ */
+export interface VideoTakes {
+  /** Every version of every take, oldest first. */
+  readonly jobs: readonly JobRow[];
+  /** Every retake of the video ever queued, withdrawn ones too (their numbers are not given again). */
+  readonly retakes: readonly RetakeRow[];
+}
+
+export interface RetakeRequest {
+  /** The take retaken: its current version. */
+  readonly from: { readonly key: string; readonly specHash: string };
+  readonly reviewer: string;
+  readonly note?: string | null;
+  /** The new take's job, from the video's takes (see src/review/retake.ts). */
+  readonly plan: (video: VideoTakes) => NewJob;
+}
+
+/**
+ * queued: its job not claimed yet (withdrawable); sent: claimed (it may be in flight, done or
+ * failed: its job says); withdrawn; dropped: its unsent job was forgotten (the video was edited or
+ * removed from its manifest before the retake was sent).
+ */
+export type RetakeState = "queued" | "sent" | "withdrawn" | "dropped";
+
+export interface RetakeRow {
+  readonly id: number;
+  readonly baseUrl: string;
+  /** The new take: its job's key (`manifest/id~n`), manifest, id and spec hash. */
+  readonly key: string;
+  readonly manifest: string;
+  readonly videoId: string;
+  readonly specHash: string;
+  /** The take retaken: its key and version. */
+  readonly fromKey: string;
+  readonly fromSpecHash: string;
+  readonly reviewer: string;
+  readonly note: string | null;
+  /** Epoch milliseconds. */
+  readonly queuedAt: number;
+  readonly withdrawnAt: number | null;
+  readonly state: RetakeState;
 }
 
 /** What reel learned of the service, scoped by service (engine/run-times.ts). */

@@ -181,4 +181,25 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX decisions_by_version ON decisions (service_id, job_key, spec_hash, id);
   `,
+  // 10: retakes (reel retake): each asks for one more take of a video, whose job is added unsent in
+  // the same transaction and is claimed as any job is (so it is paid once). job_key is the new take's
+  // (unique: a take number is never given twice, a withdrawn one's neither); from_* the take retaken.
+  `
+  CREATE TABLE retakes (
+    id INTEGER PRIMARY KEY,
+    service_id INTEGER NOT NULL REFERENCES services(id),
+    job_key TEXT NOT NULL,
+    manifest TEXT NOT NULL,
+    video_id TEXT NOT NULL,
+    spec_hash TEXT NOT NULL,
+    from_key TEXT NOT NULL,
+    from_spec_hash TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    note TEXT,
+    queued_at INTEGER NOT NULL,
+    withdrawn_at INTEGER,
+    UNIQUE (service_id, job_key)
+  ) STRICT;
+  CREATE INDEX retakes_by_manifest ON retakes (service_id, manifest);
+  `,
 ];

@@ -25,6 +25,8 @@ import type {
   JobRow,
   JobStore,
   NewDecision,
+  RetakeRequest,
+  RetakeRow,
   NewJob,
   RestoredJob,
   SpeechCharge,
@@ -39,6 +41,7 @@ import * as assets from "./sql/assets.js";
 import * as caches from "./sql/caches.js";
 import type { SqlContext } from "./sql/context.js";
 import * as decisions from "./sql/decisions.js";
+import * as retakes from "./sql/retakes.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import * as learned from "./sql/learned.js";
@@ -348,8 +351,10 @@ export class StateStore implements JobStore {
 
   // ---- reviewers' decisions (sql/decisions.ts) ----
 
+  // A reviewer's writes resolve once committed: another process (the run that sends a retake, the
+  // page of another reviewer) sees them then; a withdrawal is forced to disk, as an intent is.
   async recordDecisions(list: readonly NewDecision[]): Promise<DecisionRow[]> {
-    return decisions.recordDecisions(this.c, list);
+    return this.committed(() => decisions.recordDecisions(this.c, list));
   }
   async latestDecisions(
     versions?: readonly { readonly key: string; readonly specHash: string }[],
@@ -358,6 +363,32 @@ export class StateStore implements JobStore {
   }
   async decisionHistory(key: string, specHash: string): Promise<DecisionRow[]> {
     return decisions.decisionHistory(this.c, key, specHash);
+  }
+
+  async queueRetake(request: RetakeRequest): Promise<RetakeRow> {
+    return this.committed(() => retakes.queueRetake(this.c, request));
+  }
+  async withdrawRetake(key: string): Promise<"withdrawn" | "sent" | "none"> {
+    return this.committed(() => retakes.withdrawRetake(this.c, key));
+  }
+
+  /**
+   * `write`'s result once its turn is committed, also when it failed (its turn ends then, rather
+   * than holding the file's write lock until the event loop comes round).
+   */
+  private async committed<T>(write: () => T): Promise<T> {
+    let result: T;
+    try {
+      result = write();
+    } catch (error) {
+      await this.turn.durable().catch(() => {});
+      throw error;
+    }
+    await this.turn.durable();
+    return result;
+  }
+  async listRetakes(manifests?: readonly string[]): Promise<RetakeRow[]> {
+    return retakes.listRetakes(this.c, manifests);
   }
 
   // ---- what reel learned of the service (sql/learned.ts) ----

@@ -2,13 +2,15 @@
 // a harness: bullmq's adapter-conformance idea. test/state/sqlite.conformance.test.ts runs it on the
 // SQLite state file; a second backend (PostgreSQL, issue 18) runs it on its own.
 import { describe, expect, it } from "vitest";
-import { ClaimLostError } from "../../src/state/errors.js";
+import { ClaimLostError, JobGoneError } from "../../src/state/errors.js";
 import {
   type DecisionRow,
   decisionsByVersion,
   type JobStore,
   type NewDecision,
+  type NewJob,
   type ReviewStore,
+  type VideoTakes,
   versionKey,
 } from "../../src/state/job-store.js";
 
@@ -50,6 +52,17 @@ const JOB = {
   seconds: 5,
   model: "actor-2",
 };
+
+/** A take of video `a` of manifest `m`: `a~n`, its version `h<n>`. */
+const take = (n: number): NewJob => ({ ...JOB, key: `m/a~${n}`, videoId: `a~${n}`, specHash: `h${n}` });
+
+/** The plan of a retake, as src/review/retake.ts makes it: the take after every take so far. */
+function nextTake(video: VideoTakes): NewJob {
+  const numbers = [...video.jobs.map((row) => row.video_id), ...video.retakes.map((row) => row.videoId)].map(
+    (id) => Number(/~(\d+)$/.exec(id)?.[1] ?? 1),
+  );
+  return take(Math.max(...numbers) + 1);
+}
 
 /** A decision as the tests compare it: what was recorded, not its id or time. */
 const said = (row: DecisionRow | undefined) =>
@@ -287,6 +300,110 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
         .sort();
       expect(everyService).toEqual(["https://other.example m/a approved", "x m/a cleared", "x m/b approved"]);
       await all.close();
+    });
+
+    it("queues a retake as the next take of its video, rejects the take retaken, and withdraws it until claimed", async () => {
+      const storage = await makeHarness();
+      const writer = await storage.open("x");
+      await writer.upsertJobs([take(1), take(2)]);
+      // Other videos whose ids start alike are not takes of `a`.
+      await writer.upsertJobs([
+        { ...JOB, key: "m/ab~7", videoId: "ab~7" },
+        { ...JOB, key: "m/a_x", videoId: "a_x" },
+        { ...JOB, key: "n/a~9", manifest: "n", videoId: "a~9" },
+      ]);
+      await writer.flush();
+      const reviewer = await storage.openReviewer("x");
+      let seen: VideoTakes | undefined;
+      const first = await reviewer.queueRetake({
+        from: { key: "m/a~2", specHash: "h2" },
+        reviewer: "ana",
+        note: "smile too wide",
+        plan: (video) => {
+          seen = video;
+          return nextTake(video);
+        },
+      });
+      expect(seen!.jobs.map((row) => row.job_key)).toEqual(["m/a~1", "m/a~2"]);
+      expect(first).toMatchObject({
+        key: "m/a~3",
+        manifest: "m",
+        videoId: "a~3",
+        specHash: "h3",
+        fromKey: "m/a~2",
+        reviewer: "ana",
+        note: "smile too wide",
+        state: "queued",
+        withdrawnAt: null,
+      });
+      const [rejected] = await reviewer.latestDecisions([{ key: "m/a~2", specHash: "h2" }]);
+      expect(rejected).toMatchObject({ decision: "rejected", reviewer: "ana", note: "smile too wide" });
+      // Retaking again (the same take, or the retake): one more take each.
+      const second = await reviewer.queueRetake({
+        from: { key: "m/a~2", specHash: "h2" },
+        reviewer: "bob",
+        plan: nextTake,
+      });
+      expect(second.key).toBe("m/a~4");
+      // A plan that throws records nothing.
+      await expect(
+        reviewer.queueRetake({
+          from: { key: "m/a~1", specHash: "h1" },
+          reviewer: "ana",
+          plan: () => {
+            throw new Error("no seed left");
+          },
+        }),
+      ).rejects.toThrow("no seed left");
+      expect(await reviewer.latestDecisions([{ key: "m/a~1", specHash: "h1" }])).toEqual([]);
+      expect((await reviewer.listRetakes()).map((row) => `${row.key} ${row.state}`)).toEqual([
+        "m/a~3 queued",
+        "m/a~4 queued",
+      ]);
+
+      // The run claims a~3 first: too late to withdraw. a~4 is withdrawn: the run's claim finds it gone.
+      const three = (await writer.findJob("m/a~3", "h3"))!;
+      const four = (await writer.findJob("m/a~4", "h4"))!;
+      expect(three.state).toBe("pending");
+      expect(await writer.markSubmitting(three.id)).toBe(1);
+      await writer.flush();
+      expect(await reviewer.withdrawRetake("m/a~3")).toBe("sent");
+      expect(await reviewer.withdrawRetake("m/a~4")).toBe("withdrawn");
+      expect(await reviewer.withdrawRetake("m/a~4")).toBe("none");
+      expect(await reviewer.withdrawRetake("m/a~1")).toBe("none");
+      await expect(writer.markSubmitting(four.id)).rejects.toThrow(JobGoneError);
+      await writer.flush(); // its turn's transaction, else the reviewer (in this same process) waits on it
+      expect(await writer.findJob("m/a~4", "h4")).toBeUndefined();
+      // A withdrawn take's number is not given again.
+      expect(
+        (
+          await reviewer.queueRetake({
+            from: { key: "m/a~1", specHash: "h1" },
+            reviewer: "ana",
+            plan: nextTake,
+          })
+        ).key,
+      ).toBe("m/a~5");
+      const listed = await reviewer.listRetakes(["m"]);
+      expect(listed.map((row) => `${row.key} ${row.state}`)).toEqual([
+        "m/a~3 sent",
+        "m/a~4 withdrawn",
+        "m/a~5 queued",
+      ]);
+      expect(await reviewer.listRetakes(["n"])).toEqual([]);
+      // A run that forgets an unsent retake's job (its video edited away) drops it.
+      await writer.forgetUnsentJobs("m", new Set([`m/a~1\nh1`, `m/a~2\nh2`, `m/a~3\nh3`]));
+      await writer.flush();
+      expect((await reviewer.listRetakes()).map((row) => row.state)).toEqual([
+        "sent",
+        "withdrawn",
+        "dropped",
+      ]);
+      await expect(
+        reviewer.queueRetake({ from: { key: "m/zz", specHash: "h1" }, reviewer: "ana", plan: nextTake }),
+      ).rejects.toThrow(/not in the/);
+      await reviewer.close();
+      await writer.close();
     });
 
     it("charges a capped run's claims and speech with their intents, once, and refunds them", async () => {

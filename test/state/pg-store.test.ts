@@ -93,6 +93,39 @@ describe("the PostgreSQL store", () => {
     expect(await query(url, "SELECT count(*)::int AS n FROM services")).toEqual([{ n: 1 }]);
   });
 
+  it("numbers two retakes of one video made at the same moment by two reviewers one after the other", async (context) => {
+    const url = await database(context);
+    const runner = await open(url);
+    await runner.upsertJobs(
+      [1, 2].map((n) => ({ ...JOB, key: `m/a~${n}`, videoId: `a~${n}`, specHash: `h${n}` })),
+    );
+    const reviewers = await Promise.all(
+      [1, 2, 3].map(() => open(url, "https://a.example", { review: true })),
+    );
+    const next = (video: {
+      jobs: readonly { video_id: string }[];
+      retakes: readonly { videoId: string }[];
+    }) => {
+      const n =
+        1 +
+        Math.max(
+          ...[...video.jobs.map((j) => j.video_id), ...video.retakes.map((r) => r.videoId)].map((id) =>
+            Number(id.split("~")[1]),
+          ),
+        );
+      return { ...JOB, key: `m/a~${n}`, videoId: `a~${n}`, specHash: `h${n}` };
+    };
+    const made = await Promise.all(
+      reviewers.map((reviewer, i) =>
+        reviewer.queueRetake({ from: { key: "m/a~1", specHash: "h1" }, reviewer: `r${i}`, plan: next }),
+      ),
+    );
+    expect(made.map((retake) => retake.key).sort()).toEqual(["m/a~3", "m/a~4", "m/a~5"]);
+    expect(await query(url, "SELECT count(*)::int AS n FROM jobs WHERE state = 'pending'")).toEqual([
+      { n: 5 },
+    ]);
+  });
+
   it("upserts a job once, returns heads in the order asked, and numbers as numbers", async (context) => {
     const url = await database(context);
     const store = await open(url);

@@ -185,6 +185,25 @@ export const PG_MIGRATIONS: PgMigrations = {
     );
     CREATE INDEX decisions_by_version ON decisions (service_id, job_key, spec_hash, id);
     `,
+    // 6: retakes, as the state file's migration 10.
+    `
+    CREATE TABLE retakes (
+      id bigserial PRIMARY KEY,
+      service_id bigint NOT NULL REFERENCES services(id),
+      job_key text NOT NULL,
+      manifest text NOT NULL,
+      video_id text NOT NULL,
+      spec_hash text NOT NULL,
+      from_key text NOT NULL,
+      from_spec_hash text NOT NULL,
+      reviewer text NOT NULL,
+      note text,
+      queued_at bigint NOT NULL,
+      withdrawn_at bigint,
+      UNIQUE (service_id, job_key)
+    );
+    CREATE INDEX retakes_by_manifest ON retakes (service_id, manifest);
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

@@ -36,6 +36,8 @@ import type {
   JobRow,
   JobStore,
   NewDecision,
+  RetakeRequest,
+  RetakeRow,
   NewJob,
   RestoredJob,
   SpeechCharge,
@@ -57,6 +59,7 @@ import * as assets from "./sql/assets.js";
 import * as caches from "./sql/caches.js";
 import { type PgContext, toNumber } from "./sql/context.js";
 import * as decisions from "./sql/decisions.js";
+import * as retakes from "./sql/retakes.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import * as learned from "./sql/learned.js";
@@ -508,6 +511,16 @@ export class PgStore implements JobStore {
   }
   decisionHistory(key: string, specHash: string): Promise<DecisionRow[]> {
     return this.io(() => decisions.decisionHistory(this.c, key, specHash));
+  }
+
+  queueRetake(request: RetakeRequest): Promise<RetakeRow> {
+    return this.io(() => retakes.queueRetake(this.c, request));
+  }
+  withdrawRetake(key: string): Promise<"withdrawn" | "sent" | "none"> {
+    return this.io(() => retakes.withdrawRetake(this.c, key));
+  }
+  listRetakes(manifests?: readonly string[]): Promise<RetakeRow[]> {
+    return this.io(() => retakes.listRetakes(this.c, manifests));
   }
 
   // ---- what the runners learned of the service (sql/learned.ts) ----
