@@ -3,6 +3,7 @@ import { makeCompletionCommand } from "./completion-command.js";
 import { approveCommand, rejectCommand, undecideCommand } from "./decide-command.js";
 import { initCommand } from "./init-command.js";
 import { planCommand } from "./plan-command.js";
+import { retakeCommand } from "./retake-command.js";
 import { runCommand } from "./run-command.js";
 import { sandboxCommand } from "./sandbox-command.js";
 import { statusCommand } from "./status-command.js";
@@ -20,6 +21,7 @@ export const COMMANDS: readonly Command[] = [
   approveCommand,
   rejectCommand,
   undecideCommand,
+  retakeCommand,
   sandboxCommand,
   makeCompletionCommand(() => COMMANDS),
 ];

@@ -32,6 +32,7 @@ const POSITIONALS: Readonly<Record<string, "manifests" | "dir" | "none" | readon
   approve: "none",
   reject: "none",
   undecide: "none",
+  retake: "none",
   completion: SHELLS,
 };
 

@@ -8,9 +8,12 @@ import {
   explainPlan,
   makeJobFilter,
   makePlan,
+  type NormalizedManifest,
   onlyHint,
   type Plan,
 } from "../manifest/index.js";
+import { staleRetakeLines, withRetakes } from "../review/retake.js";
+import type { RetakeRow } from "../state/job-store.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import { findPriceTable, type PlanSpend, planSpend } from "../prices/index.js";
 import { loadPlanStateView } from "./plan-state-view.js";
@@ -239,16 +242,7 @@ export const planCommand: Command = {
       writeProblems(loaded.problems, io, "plan", loaded.warnings);
       if (skipped.length > 0) io.stderr.write(`${skippedLine("plan", skipped)}\n`);
     }
-    const only = stringList(args.values, "only");
-    const filter = makeJobFilter(only);
-    const manifests = loaded.manifests
-      .map((m) => ({ ...m, jobs: m.jobs.filter((job) => filter(job.key)) }))
-      .filter((m) => m.jobs.length > 0 || only.length === 0);
-    if (only.length > 0 && manifests.length === 0) {
-      throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
-    }
     checkWorkplace(place, loaded.manifests, io.cwd);
-
     const prices = findPriceTable({
       given: typeof args.values.prices === "string" ? args.values.prices : envSetting(io.env, "REEL_PRICES"),
       anchorDir: place.anchor.dir,
@@ -262,8 +256,25 @@ export const planCommand: Command = {
     const { store, service } = await openStateForPlan(statePath, args, io, place.storeUrl);
     let plan: Plan;
     let explained: Explained[] | undefined;
+    let manifests: NormalizedManifest[];
     try {
-      const view = store ? await loadPlanStateView(store, place.outDir, manifests) : undefined;
+      // Retakes queued (reel retake) are jobs of their manifests, as run takes them.
+      const retaken = store
+        ? await withRetakes(store, loaded.manifests)
+        : { manifests: loaded.manifests, retakes: new Map<string, RetakeRow>(), stale: [] };
+      if (!json) for (const line of staleRetakeLines(retaken.stale)) io.stderr.write(`reel plan: ${line}\n`);
+      const only = stringList(args.values, "only");
+      const filter = makeJobFilter(only);
+      manifests = retaken.manifests
+        .map((m) => ({ ...m, jobs: m.jobs.filter((job) => filter(job.key)) }))
+        .filter((m) => m.jobs.length > 0 || only.length === 0);
+      if (only.length > 0 && manifests.length === 0) {
+        throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
+      }
+
+      const view = store
+        ? await loadPlanStateView(store, place.outDir, manifests, retaken.retakes)
+        : undefined;
       plan = makePlan(manifests, view);
       if (args.values.explain === true) {
         explained = explainPlan(manifests, plan, view, { ...flags, cwd: io.cwd });

@@ -8,12 +8,15 @@ import { videoFile } from "../output/layout.js";
 import { filesHere, keptName } from "../output/versions.js";
 import { outFolderOf } from "../output/out-folder.js";
 import { earlierVersionOf, errorOfRow, jobStatusOf } from "../run/job-versions.js";
-import { type JobRow, type JobStore, type SpeechRow, versionKey } from "../state/store.js";
+import { describeRetake } from "../review/retake.js";
+import { type JobRow, type JobStore, type RetakeRow, type SpeechRow, versionKey } from "../state/store.js";
 
+/** `retakes`: the retake of each job of `manifests` that is one, by versionKey (see review/retake.ts). */
 export async function loadPlanStateView(
   store: JobStore,
   outDir: string,
   manifests: readonly NormalizedManifest[],
+  retakes: ReadonlyMap<string, RetakeRow> = new Map(),
 ): Promise<PlanStateView> {
   const here = { store, outDir, out: outFolderOf(outDir) };
   const made = await store.madeSpecs();
@@ -53,6 +56,10 @@ export async function loadPlanStateView(
     earlierVersion: (key, specHash) => earlierVersionOf(versions.get(key) ?? [], specHash),
     errorOf: (key, specHash) => errorOfRow(rows.get(versionKey(key, specHash))),
     madeAs: (specHash) => made.get(specHash),
+    retakeOf: (key, specHash) => {
+      const retake = retakes.get(versionKey(key, specHash));
+      return retake && describeRetake(retake);
+    },
     replacedAs: (key, specHash) => replaced.get(versionKey(key, specHash)),
     jobStatus: (key, specHash) => jobStatusOf(rows.get(versionKey(key, specHash))),
     assetUploaded: (sha256) => assets.get(sha256) !== undefined,

@@ -18,7 +18,9 @@ import { BUDGET_OPTIONS, budgetUsage, checkPriced, readBudgetRequest } from "./b
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readHashCacheUnlocked } from "./hash-cache.js";
-import { readServiceSettings } from "./service-options.js";
+import { readRetakes } from "./read-state.js";
+import { staleRetakeLines } from "../review/retake.js";
+import { readServiceSettings, SANDBOX_SERVICE_ID } from "./service-options.js";
 import {
   exitCodeWithSkipped,
   goesOnDespite,
@@ -112,9 +114,17 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   writeProblems(loaded.problems, io, "run", loaded.warnings);
   if (skipped.length > 0) io.stderr.write(`${skippedLine("run", skipped)}\n`);
   checkWorkplace(place, loaded.manifests, io.cwd);
+  // Retakes queued (reel retake) are jobs of their manifests: sent by this run, once.
+  const retaken = await readRetakes(
+    settings.statePath,
+    settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!,
+    settings.storeUrl,
+    loaded.manifests,
+  );
+  for (const line of staleRetakeLines(retaken.stale)) io.stderr.write(`reel run: ${line}\n`);
   const only = strings(args.values, "only");
   const filter = makeJobFilter(only);
-  const allJobs = loaded.manifests.flatMap((m) => m.jobs);
+  const allJobs = retaken.manifests.flatMap((m) => m.jobs);
   const jobs = allJobs.filter((job) => filter(job.key));
   if (only.length > 0 && jobs.length === 0) {
     throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);

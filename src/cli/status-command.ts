@@ -7,7 +7,7 @@ import { type JobResult, resultOf } from "../output/job-record.js";
 import { type DecisionCounts, countDecisions } from "../review/decision-counts.js";
 import { decisionFieldsOf } from "../review/decision-fields.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
-import type { DecisionRow, JobStore } from "../state/store.js";
+import type { DecisionRow, JobStore, RetakeRow } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToRead } from "./read-state.js";
@@ -104,6 +104,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   let rows: Awaited<ReturnType<JobStore["listLatestJobs"]>>;
   let runners: Awaited<ReturnType<typeof runnersOf>>;
   let decided: DecisionRow[];
+  let retakes: RetakeRow[];
   try {
     rows = (await store.listLatestJobs()).filter(
       (row) =>
@@ -111,6 +112,9 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     );
     runners = await runnersOf(store);
     decided = await store.latestDecisions();
+    retakes = (await store.listRetakes()).filter(
+      (r) => !names || (names.has(r.manifest) && (listedKeys.get(r.manifest)?.has(r.key) ?? true)),
+    );
   } finally {
     await store.close();
   }
@@ -123,6 +127,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   const jobs = reviewed.map(({ row, decision }) => ({ ...resultOf(row, decision), service: row.base_url }));
   const decisions = countDecisions(
     reviewed.map(({ row, decision }) => ({ row, fields: decisionFieldsOf(decision) })),
+    retakes,
   );
   if (json) {
     // `manifests` adds up every service's jobs (its shape predates `services`); `services` keeps
@@ -161,6 +166,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       reviewed
         .filter(({ row }) => services.length === 1 || row.base_url === service)
         .map(({ row, decision }) => ({ row, fields: decisionFieldsOf(decision) })),
+      retakes.filter((r) => services.length === 1 || r.baseUrl === service),
     );
     lines.push(...describeJobs(own, decided.length > 0 ? ownDecisions : undefined));
   }
@@ -202,7 +208,7 @@ function describeJobs(jobs: readonly JobResult[], decisions?: Record<string, Dec
     const review = decisions?.[manifest];
     if (review) {
       lines.push(
-        `  review: ${review.approved} approved, ${review.rejected} rejected, ${review.undecided} undecided`,
+        `  review: ${review.approved} approved, ${review.rejected} rejected, ${review.undecided} undecided${review.retakesQueued > 0 ? `, ${review.retakesQueued} ${review.retakesQueued === 1 ? "retake" : "retakes"} queued` : ""}`,
       );
     }
   }

@@ -219,7 +219,8 @@ async function submitLoop(
 /**
  * The intent (store.markSubmitting): the attempt it makes, or why there is none. A row another
  * writer claimed first is another runner's in a fleet (waited for: "elsewhere"), and said as an
- * oddity on a state file. In a fleet, a row gone is one another watcher forgot (nothing sent).
+ * oddity on a state file. A row gone was forgotten by another process before it was sent: a retake
+ * withdrawn (reel retake --withdraw), or in a fleet a job another watcher forgot. Nothing is sent.
  */
 async function claim(
   ctx: EngineContext,
@@ -231,8 +232,12 @@ async function claim(
   try {
     attempt = await store.markSubmitting(rowId, videoCharge);
   } catch (error) {
-    if (store.fleet && error instanceof JobGoneError) return "end";
-    throw error;
+    if (!(error instanceof JobGoneError)) throw error;
+    if (!store.fleet) {
+      ctx.progress.event({ stage: "note", detail: `not submitted: ${error.message} (a retake withdrawn?)` });
+      ctx.changed();
+    }
+    return "end";
   }
   if (attempt === "full" || typeof attempt === "number") return attempt;
   if (store.fleet) return "elsewhere";

@@ -15,7 +15,8 @@ export type ReasonCode =
   | "FAILED_BEFORE_SENT"
   | "RETRY_FAILED"
   | "RESUBMIT_UNCERTAIN"
-  | "SAME_AS";
+  | "SAME_AS"
+  | "RETAKE";
 
 export interface Reason {
   readonly code: ReasonCode;
@@ -83,6 +84,8 @@ export function explainPlan(
  * fields), or failed before anything was sent. `watch` says it of each manifest it reads.
  */
 export function explainNew(job: Job, view: Partial<ExplainView> | undefined, cwd: string): Reason {
+  const retake = view?.retakeOf?.(job.key, job.specHash);
+  if (retake !== undefined) return { code: "RETAKE", text: retake };
   const error = view?.errorOf?.(job.key, job.specHash);
   if (error !== undefined)
     return { code: "FAILED_BEFORE_SENT", text: `failed before anything was sent (${error}): tried again` };
@@ -126,6 +129,7 @@ export function summarizeReasons(reasons: readonly Reason[]): string {
     parts.push(`${changed.length} changed${fields.length > 0 ? `: ${named}${more}` : ""}`);
   }
   if (count("NEW_ID") > 0) parts.push(`${count("NEW_ID")} new`);
+  if (count("RETAKE") > 0) parts.push(`${count("RETAKE")} ${count("RETAKE") === 1 ? "retake" : "retakes"}`);
   const failed = count("FAILED_BEFORE_SENT");
   if (failed > 0) parts.push(`${failed} failed before anything was sent: tried again`);
   return parts.join("; ");

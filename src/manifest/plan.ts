@@ -22,6 +22,8 @@ export interface ExplainView {
   earlierVersion(key: string, specHash: string): EarlierVersion | undefined;
   /** The error of this very version, if it ended in one. */
   errorOf(key: string, specHash: string): string | undefined;
+  /** This version is a retake (reel retake): what plan --explain says of it ("retake of intro~2, ..."). */
+  retakeOf?(key: string, specHash: string): string | undefined;
 }
 
 /** What the plan needs to know of the state file. The state part implements it. */

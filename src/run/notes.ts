@@ -7,7 +7,8 @@ import {
   type Reason,
   summarizeReasons,
 } from "../manifest/index.js";
-import { type JobRow, type JobStore, versionKey } from "../state/store.js";
+import { describeRetake } from "../review/retake.js";
+import { type JobRow, type JobStore, type RetakeRow, versionKey } from "../state/store.js";
 import { earlierVersionOf, errorOfRow, jobStatusOf } from "./job-versions.js";
 
 /**
@@ -72,6 +73,7 @@ export async function readManifestJobs(
   store: JobStore,
   manifest: NormalizedManifest,
   cwd: string,
+  retakes: ReadonlyMap<string, RetakeRow> = new Map(),
 ): Promise<ManifestReading> {
   const versions = new Map<string, JobRow[]>();
   for (const row of await store.listManifestJobs(manifest.name)) {
@@ -84,6 +86,10 @@ export async function readManifestJobs(
   const view = {
     earlierVersion: (key: string, specHash: string) => earlierVersionOf(versions.get(key) ?? [], specHash),
     errorOf: (key: string, specHash: string) => errorOfRow(rowOf(key, specHash)),
+    retakeOf: (key: string, specHash: string) => {
+      const retake = retakes.get(versionKey(key, specHash));
+      return retake && describeRetake(retake);
+    },
   };
   let done = 0;
   const toMake: string[] = [];

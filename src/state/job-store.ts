@@ -448,7 +448,10 @@ export interface ReviewRecords {
    * "none": no retake of that take is queued.
    */
   withdrawRetake(key: string): Promise<"withdrawn" | "sent" | "none">;
-  /** The retakes of this service (of `manifests` only, when given), in the order queued, each with its state. */
+  /**
+   * The retakes of this service (of every service, for a reader opened without one; of `manifests`
+   * only, when given), in the order queued, each with its state.
+   */
   listRetakes(manifests?: readonly string[]): Promise<RetakeRow[]>;
 }
 

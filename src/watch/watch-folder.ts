@@ -15,16 +15,24 @@ import {
   type Job,
   loadManifests,
   type LoadOptions,
+  type NormalizedManifest,
   PROBLEM_CODES,
 } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import { writeDecisionRecords } from "../review/decision-records.js";
+import { staleRetakeLines, withRetakes } from "../review/retake.js";
 import { resultOf } from "../output/job-record.js";
 import { DEFAULTS } from "../defaults.js";
 import { noteRepeatedJobs, readManifestJobs } from "../run/notes.js";
 import type { OutputDiskError } from "../errors.js";
-import { decisionsByVersion, type JobRow, type StateFileError, versionKey } from "../state/store.js";
+import {
+  decisionsByVersion,
+  type JobRow,
+  type RetakeRow,
+  type StateFileError,
+  versionKey,
+} from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import { isIgnoredPath } from "./manifest-files.js";
 
@@ -95,6 +103,7 @@ async function watchWithProgress(
   let timedWrite: Promise<void> = Promise.resolve(); // the last write of the outputs after a change
   let resultsTimer: NodeJS.Timeout | undefined;
   let decisionsSeen = 0; // the latest decision the outputs carry (see writeNewDecisions)
+  const retakesSeen = new Map<string, string>(); // manifest -> its retakes when last run (runNewRetakes)
   // The watch ends on the user's signal, when the state file or the output disk can no longer be
   // written, or when its budget stops the work (what is in flight finishes first).
   let stateFailure: StateFileError | OutputDiskError | undefined;
@@ -150,6 +159,20 @@ async function watchWithProgress(
   async function writeNewDecisions(): Promise<void> {
     if (lastDecision(await options.store.latestDecisions()) === decisionsSeen) return;
     scheduleOutputs();
+  }
+
+  /**
+   * Retakes are queued (and withdrawn) beside the watch too (reel retake): at each check, a manifest
+   * whose retakes changed is read again, which runs the new ones.
+   */
+  async function runNewRetakes(): Promise<void> {
+    const files = new Map([...nameOf].map(([file, name]) => [name, file]));
+    if (files.size === 0) return;
+    const all = await options.store.listRetakes([...files.keys()]);
+    for (const [name, file] of files) {
+      const now = retakeSignature(all.filter((r) => r.manifest === name));
+      if (now !== (retakesSeen.get(name) ?? "") && !queue.has(file)) schedule(file, () => loadFile(file));
+    }
   }
 
   const finishedSaid = new Map<string, string>(); // manifest -> the counts last said of it, all final
@@ -284,8 +307,20 @@ async function watchWithProgress(
     const previous = nameOf.get(file);
     nameOf.set(file, manifest.name);
     if (previous !== undefined && previous !== manifest.name) await release(previous);
-    // What this reading will have generated, and why: each is paid for.
-    const reading = await readManifestJobs(options.store, manifest, options.load.cwd);
+    await runManifest(file, manifest);
+  }
+
+  /**
+   * Runs the jobs of `manifest` (read from `file`), the retakes of its videos (reel retake) among
+   * them: what this reading will have generated, and why, is said first (each is paid for).
+   */
+  async function runManifest(file: string, read: NormalizedManifest): Promise<void> {
+    const retaken = await withRetakes(options.store, [read]);
+    const manifest = retaken.manifests[0]!;
+    retakesSeen.set(manifest.name, retakeSignature(await options.store.listRetakes([manifest.name])));
+    for (const line of staleRetakeLines(retaken.stale))
+      progress.event({ stage: "note", key: manifest.name, detail: line });
+    const reading = await readManifestJobs(options.store, manifest, options.load.cwd, retaken.retakes);
     progress.event({
       stage: "note",
       detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'; ${reading.why === "" ? "nothing new to generate" : `to generate: ${reading.why}`}`,
@@ -393,6 +428,7 @@ async function watchWithProgress(
     checking = true;
     void (async () => {
       await writeNewDecisions();
+      await runNewRetakes();
       const now = await folderIdentity(dir);
       if (now === identity) return;
       identity = now;
@@ -430,6 +466,11 @@ async function watchWithProgress(
   await timedWrite; // so that no write of a watching page lands after the last one
   await writeOutputs();
   return { rows: await engine.wantedRows(), capped };
+}
+
+/** What tells a manifest's retakes apart from what they were: each one's id and whether it is withdrawn. */
+function retakeSignature(retakes: readonly RetakeRow[]): string {
+  return retakes.map((r) => `${r.id}${r.state === "withdrawn" ? "w" : ""}`).join(",");
 }
 
 /** The id of the latest of `decisions` (0: none): a decision made since has a higher one. */

@@ -97,7 +97,7 @@ describe("reel approve, reject, undecide", () => {
     );
 
     let shown = await status(dir, s);
-    expect(shown.decisions).toEqual({ shop: { approved: 1, rejected: 2, undecided: 0 } });
+    expect(shown.decisions).toEqual({ shop: { approved: 1, rejected: 2, undecided: 0, retakesQueued: 0 } });
     const mug1 = decisionOf(shown.jobs, "mug~1");
     expect(mug1).toMatchObject({ decision: "approved", reviewer: "ana", note: null });
     expect(Date.parse(mug1.decidedAt!)).toBeGreaterThanOrEqual(before - 1000);
@@ -143,7 +143,7 @@ describe("reel approve, reject, undecide", () => {
       ],
     });
     shown = await status(dir, s);
-    expect(shown.decisions).toEqual({ shop: { approved: 1, rejected: 1, undecided: 1 } });
+    expect(shown.decisions).toEqual({ shop: { approved: 1, rejected: 1, undecided: 1, retakesQueued: 0 } });
 
     // The next run sends nothing, and writes the decisions into results.jsonl, each job's record
     // and index.html.
@@ -177,7 +177,7 @@ describe("reel approve, reject, undecide", () => {
     ).toBe(0);
     const unchanged = async (): Promise<void> => {
       const shown = await status(dir, s);
-      expect(shown.decisions).toEqual({ shop: { approved: 0, rejected: 1, undecided: 2 } });
+      expect(shown.decisions).toEqual({ shop: { approved: 0, rejected: 1, undecided: 2, retakesQueued: 0 } });
     };
 
     const missing = await runCli(["approve", "shop/mug~2", "shop/nope", "--reviewer", "ana"], {

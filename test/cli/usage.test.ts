@@ -69,6 +69,7 @@ it("every command's --help lists its options and its exit codes", async () => {
     "approve",
     "reject",
     "undecide",
+    "retake",
     "sandbox",
   ]) {
     const help = await runCli([command, "--help"], { cwd: dir });

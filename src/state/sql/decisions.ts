@@ -1,6 +1,15 @@
 // Reviewers' decisions (migration 9; ReviewRecords in job-store.ts).
+import { schemaVersion } from "../../sqlite/migrate.js";
 import type { DecisionRow, NewDecision } from "../job-store.js";
 import { type SqlContext, sql } from "./context.js";
+
+/**
+ * Whether the file has the decisions table: a reader (status, plan) does not migrate, and a file an
+ * earlier reel wrote has none, so nothing was decided in it.
+ */
+export function hasDecisions(c: SqlContext): boolean {
+  return schemaVersion(c.db) >= 9;
+}
 
 const DECISION_COLUMNS =
   "decisions.id, services.base_url, decisions.job_key, decisions.spec_hash, decisions.decision, decisions.reviewer, decisions.note, decisions.decided_at";
@@ -43,6 +52,7 @@ export function latestDecisions(
   c: SqlContext,
   versions?: readonly { readonly key: string; readonly specHash: string }[],
 ): DecisionRow[] {
+  if (!hasDecisions(c)) return [];
   // One query for every version (a page of 10,000 takes); the table holds what reviewers did, so it
   // stays small beside the jobs. Versions asked for are picked from the result.
   const rows = (
@@ -61,6 +71,7 @@ export function latestDecisions(
 }
 
 export function decisionHistory(c: SqlContext, key: string, specHash: string): DecisionRow[] {
+  if (!hasDecisions(c)) return [];
   return (
     sql(
       c,

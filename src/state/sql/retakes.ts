@@ -1,6 +1,7 @@
 // Retakes (migration 10; ReviewRecords.queueRetake in job-store.ts). A retake's state is read from
 // its job: queued while the job is unsent and unclaimed, sent once claimed, dropped once forgotten.
 import { isTakeOf, takeOf } from "../../manifest/takes.js";
+import { schemaVersion } from "../../sqlite/migrate.js";
 import { StateFileError } from "../errors.js";
 import type { RetakeRequest, RetakeRow, VideoTakes } from "../job-store.js";
 import { type SqlContext, sql } from "./context.js";
@@ -41,10 +42,13 @@ function retakeOf(r: Record<string, unknown>): RetakeRow {
 }
 
 export function listRetakes(c: SqlContext, manifests?: readonly string[]): RetakeRow[] {
+  // A reader does not migrate: a file an earlier reel wrote has no retakes.
+  if (schemaVersion(c.db) < 10) return [];
   const rows = (
-    sql(c, `SELECT ${RETAKE_COLUMNS} ${FROM} WHERE retakes.service_id = ? ORDER BY retakes.id`).all(
-      c.serviceId,
-    ) as Record<string, unknown>[]
+    sql(
+      c,
+      `SELECT ${RETAKE_COLUMNS} ${FROM} WHERE (? < 0 OR retakes.service_id = ?) ORDER BY retakes.id`,
+    ).all(c.serviceId, c.serviceId) as Record<string, unknown>[]
   ).map(retakeOf);
   if (manifests === undefined) return rows;
   const wanted = new Set(manifests);

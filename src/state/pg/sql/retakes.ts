@@ -44,7 +44,7 @@ function retakeOf(r: Record<string, unknown>): RetakeRow {
 
 export async function listRetakes(c: PgContext, manifests?: readonly string[]): Promise<RetakeRow[]> {
   const { rows } = await c.pool.query(
-    `SELECT ${RETAKE_COLUMNS} ${FROM} WHERE retakes.service_id = $1
+    `SELECT ${RETAKE_COLUMNS} ${FROM} WHERE ($1 < 0 OR retakes.service_id = $1)
        AND ($2::text[] IS NULL OR retakes.manifest = ANY ($2::text[])) ORDER BY retakes.id`,
     [c.serviceId, manifests === undefined ? null : [...manifests]],
   );
