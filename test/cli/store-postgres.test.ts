@@ -47,6 +47,44 @@ async function everyFileText(dir: string): Promise<string> {
 }
 
 describe("reel on a PostgreSQL store", () => {
+  it("records decisions and a retake from another folder (machine), and a run of the fleet sends the retake once", async (context) => {
+    const url = await database(context);
+    const s = await sandbox();
+    const dir = await tempDir();
+    await writeTree(dir, { "promo.yaml": manifest(2), "face.png": { fixture: "tiny.png" } });
+    expect((await runCli(["run", "promo.yaml"], { cwd: dir, env: env(s, url) })).code).toBe(0);
+    // A reviewer elsewhere: no manifests, no state file, only the store.
+    const elsewhere = await tempDir();
+    const review = { ...env(s, url), REEL_REVIEWER: "ana" };
+    const approve = await runCli(["approve", "promo/v0"], { cwd: elsewhere, env: review });
+    expect(approve.code, approve.stderr).toBe(0);
+    expect(approve.stdout).toBe("approved promo/v0\n");
+    const retake = await runCli(["retake", "promo/v1", "--note", "too dark"], {
+      cwd: elsewhere,
+      env: review,
+    });
+    expect(retake.code, retake.stderr).toBe(0);
+    expect(retake.stdout).toMatch(/^queued promo\/v1~2: a retake of promo\/v1 \(seed \d+\)/);
+    expect(existsSync(join(elsewhere, ".reel"))).toBe(false);
+
+    const run = await runCli(["run", "promo.yaml"], { cwd: dir, env: env(s, url) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(3);
+    expect((await runCli(["run", "promo.yaml"], { cwd: dir, env: env(s, url) })).code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(3);
+    const results = await readResults<{
+      id: string;
+      status: string;
+      decision: string | null;
+      note: string | null;
+    }>(dir);
+    expect(results.map((r) => [r.id, r.status, r.decision, r.note])).toEqual([
+      ["v0", "Success", "approved", null],
+      ["v1", "Success", "rejected", "too dark"],
+      ["v1~2", "Success", null, null],
+    ]);
+  });
+
   it("runs, resumes with nothing sent again, and shows the jobs in status; the password is never shown", async (context) => {
     const url = await database(context);
     expect(new URL(url).password).toBe(PASSWORD);
