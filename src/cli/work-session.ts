@@ -9,6 +9,7 @@ import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import { makeHumanProgress, makeJsonProgress, teeProgress } from "../display/index.js";
+import { outageNote } from "../engine/fleet-notes.js";
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
@@ -209,6 +210,13 @@ export async function withWorkSession<T>(
       baseUrl: serviceId,
       concurrency: settings.concurrency,
       ...(settings.storeUrl !== undefined ? { lease: leaseSetting(io.env) } : {}),
+      // Before the progress display exists: a plain line (the engine says later outages itself).
+      onOutage: (event) => {
+        if (event.state === "down")
+          logger.warn({ err: event.error }, "store unreachable at start: waiting for it");
+        else logger.info({ downMs: Math.round(event.downMs) }, "store reachable again");
+        io.stderr.write(`reel: ${outageNote(event)}\n`);
+      },
       whenNew: (how) => {
         if (rebuild) return;
         // An emptied file is never new beside records; a missing one may be (a new --state beside an
