@@ -22,7 +22,7 @@ import {
 } from "../output/recovery.js";
 import { readRecords } from "../output/records.js";
 import { leaseSetting } from "./lease-setting.js";
-import { openJobStore } from "../state/open-job-store.js";
+import { openJobStore, storeSecretValues } from "../state/open-job-store.js";
 import { type JobStore, StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
@@ -189,8 +189,8 @@ export async function withWorkSession<T>(
   const logFile = join(stateDir, "logs", `${kind}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
   const logger = makeLogger({
     level: "debug",
-    // The store URL's password is a secret like the key (a pg error could quote the URL).
-    secrets: [settings.apiKey, storePassword(settings.storeUrl)].filter(
+    // The store URL's secrets are secrets like the key (a pg error could quote the URL).
+    secrets: [settings.apiKey, ...storeSecretValues(settings.storeUrl)].filter(
       (secret): secret is string => secret !== undefined && secret !== "",
     ),
     destination: openLogFile(logFile),
@@ -275,15 +275,5 @@ export async function withWorkSession<T>(
       await service?.close();
       logger.flush();
     }
-  }
-}
-
-/** The password in a store URL, if any (decoded, as a driver or server could quote it). */
-function storePassword(url: string | undefined): string | undefined {
-  if (url === undefined) return undefined;
-  try {
-    return decodeURIComponent(new URL(url).password);
-  } catch {
-    return undefined;
   }
 }

@@ -7,7 +7,7 @@ import type { LeaseTiming } from "./pg/lease.js";
 import { PgStore } from "./pg/store.js";
 import { type OpenStateOptions, StateStore } from "./store.js";
 
-export { isPostgresUrl, redactedUrl } from "./pg/connect.js";
+export { isPostgresUrl, redactedUrl, storeSecretValues } from "./pg/store-url.js";
 
 export interface OpenJobStoreOptions extends OpenStateOptions {
   /** A writer's --concurrency, recorded with its runner in a PostgreSQL store (a state file has none). */

@@ -1,26 +1,11 @@
-// The PostgreSQL store's connection (issue 18): a pool from a postgres:// URL. The password in the
-// URL is a secret like the API key: every message names the URL with it masked, and it is never
-// written anywhere. PGPASSWORD and ~/.pgpass work as for psql (node-postgres reads them).
+// The PostgreSQL store's connection: a pool from a postgres:// URL. The URL's secrets (its password,
+// store-url.ts says which) are secrets like the API key: every message names the URL with them
+// masked, and they are never written anywhere. PGPASSWORD and ~/.pgpass work as for psql
+// (node-postgres reads them).
 import pg from "pg";
 import { StateFileError } from "../errors.js";
 import { isConnectionError, type Outage } from "./outage.js";
-
-/** Whether `value` names a PostgreSQL store rather than a SQLite file. */
-export function isPostgresUrl(value: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(value);
-}
-
-/** `url` with its password masked, for every message and log line. */
-export function redactedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    // Not parseable as a URL: hide whatever sits between the scheme's user and the host.
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
-  }
-}
+import { redactedUrl, scrubStoreSecrets } from "./store-url.js";
 
 /** How long a connection may take before the store is said unreachable. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -70,7 +55,7 @@ export async function openPool(url: string, max = 4, outage?: Outage): Promise<p
  */
 export function storeOpenError(error: unknown, url: string, login: boolean): unknown {
   if (!(error instanceof Error) || error instanceof StateFileError) return error;
-  const message = scrubbed(error.message, url);
+  const message = scrubStoreSecrets(error.message, url);
   if (isConnectionError(error)) {
     return new StateFileError(
       `the store ${redactedUrl(url)} does not answer (${message}). Check that the database server runs and that the URL names it, then rerun.`,
@@ -84,15 +69,4 @@ export function storeOpenError(error: unknown, url: string, login: boolean): unk
   if (error instanceof pg.DatabaseError)
     return new StateFileError(`cannot use the store ${redactedUrl(url)}: ${message}.`);
   return error;
-}
-
-/** A driver message with the URL's password taken out, should the driver ever echo it. */
-function scrubbed(message: string, url: string): string {
-  let password = "";
-  try {
-    password = decodeURIComponent(new URL(url).password);
-  } catch {
-    // no password to take out
-  }
-  return password.length > 0 ? message.split(password).join("***") : message;
 }

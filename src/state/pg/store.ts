@@ -46,7 +46,8 @@ import type {
   VideoFacts,
 } from "../job-store.js";
 import * as budget from "./sql/budget.js";
-import { openPool, redactedUrl, storeOpenError } from "./connect.js";
+import { openPool, storeOpenError } from "./connect.js";
+import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
 import { type Landed, Outage } from "./outage.js";
 import { DEFAULT_LEASE, type LeaseTiming, RUNNERS_SHOWN_MS } from "./lease.js";
