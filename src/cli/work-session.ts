@@ -9,6 +9,7 @@ import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import { makeHumanProgress, makeJsonProgress, teeProgress } from "../display/index.js";
+import { outageNote } from "../engine/fleet-notes.js";
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
@@ -21,7 +22,7 @@ import {
 } from "../output/recovery.js";
 import { readRecords } from "../output/records.js";
 import { leaseSetting } from "./lease-setting.js";
-import { openJobStore } from "../state/open-job-store.js";
+import { openJobStore, storeSecretValues } from "../state/open-job-store.js";
 import { type JobStore, StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
@@ -188,8 +189,8 @@ export async function withWorkSession<T>(
   const logFile = join(stateDir, "logs", `${kind}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
   const logger = makeLogger({
     level: "debug",
-    // The store URL's password is a secret like the key (a pg error could quote the URL).
-    secrets: [settings.apiKey, storePassword(settings.storeUrl)].filter(
+    // The store URL's secrets are secrets like the key (a pg error could quote the URL).
+    secrets: [settings.apiKey, ...storeSecretValues(settings.storeUrl)].filter(
       (secret): secret is string => secret !== undefined && secret !== "",
     ),
     destination: openLogFile(logFile),
@@ -209,6 +210,13 @@ export async function withWorkSession<T>(
       baseUrl: serviceId,
       concurrency: settings.concurrency,
       ...(settings.storeUrl !== undefined ? { lease: leaseSetting(io.env) } : {}),
+      // Before the progress display exists: a plain line (the engine says later outages itself).
+      onOutage: (event) => {
+        if (event.state === "down")
+          logger.warn({ err: event.error }, "store unreachable at start: waiting for it");
+        else logger.info({ downMs: Math.round(event.downMs) }, "store reachable again");
+        io.stderr.write(`reel: ${outageNote(event)}\n`);
+      },
       whenNew: (how) => {
         if (rebuild) return;
         // An emptied file is never new beside records; a missing one may be (a new --state beside an
@@ -267,15 +275,5 @@ export async function withWorkSession<T>(
       await service?.close();
       logger.flush();
     }
-  }
-}
-
-/** The password in a store URL, if any (decoded, as a driver or server could quote it). */
-function storePassword(url: string | undefined): string | undefined {
-  if (url === undefined) return undefined;
-  try {
-    return decodeURIComponent(new URL(url).password);
-  } catch {
-    return undefined;
   }
 }

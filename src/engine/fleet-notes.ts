@@ -27,6 +27,13 @@ export function noteTakeOver(found: TakeOver, progress: ProgressSink): void {
   }
 }
 
+/** The line that says the store stopped answering, or answers again. */
+export function outageNote(event: OutageEvent): string {
+  return event.state === "down"
+    ? `the store does not answer (${event.error}): no new work is taken; reel tries again until it does, for up to ${formatDuration(event.limitMs)}, then stops`
+    : `the store answers again after ${formatDuration(event.downMs)}: work goes on`;
+}
+
 /**
  * The store stopped answering (every operation waits and tries again, so no new work is taken) or
  * answers again. Said as a note (a line off a terminal) and as a pause of the live display.
@@ -35,16 +42,9 @@ export function noteOutage(event: OutageEvent, progress: ProgressSink, log: Logg
   if (event.state === "down") {
     log.warn({ err: event.error }, "store unreachable: waiting for it");
     progress.event({ stage: "paused", detail: "the store does not answer: no new work is taken" });
-    progress.event({
-      stage: "note",
-      detail: `the store does not answer (${event.error}): no new work is taken; reel tries again until it does, for up to ${formatDuration(event.limitMs)}, then stops`,
-    });
-    return;
+  } else {
+    log.info({ downMs: Math.round(event.downMs) }, "store reachable again");
+    progress.event({ stage: "resumed" });
   }
-  log.info({ downMs: Math.round(event.downMs) }, "store reachable again");
-  progress.event({ stage: "resumed" });
-  progress.event({
-    stage: "note",
-    detail: `the store answers again after ${formatDuration(event.downMs)}: work goes on`,
-  });
+  progress.event({ stage: "note", detail: outageNote(event) });
 }

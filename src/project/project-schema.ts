@@ -43,9 +43,9 @@ export const PROJECT_FIELDS: readonly ProjectField[] = [
   {
     name: "store",
     type: "store",
-    expects: "a postgres:// URL without its password (PGPASSWORD or ~/.pgpass give it)",
+    expects: "a postgres:// URL without its password (PGPASSWORD or ~/.pgpass give it) or other secrets",
     description:
-      "A shared store on PostgreSQL for every runner of the project (postgres://user@host/db). Never the password: it would be committed; PGPASSWORD or ~/.pgpass give it. Overridden by --store and REEL_STORE.",
+      "A shared store on PostgreSQL for every runner of the project (postgres://user@host/db). Never the password (user:password@ or password=) nor another secret (passfile=, sslpassword=, sslkey=): it would be committed; PGPASSWORD or ~/.pgpass give the password. Overridden by --store and REEL_STORE.",
   },
 ];
 

@@ -35,6 +35,7 @@ import type {
   JobRow,
   JobStore,
   NewJob,
+  OutageEvent,
   RestoredJob,
   SpeechCharge,
   SpeechRow,
@@ -45,7 +46,8 @@ import type {
   VideoFacts,
 } from "../job-store.js";
 import * as budget from "./sql/budget.js";
-import { openPool, redactedUrl } from "./connect.js";
+import { openPool, storeOpenError } from "./connect.js";
+import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
 import { type Landed, Outage } from "./outage.js";
 import { DEFAULT_LEASE, type LeaseTiming, RUNNERS_SHOWN_MS } from "./lease.js";
@@ -90,6 +92,11 @@ export interface OpenPgStoreOptions {
    * @defaultValue DEFAULT_LEASE
    */
   readonly lease?: LeaseTiming;
+  /**
+   * Told while the store opens that it does not answer, and when it answers again (a writer's
+   * start-up waits for it; see outage.ts). The engine is told of later outages by fleet.onOutage.
+   */
+  readonly onOutage?: (event: OutageEvent) => void;
 }
 
 /** A writer's runner: its row in `runners`, and the heartbeat that keeps it alive there. */
@@ -110,8 +117,6 @@ export class PgStore implements JobStore {
   private readonly ownUploads = new Set<string>();
   private readonly leaseListeners: ((error: LeaseLostError) => void)[] = [];
   private leaseLostError: LeaseLostError | undefined;
-  /** Rides out a database that stops answering (a writer only: a reader fails at once). */
-  private readonly outage: Outage;
   private closed = false;
   readonly writeFailure: StateFileError | undefined = undefined;
   /** The fleet's operations (see FleetStore); undefined for a reader. */
@@ -119,6 +124,8 @@ export class PgStore implements JobStore {
 
   private constructor(
     private readonly pool: pg.Pool,
+    /** Rides out a database that stops answering (a writer only: a reader fails at once). */
+    private readonly outage: Outage,
     serviceId: number,
     host: string,
     now: () => number,
@@ -130,7 +137,6 @@ export class PgStore implements JobStore {
     private readonly runner: Runner | undefined,
   ) {
     this.c = { pool, serviceId, host, now };
-    this.outage = new Outage(runner ? lease.outageMs : 0, path);
     this.w = runner && { ...this.c, runnerId: runner.id, lease };
     this.fleet = this.w && this.fleetOf(this.w, runner!);
   }
@@ -216,21 +222,31 @@ export class PgStore implements JobStore {
       );
     }
     const host = options.host ?? hostname();
-    const pool = await openPool(url, readonly ? 4 : 1);
+    const path = redactedUrl(url);
+    // A writer rides out a store that does not answer from its first statement on, as it does later
+    // (a server restarting as the fleet starts); a reader fails at once. Every step below is safe to
+    // run again after a broken connection (registering, through its `landed`).
+    const outage = new Outage(readonly ? 0 : lease.outageMs, path);
+    const told = options.onOutage && outage.onChange(options.onOutage);
+    let pool: pg.Pool | undefined;
     let beatPool: pg.Pool | undefined;
     let runner: Runner | undefined;
     let store: PgStore | undefined;
     try {
-      await migratePg(pool, PG_MIGRATIONS);
+      pool = await openPool(url, readonly ? 4 : 1, outage);
+      const c = { pool };
+      await outage.run(() => migratePg(c.pool, PG_MIGRATIONS));
       const serviceId =
         options.baseUrl === undefined
           ? -1
-          : await serviceIdOf(pool, canonicalBaseUrl(options.baseUrl), readonly);
+          : await outage.run(() => serviceIdOf(c.pool, canonicalBaseUrl(options.baseUrl!), readonly));
       if (!readonly) {
-        beatPool = await openPool(url, 1);
-        const id = await runners.registerRunner(
-          { pool },
-          { host, pid: process.pid, serviceId, concurrency: options.concurrency ?? 0 },
+        beatPool = await openPool(url, 1, outage);
+        const me = { host, pid: process.pid, serviceId, concurrency: options.concurrency ?? 0 };
+        const since = await outage.run(() => runners.dbNow(c));
+        const id = await outage.run(
+          () => runners.registerRunner(c, me),
+          () => runners.registeredSince(c, me, since),
         );
         const revoked = (): void => {
           const w = store?.w;
@@ -239,9 +255,9 @@ export class PgStore implements JobStore {
         };
         runner = { id, pool: beatPool, heartbeat: new Heartbeat(beatPool, id, lease.heartbeatMs, revoked) };
       }
-      const path = redactedUrl(url);
       store = new PgStore(
         pool,
+        outage,
         serviceId,
         host,
         options.now ?? Date.now,
@@ -256,8 +272,10 @@ export class PgStore implements JobStore {
     } catch (error) {
       await runner?.heartbeat.stop();
       await beatPool?.end().catch(() => {});
-      await pool.end().catch(() => {});
-      throw error;
+      await pool?.end().catch(() => {});
+      throw storeOpenError(error, url, false);
+    } finally {
+      told?.();
     }
   }
 

@@ -30,6 +30,29 @@ export async function registerRunner(c: Pool, runner: NewRunner): Promise<number
   return toNumber(rows[0]!.id);
 }
 
+/** The server's clock now (DB_NOW). */
+export async function dbNow(c: Pool): Promise<number> {
+  const { rows } = await c.pool.query<{ now_ms: string }>(`SELECT ${DB_NOW} AS now_ms`);
+  return toNumber(rows[0]!.now_ms);
+}
+
+/**
+ * Whether registerRunner, tried at or after `since` (dbNow) by this process, committed though its
+ * answer was lost: the row of this host and pid started since then (no other process had this pid on
+ * this host meanwhile, as this one lives).
+ */
+export async function registeredSince(
+  c: Pool,
+  runner: NewRunner,
+  since: number,
+): Promise<{ value: number } | undefined> {
+  const { rows } = await c.pool.query<{ id: string }>(
+    "SELECT id FROM runners WHERE host = $1 AND pid = $2 AND started_at >= $3 AND stopped_at IS NULL ORDER BY id DESC LIMIT 1",
+    [runner.host, runner.pid, since],
+  );
+  return rows[0] ? { value: toNumber(rows[0].id) } : undefined;
+}
+
 /**
  * The assignments that record runner `$id` alive now. A runner silent for longer than `gapMs` (two
  * missed beats: it could not reach the database either) is heard again from now on (connected_at):
