@@ -8,7 +8,7 @@ import { ReelError } from "../errors.js";
 import type { Job } from "../manifest/index.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { Model, Resolution } from "../service/api-types.js";
-import type { BudgetSessionRow, JobRow, SpendTally } from "../state/store.js";
+import type { BudgetSessionRow, JobRow, SpeechCharge, SpendTally, VideoCharge } from "../state/store.js";
 
 export interface BudgetCaps {
   /** Seconds of video sent at most. */
@@ -108,6 +108,28 @@ export class Budget {
   }
 
   /**
+   * What a job's claim records in the ledger: what is sent, and its credits at today's prices, so
+   * that a price changed later does not change what this spent.
+   */
+  videoCharge(job: Job): VideoCharge {
+    const credits = this.prices
+      ? videoCredits(this.prices, job.model, job.spec.resolution, job.seconds)
+      : undefined;
+    return {
+      session: this.session.id,
+      model: job.model,
+      resolution: job.spec.resolution ?? null,
+      seconds: job.seconds,
+      credits: credits ?? null,
+    };
+  }
+
+  /** What a speech call's intent records in the ledger (see videoCharge). */
+  speechCharge(): SpeechCharge {
+    return { session: this.session.id, credits: this.prices?.speech ?? null };
+  }
+
+  /**
    * Reserves `cost` for `what`: true if it fits under every cap. If not, nothing is reserved and the
    * budget stops. A cost the list cannot price (`credits` undefined) under --max-credits stops it too.
    */
@@ -175,14 +197,19 @@ function add(a: Cost, b: Cost): Cost {
 }
 
 /**
- * What a session's ledger cost, at today's prices. Throws a message when a cap in credits meets
- * spend the list does not price (a model removed from it since).
+ * What a session's ledger cost: each charge at the credits recorded when it was sent; those sent with
+ * no price known (no price list then, or an earlier reel's), at today's prices. Throws a message when
+ * a cap in credits meets such spend the list does not price (a model removed from it since).
  */
 export function costOfTally(tally: SpendTally, prices: PriceTable | undefined, caps: BudgetCaps): Cost {
   let seconds = 0;
   let credits = 0;
   for (const row of tally.videos) {
     seconds += row.seconds;
+    if (row.credits !== null) {
+      credits += row.credits;
+      continue;
+    }
     if (!prices) continue;
     const cost = videoCredits(
       prices,
@@ -197,7 +224,7 @@ export function costOfTally(tally: SpendTally, prices: PriceTable | undefined, c
     }
     credits += cost ?? 0;
   }
-  credits += tally.speech * (prices?.speech ?? 0);
+  for (const row of tally.speech) credits += row.credits ?? row.count * (prices?.speech ?? 0);
   return { seconds, credits };
 }
 

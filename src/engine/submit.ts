@@ -8,7 +8,7 @@ import { asDiskFailure } from "../output/atomic-write.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
 import type { Id } from "../service/api-types.js";
 import { type JobRow, JobGoneError, type VideoCharge } from "../state/store.js";
-import { type Budget, BudgetStoppedError, Reservation } from "../budget/index.js";
+import { BudgetStoppedError, Reservation } from "../budget/index.js";
 import { SpeechUncertainError } from "./assets.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
@@ -180,7 +180,7 @@ async function submitLoop(
         if (reservation && !reservation.hold()) return "end";
         // The claim: a compare-and-set, so whatever ran since this job's row was read, it is sent
         // by one task of one process only.
-        const attempt = await claim(ctx, rowId, ctx.budget && charge(ctx.budget, job));
+        const attempt = await claim(ctx, rowId, ctx.budget?.videoCharge(job));
         if (typeof attempt !== "number") return attempt;
         reservation?.spent();
         ctx.fleetSlots?.claimed();
@@ -245,16 +245,6 @@ interface Claimed {
   readonly rowId: number;
   readonly attempt: number;
   readonly cost: { readonly seconds: number; readonly credits: number | undefined } | undefined;
-}
-
-/** What a capped run records with a job's intent (store.markSubmitting). */
-function charge(budget: Budget, job: Job): VideoCharge {
-  return {
-    session: budget.session.id,
-    model: job.model,
-    resolution: job.spec.resolution ?? null,
-    seconds: job.seconds,
-  };
 }
 
 /** A claimed request not sent after all (or refused for certain): its count in a capped run given back. */

@@ -306,18 +306,22 @@ export interface SpeechRecords {
   markInterruptedSpeechUncertain(): Promise<number>;
 }
 
-/** What a submission costs a capped run (src/budget): what was sent, priced when read. */
+/** What a submission costs a capped run (src/budget): what was sent, and what it cost then. */
 export interface VideoCharge {
   /** The budget session (BudgetRecords). */
   readonly session: number;
   readonly model: string;
   readonly resolution: string | null;
   readonly seconds: number;
+  /** Its credits at the prices of the moment it is sent; null when no price is known. */
+  readonly credits: number | null;
 }
 
 /** A speech call of a capped run. */
 export interface SpeechCharge {
   readonly session: number;
+  /** Its credits at the prices of the moment it is made; null when no price is known. */
+  readonly credits: number | null;
 }
 
 /** Who runs a budget session: a process on a machine. */
@@ -333,15 +337,20 @@ export interface BudgetSessionRow extends BudgetOwner {
   readonly startedAt: number;
 }
 
-/** What a budget session sent that may cost: videos by model and resolution, and speech calls. */
+/**
+ * What a budget session sent that may cost: videos by model, resolution and whether a price was
+ * recorded with them, and speech calls. `credits`: what those charges cost when they were sent;
+ * null for charges sent with no price known (priced when read).
+ */
 export interface SpendTally {
   readonly videos: readonly {
     readonly model: string;
     readonly resolution: string | null;
     readonly seconds: number;
     readonly count: number;
+    readonly credits: number | null;
   }[];
-  readonly speech: number;
+  readonly speech: { readonly count: number; readonly credits: number | null }[];
 }
 
 /**

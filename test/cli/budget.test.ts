@@ -128,6 +128,30 @@ describe("the budget cap", () => {
     expect((counts.Success ?? 0) + (counts.uncertain ?? 0)).toBe(8);
   });
 
+  it.for(["state file", "PostgreSQL"] as const)(
+    "counts what was spent at the prices it was sent at: a price cut after the cap makes no room (%s)",
+    async (store, context: TestContext) => {
+      const s = await sandbox({ timeScale: 0.05 });
+      const dir = await tempDir();
+      await writeTree(dir, {
+        "m.yaml": manifest("m", Array(12).fill(5)),
+        "prices.yaml": "version: 1\nvideo:\n  actor-2: 2\n",
+      });
+      const storeArgs = store === "PostgreSQL" ? ["--store", await database(context)] : [];
+      const args = ["run", "m.yaml", ...storeArgs, "--concurrency", "4", "--max-credits", "70"];
+      // 10 credits a video: seven fit in 70.
+      const first = await runCli(args, { cwd: dir, env: env(s) });
+      expect(first.code, first.stderr).toBe(3);
+      expect(secondsSent(s)).toBe(35);
+      // Half the price now: the 70 credits spent are still 70, not 35.
+      await writeFile(join(dir, "prices.yaml"), "version: 1\nvideo:\n  actor-2: 1\n");
+      const rerun = await runCli(args, { cwd: dir, env: env(s) });
+      expect(rerun.code, rerun.stderr).toBe(3);
+      expect(rerun.stderr).toContain("70 credits already spent by the run(s) it resumes");
+      expect(secondsSent(s)).toBe(35);
+    },
+  );
+
   it("on a PostgreSQL store too: a runner killed with kill -9 and started again counts what it sent", async (context: TestContext) => {
     const url = await database(context);
     const s = await sandbox({ timeScale: 0.2 });

@@ -171,6 +171,10 @@ export const PG_MIGRATIONS: PgMigrations = {
       updated_at bigint NOT NULL
     );
     `,
+    // 5: what each charge cost when it was sent, as the state file's migration 9.
+    `
+    ALTER TABLE spend ADD COLUMN credits double precision;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

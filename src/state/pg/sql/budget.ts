@@ -58,24 +58,34 @@ export async function takeBudgetSession(
   return rowCount === 1;
 }
 
+/** As the state file's (sql/budget.ts): grouped by whether a price was recorded with the charge. */
 export async function budgetSpent(c: PgContext, id: number): Promise<SpendTally> {
-  const { rows } = await c.pool.query<{
+  const videos = await c.pool.query<{
     model: string;
     resolution: string | null;
     seconds: number;
     count: string;
+    credits: number | null;
   }>(
-    `SELECT model, resolution, sum(seconds) AS seconds, count(*) AS count FROM spend
-       WHERE session_id = $1 AND job_id IS NOT NULL GROUP BY model, resolution ORDER BY model, resolution`,
+    `SELECT model, resolution, sum(seconds) AS seconds, count(*) AS count, sum(credits) AS credits FROM spend
+       WHERE session_id = $1 AND job_id IS NOT NULL
+       GROUP BY model, resolution, credits IS NULL ORDER BY model, resolution, credits IS NULL`,
     [id],
   );
-  const speech = await c.pool.query<{ n: string }>(
-    "SELECT count(*) AS n FROM spend WHERE session_id = $1 AND speech IS NOT NULL",
+  const speech = await c.pool.query<{ count: string; credits: number | null }>(
+    `SELECT count(*) AS count, sum(credits) AS credits FROM spend WHERE session_id = $1 AND speech IS NOT NULL
+       GROUP BY credits IS NULL ORDER BY credits IS NULL`,
     [id],
   );
+  const credits = (n: number | null): number | null => (n === null ? null : Number(n));
   return {
-    videos: rows.map((row) => ({ ...row, seconds: Number(row.seconds), count: toNumber(row.count) })),
-    speech: toNumber(speech.rows[0]!.n),
+    videos: videos.rows.map((row) => ({
+      ...row,
+      seconds: Number(row.seconds),
+      count: toNumber(row.count),
+      credits: credits(row.credits),
+    })),
+    speech: speech.rows.map((row) => ({ count: toNumber(row.count), credits: credits(row.credits) })),
   };
 }
 
