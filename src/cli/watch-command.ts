@@ -73,7 +73,12 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
   const scope = watchScope(resolve(io.cwd, args.positionals[0]!));
   const budgetRequest = readBudgetRequest(args, io, place, scope);
   return withWorkSession("watch", settings, args, io, async (session) => {
-    const budget = budgetRequest && (await openBudget(session.store, budgetRequest));
+    const budget =
+      budgetRequest &&
+      (await openBudget(session.store, budgetRequest, {
+        onWait: (line) => io.stderr.write(`reel watch: budget: ${line}\n`),
+        signal: io.signal,
+      }));
     if (budget) io.stderr.write(`reel watch: ${describeBudget(budget)}\n`);
     const end = await watchFolder({
       ...session.engine,

@@ -2,8 +2,11 @@
 // the cap, finish what is in flight, say what is left and exit 3; the count survives kill -9 and is
 // resumed by the rerun; speech counts when priced. Real runs over HTTP on a sandbox whose tasks take
 // long enough for several to be in flight at once, real files, a real child process for the kill.
+import { spawnSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
 import { describe, expect, it, type TestContext } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, until, useCommands, useReelProcesses, writeTree } from "../helpers/cli.js";
@@ -46,6 +49,25 @@ function secondsSent(s: Sandbox): number {
   }
   return total;
 }
+
+/**
+ * Commands that run reel as another machine or container would: under another host name, or in a
+ * PID namespace of its own (where it is pid 1, as in a container). Undefined where this user cannot
+ * make namespaces: the test then writes into the store what such a run would have recorded.
+ */
+const NAMESPACES = {
+  host: ["unshare", "--uts", "--map-root-user", "sh", "-c", 'hostname reel-elsewhere && exec "$0" "$@"'],
+  pid: ["unshare", "--pid", "--fork", "--mount-proc", "--map-root-user"],
+} as const;
+const namespace = (kind: keyof typeof NAMESPACES): string[] | undefined => {
+  const wrapper = [...NAMESPACES[kind]];
+  const works =
+    process.platform === "linux" &&
+    spawnSync(wrapper[0]!, [...wrapper.slice(1), "true"], { stdio: "ignore" }).status === 0;
+  if (!works)
+    console.warn(`unshare (${kind}) is not available here: what it would record is written instead`);
+  return works ? wrapper : undefined;
+};
 
 const statuses = async (dir: string): Promise<Record<string, number>> => {
   const counts: Record<string, number> = {};
@@ -151,6 +173,62 @@ describe("the budget cap", () => {
       expect(secondsSent(s)).toBe(35);
     },
   );
+
+  it.for([
+    ["another host name", "host"],
+    ["a PID namespace of its own", "pid"],
+  ] as const)(
+    "resumes the count of a run stopped at the cap under %s: the state file's lock says who runs, not host and pid",
+    async ([, kind]) => {
+      const s = await sandbox({ timeScale: 0.05 });
+      const dir = await tempDir();
+      await writeTree(dir, { "m.yaml": manifest("m", Array(8).fill(5)) });
+      const args = ["run", "m.yaml", "--state", "state.db", "--max-seconds", "20"];
+      const wrapper = namespace(kind);
+      // The first run in a container (pid 1 there), or the rerun on another machine's name.
+      const first = reel(args, dir, env(s), kind === "pid" ? wrapper : undefined);
+      expect(await first.exit, first.stderr()).toBe(3);
+      expect(secondsSent(s)).toBe(20);
+      if (!wrapper) {
+        const db = new Database(join(dir, "state.db"));
+        db.prepare(
+          `UPDATE budget_sessions SET ${kind === "host" ? "host = 'reel-elsewhere'" : "pid = 1"}`,
+        ).run();
+        db.close();
+      }
+      const rerun = reel(args, dir, env(s), kind === "host" ? wrapper : undefined);
+      expect(await rerun.exit, rerun.stderr()).toBe(3);
+      expect(rerun.stderr()).toContain("20 s of video already spent by the run(s) it resumes");
+      expect(secondsSent(s)).toBe(20);
+    },
+  );
+
+  it("on PostgreSQL, resumes the count of a runner killed on another machine once its lease tells it is gone", async (context: TestContext) => {
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 0.1 });
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manifest("m", Array(12).fill(5)) });
+    const args = ["run", "m.yaml", "--store", url, "--concurrency", "4", "--max-seconds", "30"];
+    const lease = { REEL_LEASE_SECONDS: "1" };
+    const wrapper = namespace("host");
+    const killed = reel(args, dir, { ...env(s), ...lease }, wrapper);
+    await until(() => s.counters.generationsCreated >= 2, "two submissions");
+    killed.child.kill("SIGKILL");
+    await killed.exit;
+    if (!wrapper) {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query("UPDATE runners SET host = 'reel-elsewhere'");
+      await client.query("UPDATE budget_sessions SET host = 'reel-elsewhere'");
+      await client.end();
+    }
+    const sentBefore = secondsSent(s);
+    const rerun = await runCli(args, { cwd: dir, env: { ...env(s), ...lease } });
+    expect(rerun.code, rerun.stderr).toBe(3);
+    expect(rerun.stderr).toContain(`${sentBefore} s of video already spent by the run(s) it resumes`);
+    expect(secondsSent(s)).toBeLessThanOrEqual(30);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+  });
 
   it("on a PostgreSQL store too: a runner killed with kill -9 and started again counts what it sent", async (context: TestContext) => {
     const url = await database(context);

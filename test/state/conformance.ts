@@ -182,6 +182,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       const store = await storage.open("x");
       const owner = { host: "here", pid: 101 };
       const session = await store.startBudgetSession("run a", owner);
+      expect(await store.openBudgetSessions("run a")).toMatchObject([{ id: session.id, runs: "here" }]);
       const charge = { session: session.id, model: "actor-2", resolution: "720p", seconds: 5, credits: 12.5 };
       const a = await store.upsertJob(JOB);
       const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b", specHash: "h2", seconds: 8 });
@@ -232,13 +233,18 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       expect((await store.budgetSpent(session.id)).videos.map((v) => v.credits)).toEqual([null, 17.5]);
       await store.close();
 
-      // Another process resumes the session once; an ended session is not open.
+      // Its run is gone once its store is closed, whatever host and pid it recorded; another process
+      // resumes it, and then runs it; an ended session is not open.
       const again = await storage.open("x");
       const [open] = await again.openBudgetSessions("run a");
-      expect(open).toMatchObject({ id: session.id, host: "here", pid: 101, scope: "run a" });
+      expect(open).toMatchObject({ id: session.id, host: "here", pid: 101, scope: "run a", runs: "gone" });
       expect(await again.openBudgetSessions("run b")).toEqual([]);
-      expect(await again.takeBudgetSession(session.id, 101, { host: "here", pid: 202 })).toBe(true);
-      expect(await again.takeBudgetSession(session.id, 101, { host: "here", pid: 303 })).toBe(false);
+      expect(await again.takeBudgetSession(open!, { host: "there", pid: 202 })).toBe(true);
+      expect(await again.openBudgetSessions("run a")).toMatchObject([
+        { host: "there", pid: 202, runs: "here" },
+      ]);
+      // Taken again by the same process (a retry): still its own.
+      expect(await again.takeBudgetSession(open!, { host: "there", pid: 202 })).toBe(true);
       expect((await again.budgetSpent(session.id)).videos.map((v) => v.seconds)).toEqual([8, 10]);
       await again.endBudgetSession(session.id);
       expect(await again.openBudgetSessions("run a")).toEqual([]);

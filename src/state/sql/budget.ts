@@ -36,7 +36,7 @@ export function chargeSpeech(c: SqlContext, voiceId: string, text: string, charg
   );
 }
 
-const SESSION_COLUMNS = "id, scope, host, pid, started_at AS startedAt";
+const SESSION_COLUMNS = "id, scope, host, pid, started_at AS startedAt, NULL AS runner";
 
 export function openBudgetSessions(c: SqlContext, scope: string): BudgetSessionRow[] {
   return sql(
@@ -55,13 +55,13 @@ export function startBudgetSession(c: SqlContext, scope: string, owner: BudgetOw
   );
 }
 
-export function takeBudgetSession(c: SqlContext, id: number, fromPid: number, owner: BudgetOwner): boolean {
+export function takeBudgetSession(c: SqlContext, session: BudgetSessionRow, owner: BudgetOwner): boolean {
   return c.turn.writeStatement(
     () =>
       sql(
         c,
-        "UPDATE budget_sessions SET host = ?, pid = ? WHERE id = ? AND pid = ? AND ended_at IS NULL",
-      ).run(owner.host, owner.pid, id, fromPid).changes === 1,
+        "UPDATE budget_sessions SET host = ?, pid = ? WHERE id = ? AND host = ? AND pid = ? AND ended_at IS NULL",
+      ).run(owner.host, owner.pid, session.id, session.host, session.pid).changes === 1,
   );
 }
 
