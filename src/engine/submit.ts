@@ -29,7 +29,8 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
   const { store, options, progress, budget } = ctx;
   // A retry past a capped run's budget is not made pending: pending, the next run would send it
   // without being asked to retry.
-  const affordable = (): boolean => !budget || budget.check(job.key, budget.videoCost(job));
+  const affordable = async (): Promise<boolean> =>
+    !budget || (await budget.check(job.key, budget.videoCost(job), ctx.signals.stop.signal));
   switch (row.state) {
     case "pending":
       return true;
@@ -40,7 +41,7 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
       // save must not spend another paid attempt on the same failing video.
       if (options.retryFailed && !ctx.retried.has(row.id)) {
         if (row.attempts < options.maxAttempts) {
-          if (!affordable()) return false;
+          if (!(await affordable())) return false;
           ctx.retried.add(row.id);
           if (await store.markPending(row.id, "--retry-failed")) return true;
           await claimLost(ctx, row.id);
@@ -55,7 +56,7 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
       }
       return false;
     case "uncertain":
-      if (options.resubmitUncertain && affordable()) {
+      if (options.resubmitUncertain && (await affordable())) {
         if (await store.markPending(row.id, "--resubmit-uncertain")) return true;
         await claimLost(ctx, row.id);
       }
@@ -124,8 +125,10 @@ async function submitLoop(
     // service asked for a wait longer than a run sits through; the job stays unsent for the next.
     if (gate.fatal || gate.parked || !wanted.isWanted(job) || !(await gate.whenServiceUsable()))
       return "not-final";
-    // A capped run: a video that would pass the cap is not prepared (no speech made for it).
-    if (reservation && !reservation.hold()) return "not-final";
+    // A capped run: a video that would pass the cap is not prepared (no speech made for it). Its
+    // hold may wait for others to settle: the run may have changed meanwhile.
+    if (reservation && !(await reservation.hold(ctx.signals.stop.signal))) return "not-final";
+    if (stopped() || gate.fatal || gate.parked || !wanted.isWanted(job)) return "not-final";
     let ids: Map<AssetRef | SpeechRef, Id>;
     ctx.progress.event({ stage: "preparing", key: job.key });
     try {
@@ -176,8 +179,9 @@ async function submitLoop(
         // Another job found one of these assets deleted on the service while this one queued:
         // resolved again (uploaded again) rather than paid for with an asset known to be gone.
         if ([...ids.values()].some((id) => ctx.lostAssets.has(id))) return "retry";
-        // A capped run's claim records the charge with the intent (held again after a refund).
-        if (reservation && !reservation.hold()) return "end";
+        // A capped run's claim records the charge with the intent. Held since its preparation; if
+        // not (given back after a refusal), held again before the slot, where a hold may wait.
+        if (reservation && !reservation.holdNow()) return "retry";
         // The claim: a compare-and-set, so whatever ran since this job's row was read, it is sent
         // by one task of one process only.
         const attempt = await claim(ctx, rowId, ctx.budget?.videoCharge(job));

@@ -230,6 +230,34 @@ describe("the budget cap", () => {
     expect(s.counters.duplicateGenerations()).toBe(0);
   });
 
+  it("in a fleet, a capped runner spends its own cap: jobs another runner claimed hold none of it", async (context: TestContext) => {
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 0.05 });
+    const dir = await tempDir();
+    // Twelve jobs both runners walk first, in the same order, then twelve only the capped one runs.
+    await writeTree(dir, {
+      "m.yaml": manifest("m", Array(24).fill(5)).replace(/id: v(\d+)/g, (_, i: string) =>
+        Number(i) < 12 ? `id: both${i}` : `id: own${i}`,
+      ),
+    });
+    const runner = (more: string[]): ReturnType<typeof runCli> =>
+      runCli(["run", "m.yaml", "--store", url, "--concurrency", "4", ...more], { cwd: dir, env: env(s) });
+    const other = runner(["--only", "m/both*"]);
+    await until(() => s.counters.generationsCreated >= 4, "the other runner submitting");
+    const capped = await runner(["--max-seconds", "20"]);
+    // It stops at its own cap, having sent 20 s of the jobs only it runs; before, it stopped at
+    // once, holding the budget for jobs the other runner then sent ("Spent: 0 s").
+    expect(capped.code, capped.stderr).toBe(3);
+    expect(capped.stderr).toContain("Spent: 20 s of video.");
+    expect((await other).code).toBe(0);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+    // The help of --max-seconds says what the cap covers in a fleet.
+    const help = (await runCli(["run", "--help"], { cwd: dir })).stdout.replace(/\s+/g, " ");
+    expect(help).toMatch(
+      /--max-seconds N [^]* In a fleet \(--store postgres:\/\/\.\.\.\) the cap is per runner: it counts what this runner submits[^]* --max-credits N/,
+    );
+  });
+
   it("on a PostgreSQL store too: a runner killed with kill -9 and started again counts what it sent", async (context: TestContext) => {
     const url = await database(context);
     const s = await sandbox({ timeScale: 0.2 });
