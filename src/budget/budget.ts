@@ -8,10 +8,17 @@
 // picked because it is smaller), what is in flight is followed, and the run ends with exit 3 (see
 // describeStop).
 import { ReelError } from "../errors.js";
-import type { Job } from "../manifest/index.js";
+import type { Job, JobChunk, SpeechRef } from "../manifest/index.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { Model, Resolution } from "../service/api-types.js";
-import type { BudgetSessionRow, JobRow, SpeechCharge, SpendTally, VideoCharge } from "../state/store.js";
+import type {
+  BudgetSessionRow,
+  JobRow,
+  JobStore,
+  SpeechCharge,
+  SpendTally,
+  VideoCharge,
+} from "../state/store.js";
 
 export interface BudgetCaps {
   /** Seconds of video sent at most. */
@@ -42,6 +49,12 @@ export class BudgetStoppedError extends ReelError {
   constructor(stop: BudgetStop) {
     super("E_BUDGET", `not sent: ${stop.what} would pass the budget's cap`);
   }
+}
+
+/** The jobs a capped run left unsent, and what sending them would cost. */
+export interface LeftUnsent {
+  readonly jobs: number;
+  readonly cost: Cost;
 }
 
 /** A cost that did not fit while reservations were held: told whether it was admitted. */
@@ -104,18 +117,30 @@ export class Budget {
     return { seconds, credits };
   }
 
-  /** The jobs among `rows` a capped run left unsent (pending), and what they would cost. */
-  leftUnsent(rows: readonly JobRow[]): { jobs: number; cost: Cost } {
+  /**
+   * The jobs among `rows` a capped run left unsent (pending, or failed before anything was sent: a
+   * rerun sends both), and what sending them would cost: their videos, and the speech they need
+   * that `store` has none of yet (each line once).
+   */
+  async leftUnsent(rows: readonly JobRow[], store: Pick<JobStore, "findSpeech">): Promise<LeftUnsent> {
     let seconds = 0;
     let credits = 0;
     let jobs = 0;
+    const lines = new Map<string, SpeechRef>();
     for (const row of rows) {
-      if (row.state !== "pending") continue;
-      const { resolution } = JSON.parse(row.spec_json) as { resolution?: Resolution };
-      const cost = this.costOf(row.model as Model, resolution, row.seconds);
+      if (row.state !== "pending" && row.fail_kind !== "local") continue;
+      const spec = JSON.parse(row.spec_json) as { resolution?: Resolution; chunks?: JobChunk[] };
+      const cost = this.costOf(row.model as Model, spec.resolution, row.seconds);
       jobs++;
       seconds += cost.seconds;
       credits += cost.credits ?? 0;
+      for (const { audio } of spec.chunks ?? []) {
+        if (audio?.kind === "speech") lines.set(`${audio.voiceId}\n${audio.text}`, audio);
+      }
+    }
+    for (const line of lines.values()) {
+      if ((await store.findSpeech(line.voiceId, line.text))?.state !== "done")
+        credits += this.speechCost().credits;
     }
     return { jobs, cost: { seconds, credits } };
   }

@@ -95,7 +95,8 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
     });
     if (end.capped && budget) {
       // The session stays open: a watch started again with a higher cap goes on counting.
-      io.stderr.write(`reel watch: ${describeStop(budget, budget.leftUnsent(end.rows))}\n`);
+      const left = await budget.leftUnsent(end.rows, session.store);
+      io.stderr.write(`reel watch: ${describeStop(budget, left)}\n`);
       return EXIT.budgetReached;
     }
     // A clean stop ends the watch's session: the next watch counts from nothing.

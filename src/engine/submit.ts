@@ -74,6 +74,17 @@ export function refsOf(job: Job): (AssetRef | SpeechRef)[] {
   return refs;
 }
 
+/** How many speech calls the job needs that the store has no speech of yet (each line once). */
+async function speechToMake(ctx: EngineContext, job: Job): Promise<number> {
+  const lines = new Map<string, SpeechRef>();
+  for (const ref of refsOf(job)) if (ref.kind === "speech") lines.set(`${ref.voiceId}\n${ref.text}`, ref);
+  let calls = 0;
+  for (const ref of lines.values()) {
+    if ((await ctx.store.findSpeech(ref.voiceId, ref.text))?.state !== "done") calls++;
+  }
+  return calls;
+}
+
 async function resolveRefs(
   ctx: EngineContext,
   job: Job,
@@ -101,10 +112,12 @@ export type SubmitEnd = "final" | "not-final" | "elsewhere";
 
 /** Submits the job and follows its task. */
 export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: number): Promise<SubmitEnd> {
-  // A capped run holds the video's cost from here to its claim (see Reservation).
-  const speechCalls = refsOf(job).filter((ref) => ref.kind === "speech").length;
+  // A capped run holds the video's cost from here to its claim (see Reservation), with the speech
+  // it needs that is not made yet: as the advice at a stop counts what is left (leftUnsent), so a
+  // rerun with that cap fits exactly.
   const reservation =
-    ctx.budget && new Reservation(ctx.budget, job.key, ctx.budget.videoCost(job), speechCalls);
+    ctx.budget &&
+    new Reservation(ctx.budget, job.key, ctx.budget.videoCost(job), await speechToMake(ctx, job));
   try {
     return await submitLoop(ctx, job, rowId, reservation);
   } finally {
@@ -186,11 +199,14 @@ async function submitLoop(
         // by one task of one process only.
         const attempt = await claim(ctx, rowId, ctx.budget?.videoCharge(job));
         if (typeof attempt !== "number") return attempt;
+        // On its way before its hold settles: the settling may stop the budget, which names it.
+        ctx.sending.add(job.key);
         reservation?.spent();
         ctx.fleetSlots?.claimed();
         try {
           return await sendClaimed({ rowId, attempt, cost: reservation?.cost });
         } finally {
+          ctx.sending.delete(job.key); // answered in submit(); here if it never was sent
           // The job's slot of the account is free again (its task ended, or nothing was sent), or
           // the job still holds it (stopped): either way a waiting job may try (see fleet-slots.ts).
           ctx.fleetSlots?.freed();
@@ -307,6 +323,7 @@ async function submit(
     ctx.progress.event({ stage: "submitted", key: job.key, detail: `task ${taskId}` });
   } finally {
     signals.onWire--;
+    ctx.sending.delete(job.key);
   }
   const submitted: SubmittedTask = {
     task_id: taskId,

@@ -209,7 +209,9 @@ describe("the budget cap", () => {
     const dir = await tempDir();
     await writeTree(dir, { "m.yaml": manifest("m", Array(12).fill(5)) });
     const args = ["run", "m.yaml", "--store", url, "--concurrency", "4", "--max-seconds", "30"];
-    const lease = { REEL_LEASE_SECONDS: "1" };
+    // A short lease; and submissions the kill cut off (uncertain) hold no slot of the account, which
+    // would otherwise keep the rerun from claiming for ten minutes if the kill met four on the wire.
+    const lease = { REEL_LEASE_SECONDS: "1", REEL_UNCERTAIN_HOLD_SECONDS: "0" };
     const wrapper = namespace("host");
     const killed = reel(args, dir, { ...env(s), ...lease }, wrapper);
     await until(() => s.counters.generationsCreated >= 2, "two submissions");
@@ -299,6 +301,43 @@ describe("the budget cap", () => {
     expect(doc.budget.spent.credits).toBe(14);
     expect(doc.budget.left.jobs).toBe(4);
     expect(doc.nextSteps.map((step) => step.code)).toContain("RAISE_BUDGET");
+  });
+
+  it("advises the cap that covers the whole count, speech included: a rerun with exactly it finishes within it", async () => {
+    const s = await sandbox({ timeScale: 0.05 });
+    const dir = await tempDir();
+    // 12 videos of 5 and 10 s, each with a line of its own: 90 s x 2.1 + 12 x 0.35 = 193.2 credits.
+    await writeTree(dir, {
+      "m.yaml": manifest(
+        "m",
+        Array.from({ length: 12 }, (_, i) => (i % 2 ? 10 : 5)),
+        true,
+      ),
+      "prices.yaml": "version: 1\nvideo:\n  actor-2: 2.1\nspeech: 0.35\n",
+    });
+    const credits = (): number => secondsSent(s) * 2.1 + s.counters.speechByInput.size * 0.35;
+    const run = (cap: number): ReturnType<typeof runCli> =>
+      runCli(["run", "m.yaml", "--concurrency", "4", "--max-credits", String(cap)], {
+        cwd: dir,
+        env: env(s),
+      });
+    const first = await run(50);
+    expect(first.code, first.stderr).toBe(3);
+    // The advice is the last cap the output names.
+    const advised = Number([...first.stderr.matchAll(/--max-credits (\d+)/g)].at(-1)![1]);
+    expect(advised).toBe(194);
+    // Past the note that the budget is reached, only the submissions it names as on their way.
+    const lines = first.stderr.split("\n");
+    const note = lines.findIndex((line) => line.includes("budget reached"));
+    expect(note, first.stderr).toBeGreaterThanOrEqual(0);
+    for (const line of lines.slice(note + 1)) {
+      const key = /^\[[^\]]*\] submitted +(\S+)/.exec(line)?.[1];
+      if (key) expect(lines[note], first.stderr).toContain(key);
+    }
+    const rerun = await run(advised);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(await statuses(dir)).toEqual({ Success: 12 });
+    expect(credits()).toBeLessThanOrEqual(advised);
   });
 
   it("refuses a cap it cannot count before anything is sent: no price list, a model not priced, not a number", async () => {
