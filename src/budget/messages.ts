@@ -1,7 +1,7 @@
 // What a capped run says: its budget when it starts, and why and where it stopped. One place for
 // the words, so the run's summary, the watcher and --json say the same.
 
-import type { Budget, BudgetCaps, Cost } from "./budget.js";
+import { type Budget, type BudgetCaps, CAP_TOLERANCE, type Cost } from "./budget.js";
 
 /** A number of credits as a person reads it: at most two decimals. */
 export function credits(n: number): string {
@@ -61,20 +61,23 @@ export function describeStop(budget: Budget, left: { jobs: number; cost: Cost })
   }
   if (left.jobs > 0) {
     lines.push(
-      `Not submitted: ${left.jobs} job(s), ${costText(left.cost, caps, priced)}; nothing was paid for them. Tasks already submitted were followed and their videos downloaded.`,
+      `Not submitted: ${left.jobs} job(s), ${costText(left.cost, caps, priced)}${budget.prices?.speech !== undefined ? " with the speech they need" : ""}; nothing was paid for them. Tasks already submitted were followed and their videos downloaded.`,
     );
   }
-  // Enough for all of what is left, counted as this run counts it: its spend goes on.
+  // The cap for the whole count the rerun resumes: what it spent (the runs before included) and what
+  // is left, speech included, rounded up (a sum of decimal prices a hair above a whole number is
+  // that number, as the budget counts it). Said last: the cap a reader takes from the output.
   const spent = budget.spent;
   const needed = { seconds: spent.seconds + left.cost.seconds, credits: spent.credits + left.cost.credits };
+  const roundUp = (n: number): number => Math.ceil(n - CAP_TOLERANCE);
   const raise = [
-    caps.maxSeconds !== undefined ? `--max-seconds ${Math.ceil(needed.seconds)}` : undefined,
-    caps.maxCredits !== undefined ? `--max-credits ${Math.ceil(needed.credits)}` : undefined,
+    caps.maxSeconds !== undefined ? `--max-seconds ${roundUp(needed.seconds)}` : undefined,
+    caps.maxCredits !== undefined ? `--max-credits ${roundUp(needed.credits)}` : undefined,
   ]
     .filter((x) => x !== undefined)
     .join(" ");
   lines.push(
-    `To go on, rerun the same command with a higher cap (${raise} covers what is left): the rerun resumes this count, so what this run spent counts against it.`,
+    `To go on, rerun the same command with a higher cap: the rerun resumes this count, so what was spent counts against it; ${raise} covers what was spent and what is left.`,
   );
   return lines.join("\n");
 }

@@ -129,7 +129,12 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     await hashes.saveTo(session.store);
     const refusal = await refusalOf(settings, args, session.store)(jobs);
     if (refusal !== undefined) throw new SentElsewhereError(refusal);
-    const budget = budgetRequest && (await openBudget(session.store, budgetRequest));
+    const budget =
+      budgetRequest &&
+      (await openBudget(session.store, budgetRequest, {
+        onWait: (line) => io.stderr.write(`reel run: budget: ${line}\n`),
+        signal: io.signal,
+      }));
     if (budget) io.stderr.write(`reel run: ${describeBudget(budget)}\n`);
     const summary = await runBatch({
       ...session.engine,

@@ -78,7 +78,12 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
   return withWorkSession("watch", settings, args, io, async (session) => {
     // A manifest a state above has run is skipped, as `run` refuses it (see passed-over-states.ts).
     const refuseJobs = refusalOf(settings, args, session.store);
-    const budget = budgetRequest && (await openBudget(session.store, budgetRequest));
+    const budget =
+      budgetRequest &&
+      (await openBudget(session.store, budgetRequest, {
+        onWait: (line) => io.stderr.write(`reel watch: budget: ${line}\n`),
+        signal: io.signal,
+      }));
     if (budget) io.stderr.write(`reel watch: ${describeBudget(budget)}\n`);
     const end = await watchFolder({
       ...session.engine,
@@ -97,7 +102,8 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
     });
     if (end.capped && budget) {
       // The session stays open: a watch started again with a higher cap goes on counting.
-      io.stderr.write(`reel watch: ${describeStop(budget, budget.leftUnsent(end.rows))}\n`);
+      const left = await budget.leftUnsent(end.rows, session.store);
+      io.stderr.write(`reel watch: ${describeStop(budget, left)}\n`);
       return EXIT.budgetReached;
     }
     // A clean stop ends the watch's session: the next watch counts from nothing.

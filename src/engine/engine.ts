@@ -193,6 +193,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     runTimes: RunTimes.fromJSON(await store.readRunTimes()),
     lostAssets: new Set(),
     retried: new Set(),
+    sending: new Set(),
     fleetSlots: fleet && new FleetSlots(stop.signal),
     budget: options.budget,
     videoLock: makeKeyedLock(),
@@ -210,11 +211,20 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   };
   const runTimesSaver = setInterval(() => void saveRunTimes(), RUN_TIMES_SAVE_MS);
   // The cap reached: said once; the jobs not sent yet stay pending, and what is in flight goes on.
+  // Submissions claimed within the cap before it and not answered yet are named: their lines follow.
   options.budget?.onStop((reached) => {
-    log.warn({ what: reached.what, spent: reached.spent }, "budget reached: nothing more is submitted");
+    const sending = [...ctx.sending];
+    log.warn(
+      { what: reached.what, spent: reached.spent, sending },
+      "budget reached: nothing more is submitted",
+    );
+    const onTheirWay =
+      sending.length > 0
+        ? ` after ${sending.join(", ")} (claimed within the cap, their requests on their way)`
+        : "";
     progress.event({
       stage: "note",
-      detail: `budget reached: ${reached.unpriced ? `${reached.what} has no price in the price list` : `${reached.what} would pass the cap`}; nothing more is submitted, tasks already submitted are followed and downloaded`,
+      detail: `budget reached: ${reached.unpriced ? `${reached.what} has no price in the price list` : `${reached.what} would pass the cap`}; nothing more is submitted${onTheirWay}; tasks already submitted are followed and downloaded`,
     });
     options.onBudgetStop?.();
   });

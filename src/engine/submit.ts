@@ -8,7 +8,7 @@ import { asDiskFailure } from "../output/atomic-write.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
 import type { Id } from "../service/api-types.js";
 import { type JobRow, JobGoneError, type VideoCharge } from "../state/store.js";
-import { type Budget, BudgetStoppedError, Reservation } from "../budget/index.js";
+import { BudgetStoppedError, Reservation } from "../budget/index.js";
 import { SpeechUncertainError } from "./assets.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
@@ -29,7 +29,8 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
   const { store, options, progress, budget } = ctx;
   // A retry past a capped run's budget is not made pending: pending, the next run would send it
   // without being asked to retry.
-  const affordable = (): boolean => !budget || budget.check(job.key, budget.videoCost(job));
+  const affordable = async (): Promise<boolean> =>
+    !budget || (await budget.check(job.key, budget.videoCost(job), ctx.signals.stop.signal));
   switch (row.state) {
     case "pending":
       return true;
@@ -40,7 +41,7 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
       // save must not spend another paid attempt on the same failing video.
       if (options.retryFailed && !ctx.retried.has(row.id)) {
         if (row.attempts < options.maxAttempts) {
-          if (!affordable()) return false;
+          if (!(await affordable())) return false;
           ctx.retried.add(row.id);
           if (await store.markPending(row.id, "--retry-failed")) return true;
           await claimLost(ctx, row.id);
@@ -55,7 +56,7 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
       }
       return false;
     case "uncertain":
-      if (options.resubmitUncertain && affordable()) {
+      if (options.resubmitUncertain && (await affordable())) {
         if (await store.markPending(row.id, "--resubmit-uncertain")) return true;
         await claimLost(ctx, row.id);
       }
@@ -71,6 +72,17 @@ export function refsOf(job: Job): (AssetRef | SpeechRef)[] {
   if (job.spec.source) refs.push(job.spec.source);
   for (const chunk of job.spec.chunks) if (chunk.audio) refs.push(chunk.audio);
   return refs;
+}
+
+/** How many speech calls the job needs that the store has no speech of yet (each line once). */
+async function speechToMake(ctx: EngineContext, job: Job): Promise<number> {
+  const lines = new Map<string, SpeechRef>();
+  for (const ref of refsOf(job)) if (ref.kind === "speech") lines.set(`${ref.voiceId}\n${ref.text}`, ref);
+  let calls = 0;
+  for (const ref of lines.values()) {
+    if ((await ctx.store.findSpeech(ref.voiceId, ref.text))?.state !== "done") calls++;
+  }
+  return calls;
 }
 
 async function resolveRefs(
@@ -100,10 +112,12 @@ export type SubmitEnd = "final" | "not-final" | "elsewhere";
 
 /** Submits the job and follows its task. */
 export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: number): Promise<SubmitEnd> {
-  // A capped run holds the video's cost from here to its claim (see Reservation).
-  const speechCalls = refsOf(job).filter((ref) => ref.kind === "speech").length;
+  // A capped run holds the video's cost from here to its claim (see Reservation), with the speech
+  // it needs that is not made yet: as the advice at a stop counts what is left (leftUnsent), so a
+  // rerun with that cap fits exactly.
   const reservation =
-    ctx.budget && new Reservation(ctx.budget, job.key, ctx.budget.videoCost(job), speechCalls);
+    ctx.budget &&
+    new Reservation(ctx.budget, job.key, ctx.budget.videoCost(job), await speechToMake(ctx, job));
   try {
     return await submitLoop(ctx, job, rowId, reservation);
   } finally {
@@ -124,8 +138,10 @@ async function submitLoop(
     // service asked for a wait longer than a run sits through; the job stays unsent for the next.
     if (gate.fatal || gate.parked || !wanted.isWanted(job) || !(await gate.whenServiceUsable()))
       return "not-final";
-    // A capped run: a video that would pass the cap is not prepared (no speech made for it).
-    if (reservation && !reservation.hold()) return "not-final";
+    // A capped run: a video that would pass the cap is not prepared (no speech made for it). Its
+    // hold may wait for others to settle: the run may have changed meanwhile.
+    if (reservation && !(await reservation.hold(ctx.signals.stop.signal))) return "not-final";
+    if (stopped() || gate.fatal || gate.parked || !wanted.isWanted(job)) return "not-final";
     let ids: Map<AssetRef | SpeechRef, Id>;
     ctx.progress.event({ stage: "preparing", key: job.key });
     try {
@@ -176,17 +192,21 @@ async function submitLoop(
         // Another job found one of these assets deleted on the service while this one queued:
         // resolved again (uploaded again) rather than paid for with an asset known to be gone.
         if ([...ids.values()].some((id) => ctx.lostAssets.has(id))) return "retry";
-        // A capped run's claim records the charge with the intent (held again after a refund).
-        if (reservation && !reservation.hold()) return "end";
+        // A capped run's claim records the charge with the intent. Held since its preparation; if
+        // not (given back after a refusal), held again before the slot, where a hold may wait.
+        if (reservation && !reservation.holdNow()) return "retry";
         // The claim: a compare-and-set, so whatever ran since this job's row was read, it is sent
         // by one task of one process only.
-        const attempt = await claim(ctx, rowId, ctx.budget && charge(ctx.budget, job));
+        const attempt = await claim(ctx, rowId, ctx.budget?.videoCharge(job));
         if (typeof attempt !== "number") return attempt;
+        // On its way before its hold settles: the settling may stop the budget, which names it.
+        ctx.sending.add(job.key);
         reservation?.spent();
         ctx.fleetSlots?.claimed();
         try {
           return await sendClaimed({ rowId, attempt, cost: reservation?.cost });
         } finally {
+          ctx.sending.delete(job.key); // answered in submit(); here if it never was sent
           // The job's slot of the account is free again (its task ended, or nothing was sent), or
           // the job still holds it (stopped): either way a waiting job may try (see fleet-slots.ts).
           ctx.fleetSlots?.freed();
@@ -247,16 +267,6 @@ interface Claimed {
   readonly cost: { readonly seconds: number; readonly credits: number | undefined } | undefined;
 }
 
-/** What a capped run records with a job's intent (store.markSubmitting). */
-function charge(budget: Budget, job: Job): VideoCharge {
-  return {
-    session: budget.session.id,
-    model: job.model,
-    resolution: job.spec.resolution ?? null,
-    seconds: job.seconds,
-  };
-}
-
 /** A claimed request not sent after all (or refused for certain): its count in a capped run given back. */
 async function refund(ctx: EngineContext, claimed: Claimed): Promise<void> {
   const { budget } = ctx;
@@ -313,6 +323,7 @@ async function submit(
     ctx.progress.event({ stage: "submitted", key: job.key, detail: `task ${taskId}` });
   } finally {
     signals.onWire--;
+    ctx.sending.delete(job.key);
   }
   const submitted: SubmittedTask = {
     task_id: taskId,

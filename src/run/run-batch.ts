@@ -123,7 +123,9 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     rows: finalRows,
     ...(engine.fatal ? { fatal: engine.fatal } : {}),
     ...(options.budget
-      ? { budget: { budget: options.budget, left: options.budget.leftUnsent(finalRows) } }
+      ? {
+          budget: { budget: options.budget, left: await options.budget.leftUnsent(finalRows, options.store) },
+        }
       : {}),
   };
 }

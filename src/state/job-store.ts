@@ -313,21 +313,28 @@ export interface SpeechRecords {
   markInterruptedSpeechUncertain(): Promise<number>;
 }
 
-/** What a submission costs a capped run (src/budget): what was sent, priced when read. */
+/** What a submission costs a capped run (src/budget): what was sent, and what it cost then. */
 export interface VideoCharge {
   /** The budget session (BudgetRecords). */
   readonly session: number;
   readonly model: string;
   readonly resolution: string | null;
   readonly seconds: number;
+  /** Its credits at the prices of the moment it is sent; null when no price is known. */
+  readonly credits: number | null;
 }
 
 /** A speech call of a capped run. */
 export interface SpeechCharge {
   readonly session: number;
+  /** Its credits at the prices of the moment it is made; null when no price is known. */
+  readonly credits: number | null;
 }
 
-/** Who runs a budget session: a process on a machine. */
+/**
+ * The process that starts or resumes a budget session, as recorded for people to read. Whether it
+ * still runs is never judged by these (see OpenBudgetSession.runs).
+ */
 export interface BudgetOwner {
   readonly host: string;
   readonly pid: number;
@@ -338,17 +345,34 @@ export interface BudgetSessionRow extends BudgetOwner {
   readonly id: number;
   readonly scope: string;
   readonly startedAt: number;
+  /** On a shared store, the runner that runs it (null on a state file, or not known). */
+  readonly runner: number | null;
 }
 
-/** What a budget session sent that may cost: videos by model and resolution, and speech calls. */
+/**
+ * An open session, and whether the run that has it still runs, as the store can tell: `here`, this
+ * store's own; `gone`, surely stopped (on a state file, every other one: its lock lets one process
+ * write it; on a shared store, its runner stopped or was found lost); on a shared store, a runner
+ * not stopped, last heard at `heardAt` (the store's clock): at work, or killed within its lease.
+ */
+export interface OpenBudgetSession extends BudgetSessionRow {
+  readonly runs: "here" | "gone" | { readonly heardAt: number };
+}
+
+/**
+ * What a budget session sent that may cost: videos by model, resolution and whether a price was
+ * recorded with them, and speech calls. `credits`: what those charges cost when they were sent;
+ * null for charges sent with no price known (priced when read).
+ */
 export interface SpendTally {
   readonly videos: readonly {
     readonly model: string;
     readonly resolution: string | null;
     readonly seconds: number;
     readonly count: number;
+    readonly credits: number | null;
   }[];
-  readonly speech: number;
+  readonly speech: { readonly count: number; readonly credits: number | null }[];
 }
 
 /**
@@ -357,14 +381,16 @@ export interface SpendTally {
  * back, so a crash between them counts a request never sent (the safe side: the cap is never passed).
  */
 export interface BudgetRecords {
-  /** The sessions of `scope` not ended, oldest first. */
-  openBudgetSessions(scope: string): Promise<BudgetSessionRow[]>;
+  /** The sessions of `scope` not ended, oldest first, with whether their run still runs. */
+  openBudgetSessions(scope: string): Promise<OpenBudgetSession[]>;
+  /** A session of this store's own (its runner's, on a shared store). */
   startBudgetSession(scope: string, owner: BudgetOwner): Promise<BudgetSessionRow>;
   /**
-   * Makes `owner` the owner of session `id` if its owner's pid is still `fromPid`: a compare-and-set,
-   * so of two processes resuming one session, one does. False when another took it first.
+   * Makes session `session` this store's own if it is still as read (the same runner, or the same
+   * process): a compare-and-set, so of two processes resuming one session, one does. False when
+   * another took it first.
    */
-  takeBudgetSession(id: number, fromPid: number, owner: BudgetOwner): Promise<boolean>;
+  takeBudgetSession(session: BudgetSessionRow, owner: BudgetOwner): Promise<boolean>;
   budgetSpent(id: number): Promise<SpendTally>;
   /** The charge of job `jobId`'s attempt `attempt`, whose request was not sent after all. */
   refundVideo(session: number, jobId: number, attempt: number): Promise<void>;

@@ -130,7 +130,7 @@ export const MIGRATIONS: readonly string[] = [
   // 7: the budget of a capped run (--max-seconds, --max-credits; src/budget). A session is one run,
   // or one watch, and the runs that resume it after a stop before its end; `spend` holds what it
   // sent that may cost: each submission (written with its intent, in the same transaction) and each
-  // speech call. Prices are applied when read, so the ledger holds what was sent, not what it cost.
+  // speech call. (What each cost: migration 9.)
   `
   CREATE TABLE budget_sessions (
     id INTEGER PRIMARY KEY,
@@ -163,5 +163,11 @@ export const MIGRATIONS: readonly string[] = [
     run_times TEXT NOT NULL,
     updated_at INTEGER NOT NULL
   ) STRICT;
+  `,
+  // 9: the credits each charge of the ledger cost at the prices of the moment it was sent, so that
+  // a price changed since does not change what was spent. NULL where no price was known then (no
+  // price list, or charges of earlier reels): those are priced when read.
+  `
+  ALTER TABLE spend ADD COLUMN credits REAL;
   `,
 ];

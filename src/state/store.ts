@@ -19,6 +19,7 @@ import type {
   BudgetOwner,
   BudgetSessionRow,
   FailKind,
+  OpenBudgetSession,
   FileStamp,
   JobHead,
   JobRow,
@@ -69,6 +70,8 @@ export class StateStore implements JobStore {
   private readonly turn: Turn;
   /** Upload intents this store wrote: one found that it did not write is another process's. */
   private readonly ownUploads = new Set<string>();
+  /** Budget sessions this store started or resumed: the others' processes are gone (the lock). */
+  private readonly ownSessions = new Set<number>();
   readonly journalScope: { readonly state: string; readonly service: string } | undefined;
 
   private constructor(
@@ -318,14 +321,21 @@ export class StateStore implements JobStore {
 
   // ---- the ledger of capped runs (sql/budget.ts) ----
 
-  async openBudgetSessions(scope: string): Promise<BudgetSessionRow[]> {
-    return budget.openBudgetSessions(this.c, scope);
+  async openBudgetSessions(scope: string): Promise<OpenBudgetSession[]> {
+    // The file's lock lets one process write it: every session not this store's has no run left.
+    return budget
+      .openBudgetSessions(this.c, scope)
+      .map((session) => ({ ...session, runs: this.ownSessions.has(session.id) ? "here" : "gone" }));
   }
   async startBudgetSession(scope: string, owner: BudgetOwner): Promise<BudgetSessionRow> {
-    return budget.startBudgetSession(this.c, scope, owner);
+    const session = budget.startBudgetSession(this.c, scope, owner);
+    this.ownSessions.add(session.id);
+    return session;
   }
-  async takeBudgetSession(id: number, fromPid: number, owner: BudgetOwner): Promise<boolean> {
-    return budget.takeBudgetSession(this.c, id, fromPid, owner);
+  async takeBudgetSession(session: BudgetSessionRow, owner: BudgetOwner): Promise<boolean> {
+    const taken = this.ownSessions.has(session.id) || budget.takeBudgetSession(this.c, session, owner);
+    if (taken) this.ownSessions.add(session.id);
+    return taken;
   }
   async budgetSpent(id: number): Promise<SpendTally> {
     return budget.budgetSpent(this.c, id);

@@ -193,56 +193,75 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await store.close();
     });
 
-    it("charges a capped run's claims and speech with their intents, once, and refunds them", async () => {
+    it("charges a capped run's claims and speech with their intents, once, at their price then, and refunds them", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");
       const owner = { host: "here", pid: 101 };
       const session = await store.startBudgetSession("run a", owner);
-      const charge = { session: session.id, model: "actor-2", resolution: "720p", seconds: 5 };
+      expect(await store.openBudgetSessions("run a")).toMatchObject([{ id: session.id, runs: "here" }]);
+      const charge = { session: session.id, model: "actor-2", resolution: "720p", seconds: 5, credits: 12.5 };
       const a = await store.upsertJob(JOB);
       const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b", specHash: "h2", seconds: 8 });
+      const c = await store.upsertJob({ ...JOB, key: "m/c", videoId: "c", specHash: "h3" });
       expect(await store.markSubmitting(a.id, charge)).toBe(1);
       // A claim refused (the row moved on) is charged nothing.
       expect(await store.markSubmitting(a.id, charge)).toBeNull();
-      expect(await store.markSubmitting(b.id, { ...charge, seconds: 8, resolution: "1080p" })).toBe(1);
-      await store.markSpeechCreating("17", "hello", { session: session.id });
+      // Sent with no price known (no price list): its credits are left to the reader.
+      expect(
+        await store.markSubmitting(b.id, { ...charge, seconds: 8, resolution: "1080p", credits: null }),
+      ).toBe(1);
+      // The same model and resolution at another price (the list changed between two runs).
+      expect(await store.markSubmitting(c.id, { ...charge, credits: 5 })).toBe(1);
+      await store.markSpeechCreating("17", "hello", { session: session.id, credits: 0.25 });
+      await store.markSpeechCreating("19", "hey", { session: session.id, credits: null });
       // Another process's speech intent wins over this one: charged nothing.
       const outside = storage.outside();
       await outside.startSpeech("18", "hi");
       await outside.close();
-      await expect(store.markSpeechCreating("18", "hi", { session: session.id })).rejects.toThrow(
-        ClaimLostError,
-      );
+      await expect(
+        store.markSpeechCreating("18", "hi", { session: session.id, credits: 0.25 }),
+      ).rejects.toThrow(ClaimLostError);
       await store.flush();
       expect(await store.budgetSpent(session.id)).toEqual({
         videos: [
-          { model: "actor-2", resolution: "1080p", seconds: 8, count: 1 },
-          { model: "actor-2", resolution: "720p", seconds: 5, count: 1 },
+          { model: "actor-2", resolution: "1080p", seconds: 8, count: 1, credits: null },
+          { model: "actor-2", resolution: "720p", seconds: 10, count: 2, credits: 17.5 },
         ],
-        speech: 1,
+        speech: [
+          { count: 1, credits: 0.25 },
+          { count: 1, credits: null },
+        ],
       });
-      // Withdrawn (nothing sent) and refused speech: refunded; b's charge stays.
+      // Withdrawn (nothing sent) and refused speech: refunded; the other charges stay.
       await store.withdrawSubmitting(a.id);
       await store.refundVideo(session.id, a.id, 1);
       await store.clearSpeech("17", "hello");
       await store.refundSpeech(session.id, "17", "hello");
       expect(await store.budgetSpent(session.id)).toEqual({
-        videos: [{ model: "actor-2", resolution: "1080p", seconds: 8, count: 1 }],
-        speech: 0,
+        videos: [
+          { model: "actor-2", resolution: "1080p", seconds: 8, count: 1, credits: null },
+          { model: "actor-2", resolution: "720p", seconds: 5, count: 1, credits: 5 },
+        ],
+        speech: [{ count: 1, credits: null }],
       });
       // Claimed again, and a lost refund's charge met again: counted once.
       expect(await store.markSubmitting(a.id, charge)).toBe(1);
-      expect((await store.budgetSpent(session.id)).videos).toHaveLength(2);
+      expect((await store.budgetSpent(session.id)).videos.map((v) => v.credits)).toEqual([null, 17.5]);
       await store.close();
 
-      // Another process resumes the session once; an ended session is not open.
+      // Its run is gone once its store is closed, whatever host and pid it recorded; another process
+      // resumes it, and then runs it; an ended session is not open.
       const again = await storage.open("x");
       const [open] = await again.openBudgetSessions("run a");
-      expect(open).toMatchObject({ id: session.id, host: "here", pid: 101, scope: "run a" });
+      expect(open).toMatchObject({ id: session.id, host: "here", pid: 101, scope: "run a", runs: "gone" });
       expect(await again.openBudgetSessions("run b")).toEqual([]);
-      expect(await again.takeBudgetSession(session.id, 101, { host: "here", pid: 202 })).toBe(true);
-      expect(await again.takeBudgetSession(session.id, 101, { host: "here", pid: 303 })).toBe(false);
-      expect((await again.budgetSpent(session.id)).videos.map((v) => v.seconds)).toEqual([8, 5]);
+      expect(await again.takeBudgetSession(open!, { host: "there", pid: 202 })).toBe(true);
+      expect(await again.openBudgetSessions("run a")).toMatchObject([
+        { host: "there", pid: 202, runs: "here" },
+      ]);
+      // Taken again by the same process (a retry): still its own.
+      expect(await again.takeBudgetSession(open!, { host: "there", pid: 202 })).toBe(true);
+      expect((await again.budgetSpent(session.id)).videos.map((v) => v.seconds)).toEqual([8, 10]);
       await again.endBudgetSession(session.id);
       expect(await again.openBudgetSessions("run a")).toEqual([]);
       // Sessions are scoped by service.

@@ -5,7 +5,8 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClaimLostError, StateFileError } from "../../src/state/errors.js";
 import type { NewJob } from "../../src/state/job-store.js";
-import { DEFAULT_LEASE } from "../../src/state/pg/lease.js";
+import { openBudget } from "../../src/budget/index.js";
+import { DEFAULT_LEASE, leaseTimingOf } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { usePostgres } from "../helpers/postgres.js";
 
@@ -581,6 +582,33 @@ describe("the PostgreSQL store", () => {
       size: 99,
     });
     expect(await there.findRemote("https://x.example/a.jpg")).toBeUndefined();
+  });
+
+  it("resumes a runner's budget count once it stopped, whatever host and pid it recorded; never a live runner's", async (context) => {
+    const url = await database(context);
+    const lease = leaseTimingOf({ REEL_LEASE_SECONDS: "1" });
+    const request = { caps: { maxSeconds: 10 }, prices: undefined, scope: "run x" };
+    const waits: string[] = [];
+    const onWait = (line: string): number => waits.push(line);
+    const a = await open(url, undefined, { lease });
+    const first = await openBudget(a, request, { onWait });
+    // A second runner of the same manifests meanwhile: the first one's heartbeat says it runs, so
+    // each counts its own (the same host and pid as here, which once resumed it).
+    const b = await open(url, undefined, { lease });
+    const second = await openBudget(b, request, { onWait });
+    expect(second.session.id).not.toBe(first.session.id);
+    expect(waits).toHaveLength(1);
+    // The first stops; it was on another machine: the next runner resumes its count.
+    await query(url, "UPDATE budget_sessions SET host = 'elsewhere', pid = 1 WHERE id = $1", [
+      first.session.id,
+    ]);
+    await a.close();
+    const c = await open(url, undefined, { lease });
+    const third = await openBudget(c, request, { onWait });
+    expect(third.session.id).toBe(first.session.id);
+    expect(
+      await query(url, "SELECT runner_id FROM budget_sessions WHERE id = $1", [first.session.id]),
+    ).toEqual([{ runner_id: String(c.runnerId) }]);
   });
 
   it("never shows the URL's password, in its path nor in an error", async (context) => {

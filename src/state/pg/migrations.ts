@@ -138,7 +138,7 @@ export const PG_MIGRATIONS: PgMigrations = {
     CREATE INDEX jobs_uncertain ON jobs (service_id, updated_at) WHERE state = 'uncertain';
     `,
     // 3: the budget of a capped run, as the state file's migration 7 (src/state/migrations.ts). A
-    // session belongs to one runner's process (host, pid): in a fleet each runner counts its own.
+    // session belongs to one runner (migration 6): in a fleet each runner counts its own.
     `
     CREATE TABLE budget_sessions (
       id bigserial PRIMARY KEY,
@@ -170,6 +170,18 @@ export const PG_MIGRATIONS: PgMigrations = {
       run_times text NOT NULL,
       updated_at bigint NOT NULL
     );
+    `,
+    // 5: what each charge cost when it was sent, as the state file's migration 9.
+    `
+    ALTER TABLE spend ADD COLUMN credits double precision;
+    `,
+    // 6: the runner that runs a budget session. Its heartbeats and lease say whether it still runs;
+    // a host name and a pid cannot (another machine, a container restarted in a new PID namespace).
+    // Sessions of earlier reels get the runner their host and pid name, if any.
+    `
+    ALTER TABLE budget_sessions ADD COLUMN runner_id bigint REFERENCES runners(id);
+    UPDATE budget_sessions s SET runner_id = (
+      SELECT max(r.id) FROM runners r WHERE r.host = s.host AND r.pid = s.pid AND r.started_at <= s.started_at);
     `,
   ],
   tooNew: (version) =>

@@ -28,6 +28,7 @@ import { LeaseLostError, type StateFileError } from "../errors.js";
 import type {
   BudgetOwner,
   BudgetSessionRow,
+  OpenBudgetSession,
   FailKind,
   FileStamp,
   FleetStore,
@@ -479,14 +480,14 @@ export class PgStore implements JobStore {
 
   // ---- the ledger of capped runs (sql/budget.ts) ----
 
-  openBudgetSessions(scope: string): Promise<BudgetSessionRow[]> {
-    return this.io(() => budget.openBudgetSessions(this.c, scope));
+  openBudgetSessions(scope: string): Promise<OpenBudgetSession[]> {
+    return this.io(() => budget.openBudgetSessions(this.writer(), scope));
   }
   startBudgetSession(scope: string, owner: BudgetOwner): Promise<BudgetSessionRow> {
-    return this.io(() => budget.startBudgetSession(this.c, scope, owner));
+    return this.io(() => budget.startBudgetSession(this.writer(), scope, owner));
   }
-  takeBudgetSession(id: number, fromPid: number, owner: BudgetOwner): Promise<boolean> {
-    return this.io(() => budget.takeBudgetSession(this.c, id, fromPid, owner));
+  takeBudgetSession(session: BudgetSessionRow, owner: BudgetOwner): Promise<boolean> {
+    return this.io(() => budget.takeBudgetSession(this.writer(), session, owner));
   }
   budgetSpent(id: number): Promise<SpendTally> {
     return this.io(() => budget.budgetSpent(this.c, id));

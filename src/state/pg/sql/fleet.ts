@@ -99,8 +99,8 @@ export async function claimJob(c: FleetContext, id: number, charge?: VideoCharge
            RETURNING id, attempts),
        noted AS (INSERT INTO events (at, job_id, runner_id, kind) SELECT $2::bigint, id, $3, 'submitting' FROM claimed),
        charged AS (
-         INSERT INTO spend (session_id, job_id, attempt, model, resolution, seconds, at)
-           SELECT $4::bigint, id, attempts, $5, $6, $7, $2::bigint FROM claimed WHERE $4::bigint IS NOT NULL
+         INSERT INTO spend (session_id, job_id, attempt, model, resolution, seconds, credits, at)
+           SELECT $4::bigint, id, attempts, $5, $6, $7, $8::double precision, $2::bigint FROM claimed WHERE $4::bigint IS NOT NULL
            ON CONFLICT (session_id, job_id, attempt) WHERE job_id IS NOT NULL DO NOTHING)
        SELECT attempts FROM claimed`,
       [
@@ -111,6 +111,7 @@ export async function claimJob(c: FleetContext, id: number, charge?: VideoCharge
         charge?.model ?? null,
         charge?.resolution ?? null,
         charge?.seconds ?? 0,
+        charge?.credits ?? null,
       ],
     );
     if (rows[0]) return rows[0].attempts;
@@ -263,11 +264,20 @@ export async function startSpeech(
        -- Charged once: not again when this runner's own intent is tried again (its snapshot is the
        -- statement's, before the upsert).
        charged AS (
-         INSERT INTO spend (session_id, speech, seconds, at)
-           SELECT $6::bigint, $7, 0, $4 FROM made WHERE $6::bigint IS NOT NULL
+         INSERT INTO spend (session_id, speech, seconds, credits, at)
+           SELECT $6::bigint, $7, 0, $8::double precision, $4 FROM made WHERE $6::bigint IS NOT NULL
              AND NOT EXISTS (SELECT 1 FROM speech WHERE service_id = $1 AND voice_id = $2 AND text = $3 AND state = 'creating'))
      SELECT (SELECT count(*) FROM me) = 1 AS alive, (SELECT count(*) FROM made) = 1 AS made`,
-    [c.serviceId, voiceId, text, c.now(), c.runnerId, charge?.session ?? null, speechKey(voiceId, text)],
+    [
+      c.serviceId,
+      voiceId,
+      text,
+      c.now(),
+      c.runnerId,
+      charge?.session ?? null,
+      speechKey(voiceId, text),
+      charge?.credits ?? null,
+    ],
   );
   const row = rows[0] as { alive: boolean; made: boolean } | undefined;
   if (!row?.alive) throw await leaseLostError(c, "No speech is made by it.");
