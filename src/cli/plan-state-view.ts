@@ -4,6 +4,7 @@
 // is read here first, for the jobs of `manifests`.
 import type { JobStatus, NormalizedManifest, PlanStateView } from "../manifest/index.js";
 import { resolve } from "node:path";
+import { isSpeechDoubt, noSpeechInDoubt } from "../engine/speech-doubt.js";
 import { refsOf } from "../engine/submit.js";
 import { videoFile } from "../output/layout.js";
 import { keptName } from "../output/versions.js";
@@ -39,6 +40,16 @@ export async function loadPlanStateView(
       }
     }
   }
+  // Uncertain for their speech alone, which is in doubt no longer: a run sends them as new ones.
+  const speechSettled = new Set<string>();
+  for (const manifest of manifests) {
+    for (const job of manifest.jobs) {
+      const version = versionKey(job.key, job.specHash);
+      const row = rows.get(version);
+      if (row && isSpeechDoubt(row) && (await noSpeechInDoubt(job, (v, t) => speech.get(speechKey(v, t)))))
+        speechSettled.add(version);
+    }
+  }
   // Every version of these jobs, for --explain: the last one before this, and this one's error.
   const wanted = new Set(manifests.flatMap((m) => m.jobs.map((job) => job.key)));
   const versions = new Map<string, JobRow[]>();
@@ -61,7 +72,10 @@ export async function loadPlanStateView(
     },
     errorOf(key, specHash) {
       const row = rows.get(versionKey(key, specHash));
-      return row && (row.state === "Fail" || row.state === "Canceled") ? (row.error ?? row.state) : undefined;
+      // A job not sent for its speech's doubt, now settled, is one that failed before anything was sent.
+      const stopped =
+        row?.state === "Fail" || row?.state === "Canceled" || speechSettled.has(versionKey(key, specHash));
+      return row && stopped ? (row.error ?? row.state) : undefined;
     },
     madeAs: (specHash) => made.get(specHash),
     replacedAs: (key, specHash) => replaced.get(versionKey(key, specHash)),
@@ -77,7 +91,7 @@ export async function loadPlanStateView(
         case "submitted":
           return "in-flight";
         case "uncertain":
-          return "uncertain";
+          return speechSettled.has(versionKey(key, specHash)) ? "new" : "uncertain";
         case "Fail":
         case "Canceled":
           // Nothing was sent for a local failure: the next run simply tries again.

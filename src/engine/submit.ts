@@ -14,6 +14,7 @@ import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
 import { follow, type SubmittedTask } from "./follow.js";
 import { LONGEST_WAIT_MS } from "./service-gate.js";
+import { isSpeechDoubt, noSpeechInDoubt, speechDoubtMessage } from "./speech-doubt.js";
 
 /**
  * Submissions refused for the moment (429 or 503 past the client's own retries) are tried again
@@ -55,6 +56,26 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
       }
       return false;
     case "uncertain":
+      // In doubt for its speech alone, which is in doubt no longer: nothing of it was ever sent, so
+      // it goes as a pending job does, with no flag (see speech-doubt.ts).
+      if (
+        isSpeechDoubt(row) &&
+        (await noSpeechInDoubt(job, (voiceId, text) => store.findSpeech(voiceId, text)))
+      ) {
+        if (await store.markPending(row.id, "its speech is known")) {
+          progress.event({
+            stage: "note",
+            key: row.job_key,
+            detail: "its speech is recorded now, and nothing of this video was sent: it is sent now",
+          });
+          return true;
+        }
+        // Another runner of a fleet made it pending first: the claim, a compare-and-set, decides
+        // which one sends it.
+        if (store.fleet && (await store.findJobById(row.id))?.state === "pending") return true;
+        await claimLost(ctx, row.id);
+        return false;
+      }
       if (options.resubmitUncertain && affordable()) {
         if (await store.markPending(row.id, "--resubmit-uncertain")) return true;
         await claimLost(ctx, row.id);
@@ -135,7 +156,8 @@ async function submitLoop(
       if (gate.handleFatal(error)) continue;
       const message = (error as Error).message;
       if (error instanceof SpeechUncertainError || error instanceof OutcomeUnknownError) {
-        await markUncertain(ctx, rowId, message);
+        // Its speech's doubt (its own call, or another runner's) before this job was claimed.
+        await markUncertain(ctx, rowId, speechDoubtMessage(message), "speech");
       } else {
         // Said with the failure: a Fail usually means credits spent; this one cost nothing.
         const local = `${message.replace(/\.$/, "")}; nothing was sent for this video, and the next run tries it again`;
@@ -339,11 +361,22 @@ export async function claimLost(ctx: EngineContext, rowId: number): Promise<void
   ctx.changed();
 }
 
-/** A submission that may have reached the service: said, and recorded beside the other jobs' records. */
-async function markUncertain(ctx: EngineContext, rowId: number, message: string): Promise<void> {
-  await ctx.store.markUncertain(rowId, message);
+/**
+ * A submission that may have reached the service, or (`speech`) a job not sent for its speech's
+ * doubt: said, and recorded beside the other jobs' records.
+ */
+async function markUncertain(
+  ctx: EngineContext,
+  rowId: number,
+  message: string,
+  doubt?: "speech",
+): Promise<void> {
+  if (doubt === "speech") await ctx.store.markSpeechDoubt(rowId, message);
+  else await ctx.store.markUncertain(rowId, message);
   const row = await ctx.store.findJobById(rowId);
   if (!row) return; // a video removed before it was sent (watch): its speech alone stays uncertain
+  // Claimed by another runner meanwhile: its doubt, if any, is that runner's to say.
+  if (row.state !== "uncertain") return;
   ctx.progress.event({ stage: "uncertain", key: row.job_key, detail: message });
   writeJobRecord(ctx.outDir, row, ctx.wanted.isSuperseded(row));
 }

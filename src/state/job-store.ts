@@ -34,7 +34,13 @@
 import type { LeaseLostError, StateFileError } from "./errors.js";
 
 export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
-export type FailKind = "local" | "rejected" | "task";
+/**
+ * Why a job failed (`Fail`, `Canceled`): before anything was sent (`local`), its submission refused
+ * (`rejected`), or its task ended so (`task`). On an `uncertain` job, `speech`: the doubt is its
+ * speech's alone (a call perhaps paid for, with no answer recorded) and its own submission was never
+ * claimed, so once that speech is known it may go back to pending (engine/speech-doubt.ts).
+ */
+export type FailKind = "local" | "rejected" | "task" | "speech";
 
 /** A job version as recorded (the column names of the SQLite table, which callers read). */
 export interface JobRow {
@@ -229,7 +235,14 @@ export interface JobRecords {
    * `submitting` and becomes uncertain, never resubmitted; only the intent must be durable.
    */
   markSubmitted(id: number, taskId: string): Promise<void>;
+  /** Its submission may have reached the service (the mark of a speech doubt, if any, cleared). */
   markUncertain(id: number, error: string): Promise<void>;
+  /**
+   * A job not sent because its speech is in doubt (see FailKind `speech`). Only from a state no
+   * submission was claimed in (pending, a local failure): a job another process claimed meanwhile,
+   * or already uncertain, is left as it is.
+   */
+  markSpeechDoubt(id: number, error: string): Promise<void>;
   markFailed(id: number, kind: FailKind, error: string): Promise<void>;
   /**
    * The service refused a submission for certain (401, 402, 429, 503, connection refused): nothing

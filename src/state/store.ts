@@ -235,6 +235,9 @@ export class StateStore implements JobStore {
   async markUncertain(id: number, error: string): Promise<void> {
     states.markUncertain(this.c, id, error);
   }
+  async markSpeechDoubt(id: number, error: string): Promise<void> {
+    states.markSpeechDoubt(this.c, id, error);
+  }
   async markFailed(id: number, kind: FailKind, error: string): Promise<void> {
     states.markFailed(this.c, id, kind, error);
   }

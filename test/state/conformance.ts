@@ -158,6 +158,34 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await store.close();
     });
 
+    it("tells a job in doubt for its speech alone (never claimed) from one whose own submission may have been sent", async () => {
+      const storage = await makeHarness();
+      const store = await storage.open("x");
+      const row = await store.upsertJob(JOB);
+      await store.markSpeechDoubt(row.id, "its speech has no answer");
+      expect(await store.getJob(row.id)).toMatchObject({
+        state: "uncertain",
+        fail_kind: "speech",
+        attempts: 0,
+      });
+      // Back to pending, claimed: the claim clears the mark, and a doubt of the submission has none.
+      expect(await store.markPending(row.id, "its speech is known")).toBe(true);
+      expect(await store.markSubmitting(row.id)).toBe(1);
+      await store.markUncertain(row.id, "lost answer");
+      expect(await store.getJob(row.id)).toMatchObject({ state: "uncertain", fail_kind: null, attempts: 1 });
+      // Never over a job claimed (another process's intent, or an answer): only before any claim.
+      const other = storage.outside();
+      const claimed = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+      await store.flush();
+      await other.claimJob(claimed.id);
+      await other.close();
+      await store.markSpeechDoubt(claimed.id, "its speech has no answer");
+      expect(await store.getJob(claimed.id)).toMatchObject({ state: "submitting", fail_kind: null });
+      await store.markSpeechDoubt(row.id, "its speech has no answer");
+      expect(await store.getJob(row.id)).toMatchObject({ state: "uncertain", fail_kind: null });
+      await store.close();
+    });
+
     it("makes one speech intent and one upload intent win", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");

@@ -371,6 +371,9 @@ export class PgStore implements JobStore {
   markUncertain(id: number, error: string): Promise<void> {
     return this.io(() => states.markUncertain(this.writer(), id, error));
   }
+  markSpeechDoubt(id: number, error: string): Promise<void> {
+    return this.io(() => states.markSpeechDoubt(this.writer(), id, error));
+  }
   markFailed(id: number, kind: FailKind, error: string): Promise<void> {
     return this.io(() => states.markFailed(this.writer(), id, kind, error));
   }

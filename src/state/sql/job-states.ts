@@ -90,8 +90,20 @@ export function markSubmitted(c: SqlContext, id: number, taskId: string): void {
 
 export function markUncertain(c: SqlContext, id: number, error: string): void {
   c.turn.writeStatement(() => {
-    setJob(c, id, { state: "uncertain", error });
+    setJob(c, id, { state: "uncertain", fail_kind: null, error });
     c.turn.event(id, "uncertain", error);
+  });
+}
+
+/** A compare-and-set: only from a state no submission was claimed in (see JobRecords). */
+export function markSpeechDoubt(c: SqlContext, id: number, error: string): void {
+  c.turn.writeStatement(() => {
+    const changed = sql(
+      c,
+      `UPDATE jobs SET state = 'uncertain', fail_kind = 'speech', error = ?, updated_at = ?
+         WHERE id = ? AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))`,
+    ).run(error, c.now(), id).changes;
+    if (changed === 1) c.turn.event(id, "uncertain", `speech: ${error}`);
   });
 }
 
