@@ -2,7 +2,12 @@
 // written (state file, then journal) before the request leaves, the answer recorded, and a refusal
 // sorted into "try again later", "failed" or "uncertain" (perhaps paid for, its task id unknown).
 import { BACKOFF, backoffDelay } from "../backoff.js";
-import { classify, OutcomeUnknownError, type UnexpectedAnswerError } from "../client/index.js";
+import {
+  classify,
+  OutcomeUnknownError,
+  TaskIdHeldError,
+  type UnexpectedAnswerError,
+} from "../client/index.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
@@ -328,7 +333,11 @@ async function submit(
     // unreachable past its limit, a full disk) stops the run, and the job is never marked uncertain
     // over an answer another runner may follow (fleet.ts answerJob records a late one).
     ctx.log.info({ job: job.key, taskId }, "submitted");
-    await store.markSubmitted(rowId, taskId);
+    const holder = await store.markSubmitted(rowId, taskId);
+    if (holder !== undefined) {
+      await taskIdHeld(ctx, new TaskIdHeldError(taskId, job.key, holder), rowId);
+      return "end";
+    }
     journal.answered(job, attempt, taskId);
     ctx.gate.serviceWorks();
     ctx.changed();
@@ -379,6 +388,31 @@ async function markUncertain(
   if (row.state !== "uncertain") return;
   ctx.progress.event({ stage: "uncertain", key: row.job_key, detail: message });
   writeJobRecord(ctx.outDir, row, ctx.wanted.isSuperseded(row));
+}
+
+/**
+ * A submission answered with a task id another job holds (see TaskIdHeldError): the job uncertain
+ * and never followed (it would deliver the other job's video as its own). A run sends no more to
+ * such a service, but collects what was paid for, as when the credits run out (the tasks followed,
+ * their videos downloaded); a watcher goes on, as for another answer the interface does not define.
+ */
+async function taskIdHeld(ctx: EngineContext, error: TaskIdHeldError, rowId: number): Promise<void> {
+  const { gate } = ctx;
+  ctx.log.error({ job: error.job, taskId: error.taskId, holder: error.holder }, error.message);
+  await markUncertain(
+    ctx,
+    rowId,
+    `the service answered task ${error.taskId}, which ${error.holder} already holds: a fault of the service; a task may have been made for this video (perhaps paid) that reel cannot follow`,
+  );
+  if (ctx.options.onFatal === "stop" && !gate.fatal) {
+    gate.fatal = error;
+    ctx.progress.event({
+      stage: "note",
+      detail:
+        "the service answered a task id another job holds: nothing more is submitted; tasks already submitted are followed and their videos downloaded",
+    });
+  }
+  ctx.changed();
 }
 
 /**

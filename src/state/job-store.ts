@@ -233,8 +233,12 @@ export interface JobRecords {
   /**
    * The answer to a submission. Need not be durable: if a power cut loses it, the job is found in
    * `submitting` and becomes uncertain, never resubmitted; only the intent must be durable.
+   * Resolves undefined once recorded; or, with nothing written, the key of another job of this
+   * service that holds this task id already (a fault of the service: two jobs following one task
+   * would deliver one video twice, and the other task, perhaps paid, never). Checked and written
+   * as one step, so of two answers naming one task, one is recorded.
    */
-  markSubmitted(id: number, taskId: string): Promise<void>;
+  markSubmitted(id: number, taskId: string): Promise<string | undefined>;
   /** Its submission may have reached the service (the mark of a speech doubt, if any, cleared). */
   markUncertain(id: number, error: string): Promise<void>;
   /**

@@ -171,6 +171,10 @@ export const PG_MIGRATIONS: PgMigrations = {
       updated_at bigint NOT NULL
     );
     `,
+    // 5: the jobs by task id, as the state file's migration 9.
+    `
+    CREATE INDEX jobs_by_task ON jobs (service_id, task_id) WHERE task_id IS NOT NULL;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

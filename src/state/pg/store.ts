@@ -359,7 +359,7 @@ export class PgStore implements JobStore {
   withdrawSubmitting(id: number): Promise<void> {
     return this.io(() => states.withdrawSubmitting(this.writer(), id));
   }
-  markSubmitted(id: number, taskId: string): Promise<void> {
+  markSubmitted(id: number, taskId: string): Promise<string | undefined> {
     const w = this.writer();
     return this.fenced(
       this.io(
