@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   "E_PROTOCOL", // ProtocolError: an answer reel cannot read
   "E_OUTCOME_UNKNOWN", // OutcomeUnknownError: a costed call that may have taken effect
   "E_UNEXPECTED_ANSWER", // UnexpectedAnswerError: a paid call answered with an undefined status
+  "E_TASK_ID_HELD", // TaskIdHeldError: a submission answered with a task id another job holds
   "E_UNREACHABLE", // ServiceUnreachableError: never answered at all
   // src/state: the state file
   "E_STATE_FILE", // StateFileError: damaged, foreign or unreadable (found at start)

@@ -33,10 +33,12 @@ import {
   skippedManifests,
 } from "./skip-invalid.js";
 import { checkWorkplace, withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
+import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--base-url URL | --sandbox]
-                 [--allow-read DIR]... [--skip-invalid] [--explain] [--prices FILE] [--json]
+                 [--allow-read DIR]... [--max-videos N] [--skip-invalid] [--explain]
+                 [--prices FILE] [--json]
 
 PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to the service.
 
@@ -50,6 +52,7 @@ Options:
                      default: the service the state file used last)
   --sandbox          compare with what was done on the built-in sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
+${maxVideosUsage(21)}
   --skip-invalid     plan the valid manifests when some are invalid, and list the others with
                      their problems (as run --skip-invalid would run the valid ones); exit 1
                      when one was skipped
@@ -209,6 +212,7 @@ export const planCommand: Command = {
     "base-url": { type: "string" },
     sandbox: { type: "boolean" },
     "allow-read": { type: "string", multiple: true },
+    ...MAX_VIDEOS_OPTION,
     json: { type: "boolean" },
     explain: { type: "boolean" },
     prices: { type: "string" },
@@ -223,7 +227,8 @@ export const planCommand: Command = {
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
     const place = workplaceOf(args.positionals, args, io);
     const statePath = place.statePath;
-    const loaded = await loadFromArgs(args, io, "plan", withProjectRoot([], place));
+    const maxVideos = maxVideosOf(args, io, place.project);
+    const loaded = await loadFromArgs(args, io, "plan", withProjectRoot([], place), maxVideos);
     const json = args.values.json === true;
     const skipInvalid = goesOnDespite(loaded, args.values["skip-invalid"]);
     if (loaded.problems.length > 0 && !skipInvalid) {

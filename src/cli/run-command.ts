@@ -29,6 +29,7 @@ import {
   skippedReminder,
   skipInvalidHint,
 } from "./skip-invalid.js";
+import { maxVideosOf } from "./max-videos.js";
 import { writeProblems } from "./validate-command.js";
 import { checkWorkplace, withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
@@ -86,6 +87,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       cwd: io.cwd,
       allowRead: withProjectRoot(allowRead, place),
       hashFile: hashes.hasher,
+      maxVideos: maxVideosOf(args, io, place.project),
     });
   } finally {
     await hashes.closeReader();

@@ -11,17 +11,19 @@ import {
   type Problem,
   type Warning,
 } from "../manifest/index.js";
+import { MAX_VIDEOS_OPTION, maxVideosOfRoots, maxVideosUsage } from "./max-videos.js";
 import { projectRootsOf } from "./workplace.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 
-const USAGE = `Usage: reel validate PATH... [--allow-read DIR]... [--json]
+const USAGE = `Usage: reel validate PATH... [--allow-read DIR]... [--max-videos N] [--json]
 
 PATH: manifest files, or folders searched for *.yaml / *.yml.
 
 Options:
   --allow-read DIR   let manifests read files under DIR too (repeatable); by default they may only
                      read files under the current folder
+${maxVideosUsage(21)}
   --json             print {ok, problems, warnings, summary} on stdout
 
 Warnings (file:line:col: warning: ...) point at what YAML reads otherwise than it looks, such as a
@@ -57,19 +59,27 @@ export function summaryText(summary: LoadSummary): string {
   return `${plural(summary.manifests, "manifest")}, ${plural(summary.videos, "video")}, ${summary.seconds} s of video`;
 }
 
-/** Loads manifests for a command that takes PATH... and --allow-read. */
-/** `projectRoots`: the folders of the projects the manifests are in, which they may read from too. */
+/**
+ * Loads manifests for a command that takes PATH..., --allow-read and --max-videos. `projectRoots`:
+ * the folders of the projects the manifests are in, which they may read from too. `maxVideos`: the
+ * limit (max-videos.ts).
+ */
 export async function loadFromArgs(
   args: ParsedArgs,
   io: CliIO,
   command: string,
   projectRoots: readonly string[],
+  maxVideos: number,
 ): Promise<LoadResult> {
   if (args.positionals.length === 0)
     throw new UsageError(`give at least one manifest file or folder: reel ${command} PATH...`);
   const allowRead = stringList(args.values, "allow-read");
   await checkAllowRead(allowRead, io.cwd);
-  return loadManifests(args.positionals, { cwd: io.cwd, allowRead: [...allowRead, ...projectRoots] });
+  return loadManifests(args.positionals, {
+    cwd: io.cwd,
+    allowRead: [...allowRead, ...projectRoots],
+    maxVideos,
+  });
 }
 
 /**
@@ -100,10 +110,12 @@ export const validateCommand: Command = {
   usage: USAGE,
   options: {
     "allow-read": { type: "string", multiple: true },
+    ...MAX_VIDEOS_OPTION,
     json: { type: "boolean" },
   },
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
-    const loaded = await loadFromArgs(args, io, "validate", projectRootsOf(args.positionals, io.cwd));
+    const roots = projectRootsOf(args.positionals, io.cwd);
+    const loaded = await loadFromArgs(args, io, "validate", roots, maxVideosOfRoots(args, io, roots));
     const ok = loaded.problems.length === 0;
     const summary = summarize(loaded);
     if (args.values.json === true) {

@@ -13,6 +13,7 @@ import { BUDGET_OPTIONS, budgetUsage, readBudgetRequest } from "./budget-options
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { passedOverMessage } from "./passed-over-states.js";
+import { maxVideosOf } from "./max-videos.js";
 import { readServiceSettings } from "./service-options.js";
 import { withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
@@ -72,6 +73,7 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
   if (settleRaw !== undefined && settleMs === undefined) {
     throw new UsageError(`expected --settle to be a duration such as 500ms, 1s or 3s, got '${settleRaw}'`);
   }
+  const maxVideos = maxVideosOf(args, io, place.project);
   // One watch session per folder, however it is reached.
   const scope = watchScope(realPathOf(resolve(io.cwd, args.positionals[0]!)));
   const budgetRequest = readBudgetRequest(args, io, place, scope);
@@ -89,7 +91,12 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
       ...session.engine,
       ...(budget ? { budget } : {}),
       dir: args.positionals[0]!,
-      load: { cwd: io.cwd, allowRead: withProjectRoot(allowRead, place), hashFile: session.hasher },
+      load: {
+        cwd: io.cwd,
+        allowRead: withProjectRoot(allowRead, place),
+        hashFile: session.hasher,
+        maxVideos,
+      },
       progress: session.progress,
       // Above the live display on a terminal, which would otherwise draw over it.
       report: (text) => (session.progress.print ? session.progress.print(text) : io.stderr.write(text)),

@@ -22,6 +22,7 @@ import {
 } from "../output/recovery.js";
 import { readRecords } from "../output/records.js";
 import { leaseSetting } from "./lease-setting.js";
+import { MAX_VIDEOS_OPTION, maxVideosUsage } from "./max-videos.js";
 import { openJobStore, storeSecretValues } from "../state/open-job-store.js";
 import { type JobStore, StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
@@ -47,6 +48,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   "resubmit-uncertain": { type: "boolean" },
   "poll-deadline": { type: "string" },
   "allow-read": { type: "string", multiple: true },
+  ...MAX_VIDEOS_OPTION,
   "new-service": { type: "boolean" },
   ...PRIVATE_SOURCES_OPTION,
   "rebuild-state": { type: "boolean" },
@@ -61,6 +63,7 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
   --poll-deadline TIME   stop following a task after TIME (e.g. 30m, 6h, 2d; default ${DEFAULTS.pollDeadline.text}); its task
                          id is kept and the next run follows it again
   --allow-read DIR       let manifests read files under DIR too (repeatable)
+${maxVideosUsage(25)}
   --new-service          make again on this service the jobs already sent to another base URL
                          (paid again); without it, reel refuses them, as the address may be
                          another name of the same service

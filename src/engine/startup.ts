@@ -50,7 +50,15 @@ export async function resumeInterrupted(
     throw new StateFileError(lostCommitsMessage(store.path, outDir, journaled.unknown));
   }
   // Answers a crash kept from the state file but not from the journal: followed, not uncertain.
-  for (const [rowId, taskId] of journaled.answered) await store.markSubmitted(rowId, taskId);
+  for (const [rowId, taskId] of journaled.answered) {
+    const holder = await store.markSubmitted(rowId, taskId);
+    // Never followed by two jobs (see TaskIdHeldError): left to become uncertain just below.
+    if (holder !== undefined)
+      progress.event({
+        stage: "note",
+        detail: `the journal in ${outDir} kept task ${taskId} for a submission, but ${holder} already holds that task id (a fault of the service): its job is uncertain`,
+      });
+  }
   if (journaled.answered.length > 0) {
     progress.event({
       stage: "note",

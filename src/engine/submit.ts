@@ -2,7 +2,12 @@
 // written (state file, then journal) before the request leaves, the answer recorded, and a refusal
 // sorted into "try again later", "failed" or "uncertain" (perhaps paid for, its task id unknown).
 import { BACKOFF, backoffDelay } from "../backoff.js";
-import { classify, OutcomeUnknownError, type UnexpectedAnswerError } from "../client/index.js";
+import {
+  classify,
+  OutcomeUnknownError,
+  TaskIdHeldError,
+  type UnexpectedAnswerError,
+} from "../client/index.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
@@ -14,6 +19,7 @@ import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
 import { follow, type SubmittedTask } from "./follow.js";
 import { LONGEST_WAIT_MS } from "./service-gate.js";
+import { isSpeechDoubt, noSpeechInDoubt, speechDoubtMessage } from "./speech-doubt.js";
 
 /**
  * Submissions refused for the moment (429 or 503 past the client's own retries) are tried again
@@ -56,6 +62,26 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
       }
       return false;
     case "uncertain":
+      // In doubt for its speech alone, which is in doubt no longer: nothing of it was ever sent, so
+      // it goes as a pending job does, with no flag (see speech-doubt.ts).
+      if (
+        isSpeechDoubt(row) &&
+        (await noSpeechInDoubt(job, (voiceId, text) => store.findSpeech(voiceId, text)))
+      ) {
+        if (await store.markPending(row.id, "its speech is known")) {
+          progress.event({
+            stage: "note",
+            key: row.job_key,
+            detail: "its speech is recorded now, and nothing of this video was sent: it is sent now",
+          });
+          return true;
+        }
+        // Another runner of a fleet made it pending first: the claim, a compare-and-set, decides
+        // which one sends it.
+        if (store.fleet && (await store.findJobById(row.id))?.state === "pending") return true;
+        await claimLost(ctx, row.id);
+        return false;
+      }
       if (options.resubmitUncertain && (await affordable())) {
         if (await store.markPending(row.id, "--resubmit-uncertain")) return true;
         await claimLost(ctx, row.id);
@@ -151,7 +177,8 @@ async function submitLoop(
       if (gate.handleFatal(error)) continue;
       const message = (error as Error).message;
       if (error instanceof SpeechUncertainError || error instanceof OutcomeUnknownError) {
-        await markUncertain(ctx, rowId, message);
+        // Its speech's doubt (its own call, or another runner's) before this job was claimed.
+        await markUncertain(ctx, rowId, speechDoubtMessage(message), "speech");
       } else {
         // Said with the failure: a Fail usually means credits spent; this one cost nothing.
         const local = `${message.replace(/\.$/, "")}; nothing was sent for this video, and the next run tries it again`;
@@ -316,7 +343,11 @@ async function submit(
     // unreachable past its limit, a full disk) stops the run, and the job is never marked uncertain
     // over an answer another runner may follow (fleet.ts answerJob records a late one).
     ctx.log.info({ job: job.key, taskId }, "submitted");
-    await store.markSubmitted(rowId, taskId);
+    const holder = await store.markSubmitted(rowId, taskId);
+    if (holder !== undefined) {
+      await taskIdHeld(ctx, new TaskIdHeldError(taskId, job.key, holder), rowId);
+      return "end";
+    }
     journal.answered(job, attempt, taskId);
     ctx.gate.serviceWorks();
     ctx.changed();
@@ -350,13 +381,49 @@ export async function claimLost(ctx: EngineContext, rowId: number): Promise<void
   ctx.changed();
 }
 
-/** A submission that may have reached the service: said, and recorded beside the other jobs' records. */
-async function markUncertain(ctx: EngineContext, rowId: number, message: string): Promise<void> {
-  await ctx.store.markUncertain(rowId, message);
+/**
+ * A submission that may have reached the service, or (`speech`) a job not sent for its speech's
+ * doubt: said, and recorded beside the other jobs' records.
+ */
+async function markUncertain(
+  ctx: EngineContext,
+  rowId: number,
+  message: string,
+  doubt?: "speech",
+): Promise<void> {
+  if (doubt === "speech") await ctx.store.markSpeechDoubt(rowId, message);
+  else await ctx.store.markUncertain(rowId, message);
   const row = await ctx.store.findJobById(rowId);
   if (!row) return; // a video removed before it was sent (watch): its speech alone stays uncertain
+  // Claimed by another runner meanwhile: its doubt, if any, is that runner's to say.
+  if (row.state !== "uncertain") return;
   ctx.progress.event({ stage: "uncertain", key: row.job_key, detail: message });
   writeJobRecord(ctx.outDir, row, ctx.wanted.isSuperseded(row));
+}
+
+/**
+ * A submission answered with a task id another job holds (see TaskIdHeldError): the job uncertain
+ * and never followed (it would deliver the other job's video as its own). A run sends no more to
+ * such a service, but collects what was paid for, as when the credits run out (the tasks followed,
+ * their videos downloaded); a watcher goes on, as for another answer the interface does not define.
+ */
+async function taskIdHeld(ctx: EngineContext, error: TaskIdHeldError, rowId: number): Promise<void> {
+  const { gate } = ctx;
+  ctx.log.error({ job: error.job, taskId: error.taskId, holder: error.holder }, error.message);
+  await markUncertain(
+    ctx,
+    rowId,
+    `the service answered task ${error.taskId}, which ${error.holder} already holds: a fault of the service; a task may have been made for this video (perhaps paid) that reel cannot follow`,
+  );
+  if (ctx.options.onFatal === "stop" && !gate.fatal) {
+    gate.fatal = error;
+    ctx.progress.event({
+      stage: "note",
+      detail:
+        "the service answered a task id another job holds: nothing more is submitted; tasks already submitted are followed and their videos downloaded",
+    });
+  }
+  ctx.changed();
 }
 
 /**

@@ -21,6 +21,8 @@ export interface Project {
   readonly statePath: string;
   readonly outDir: string;
   readonly concurrency?: number;
+  /** The most videos a manifest, and a run's manifests, may make (src/manifest/video-count.ts). */
+  readonly maxVideos?: number;
   readonly baseUrl?: string;
   /** A shared store's postgres:// URL (no secret: see state/pg/store-url.ts). */
   readonly store?: string;
@@ -101,6 +103,7 @@ export function readProject(file: string, shown: string): Project {
     statePath: path(values.state, PROJECT_DEFAULTS.state),
     outDir: path(values.out, PROJECT_DEFAULTS.out),
     ...(typeof values.concurrency === "number" ? { concurrency: values.concurrency } : {}),
+    ...(typeof values.maxVideos === "number" ? { maxVideos: values.maxVideos } : {}),
     ...(typeof values.baseUrl === "string" ? { baseUrl: values.baseUrl } : {}),
     ...(typeof values.store === "string" ? { store: values.store } : {}),
   };

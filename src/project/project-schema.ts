@@ -1,6 +1,8 @@
 // The project file's settings, in one table: the reader checks values against it, and the JSON
 // Schema editors use (schemas/project.schema.json, written by `npm run gen:schema`) is made from it.
 
+import { DEFAULTS } from "../defaults.js";
+
 export { PROJECT_FILE_NAME } from "../manifest/index.js";
 
 export interface ProjectField {
@@ -32,6 +34,12 @@ export const PROJECT_FIELDS: readonly ProjectField[] = [
     expects: "a whole number from 1 up",
     description:
       "Generations unfinished at once (default 4). Overridden by --concurrency and REEL_CONCURRENCY.",
+  },
+  {
+    name: "maxVideos",
+    type: "count",
+    expects: "a whole number from 1 up",
+    description: `The most videos a manifest, and a run's manifests together, may make (default ${DEFAULTS.maxVideos}): matrices times takes, counted before they are expanded. Overridden by --max-videos and REEL_MAX_VIDEOS.`,
   },
   {
     name: "baseUrl",

@@ -34,7 +34,13 @@
 import type { LeaseLostError, StateFileError } from "./errors.js";
 
 export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
-export type FailKind = "local" | "rejected" | "task";
+/**
+ * Why a job failed (`Fail`, `Canceled`): before anything was sent (`local`), its submission refused
+ * (`rejected`), or its task ended so (`task`). On an `uncertain` job, `speech`: the doubt is its
+ * speech's alone (a call perhaps paid for, with no answer recorded) and its own submission was never
+ * claimed, so once that speech is known it may go back to pending (engine/speech-doubt.ts).
+ */
+export type FailKind = "local" | "rejected" | "task" | "speech";
 
 /** A job version as recorded (the column names of the SQLite table, which callers read). */
 export interface JobRow {
@@ -234,9 +240,20 @@ export interface JobRecords {
   /**
    * The answer to a submission. Need not be durable: if a power cut loses it, the job is found in
    * `submitting` and becomes uncertain, never resubmitted; only the intent must be durable.
+   * Resolves undefined once recorded; or, with nothing written, the key of another job of this
+   * service that holds this task id already (a fault of the service: two jobs following one task
+   * would deliver one video twice, and the other task, perhaps paid, never). Checked and written
+   * as one step, so of two answers naming one task, one is recorded.
    */
-  markSubmitted(id: number, taskId: string): Promise<void>;
+  markSubmitted(id: number, taskId: string): Promise<string | undefined>;
+  /** Its submission may have reached the service (the mark of a speech doubt, if any, cleared). */
   markUncertain(id: number, error: string): Promise<void>;
+  /**
+   * A job not sent because its speech is in doubt (see FailKind `speech`). Only from a state no
+   * submission was claimed in (pending, a local failure): a job another process claimed meanwhile,
+   * or already uncertain, is left as it is.
+   */
+  markSpeechDoubt(id: number, error: string): Promise<void>;
   markFailed(id: number, kind: FailKind, error: string): Promise<void>;
   /**
    * The service refused a submission for certain (401, 402, 429, 503, connection refused): nothing

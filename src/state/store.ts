@@ -235,11 +235,14 @@ export class StateStore implements JobStore {
   async withdrawSubmitting(id: number): Promise<void> {
     states.withdrawSubmitting(this.c, id);
   }
-  async markSubmitted(id: number, taskId: string): Promise<void> {
-    states.markSubmitted(this.c, id, taskId);
+  async markSubmitted(id: number, taskId: string): Promise<string | undefined> {
+    return states.markSubmitted(this.c, id, taskId);
   }
   async markUncertain(id: number, error: string): Promise<void> {
     states.markUncertain(this.c, id, error);
+  }
+  async markSpeechDoubt(id: number, error: string): Promise<void> {
+    states.markSpeechDoubt(this.c, id, error);
   }
   async markFailed(id: number, kind: FailKind, error: string): Promise<void> {
     states.markFailed(this.c, id, kind, error);

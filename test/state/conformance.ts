@@ -174,6 +174,56 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await store.close();
     });
 
+    it("tells a job in doubt for its speech alone (never claimed) from one whose own submission may have been sent", async () => {
+      const storage = await makeHarness();
+      const store = await storage.open("x");
+      const row = await store.upsertJob(JOB);
+      await store.markSpeechDoubt(row.id, "its speech has no answer");
+      expect(await store.getJob(row.id)).toMatchObject({
+        state: "uncertain",
+        fail_kind: "speech",
+        attempts: 0,
+      });
+      // Back to pending, claimed: the claim clears the mark, and a doubt of the submission has none.
+      expect(await store.markPending(row.id, "its speech is known")).toBe(true);
+      expect(await store.markSubmitting(row.id)).toBe(1);
+      await store.markUncertain(row.id, "lost answer");
+      expect(await store.getJob(row.id)).toMatchObject({ state: "uncertain", fail_kind: null, attempts: 1 });
+      // Never over a job claimed (another process's intent, or an answer): only before any claim.
+      const other = storage.outside();
+      const claimed = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+      await store.flush();
+      await other.claimJob(claimed.id);
+      await other.close();
+      await store.markSpeechDoubt(claimed.id, "its speech has no answer");
+      expect(await store.getJob(claimed.id)).toMatchObject({ state: "submitting", fail_kind: null });
+      await store.markSpeechDoubt(row.id, "its speech has no answer");
+      expect(await store.getJob(row.id)).toMatchObject({ state: "uncertain", fail_kind: null });
+      await store.close();
+    });
+
+    it("records a task id for one job of a service: an answer naming a task another job holds writes nothing and names it", async () => {
+      const storage = await makeHarness();
+      const store = await storage.open("x");
+      const [a, b] = [
+        await store.upsertJob(JOB),
+        await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" }),
+      ];
+      expect(await store.markSubmitting(a.id)).toBe(1);
+      expect(await store.markSubmitting(b.id)).toBe(1);
+      expect(await store.markSubmitted(a.id, "7")).toBeUndefined();
+      expect(await store.markSubmitted(b.id, "7")).toBe("m/a");
+      expect(await store.getJob(b.id)).toMatchObject({ state: "submitting", task_id: null });
+      expect(await store.getJob(a.id)).toMatchObject({ state: "submitted", task_id: "7" });
+      await store.close();
+      // Task 7 of another service is another task.
+      const other = await storage.open("y");
+      const c = await other.upsertJob(JOB);
+      expect(await other.markSubmitting(c.id)).toBe(1);
+      expect(await other.markSubmitted(c.id, "7")).toBeUndefined();
+      await other.close();
+    });
+
     it("makes one speech intent and one upload intent win", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");

@@ -139,6 +139,29 @@ describe("the PostgreSQL store", () => {
     expect(await two.fleet!.holdTask(id!)).toBe(true);
   });
 
+  it("records one task id for one job when two stores' answers name it at the same moment", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    for (let round = 0; round < 10; round++) {
+      const [a, b] = (await one.upsertJobs([job(2 * round), job(2 * round + 1)])).map((head) => head.id);
+      expect(await one.markSubmitting(a!)).toBe(1);
+      expect(await two.markSubmitting(b!)).toBe(1);
+      const answers = await Promise.all([
+        one.markSubmitted(a!, `t${round}`),
+        two.markSubmitted(b!, `t${round}`),
+      ]);
+      // One is recorded; the other names the job that holds the task, and writes nothing.
+      expect(
+        answers.filter((holder) => holder === undefined),
+        `round ${round}`,
+      ).toHaveLength(1);
+      const rows = await query<{ n: number }>(url, "SELECT count(*)::int AS n FROM jobs WHERE task_id = $1", [
+        `t${round}`,
+      ]);
+      expect(rows).toEqual([{ n: 1 }]);
+    }
+  });
+
   it("claims a job once when two stores race for twenty jobs", async (context) => {
     const url = await database(context);
     const [one, two] = [await open(url), await open(url)];

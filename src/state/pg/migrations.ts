@@ -183,6 +183,10 @@ export const PG_MIGRATIONS: PgMigrations = {
     UPDATE budget_sessions s SET runner_id = (
       SELECT max(r.id) FROM runners r WHERE r.host = s.host AND r.pid = s.pid AND r.started_at <= s.started_at);
     `,
+    // 7: the jobs by task id, as the state file's migration 10.
+    `
+    CREATE INDEX jobs_by_task ON jobs (service_id, task_id) WHERE task_id IS NOT NULL;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

@@ -381,7 +381,7 @@ export class PgStore implements JobStore {
   withdrawSubmitting(id: number): Promise<void> {
     return this.io(() => states.withdrawSubmitting(this.writer(), id));
   }
-  markSubmitted(id: number, taskId: string): Promise<void> {
+  markSubmitted(id: number, taskId: string): Promise<string | undefined> {
     const w = this.writer();
     return this.fenced(
       this.io(
@@ -392,6 +392,9 @@ export class PgStore implements JobStore {
   }
   markUncertain(id: number, error: string): Promise<void> {
     return this.io(() => states.markUncertain(this.writer(), id, error));
+  }
+  markSpeechDoubt(id: number, error: string): Promise<void> {
+    return this.io(() => states.markSpeechDoubt(this.writer(), id, error));
   }
   markFailed(id: number, kind: FailKind, error: string): Promise<void> {
     return this.io(() => states.markFailed(this.writer(), id, kind, error));

@@ -181,10 +181,22 @@ export async function answerLanded(
  * the wire finds its job uncertain (the takeover's doing): the answer is still recorded, the task
  * unheld for a live runner to follow, so that nothing paid is lost; then it stops (LeaseLostError).
  */
-export async function answerJob(c: FleetContext, id: number, taskId: string): Promise<void> {
+export async function answerJob(c: FleetContext, id: number, taskId: string): Promise<string | undefined> {
   const now = c.now();
-  const { rows } = await c.pool.query<{ late: boolean }>(
-    `WITH answered AS (
+  const answered = await fleetTransaction(c, async (client) => {
+    // Answers naming one task wait for each other here, so that the look-up below sees the one
+    // recorded first (READ COMMITTED: each statement reads what was committed before it began).
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1::text || ' ' || $2, 0))", [
+      c.serviceId,
+      taskId,
+    ]);
+    const holder = await client.query<{ job_key: string }>(
+      "SELECT job_key FROM jobs WHERE service_id = $1 AND task_id = $2 AND id <> $3 LIMIT 1",
+      [c.serviceId, taskId, id],
+    );
+    if (holder.rows[0]) return { holder: holder.rows[0].job_key };
+    const { rows } = await client.query<{ late: boolean }>(
+      `WITH answered AS (
        UPDATE jobs SET state = 'submitted', task_id = $2, task_status = 'PreProcessing', submitted_at = $3, error = NULL,
                        runner_id = CASE WHEN state = 'submitting' THEN runner_id END, updated_at = $3
          WHERE id = $1 AND runner_id = $4 AND state IN ('submitting', 'uncertain')
@@ -193,9 +205,13 @@ export async function answerJob(c: FleetContext, id: number, taskId: string): Pr
        INSERT INTO events (at, job_id, runner_id, kind, detail)
          SELECT $3::bigint, id, $4, CASE WHEN late THEN 'late-answer' ELSE 'submitted' END, $2 FROM answered)
      SELECT late FROM answered`,
-    [id, taskId, now, c.runnerId],
-  );
-  if (rows[0] && !rows[0].late) return;
+      [id, taskId, now, c.runnerId],
+    );
+    return { rows };
+  });
+  if ("holder" in answered) return answered.holder;
+  const { rows } = answered;
+  if (rows[0] && !rows[0].late) return undefined;
   throw await leaseLostError(
     c,
     rows[0]
