@@ -31,6 +31,7 @@ export async function openJobStore(
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
       ...(options.lease !== undefined ? { lease: options.lease } : {}),
       readonly: options.readonly === true,
+      ...(options.exclusiveAddress ? { exclusiveAddress: options.exclusiveAddress } : {}),
     });
   }
   return StateStore.open(path, options);

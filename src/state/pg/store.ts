@@ -15,7 +15,8 @@
 //   nothing of it is left), and no write that resolved can be lost afterwards.
 // - The caches of local files are keyed by host, as paths mean nothing on another machine.
 // - A fleet: any number of writers (runners) on any machines. A writer registers at open (a row in
-//   `runners`: host, pid, service, concurrency), beats every heartbeat on a connection of its own
+//   `runners`: host, pid, service, concurrency; refused there while another address is in use, see
+//   ../service-address.ts), beats every heartbeat on a connection of its own
 //   (heartbeat.ts; lease.ts says why those times), and records its stop at close. What it claims
 //   names it; the fleet's rules (fencing, the account-wide bound, takeover) are in sql/fleet.ts,
 //   reached through `fleet` (FleetStore). `reel status` lists the runners (listRunners).
@@ -25,6 +26,7 @@ import { hostname } from "node:os";
 import pg from "pg";
 import { canonicalBaseUrl } from "../../service/base-url.js";
 import { LeaseLostError, type StateFileError } from "../errors.js";
+import type { ExclusiveAddress } from "../service-address.js";
 import type {
   BudgetOwner,
   BudgetSessionRow,
@@ -90,6 +92,8 @@ export interface OpenPgStoreOptions {
    * @defaultValue DEFAULT_LEASE
    */
   readonly lease?: LeaseTiming;
+  /** A writer that must be its service's only address in use (see ../service-address.ts). */
+  readonly exclusiveAddress?: ExclusiveAddress;
 }
 
 /** A writer's runner: its row in `runners`, and the heartbeat that keeps it alive there. */
@@ -222,16 +226,25 @@ export class PgStore implements JobStore {
     let store: PgStore | undefined;
     try {
       await migratePg(pool, PG_MIGRATIONS);
-      const serviceId =
-        options.baseUrl === undefined
-          ? -1
-          : await serviceIdOf(pool, canonicalBaseUrl(options.baseUrl), readonly);
-      if (!readonly) {
+      let serviceId = -1;
+      if (readonly) {
+        if (options.baseUrl !== undefined)
+          serviceId = await serviceIdOf(pool, canonicalBaseUrl(options.baseUrl));
+      } else {
         beatPool = await openPool(url, 1);
-        const id = await runners.registerRunner(
+        const registered = await runners.registerRunner(
           { pool },
-          { host, pid: process.pid, serviceId, concurrency: options.concurrency ?? 0 },
+          {
+            host,
+            pid: process.pid,
+            baseUrl: canonicalBaseUrl(options.baseUrl!),
+            concurrency: options.concurrency ?? 0,
+            ...(options.exclusiveAddress ? { exclusive: options.exclusiveAddress } : {}),
+          },
+          lease.leaseMs,
         );
+        serviceId = registered.serviceId;
+        const id = registered.runnerId;
         const revoked = (): void => {
           const w = store?.w;
           if (!w) return;
@@ -506,16 +519,10 @@ export class PgStore implements JobStore {
 }
 
 /**
- * The row id of the service at `baseUrl` (canonical), created if new unless `readonly` (then 0,
- * which matches no row, when the store never saw it). One statement: runners starting at once get
- * the same row. DO UPDATE rather than DO NOTHING, so that RETURNING gives the row that was there.
+ * The row id of the service at `baseUrl` (canonical) for a reader: 0, which matches no row, when the
+ * store never saw it. (A writer's is created with its runner: runners.registerRunner.)
  */
-async function serviceIdOf(pool: pg.Pool, baseUrl: string, readonly: boolean): Promise<number> {
-  const { rows } = await pool.query<{ id: string }>(
-    readonly
-      ? "SELECT id FROM services WHERE base_url = $1"
-      : "INSERT INTO services (base_url) VALUES ($1) ON CONFLICT (base_url) DO UPDATE SET base_url = excluded.base_url RETURNING id",
-    [baseUrl],
-  );
+async function serviceIdOf(pool: pg.Pool, baseUrl: string): Promise<number> {
+  const { rows } = await pool.query<{ id: string }>("SELECT id FROM services WHERE base_url = $1", [baseUrl]);
   return rows[0] ? toNumber(rows[0].id) : 0;
 }

@@ -29,7 +29,10 @@ export function toNumberOrNull(value: unknown): number | null {
 }
 
 /** Runs `fn` in one transaction on one client: committed whole, or rolled back whole. */
-export async function inTransaction<T>(c: PgContext, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  c: Pick<PgContext, "pool">,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await c.pool.connect();
   // A checked-out client whose connection breaks emits 'error' (the pool listens only while it is
   // idle): unheard, it would end the process. The failed query rejects too, which is what counts.
