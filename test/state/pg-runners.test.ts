@@ -50,6 +50,9 @@ async function runnerRow(url: string, id: number): Promise<RunnerRow> {
   return row!;
 }
 
+/** Above Linux's largest pid (2^22): no process has it. */
+const GONE_PID = 2 ** 22 + 7;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("the runners of a PostgreSQL store", () => {
@@ -205,5 +208,41 @@ describe("the runners of a PostgreSQL store", () => {
     ]);
     // Awake, the first runner's next claim finds it taken over.
     await expect(paused.fleet!.takeOverLost()).rejects.toThrow(/silent for longer than its lease/);
+  });
+
+  // Two machines given one host name, whose runners have the same pid (two containers, each its
+  // reel as pid 1): what is known of a process on one says nothing of a process on the other.
+  it("two live runners with one host name and one pid on two machines are never taken over while they beat; a runner of this machine whose process is gone is, at once", async (context) => {
+    const url = await database(context);
+    const lease = { ...DEFAULT_LEASE, leaseMs: 2_000, heartbeatMs: 200 };
+    const twin = (pidSpace: string) => open(url, { host: "twin", pid: GONE_PID, pidSpace, lease });
+    const a = await twin("boot-a/pid:[4026531836]");
+    const b = await twin("boot-b/pid:[4026531836]");
+    // Beat after beat, each takes over what it finds lost (as a runner does every heartbeat): never
+    // the other.
+    for (let beat = 0; beat < 4; beat++) {
+      expect((await a.fleet!.takeOverLost()).lost).toEqual([]);
+      expect((await b.fleet!.takeOverLost()).lost).toEqual([]);
+      await sleep(lease.heartbeatMs);
+    }
+    const live = await query<{ n: number }>(
+      url,
+      "SELECT count(*)::int AS n FROM runners WHERE stopped_at IS NULL",
+    );
+    expect(live).toEqual([{ n: 2 }]);
+
+    // A runner of this machine (this boot, this PID namespace) whose process is gone is lost at once,
+    // its lease not waited out, and told why; the twins, still beating, stay.
+    const here = await open(url, { host: "twin", lease });
+    const killed = await open(url, { host: "twin", pid: GONE_PID, lease });
+    expect((await here.fleet!.takeOverLost()).lost).toEqual([
+      { id: killed.runnerId, host: "twin", pid: GONE_PID, why: "gone" },
+    ]);
+    await expect(killed.fleet!.takeOverLost()).rejects.toThrow(
+      `this runner (${killed.runnerId} in the store) was taken for ended: a runner of its machine found no process under its pid (taken over by runner ${here.runnerId})`,
+    );
+    expect(await query(url, "SELECT count(*)::int AS n FROM runners WHERE stopped_at IS NULL")).toEqual([
+      { n: 3 },
+    ]);
   });
 });

@@ -26,6 +26,7 @@ import { hostname } from "node:os";
 import pg from "pg";
 import { canonicalBaseUrl } from "../../service/base-url.js";
 import { LeaseLostError, type StateFileError } from "../errors.js";
+import { pidSpace } from "../pid-space.js";
 import type { ExclusiveAddress } from "../service-address.js";
 import type {
   BudgetOwner,
@@ -76,6 +77,16 @@ export interface OpenPgStoreOptions {
    */
   readonly host?: string;
   /**
+   * The writer's process id, as its runner records it (a test stands in for another machine's).
+   * @defaultValue process.pid
+   */
+  readonly pid?: number;
+  /**
+   * Where the writer's pid names it (see ../pid-space.ts; a test stands in for another machine's).
+   * @defaultValue pidSpace()
+   */
+  readonly pidSpace?: string;
+  /**
    * A reader (`reel status`): the service's row is not created, and journalScope is undefined.
    * @defaultValue false
    */
@@ -99,6 +110,8 @@ export interface OpenPgStoreOptions {
 /** A writer's runner: its row in `runners`, and the heartbeat that keeps it alive there. */
 interface Runner {
   readonly id: number;
+  /** Where its pid names it (see ../pid-space.ts). */
+  readonly pidSpace: string;
   readonly heartbeat: Heartbeat;
   /** The heartbeat's own connection. */
   readonly pool: pg.Pool;
@@ -135,7 +148,7 @@ export class PgStore implements JobStore {
   ) {
     this.c = { pool, serviceId, host, now };
     this.outage = new Outage(runner ? lease.outageMs : 0, path);
-    this.w = runner && { ...this.c, runnerId: runner.id, lease };
+    this.w = runner && { ...this.c, runnerId: runner.id, pidSpace: runner.pidSpace, lease };
     this.fleet = this.w && this.fleetOf(this.w, runner!);
   }
 
@@ -220,6 +233,7 @@ export class PgStore implements JobStore {
       );
     }
     const host = options.host ?? hostname();
+    const space = options.pidSpace ?? pidSpace();
     const pool = await openPool(url, readonly ? 4 : 1);
     let beatPool: pg.Pool | undefined;
     let runner: Runner | undefined;
@@ -236,7 +250,8 @@ export class PgStore implements JobStore {
           { pool },
           {
             host,
-            pid: process.pid,
+            pid: options.pid ?? process.pid,
+            pidSpace: space,
             baseUrl: canonicalBaseUrl(options.baseUrl!),
             concurrency: options.concurrency ?? 0,
             ...(options.exclusiveAddress ? { exclusive: options.exclusiveAddress } : {}),
@@ -250,7 +265,12 @@ export class PgStore implements JobStore {
           if (!w) return;
           void fleet.leaseLostError(w, "It stops taking work.").then((error) => store?.leaseLost(error));
         };
-        runner = { id, pool: beatPool, heartbeat: new Heartbeat(beatPool, id, lease.heartbeatMs, revoked) };
+        runner = {
+          id,
+          pidSpace: space,
+          pool: beatPool,
+          heartbeat: new Heartbeat(beatPool, id, lease.heartbeatMs, revoked),
+        };
       }
       const path = redactedUrl(url);
       store = new PgStore(

@@ -17,6 +17,8 @@ type Pool = Pick<PgContext, "pool">;
 export interface NewRunner {
   readonly host: string;
   readonly pid: number;
+  /** Where its pid names it (see pid-space.ts); "" unknown. */
+  readonly pidSpace: string;
   /** The service it works for (canonical base URL): its bound is that service's. */
   readonly baseUrl: string;
   /** Its --concurrency; 0 when unknown. */
@@ -63,14 +65,14 @@ export async function registerRunner(c: Pool, runner: NewRunner, leaseMs: number
     );
     const serviceId = toNumber(service[0]!.id);
     const { rows } = await client.query<{ id: string }>(
-      `INSERT INTO runners (host, pid, started_at, heartbeat_at, connected_at, concurrency, service_id)
-         SELECT $1, $2, now_ms, now_ms, now_ms, $3, $4 FROM (SELECT ${DB_NOW} AS now_ms) AS clock RETURNING id`,
-      [runner.host, runner.pid, runner.concurrency, serviceId],
+      `INSERT INTO runners (host, pid, pid_space, started_at, heartbeat_at, connected_at, concurrency, service_id)
+         SELECT $1, $2, $3, now_ms, now_ms, now_ms, $4, $5 FROM (SELECT ${DB_NOW} AS now_ms) AS clock RETURNING id`,
+      [runner.host, runner.pid, runner.pidSpace || null, runner.concurrency, serviceId],
     );
     const runnerId = toNumber(rows[0]!.id);
     if (runner.exclusive) {
       await client.query(
-        `UPDATE runners SET stopped_at = ${DB_NOW}, lost_at = ${DB_NOW}, taken_by = $1
+        `UPDATE runners SET stopped_at = ${DB_NOW}, lost_at = ${DB_NOW}, taken_by = $1, lost_why = 'silent'
            WHERE stopped_at IS NULL AND service_id <> $2 AND heartbeat_at < ${DB_NOW} - $3
              AND service_id IN (SELECT id FROM services WHERE base_url <> ALL ($4::text[]))`,
         [runnerId, serviceId, leaseMs, free],
