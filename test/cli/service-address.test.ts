@@ -39,7 +39,8 @@ const env = (s: Sandbox, baseUrl: string, store?: string): Record<string, string
 describe("two addresses of one service on one store", () => {
   it("two runners started together through two addresses: one works, the other is refused (exit 2) naming both; each job is generated once", async (context) => {
     const url = await database(context);
-    const s = await sandbox({ timeScale: 0.05 });
+    // Tasks of a second: the first runner is still at work however late the second one starts.
+    const s = await sandbox({ timeScale: 0.2 });
     const dir = await tempDir();
     await writeTree(dir, { "promo.yaml": manifest("promo", 12) });
     // Two machines, each with its own output folder, started at the same instant.
