@@ -39,7 +39,7 @@ export const ERROR_CODES = [
   "E_SOURCE_CHANGED", // SourceChangedError: a file changed after reel checked it
   "E_REMOTE_SOURCE", // an https source could not be fetched
   "E_PRIVATE_SOURCE", // PrivateSourceError: an https source on a private address
-  "E_OTHER_SERVICE", // SentElsewhereError: jobs already sent to another base URL
+  "E_OTHER_SERVICE", // SentElsewhereError: jobs already sent to another base URL; AddressInUseError: another address in use
   "E_DOWNLOAD_EXPIRED", // DownloadError("expired"): the result address expired
   "E_DOWNLOAD_RETRY", // DownloadError("retry"): broke off, worth another try
   "E_DOWNLOAD_REFUSED", // DownloadError("refused"): trying again cannot help

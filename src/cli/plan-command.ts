@@ -21,6 +21,7 @@ import { lastServiceOf, openStateToRead } from "./read-state.js";
 import {
   checkBaseUrl,
   envSetting,
+  givenBaseUrl,
   PRIVATE_SOURCES_OPTION,
   refuseSandboxWithBaseUrl,
   SANDBOX_SERVICE_ID,
@@ -32,7 +33,14 @@ import {
   skippedLine,
   skippedManifests,
 } from "./skip-invalid.js";
-import { checkWorkplace, withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
+import {
+  checkWorkplace,
+  withProjectRoot,
+  type Workplace,
+  workplaceJson,
+  workplaceLine,
+  workplaceOf,
+} from "./workplace.js";
 import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";
 import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
 
@@ -46,10 +54,10 @@ Options:
   --only GLOB        plan only jobs whose manifest/id matches (repeatable): 'spring/*', 'intro',
                      'spring/scene-?'; '*' and '?' stay within a name, '**' matches across
   --store URL        the shared store on PostgreSQL to compare with (env REEL_STORE; with
-                     --base-url or --sandbox)
+                     --base-url, the project's baseUrl, or --sandbox)
   --state FILE       state file to compare with (env REEL_STATE; default: the project's, as run)
-  --base-url URL     compare with what was done on this service (env REEL_BASE_URL;
-                     default: the service the state file used last)
+  --base-url URL     compare with what was done on this service (env REEL_BASE_URL; default:
+                     the project's baseUrl, else the service the state file used last)
   --sandbox          compare with what was done on the built-in sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
 ${maxVideosUsage(21)}
@@ -264,7 +272,7 @@ export const planCommand: Command = {
       retryFailed: args.values["retry-failed"] === true,
       resubmitUncertain: args.values["resubmit-uncertain"] === true,
     };
-    const { store, service } = await openStateForPlan(statePath, args, io, place.storeUrl);
+    const { store, service } = await openStateForPlan(args, io, place);
     let plan: Plan;
     let explained: Explained[] | undefined;
     try {
@@ -309,21 +317,19 @@ function comparedWith(store: JobStore | undefined, service: string | undefined):
 }
 
 /**
- * The state of the service this plan is for, read-only: the one of --base-url / REEL_BASE_URL, the
- * sandbox's with --sandbox, or else the one the state file used last. A base URL given is checked as
- * `run` checks it, so a plan against a mistyped address says so instead of showing every job as new.
+ * The state of the service this plan is for, read-only: the one `run` would use (--base-url,
+ * REEL_BASE_URL, the project file's `baseUrl:`), the sandbox's with --sandbox, or else the one the
+ * state file used last. A base URL given is checked as `run` checks it, so a plan against a mistyped
+ * address says so instead of showing every job as new.
  */
 async function openStateForPlan(
-  statePath: string,
   args: ParsedArgs,
   io: CliIO,
-  storeUrl: string | undefined,
+  place: Workplace,
 ): Promise<{ store: JobStore | undefined; service: string | undefined }> {
+  const { statePath, storeUrl } = place;
   refuseSandboxWithBaseUrl(args);
-  const given =
-    typeof args.values["base-url"] === "string"
-      ? args.values["base-url"]
-      : envSetting(io.env, "REEL_BASE_URL");
+  const given = givenBaseUrl(args, io, place);
   if (given !== undefined && args.values.sandbox !== true)
     checkBaseUrl(given, envSetting(io.env, "REEL_API_KEY"));
   const chosen =
@@ -335,7 +341,9 @@ async function openStateForPlan(
   if (storeUrl !== undefined) {
     // A shared store serves many services' runners: which one to compare with is the user's to say.
     if (chosen === undefined) {
-      throw new UsageError("with --store, say which service to compare with: --base-url URL or --sandbox");
+      throw new UsageError(
+        "with --store, say which service to compare with: --base-url URL (or baseUrl: in reel.yaml) or --sandbox",
+      );
     }
     return { store: await openStateToRead(statePath, chosen, storeUrl), service: chosen };
   }

@@ -118,6 +118,14 @@ function sandboxTimeScaleOf(args: ParsedArgs, sandbox: boolean): number | undefi
   return value;
 }
 
+/**
+ * The service's base URL as given, first found: --base-url, REEL_BASE_URL, the project file's
+ * `baseUrl:`. Undefined when none is. `run`, `watch` and `plan` read it alike.
+ */
+export function givenBaseUrl(args: ParsedArgs, io: CliIO, place: Workplace): string | undefined {
+  return flagValue(args.values, "base-url") ?? envSetting(io.env, "REEL_BASE_URL") ?? place.project?.baseUrl;
+}
+
 /** Reads and checks the service options. `needService` is false for commands that only read state. */
 export function readServiceSettings(
   args: ParsedArgs,
@@ -126,8 +134,7 @@ export function readServiceSettings(
   place: Workplace,
 ): ServiceSettings {
   const sandbox = args.values.sandbox === true;
-  const baseUrl =
-    flagValue(args.values, "base-url") ?? envSetting(io.env, "REEL_BASE_URL") ?? place.project?.baseUrl;
+  const baseUrl = givenBaseUrl(args, io, place);
   const apiKey = io.env.REEL_API_KEY;
   refuseSandboxWithBaseUrl(args);
   if (needService && !sandbox) {

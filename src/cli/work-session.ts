@@ -65,8 +65,9 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
   --allow-read DIR       let manifests read files under DIR too (repeatable)
 ${maxVideosUsage(25)}
   --new-service          make again on this service the jobs already sent to another base URL
-                         (paid again); without it, reel refuses them, as the address may be
-                         another name of the same service
+                         (paid again), and work beside runners of the store on another base URL;
+                         without it, reel refuses both, as the address may be another name of the
+                         same service
   --allow-private-sources
                          fetch https sources from loopback, link-local and private addresses
                          too (refused by default: a manifest must not reach into your network)
@@ -220,6 +221,11 @@ export async function withWorkSession<T>(
         else logger.info({ downMs: Math.round(event.downMs) }, "store reachable again");
         io.stderr.write(`reel: ${outageNote(event)}\n`);
       },
+      // One address of the service in use at a time (see state/service-address.ts), unless the user
+      // says this one is another service; the sandbox's work is free, and blocks nothing.
+      ...(settings.sandbox || args.values["new-service"] === true
+        ? {}
+        : { exclusiveAddress: { free: [SANDBOX_SERVICE_ID] } }),
       whenNew: (how) => {
         if (rebuild) return;
         // An emptied file is never new beside records; a missing one may be (a new --state beside an

@@ -10,7 +10,7 @@ export function noteTakeOver(found: TakeOver, progress: ProgressSink): void {
   for (const runner of found.lost) {
     progress.event({
       stage: "note",
-      detail: `runner ${runner.id} on ${runner.host} (pid ${runner.pid}) was silent past its lease: its work is taken over`,
+      detail: `runner ${runner.id} on ${runner.host} (pid ${runner.pid}) ${runner.why === "gone" ? "ended without stopping (no process under its pid on this machine)" : "was silent past its lease"}: its work is taken over`,
     });
   }
   if (found.uncertain > 0) {

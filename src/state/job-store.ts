@@ -434,10 +434,18 @@ export interface LocalCaches {
 }
 
 /** The whole store, as a run uses it. */
+/** Why a runner was taken for lost: silent past its lease, or its process gone (seen on its machine). */
+export type LostWhy = "silent" | "gone";
+
 /** What a takeover found and sorted (FleetStore.takeOverLost). */
 export interface TakeOver {
-  /** Runners found silent past their lease, now marked lost. */
-  readonly lost: readonly { readonly id: number; readonly host: string; readonly pid: number }[];
+  /** Runners found silent past their lease, or their process gone on this machine, now marked lost. */
+  readonly lost: readonly {
+    readonly id: number;
+    readonly host: string;
+    readonly pid: number;
+    readonly why: LostWhy;
+  }[];
   /** Submissions without an answer, now uncertain. */
   readonly uncertain: number;
   /** Tasks no live runner followed, now free to follow. */

@@ -34,6 +34,7 @@ export async function openJobStore(
       ...(options.lease !== undefined ? { lease: options.lease } : {}),
       ...(options.onOutage !== undefined ? { onOutage: options.onOutage } : {}),
       readonly: options.readonly === true,
+      ...(options.exclusiveAddress ? { exclusiveAddress: options.exclusiveAddress } : {}),
     });
   }
   return StateStore.open(path, options);

@@ -187,6 +187,15 @@ export const PG_MIGRATIONS: PgMigrations = {
     `
     CREATE INDEX jobs_by_task ON jobs (service_id, task_id) WHERE task_id IS NOT NULL;
     `,
+    // 8: where a runner's pid means its process (src/state/pid-space.ts): a runner whose process is
+    // gone is taken over at once only from its own pid space, never by its host name alone (two
+    // machines may share one). NULL on rows of earlier reels: their lease decides. lost_why: why a
+    // lost runner was taken for lost ('silent' past its lease, or its process 'gone'), for the
+    // message it and the runner that took it over say.
+    `
+    ALTER TABLE runners ADD COLUMN pid_space text;
+    ALTER TABLE runners ADD COLUMN lost_why text;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

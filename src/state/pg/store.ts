@@ -15,7 +15,8 @@
 //   nothing of it is left), and no write that resolved can be lost afterwards.
 // - The caches of local files are keyed by host, as paths mean nothing on another machine.
 // - A fleet: any number of writers (runners) on any machines. A writer registers at open (a row in
-//   `runners`: host, pid, service, concurrency), beats every heartbeat on a connection of its own
+//   `runners`: host, pid, service, concurrency; refused there while another address is in use, see
+//   ../service-address.ts), beats every heartbeat on a connection of its own
 //   (heartbeat.ts; lease.ts says why those times), and records its stop at close. What it claims
 //   names it; the fleet's rules (fencing, the account-wide bound, takeover) are in sql/fleet.ts,
 //   reached through `fleet` (FleetStore). `reel status` lists the runners (listRunners).
@@ -25,6 +26,8 @@ import { hostname } from "node:os";
 import pg from "pg";
 import { canonicalBaseUrl } from "../../service/base-url.js";
 import { LeaseLostError, type StateFileError } from "../errors.js";
+import { pidSpace } from "../pid-space.js";
+import type { ExclusiveAddress } from "../service-address.js";
 import type {
   BudgetOwner,
   BudgetSessionRow,
@@ -77,6 +80,16 @@ export interface OpenPgStoreOptions {
    */
   readonly host?: string;
   /**
+   * The writer's process id, as its runner records it (a test stands in for another machine's).
+   * @defaultValue process.pid
+   */
+  readonly pid?: number;
+  /**
+   * Where the writer's pid names it (see ../pid-space.ts; a test stands in for another machine's).
+   * @defaultValue pidSpace()
+   */
+  readonly pidSpace?: string;
+  /**
    * A reader (`reel status`): the service's row is not created, and journalScope is undefined.
    * @defaultValue false
    */
@@ -98,11 +111,15 @@ export interface OpenPgStoreOptions {
    * start-up waits for it; see outage.ts). The engine is told of later outages by fleet.onOutage.
    */
   readonly onOutage?: (event: OutageEvent) => void;
+  /** A writer that must be its service's only address in use (see ../service-address.ts). */
+  readonly exclusiveAddress?: ExclusiveAddress;
 }
 
 /** A writer's runner: its row in `runners`, and the heartbeat that keeps it alive there. */
 interface Runner {
   readonly id: number;
+  /** Where its pid names it (see ../pid-space.ts). */
+  readonly pidSpace: string;
   readonly heartbeat: Heartbeat;
   /** The heartbeat's own connection. */
   readonly pool: pg.Pool;
@@ -138,7 +155,7 @@ export class PgStore implements JobStore {
     private readonly runner: Runner | undefined,
   ) {
     this.c = { pool, serviceId, host, now };
-    this.w = runner && { ...this.c, runnerId: runner.id, lease };
+    this.w = runner && { ...this.c, runnerId: runner.id, pidSpace: runner.pidSpace, lease };
     this.fleet = this.w && this.fleetOf(this.w, runner!);
   }
 
@@ -230,6 +247,7 @@ export class PgStore implements JobStore {
     const outage = new Outage(readonly ? 0 : lease.outageMs, path);
     const told = options.onOutage && outage.onChange(options.onOutage);
     let pool: pg.Pool | undefined;
+    const space = options.pidSpace ?? pidSpace();
     let beatPool: pg.Pool | undefined;
     let runner: Runner | undefined;
     let store: PgStore | undefined;
@@ -237,24 +255,38 @@ export class PgStore implements JobStore {
       pool = await openPool(url, readonly ? 4 : 1, outage);
       const c = { pool };
       await outage.run(() => migratePg(c.pool, PG_MIGRATIONS));
-      const serviceId =
-        options.baseUrl === undefined
-          ? -1
-          : await outage.run(() => serviceIdOf(c.pool, canonicalBaseUrl(options.baseUrl!), readonly));
-      if (!readonly) {
+      let serviceId = -1;
+      if (readonly) {
+        if (options.baseUrl !== undefined)
+          serviceId = await outage.run(() => serviceIdOf(c.pool, canonicalBaseUrl(options.baseUrl!)));
+      } else {
         beatPool = await openPool(url, 1, outage);
-        const me = { host, pid: process.pid, serviceId, concurrency: options.concurrency ?? 0 };
+        const me: runners.NewRunner = {
+          host,
+          pid: options.pid ?? process.pid,
+          pidSpace: space,
+          baseUrl: canonicalBaseUrl(options.baseUrl!),
+          concurrency: options.concurrency ?? 0,
+          ...(options.exclusiveAddress ? { exclusive: options.exclusiveAddress } : {}),
+        };
         const since = await outage.run(() => runners.dbNow(c));
-        const id = await outage.run(
-          () => runners.registerRunner(c, me),
+        const registered = await outage.run(
+          () => runners.registerRunner(c, me, lease.leaseMs),
           () => runners.registeredSince(c, me, since),
         );
+        serviceId = registered.serviceId;
+        const id = registered.runnerId;
         const revoked = (): void => {
           const w = store?.w;
           if (!w) return;
           void fleet.leaseLostError(w, "It stops taking work.").then((error) => store?.leaseLost(error));
         };
-        runner = { id, pool: beatPool, heartbeat: new Heartbeat(beatPool, id, lease.heartbeatMs, revoked) };
+        runner = {
+          id,
+          pidSpace: space,
+          pool: beatPool,
+          heartbeat: new Heartbeat(beatPool, id, lease.heartbeatMs, revoked),
+        };
       }
       store = new PgStore(
         pool,
@@ -531,16 +563,10 @@ export class PgStore implements JobStore {
 }
 
 /**
- * The row id of the service at `baseUrl` (canonical), created if new unless `readonly` (then 0,
- * which matches no row, when the store never saw it). One statement: runners starting at once get
- * the same row. DO UPDATE rather than DO NOTHING, so that RETURNING gives the row that was there.
+ * The row id of the service at `baseUrl` (canonical) for a reader: 0, which matches no row, when the
+ * store never saw it. (A writer's is created with its runner: runners.registerRunner.)
  */
-async function serviceIdOf(pool: pg.Pool, baseUrl: string, readonly: boolean): Promise<number> {
-  const { rows } = await pool.query<{ id: string }>(
-    readonly
-      ? "SELECT id FROM services WHERE base_url = $1"
-      : "INSERT INTO services (base_url) VALUES ($1) ON CONFLICT (base_url) DO UPDATE SET base_url = excluded.base_url RETURNING id",
-    [baseUrl],
-  );
+async function serviceIdOf(pool: pg.Pool, baseUrl: string): Promise<number> {
+  const { rows } = await pool.query<{ id: string }>("SELECT id FROM services WHERE base_url = $1", [baseUrl]);
   return rows[0] ? toNumber(rows[0].id) : 0;
 }

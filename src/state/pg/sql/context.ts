@@ -29,7 +29,10 @@ export function toNumberOrNull(value: unknown): number | null {
 }
 
 /** Runs `fn` in one transaction on one client: committed whole, or rolled back whole. */
-export async function inTransaction<T>(c: PgContext, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  c: Pick<PgContext, "pool">,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   // Its connection breaking is heard by the listener every client of the store's pool has
   // (connect.ts): the failed query rejects, which is what counts.
   const client = await c.pool.connect();

@@ -16,8 +16,9 @@
 //   takes a new snapshot per statement, so the count sees every claim committed before the lock
 //   was granted). Claims are serialized per service: a few milliseconds each, hundreds a second.
 // - Takeover. A runner is lost when it was silent past its lease while another was heard (so an outage
-//   of the database itself takes nobody for lost: see SILENT_WHILE_REACHABLE), or when it ran on
-//   this machine and its process is gone. Submissions of a lost (or stopped) runner without an answer become uncertain, exactly
+//   of the database itself takes nobody for lost: see SILENT_WHILE_REACHABLE), or when it ran in
+//   this runner's pid space (this boot and PID namespace, never judged by host name: goneHere) and
+//   its process is gone. Submissions of a lost (or stopped) runner without an answer become uncertain, exactly
 //   as after a crash; its tasks become unheld, for any live runner to follow; its speech intents
 //   become uncertain and its upload intents are dropped (uploaded again if needed, no credits).
 // - No runner holds the fleet's locks while silent. A claim holds its service's row, and a takeover
@@ -28,7 +29,7 @@
 //   and its session, once it has waited half a lease on its runner (fleetTransaction).
 import type pg from "pg";
 import { ClaimLostError, JobGoneError, LeaseLostError } from "../../errors.js";
-import type { SpeechCharge, TakeOver, VideoCharge } from "../../job-store.js";
+import type { LostWhy, SpeechCharge, TakeOver, VideoCharge } from "../../job-store.js";
 import { speechKey } from "../../sql/budget.js";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
@@ -52,6 +53,8 @@ function fleetTransaction<T>(c: FleetContext, fn: (client: pg.PoolClient) => Pro
 /** A writer's context: the store's, with its runner and the fleet's timing. */
 export interface FleetContext extends PgContext {
   readonly runnerId: number;
+  /** Where this runner's pid names it (see ../../pid-space.ts); "" unknown. */
+  readonly pidSpace: string;
   readonly lease: LeaseTiming;
 }
 
@@ -68,13 +71,18 @@ function fence(c: FleetContext, n = 1): string {
 
 /** The error of a runner taken over; `what`: what it no longer does. */
 export async function leaseLostError(c: FleetContext, what: string): Promise<LeaseLostError> {
-  // Who took over, if the database says: only for the message.
+  // Who took over and why, if the database says: only for the message.
+  type Row = { taken_by: string | null; lost_why: string | null };
   const { rows } = await c.pool
-    .query<{ taken_by: string | null }>("SELECT taken_by FROM runners WHERE id = $1", [c.runnerId])
-    .catch(() => ({ rows: [] as { taken_by: string | null }[] }));
+    .query<Row>("SELECT taken_by, lost_why FROM runners WHERE id = $1", [c.runnerId])
+    .catch(() => ({ rows: [] as Row[] }));
   const by = rows[0]?.taken_by ? ` (taken over by runner ${rows[0].taken_by})` : "";
+  const why =
+    rows[0]?.lost_why === "gone"
+      ? `was taken for ended: a runner of its machine found no process under its pid${by}`
+      : `was silent for longer than its lease of ${c.lease.leaseMs / 1_000} s${by}`;
   return new LeaseLostError(
-    `this runner (${c.runnerId} in the store) was silent for longer than its lease of ${c.lease.leaseMs / 1_000} s${by}: its work is now the other runners'. ${what} It stops here; rerun reel to go on.`,
+    `this runner (${c.runnerId} in the store) ${why}: its work is now the other runners'. ${what} It stops here; rerun reel to go on.`,
   );
 }
 
@@ -310,16 +318,17 @@ export async function startSpeech(
  * at any time (each step matches only rows no live runner holds).
  */
 export async function takeOverLost(c: FleetContext): Promise<TakeOver> {
-  const dead = await deadOnThisHost(c);
+  const dead = await goneHere(c);
   const result = await fleetTransaction(c, async (client) => {
     // A lost runner takes nothing over; and this one's own silence (an outage) is recorded first.
     if ((await client.query(fence(c), [c.runnerId])).rowCount !== 1) return "lost-lease" as const;
     const now = c.now();
-    const { rows: lost } = await client.query<{ id: string; host: string; pid: number }>(
-      `UPDATE runners r SET stopped_at = ${DB_NOW}, lost_at = ${DB_NOW}, taken_by = $1
+    const { rows: lost } = await client.query<{ id: string; host: string; pid: number; lost_why: LostWhy }>(
+      `UPDATE runners r SET stopped_at = ${DB_NOW}, lost_at = ${DB_NOW}, taken_by = $1,
+              lost_why = CASE WHEN r.id = ANY ($3::bigint[]) THEN 'gone' ELSE 'silent' END
          WHERE r.stopped_at IS NULL AND r.id <> $1
            AND (r.id = ANY ($3::bigint[]) OR (r.heartbeat_at < ${DB_NOW} - $2 AND ${SILENT_WHILE_REACHABLE}))
-         RETURNING r.id, r.host, r.pid`,
+         RETURNING r.id, r.host, r.pid, r.lost_why`,
       [c.runnerId, c.lease.leaseMs, dead],
     );
     const holder = `coalesce((SELECT 'runner ' || r.id || ' on ' || r.host || ' (pid ' || r.pid || ')' FROM runners r WHERE r.id = jobs.runner_id), 'its runner')`;
@@ -356,7 +365,7 @@ export async function takeOverLost(c: FleetContext): Promise<TakeOver> {
       [c.serviceId],
     );
     return {
-      lost: lost.map((row) => ({ id: toNumber(row.id), host: row.host, pid: row.pid })),
+      lost: lost.map((row) => ({ id: toNumber(row.id), host: row.host, pid: row.pid, why: row.lost_why })),
       uncertain: uncertain.rowCount ?? 0,
       released: released.rowCount ?? 0,
       unheld: toNumber(unheld[0]?.n ?? 0),
@@ -379,17 +388,19 @@ const SILENT_WHILE_REACHABLE = `EXISTS (SELECT 1 FROM runners s WHERE s.id <> r.
     AND s.heartbeat_at - greatest(r.heartbeat_at, s.connected_at) >= $2)`;
 
 /**
- * The runners of this machine that have not stopped but whose process is gone (killed with kill -9,
- * or crashed): lost at once, without waiting out their lease, so that a rerun on the machine of a
- * run that was killed goes on at once. Only where the process surely is gone (ESRCH); a process
- * alive (or another user's: EPERM) keeps its lease. Machines that share a host name would take one
- * another's live runners for gone: the fencing keeps the money safe, and the runner so taken over
- * stops (give machines distinct names).
+ * The runners of this pid space (this boot, this PID namespace: see ../../pid-space.ts) that have not
+ * stopped but whose process is gone (killed with kill -9, or crashed): lost at once, without waiting
+ * out their lease, so that a rerun on the machine of a run that was killed goes on at once. Only
+ * where the process surely is gone (ESRCH); a process alive (or another user's: EPERM) keeps its
+ * lease. Never by host name: machines (or containers) that share one see nothing of each other's
+ * processes, and a live runner there must not be taken for gone; the lease decides for them, and
+ * for every runner where the pid space is unknown.
  */
-async function deadOnThisHost(c: FleetContext): Promise<number[]> {
+async function goneHere(c: FleetContext): Promise<number[]> {
+  if (c.pidSpace === "") return [];
   const { rows } = await c.pool.query<{ id: string; pid: number }>(
-    "SELECT id, pid FROM runners WHERE host = $1 AND stopped_at IS NULL AND id <> $2",
-    [c.host, c.runnerId],
+    "SELECT id, pid FROM runners WHERE pid_space = $1 AND stopped_at IS NULL AND id <> $2",
+    [c.pidSpace, c.runnerId],
   );
   return rows.filter((row) => !processAlive(row.pid)).map((row) => toNumber(row.id));
 }
