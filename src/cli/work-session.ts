@@ -39,6 +39,7 @@ import {
   SERVICE_USAGE,
   type ServiceSettings,
 } from "./service-options.js";
+import { plural } from "../plural.js";
 
 /** The options of `run` and `watch` that shape the work (read here, for both). */
 export const WORK_OPTIONS: OptionsConfig = {
@@ -164,7 +165,7 @@ async function rebuildState(store: JobStore, outDir: string, io: CliIO): Promise
   await store.flush();
   const count = (state: string): number => restored.filter((job) => job.state === state).length;
   io.stderr.write(
-    `reel: state rebuilt from the records in ${outDir}: ${written} job(s) written (${count("Success")} done, ${count("submitted")} followed by task id, ${count("Fail") + count("Canceled")} failed, ${count("uncertain")} uncertain; jobs the state knew already were kept)\n`,
+    `reel: state rebuilt from the records in ${outDir}: ${plural(written, "job")} written (${count("Success")} done, ${count("submitted")} followed by task id, ${count("Fail") + count("Canceled")} failed, ${count("uncertain")} uncertain; jobs the state knew already were kept)\n`,
   );
 }
 

@@ -13,6 +13,7 @@ import { locate, type PathSegment } from "./locate.js";
 import { inheritChunks } from "./default-chunks.js";
 import { ExpansionProblems, expandMatrices, templatePath } from "./matrix-places.js";
 import { isManifestFile } from "./manifest-file.js";
+import { nearestPath } from "./near-path.js";
 import { show } from "./messages.js";
 import { inherit, normalizeManifest, type RefKey } from "./normalize.js";
 import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
@@ -74,11 +75,15 @@ async function expandPaths(paths: readonly string[], cwd: string, problems: Prob
       } else found.push(abs);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
+      const near = code === "ENOENT" ? nearestPath(abs) : undefined;
       problems.push({
         file: given,
         line: 0,
         col: 0,
-        message: code === "ENOENT" ? "no such file or folder" : `cannot read: ${(error as Error).message}`,
+        message:
+          code === "ENOENT"
+            ? `no such file or folder${near ? `; did you mean ${shownPath(cwd, near)}?` : ""}`
+            : `cannot read: ${(error as Error).message}`,
         code: code === "ENOENT" ? PROBLEM_CODES.notFound : PROBLEM_CODES.readFailed,
       });
       continue;

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { formatDuration } from "../duration.js";
+import { plural } from "../plural.js";
 import { writeFileAtomic } from "../output/atomic-write.js";
 import { resultOf } from "../output/job-record.js";
 import { recordFile, REPORT_NAME } from "../output/layout.js";
@@ -276,8 +277,6 @@ export function summarizeJobs(
 
 /** Seconds of video as a reviewer reads them: "42 s", "3 min 20 s". */
 const formatSeconds = (seconds: number): string => formatDuration(seconds * 1_000);
-
-const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
 const statusClass = (status: string): string => STATUS_CLASS[status] ?? "s-active";
 

@@ -26,6 +26,7 @@ import type { OutputDiskError } from "../errors.js";
 import { type JobRow, type StateFileError, versionKey } from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import { isIgnoredPath } from "./manifest-files.js";
+import { plural } from "../plural.js";
 
 const DEFAULT_SETTLE_MS = DEFAULTS.settle.ms;
 /** How often the watched folder is checked for having been deleted or replaced. */
@@ -273,7 +274,7 @@ async function watchWithProgress(
     const reading = await readManifestJobs(options.store, manifest, options.load.cwd);
     progress.event({
       stage: "note",
-      detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'; ${reading.why === "" ? "nothing new to generate" : `to generate: ${reading.why}`}`,
+      detail: `${display(file)}: ${plural(manifest.jobs.length, "video")} of '${manifest.name}'; ${reading.why === "" ? "nothing new to generate" : `to generate: ${reading.why}`}`,
     });
     progress.event({
       stage: "manifest",
