@@ -36,7 +36,7 @@ export function printRunSummary(end: RunEnd): void {
   const results = summary.rows.map(resultOf);
   const counts: Record<string, number> = {};
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
-  const steps = nextSteps(summary, results);
+  const steps = nextSteps(summary);
   if (settings.json) {
     io.stdout.write(
       `${JSON.stringify({

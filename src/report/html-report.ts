@@ -7,11 +7,13 @@
 // media, so even a mistake in escaping could not run a script that came from a manifest.
 import { createHash } from "node:crypto";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
+import { DEFAULTS } from "../defaults.js";
 import { formatDuration } from "../duration.js";
 import { plural } from "../plural.js";
 import { writeFileAtomic } from "../output/atomic-write.js";
 import { resultOf } from "../output/job-record.js";
 import { recordFile, REPORT_NAME } from "../output/layout.js";
+import { failureSteps } from "../run/next-steps.js";
 import type { JobRow } from "../state/store.js";
 import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
 import { REPORT_CSS, REPORT_JS } from "./report-page.js";
@@ -30,6 +32,11 @@ export interface ReportRun {
   readonly service?: string;
   /** When the run or watch started. */
   readonly startedAt?: Date;
+  /**
+   * Attempts a job may have in all (--max-attempts): the banner advises --retry-failed only for
+   * failed jobs with attempts left. @defaultValue DEFAULTS.maxAttempts
+   */
+  readonly maxAttempts?: number;
 }
 
 export interface HtmlReportOptions {
@@ -394,16 +401,23 @@ function fatalBanner(fatal: NonNullable<ReportRun["fatal"]>): Banner {
   }
 }
 
-/** What the jobs that did not succeed call for, once the work is over. */
-function jobsBanner(summary: ReportSummary, title: string, watch: boolean): Banner {
-  const failed = (summary.total.byStatus.get("Fail") ?? 0) + (summary.total.byStatus.get("Canceled") ?? 0);
+/**
+ * What the jobs that did not succeed call for, once the work is over: for failed ones, the steps the
+ * run's summary gives (run/next-steps.ts), worded for a watch after one.
+ */
+function jobsBanner(
+  summary: ReportSummary,
+  rows: readonly JobRow[],
+  run: ReportRun,
+  title: string,
+  watch: boolean,
+): Banner {
   const uncertain = summary.total.byStatus.get("uncertain") ?? 0;
-  const steps: string[] = [];
-  if (failed > 0) {
-    steps.push(
-      `${plural(failed, "job", "jobs")} failed: fix the manifest (a changed video is a new job), or ${watch ? "start the watch again" : "run again"} with --retry-failed.`,
-    );
-  }
+  const steps = failureSteps(
+    rows,
+    run.maxAttempts ?? DEFAULTS.maxAttempts,
+    watch ? "start the watch again" : "rerun",
+  ).map((step) => step.text);
   if (uncertain > 0) {
     steps.push(
       `${plural(uncertain, "job is", "jobs are")} uncertain: a paid request may have reached the service without an answer. Check the service's console; --resubmit-uncertain sends it again (it may be paid twice).`,
@@ -413,7 +427,7 @@ function jobsBanner(summary: ReportSummary, title: string, watch: boolean): Bann
   return { kind: "warn", title, next: steps.join(" ") };
 }
 
-function bannerOf(run: ReportRun, summary: ReportSummary): Banner {
+function bannerOf(run: ReportRun, summary: ReportSummary, rows: readonly JobRow[]): Banner {
   switch (run.outcome) {
     case "fatal":
       return run.fatal
@@ -444,13 +458,15 @@ function bannerOf(run: ReportRun, summary: ReportSummary): Banner {
         detail: "This page reloads itself as the watch rewrites it.",
       };
     case "stopped": {
-      const banner = jobsBanner(summary, "The watch has stopped", true);
+      const banner = jobsBanner(summary, rows, run, "The watch has stopped", true);
       const resume = "Tasks already submitted keep running; start the watch again to follow them.";
       return { ...banner, next: banner.next ? `${banner.next} ${resume}` : resume };
     }
     case "completed":
       return jobsBanner(
         summary,
+        rows,
+        run,
         summary.total.jobs === (summary.total.byStatus.get("Success") ?? 0)
           ? "Completed: every job succeeded"
           : "Completed",
@@ -519,7 +535,7 @@ export function renderHtmlReport(rows: readonly JobRow[], options: HtmlReportOpt
 <h1>${escapeHtml(title)}</h1>
 ${renderMeta(run, now, summary.manifests.length)}
 </header>
-${run ? renderBanner(bannerOf(run, summary)) : ""}
+${run ? renderBanner(bannerOf(run, summary, rows)) : ""}
 ${renderTiles(summary)}
 ${renderSummaryTable(summary)}
 ${renderControls(summary)}

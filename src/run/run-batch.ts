@@ -2,6 +2,7 @@
 // reports (results.jsonl and index.html). `reel watch` is the other driver (src/watch).
 import type { Budget, Cost } from "../budget/index.js";
 import type { ServiceError } from "../client/index.js";
+import { DEFAULTS } from "../defaults.js";
 import { type Engine, type EngineOptions, makeEngine, newJobOf } from "../engine/engine.js";
 import { silentProgress } from "../engine/progress.js";
 import { OutputDiskError } from "../errors.js";
@@ -38,6 +39,8 @@ export interface RunSummary {
   readonly rows: readonly JobRow[];
   /** A capped run's budget: what it spent, where it stopped (outcome "capped"), what it left unsent. */
   readonly budget?: BudgetEnd;
+  /** Attempts a job may have in all (--max-attempts): whether --retry-failed would send a failed one. */
+  readonly maxAttempts: number;
 }
 
 /** A capped run's end: the budget (caps, spend, why it stopped) and the jobs it did not send. */
@@ -112,8 +115,10 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
           ? "incomplete"
           : "completed";
   const fatal = engine.fatal;
+  const maxAttempts = options.maxAttempts ?? DEFAULTS.maxAttempts;
   await writeReports(engine, options.outDir, listedRows, {
     outcome,
+    maxAttempts,
     ...(fatal ? { fatal: { code: fatal.code, message: fatal.message } } : {}),
     ...(options.service !== undefined ? { service: options.service } : {}),
     startedAt,
@@ -121,6 +126,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   return {
     outcome,
     rows: finalRows,
+    maxAttempts,
     ...(engine.fatal ? { fatal: engine.fatal } : {}),
     ...(options.budget
       ? {
