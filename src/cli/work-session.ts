@@ -20,6 +20,7 @@ import {
   recordedUnknownMessage,
   restoredJobOf,
 } from "../output/recovery.js";
+import { outFolderOf } from "../output/out-folder.js";
 import { readRecords } from "../output/records.js";
 import { leaseSetting } from "./lease-setting.js";
 import { MAX_VIDEOS_OPTION, maxVideosUsage } from "./max-videos.js";
@@ -162,6 +163,10 @@ async function rebuildState(store: JobStore, outDir: string, io: CliIO): Promise
     (record) => restoredJobOf(record, outDir) ?? [],
   );
   const written = await store.restoreJobs(restored);
+  // The folder's reports list these manifests again, as before the state was lost.
+  for (const manifest of new Set(restored.map((job) => job.manifest))) {
+    await store.recordOutManifest(outFolderOf(outDir).key, manifest);
+  }
   await store.flush();
   const count = (state: string): number => restored.filter((job) => job.state === state).length;
   io.stderr.write(

@@ -12,7 +12,7 @@ import { rememberSource } from "./format-problems.js";
 import { locate, type PathSegment } from "./locate.js";
 import { inheritChunks } from "./default-chunks.js";
 import { ExpansionProblems, expandMatrices, templatePath } from "./matrix-places.js";
-import { isManifestFile } from "./manifest-file.js";
+import { isManifestFile, nameFromFileName } from "./manifest-file.js";
 import { nearestPath } from "./near-path.js";
 import { show } from "./messages.js";
 import { inherit, normalizeManifest, type RefKey } from "./normalize.js";
@@ -410,7 +410,7 @@ async function loadFile(
   if (typeof record.name === "string") {
     name = { name: record.name, position: () => at(["name"]) };
   } else if (record.name === undefined) {
-    const derived = path.basename(abs).replace(/\.[^.]*$/, "");
+    const derived = nameFromFileName(abs);
     if (SAFE_NAME.test(derived) && derived.length <= SAFE_NAME_MAX) {
       name = { name: derived, position: () => ({ line: 1, col: 1 }) };
     } else {

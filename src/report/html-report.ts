@@ -53,6 +53,12 @@ export interface HtmlReportOptions {
   readonly outDir?: string;
   /** With outcome "watching": seconds between the page's reloads of itself. @defaultValue 3 */
   readonly refreshSeconds?: number;
+  /**
+   * The ids of the rows the run (or watch) worked on, among the folder's: marked on their cards, a
+   * filter of their own, and what the banner speaks of. @defaultValue none marked: the banner speaks
+   * of every row
+   */
+  readonly thisRun?: ReadonlySet<number>;
 }
 
 /** One chunk as the page shows it. */
@@ -96,6 +102,8 @@ export interface ReportJob {
   readonly video: string | null;
   /** Relative URL of the job's `.json` record. */
   readonly record: string;
+  /** Whether the run (or watch) that wrote the page worked on the job. */
+  readonly thisRun: boolean;
 }
 
 export interface ManifestSummary {
@@ -205,8 +213,11 @@ function parseSpec(specJson: string): Record<string, unknown> {
   }
 }
 
-/** `outDir`: the page's folder, for links to local source images (none without it). */
-export function toReportJob(row: JobRow, outDir?: string): ReportJob {
+/**
+ * `outDir`: the page's folder, for links to local source images (none without it); `thisRun`:
+ * whether the run that writes the page worked on the job.
+ */
+export function toReportJob(row: JobRow, outDir?: string, thisRun = false): ReportJob {
   const result = resultOf(row);
   const spec = parseSpec(row.spec_json);
   return {
@@ -230,6 +241,7 @@ export function toReportJob(row: JobRow, outDir?: string): ReportJob {
     chunks: Array.isArray(spec.chunks) ? spec.chunks.map(chunkOf) : [],
     video: result.file === null ? null : relativeHref(result.file),
     record: relativeHref(recordFile(result.manifest, result.id, result.specHash, false)),
+    thisRun,
   };
 }
 
@@ -338,7 +350,18 @@ ${body}
 </table></section>`;
 }
 
-function renderControls(summary: ReportSummary): string {
+/**
+ * The checkbox that shows only the jobs the run (or watch) worked on: only when the page lists others
+ * too (the folder's other manifests, or with --only the videos left out).
+ */
+function renderRunFilter(jobs: readonly ReportJob[], run: ReportRun | undefined): string {
+  const own = jobs.filter((job) => job.thisRun).length;
+  if (own === 0 || own === jobs.length) return "";
+  const which = run?.outcome === "watching" || run?.outcome === "stopped" ? "this watch" : "this run";
+  return `<label><input type="checkbox" id="filter-run" data-mark="${which}"> only ${which}'s jobs (${own})</label>\n`;
+}
+
+function renderControls(summary: ReportSummary, runFilter: string): string {
   const option = (value: string, label: string): string =>
     `<option value="${escapeHtml(value)}">${escapeHtml(label)}</option>`;
   const statuses = [
@@ -353,6 +376,7 @@ function renderControls(summary: ReportSummary): string {
 <label>Status <select id="filter-status">${statuses}</select></label>
 <label>Manifest <select id="filter-manifest">${manifests}</select></label>
 <label>Search <input type="search" id="filter-text" placeholder="ids and prompts" autocomplete="off"></label>
+${runFilter}
 <label>Sort <select id="sort"><option value="">as listed</option><option value="status">by status</option><option value="recent">latest first</option><option value="oldest">oldest first</option></select></label>
 <button type="button" id="filter-clear">Clear</button>
 <span id="shown" aria-live="polite">${escapeHtml(plural(summary.total.jobs, "job", "jobs"))}</span>
@@ -515,9 +539,13 @@ function renderMeta(run: ReportRun | undefined, now: Date, manifests: number): s
 export function renderHtmlReport(rows: readonly JobRow[], options: HtmlReportOptions = {}): string {
   const title = options.title ?? "reel report";
   const now = options.now ?? new Date();
-  const jobs = rows.map((row) => toReportJob(row, options.outDir));
+  const thisRun = options.thisRun;
+  const jobs = rows.map((row) => toReportJob(row, options.outDir, thisRun?.has(row.id) ?? false));
   const summary = summarizeJobs(jobs);
   const run = options.run;
+  // The banner speaks of what the run did: its own jobs, not the rest of the folder.
+  const runRows = thisRun ? rows.filter((row) => thisRun.has(row.id)) : rows;
+  const runSummary = thisRun ? summarizeJobs(jobs.filter((job) => job.thisRun)) : summary;
   // Only while a watch runs: the page reloads itself to show what the watch wrote since.
   const refresh = run?.outcome === "watching" ? Math.max(1, Math.round(options.refreshSeconds ?? 3)) : 0;
   return `<!doctype html>
@@ -535,10 +563,10 @@ export function renderHtmlReport(rows: readonly JobRow[], options: HtmlReportOpt
 <h1>${escapeHtml(title)}</h1>
 ${renderMeta(run, now, summary.manifests.length)}
 </header>
-${run ? renderBanner(bannerOf(run, summary, rows)) : ""}
+${run ? renderBanner(bannerOf(run, runSummary, runRows)) : ""}
 ${renderTiles(summary)}
 ${renderSummaryTable(summary)}
-${renderControls(summary)}
+${renderControls(summary, renderRunFilter(jobs, run))}
 <main id="cards"></main>
 <p id="empty" hidden>No job matches these filters.</p>
 <noscript><p id="noscript">The job cards need JavaScript; every job is also in <a href="results.jsonl">results.jsonl</a>.</p></noscript>

@@ -18,6 +18,7 @@ import {
   PROBLEM_CODES,
 } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
+import { folderRows } from "../report/folder-rows.js";
 import { writeResults } from "../report/results.js";
 import { resultOf } from "../output/job-record.js";
 import { DEFAULTS } from "../defaults.js";
@@ -124,12 +125,23 @@ async function watchWithProgress(
   });
   await engine.followInFlight();
 
-  /** results.jsonl and index.html, for the jobs of the manifests in the folder now. */
+  /**
+   * results.jsonl and index.html: the jobs of the manifests in the folder now, marked as the watch's,
+   * and the other videos of the output folder (report/folder-rows.ts).
+   */
   async function writeOutputs(): Promise<void> {
     const rows = await engine.wantedRows();
     sayFinished(rows);
-    await writeResults(options.outDir, rows);
-    await writeHtmlReport(options.outDir, rows, {
+    const folder = await folderRows(
+      options.store,
+      options.outDir,
+      rows,
+      rows,
+      rows.map((row) => row.manifest),
+    );
+    await writeResults(options.outDir, folder.rows, folder.thisRun);
+    await writeHtmlReport(options.outDir, folder.rows, {
+      thisRun: folder.thisRun,
       run: {
         outcome: watching ? "watching" : "stopped",
         ...(options.service !== undefined ? { service: options.service } : {}),

@@ -70,6 +70,23 @@ describe("a lost state file", () => {
     expect(results.map((r) => r.status)).toEqual(Array(JOBS).fill("Success"));
   }, 60_000);
 
+  it("rebuilt, lists again in the folder's reports the manifests whose records are in it", async () => {
+    const { dir, env, state } = await setUp(2);
+    await writeTree(dir, { "other.yaml": manifest(1).replace("name: lost", "name: other") });
+    expect(await reel(["run", "other.yaml"], dir, env).exit).toBe(0);
+    expect(await reel(["run", "m.yaml"], dir, env).exit).toBe(0);
+    truncateSync(state, 0);
+    const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
+    expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
+    const results = await readResults<{ manifest: string; id: string; thisRun: boolean }>(dir);
+    expect(results.map((r) => [`${r.manifest}/${r.id}`, r.thisRun])).toEqual([
+      ["lost/v0", true],
+      ["lost/v1", true],
+      ["other/v0", false],
+    ]);
+    expect(sandbox!.counters.generationsCreated).toBe(3);
+  });
+
   // Review: records are files anyone can edit. One whose `file` said ../victim.txt had that file
   // moved into OUT as an old version of the video, and one whose manifest said ../.. aimed outside.
   it("trusts no path from a record: a file outside OUT stays where it is, a hostile name is skipped", async () => {
