@@ -2,6 +2,7 @@
 // the words, so the run's summary, the watcher and --json say the same.
 
 import { type Budget, type BudgetCaps, CAP_TOLERANCE, type Cost } from "./budget.js";
+import { agree, plural } from "../plural.js";
 
 /** A number of credits as a person reads it: at most two decimals. */
 export function credits(n: number): string {
@@ -35,7 +36,7 @@ export function describeBudget(budget: Budget): string {
   const spent = budget.earlier;
   const resumed =
     spent.seconds > 0 || spent.credits > 0
-      ? `; ${costText(spent, budget.caps, priced)} already spent by the run(s) it resumes (since ${new Date(budget.session.startedAt).toLocaleString()}), counted`
+      ? `; ${costText(spent, budget.caps, priced)} already spent by the earlier work it resumes (since ${new Date(budget.session.startedAt).toLocaleString()}), counted`
       : "";
   return `budget: ${capText(budget.caps)}${priced ? ` (prices: ${budget.prices!.file})` : ""}${resumed}`;
 }
@@ -56,12 +57,12 @@ export function describeStop(budget: Budget, left: { jobs: number; cost: Cost })
   } else {
     const earlier = budget.earlier.seconds > 0 || budget.earlier.credits > 0;
     lines.push(
-      `stopped before spending more: ${stop.what} (${costText(stop.cost, caps, priced)}) would pass ${capText(caps)}. Spent: ${costText(budget.spent, caps, priced)}${earlier ? `, ${costText(budget.earlier, caps, priced)} of it by the run(s) this one resumed` : ""}.`,
+      `stopped before spending more: ${stop.what} (${costText(stop.cost, caps, priced)}) would pass ${capText(caps)}. Spent: ${costText(budget.spent, caps, priced)}${earlier ? `, ${costText(budget.earlier, caps, priced)} of it by the earlier work this one resumed` : ""}.`,
     );
   }
   if (left.jobs > 0) {
     lines.push(
-      `Not submitted: ${left.jobs} job(s), ${costText(left.cost, caps, priced)}${budget.prices?.speech !== undefined ? " with the speech they need" : ""}; nothing was paid for them. Tasks already submitted were followed and their videos downloaded.`,
+      `Not submitted: ${plural(left.jobs, "job")}, ${costText(left.cost, caps, priced)}${budget.prices?.speech !== undefined ? ` with the speech ${agree(left.jobs, "it needs", "they need")}` : ""}; nothing was paid for ${agree(left.jobs, "it", "them")}. Tasks already submitted were followed and their videos downloaded.`,
     );
   }
   // The cap for the whole count the rerun resumes: what it spent (the runs before included) and what

@@ -42,7 +42,15 @@ import {
   workplaceOf,
 } from "./workplace.js";
 import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";
-import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
+import { plural } from "../plural.js";
+import {
+  loadFromArgs,
+  problemsText,
+  stringList,
+  summarize,
+  summaryText,
+  writeProblems,
+} from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--base-url URL | --sandbox]
                  [--allow-read DIR]... [--max-videos N] [--skip-invalid] [--explain]
@@ -119,7 +127,9 @@ export function formatPlan(
         ]
       : []),
     `uploads    ${plan.uploads.new.length} to upload (${formatBytes(uploadBytes)}), ${plan.uploads.cached.length} already uploaded`,
-    `downloads  ${plan.downloads.length} https file(s) to fetch, then upload`,
+    ...(plan.downloads.length > 0
+      ? [`downloads  ${plural(plan.downloads.length, "https file")} to fetch, then upload`]
+      : []),
     `speech     ${plan.speech.new.length} to generate, ${plan.speech.cached.length} already made`,
     "",
     "seconds of video per model",
@@ -242,7 +252,7 @@ export const planCommand: Command = {
     if (loaded.problems.length > 0 && !skipInvalid) {
       if (json)
         io.stdout.write(
-          `${JSON.stringify({ ok: false, error: { code: "E_INVALID" satisfies ReportCode, message: `${loaded.problems.length} problem(s)` }, problems: loaded.problems, warnings: loaded.warnings })}\n`,
+          `${JSON.stringify({ ok: false, error: { code: "E_INVALID" satisfies ReportCode, message: problemsText(loaded.problems) }, problems: loaded.problems, warnings: loaded.warnings })}\n`,
         );
       else writeProblems(loaded.problems, io, "plan", loaded.warnings);
       return EXIT.invalidInput;

@@ -30,7 +30,7 @@ import {
   skipInvalidHint,
 } from "./skip-invalid.js";
 import { maxVideosOf } from "./max-videos.js";
-import { writeProblems } from "./validate-command.js";
+import { problemsText, writeProblems } from "./validate-command.js";
 import { checkWorkplace, withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
 
@@ -97,12 +97,12 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     const tty = io.stderr.isTTY === true;
     const findings = mergeFindings(loaded.problems, loaded.warnings);
     io.stderr.write(`${formatProblems(findings, { color: tty, codeFrame: tty })}\n`);
-    io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
+    io.stderr.write(`reel run: ${problemsText(loaded.problems)}; nothing was sent.\n`);
     if (loaded.manifests.length > 0) io.stderr.write(`${skipInvalidHint(loaded.manifests.length)}\n`);
     if (settings.json) {
       const error = {
         code: "E_INVALID" satisfies ReportCode,
-        message: `${loaded.problems.length} problem(s); nothing was sent`,
+        message: `${problemsText(loaded.problems)}; nothing was sent`,
       };
       const { problems, warnings } = loaded;
       io.stdout.write(`${JSON.stringify({ ok: false, outcome: "invalid", error, problems, warnings })}\n`);
@@ -160,7 +160,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       hashing: hashes.hasher.stats,
     });
     if (skipped.length > 0 && !settings.json) io.stderr.write(`${skippedReminder(skipped)}\n`);
-    if (args.values.open === true && !settings.json) openReport(settings.outDir, io);
+    if (args.values.open === true && !settings.json) await openReport(settings.outDir, io);
     return code;
   });
 }

@@ -35,7 +35,8 @@ export const SERVICE_USAGE = `Service options:
   --state FILE         state file (env REEL_STATE; default: the project's, see below)
   --out DIR            output folder (env REEL_OUT; default: the project's, see below)
   --store URL          a shared store on PostgreSQL (env REEL_STORE), postgres://user@host/db; the
-                       password from PGPASSWORD or ~/.pgpass. One runner at a time for now
+                       password from PGPASSWORD or ~/.pgpass. Any number of runners, on any
+                       machines, share it: each job is sent once by one of them
   --concurrency N      generations in flight at once (env REEL_CONCURRENCY; default ${DEFAULTS.concurrency})
   --json               machine-readable output on stdout
 The API key is read from the environment variable REEL_API_KEY, never from a flag.

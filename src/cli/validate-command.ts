@@ -15,6 +15,7 @@ import { MAX_VIDEOS_OPTION, maxVideosOfRoots, maxVideosUsage } from "./max-video
 import { projectRootsOf } from "./workplace.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
+import { plural } from "../plural.js";
 
 const USAGE = `Usage: reel validate PATH... [--allow-read DIR]... [--max-videos N] [--json]
 
@@ -52,11 +53,15 @@ export function summarize(loaded: Pick<LoadResult, "manifests" | "problems">): L
   };
 }
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
-
 /** "3 manifests, 42 videos, 310 s of video" */
 export function summaryText(summary: LoadSummary): string {
   return `${plural(summary.manifests, "manifest")}, ${plural(summary.videos, "video")}, ${summary.seconds} s of video`;
+}
+
+/** "1 problem in 1 file", "3 problems in 2 files": how every command counts a load's problems. */
+export function problemsText(problems: readonly Pick<Problem, "file">[]): string {
+  const files = new Set(problems.map((p) => p.file)).size;
+  return `${plural(problems.length, "problem")} in ${plural(files, "file")}`;
 }
 
 /**
@@ -95,10 +100,9 @@ export function writeProblems(
   if (problems.length === 0 && warnings.length === 0) return;
   const tty = io.stderr.isTTY === true;
   const color = tty && io.env.NO_COLOR === undefined;
-  const files = new Set(problems.map((p) => p.file)).size;
   io.stderr.write(`${formatProblems(mergeFindings(problems, warnings), { color, codeFrame: tty })}\n`);
   const counts = [
-    ...(problems.length > 0 ? [`${plural(problems.length, "problem")} in ${plural(files, "file")}`] : []),
+    ...(problems.length > 0 ? [problemsText(problems)] : []),
     ...(warnings.length > 0 ? [plural(warnings.length, "warning")] : []),
   ];
   io.stderr.write(`reel ${command}: ${counts.join(", ")}\n`);

@@ -20,6 +20,7 @@ import {
   recordedUnknownMessage,
   restoredJobOf,
 } from "../output/recovery.js";
+import { outFolderOf } from "../output/out-folder.js";
 import { readRecords } from "../output/records.js";
 import { leaseSetting } from "./lease-setting.js";
 import { MAX_VIDEOS_OPTION, maxVideosUsage } from "./max-videos.js";
@@ -39,6 +40,7 @@ import {
   SERVICE_USAGE,
   type ServiceSettings,
 } from "./service-options.js";
+import { plural } from "../plural.js";
 
 /** The options of `run` and `watch` that shape the work (read here, for both). */
 export const WORK_OPTIONS: OptionsConfig = {
@@ -161,10 +163,14 @@ async function rebuildState(store: JobStore, outDir: string, io: CliIO): Promise
     (record) => restoredJobOf(record, outDir) ?? [],
   );
   const written = await store.restoreJobs(restored);
+  // The folder's reports list these manifests again, as before the state was lost.
+  for (const manifest of new Set(restored.map((job) => job.manifest))) {
+    await store.recordOutManifest(outFolderOf(outDir).key, manifest);
+  }
   await store.flush();
   const count = (state: string): number => restored.filter((job) => job.state === state).length;
   io.stderr.write(
-    `reel: state rebuilt from the records in ${outDir}: ${written} job(s) written (${count("Success")} done, ${count("submitted")} followed by task id, ${count("Fail") + count("Canceled")} failed, ${count("uncertain")} uncertain; jobs the state knew already were kept)\n`,
+    `reel: state rebuilt from the records in ${outDir}: ${plural(written, "job")} written (${count("Success")} done, ${count("submitted")} followed by task id, ${count("Fail") + count("Canceled")} failed, ${count("uncertain")} uncertain; jobs the state knew already were kept)\n`,
   );
 }
 

@@ -9,7 +9,7 @@
 //     spring/intro                                      Running        42 s
 import type pc from "picocolors";
 import { formatDuration } from "../duration.js";
-import { plural } from "./lines.js";
+import { plural } from "../plural.js";
 import { etaMs, type JobPlace, type JobView, type LiveState, totalsOf } from "./live-state.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;

@@ -349,6 +349,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           await removeStaleTempFiles(dir, fleet ? SHARED_STALE_TEMP_MS : 0);
           // A folder that exists but refuses writes is found before the manifest's first costed call.
           probeWritable(dir);
+          // The output folder's reports list this manifest's videos from now on, whoever runs it.
+          await store.recordOutManifest(out.key, manifest);
         },
         (error: unknown) => {
           preparedDirs.delete(manifest); // checked again next time (watch: the user may fix it)

@@ -4,6 +4,7 @@ import { formatDuration } from "../duration.js";
 import type { Logger } from "../log/logger.js";
 import type { OutageEvent, TakeOver } from "../state/store.js";
 import type { ProgressSink } from "./progress.js";
+import { agree, plural } from "../plural.js";
 
 /** What the runners of a fleet note of a takeover (at start, and as they work). */
 export function noteTakeOver(found: TakeOver, progress: ProgressSink): void {
@@ -16,13 +17,13 @@ export function noteTakeOver(found: TakeOver, progress: ProgressSink): void {
   if (found.uncertain > 0) {
     progress.event({
       stage: "note",
-      detail: `${found.uncertain} submission(s) of a runner that stopped have an unknown outcome: marked uncertain`,
+      detail: `${plural(found.uncertain, "submission")} of a runner that stopped ${agree(found.uncertain, "has", "have")} an unknown outcome: marked uncertain`,
     });
   }
   if (found.uploads > 0) {
     progress.event({
       stage: "note",
-      detail: `${found.uploads} upload(s) of a runner that stopped may have reached the service without an answer; they are uploaded again if needed (uploads cost no credits)`,
+      detail: `${plural(found.uploads, "upload")} of a runner that stopped may have reached the service without an answer; ${agree(found.uploads, "it is", "they are")} uploaded again if needed (uploads cost no credits)`,
     });
   }
 }

@@ -20,6 +20,7 @@ import { afterFinal } from "./deliver.js";
 import { follow, type SubmittedTask } from "./follow.js";
 import { LONGEST_WAIT_MS } from "./service-gate.js";
 import { isSpeechDoubt, noSpeechInDoubt, speechDoubtMessage } from "./speech-doubt.js";
+import { plural } from "../plural.js";
 
 /**
  * Submissions refused for the moment (429 or 503 past the client's own retries) are tried again
@@ -57,7 +58,7 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
         progress.event({
           stage: "note",
           key: row.job_key,
-          detail: `not retried: ${row.attempts} of ${options.maxAttempts} attempts used (--max-attempts N allows more)`,
+          detail: `not retried: ${row.attempts} of ${plural(options.maxAttempts, "attempt")} used (--max-attempts N allows more)`,
         });
       }
       return false;

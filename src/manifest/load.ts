@@ -12,7 +12,8 @@ import { rememberSource } from "./format-problems.js";
 import { locate, type PathSegment } from "./locate.js";
 import { inheritChunks } from "./default-chunks.js";
 import { ExpansionProblems, expandMatrices, templatePath } from "./matrix-places.js";
-import { isManifestFile } from "./manifest-file.js";
+import { isManifestFile, nameFromFileName } from "./manifest-file.js";
+import { nearestPath } from "./near-path.js";
 import { show } from "./messages.js";
 import { inherit, normalizeManifest, type RefKey } from "./normalize.js";
 import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
@@ -74,11 +75,15 @@ async function expandPaths(paths: readonly string[], cwd: string, problems: Prob
       } else found.push(abs);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
+      const near = code === "ENOENT" ? nearestPath(abs) : undefined;
       problems.push({
         file: given,
         line: 0,
         col: 0,
-        message: code === "ENOENT" ? "no such file or folder" : `cannot read: ${(error as Error).message}`,
+        message:
+          code === "ENOENT"
+            ? `no such file or folder${near ? `; did you mean ${shownPath(cwd, near)}?` : ""}`
+            : `cannot read: ${(error as Error).message}`,
         code: code === "ENOENT" ? PROBLEM_CODES.notFound : PROBLEM_CODES.readFailed,
       });
       continue;
@@ -405,7 +410,7 @@ async function loadFile(
   if (typeof record.name === "string") {
     name = { name: record.name, position: () => at(["name"]) };
   } else if (record.name === undefined) {
-    const derived = path.basename(abs).replace(/\.[^.]*$/, "");
+    const derived = nameFromFileName(abs);
     if (SAFE_NAME.test(derived) && derived.length <= SAFE_NAME_MAX) {
       name = { name: derived, position: () => ({ line: 1, col: 1 }) };
     } else {

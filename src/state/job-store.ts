@@ -425,6 +425,23 @@ export interface LearnedRecords {
   writeRunTimes(data: string): Promise<void>;
 }
 
+/**
+ * The manifests run into each output folder (not scoped by service: the folder holds what any service
+ * made), by the folder's absolute path: its reports (results.jsonl, index.html) list every video of
+ * them, not only the last run's.
+ */
+export interface OutputRecords {
+  /** `manifest` is run into the output folder `outDir`: its videos are the folder's from now on. */
+  recordOutManifest(outDir: string, manifest: string): Promise<void>;
+  /** The manifests recorded for `outDir`, by name. */
+  outManifests(outDir: string): Promise<string[]>;
+  /**
+   * Drops `manifest` from `outDir`'s list (`reel forget`): false when it was not in it. Its jobs are
+   * kept (the record of what was paid); a run of it adds it again.
+   */
+  forgetOutManifest(outDir: string, manifest: string): Promise<boolean>;
+}
+
 /** Caches of this machine (not scoped by service): hashes of local files, fetched remote sources. */
 export interface LocalCaches {
   findFileHash(path: string, stamp: FileStamp): Promise<string | undefined>;
@@ -499,7 +516,7 @@ export type OutageEvent =
   | { readonly state: "up"; readonly downMs: number };
 
 export interface JobStore
-  extends JobRecords, AssetRecords, SpeechRecords, BudgetRecords, LearnedRecords, LocalCaches {
+  extends JobRecords, AssetRecords, SpeechRecords, BudgetRecords, LearnedRecords, OutputRecords, LocalCaches {
   /** The fleet's operations, on a store shared by several runners (PostgreSQL); undefined on a state file. */
   readonly fleet?: FleetStore;
   /** Where the store is, for messages (the state file's path). */

@@ -176,4 +176,17 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX jobs_by_task ON jobs (service_id, task_id) WHERE task_id IS NOT NULL;
   `,
+  // 11: the manifests run into each output folder (named as jobs.out_dir names it), so that its
+  // reports (results.jsonl, index.html) list every video in it, not only the last run's; `reel
+  // forget` drops one. Not scoped by service: the folder holds what any service made. Filled from
+  // the videos recorded so far.
+  `
+  CREATE TABLE out_manifests (
+    out_dir TEXT NOT NULL,
+    manifest TEXT NOT NULL,
+    PRIMARY KEY (out_dir, manifest)
+  ) STRICT;
+  INSERT OR IGNORE INTO out_manifests (out_dir, manifest)
+    SELECT DISTINCT out_dir, manifest FROM jobs WHERE out_dir IS NOT NULL;
+  `,
 ];

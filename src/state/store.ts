@@ -40,6 +40,7 @@ import type { SqlContext } from "./sql/context.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import * as learned from "./sql/learned.js";
+import * as outputs from "./sql/out-manifests.js";
 import { restoreJobs } from "./sql/restore.js";
 import * as speech from "./sql/speech.js";
 import { Turn } from "./turn.js";
@@ -360,6 +361,18 @@ export class StateStore implements JobStore {
   }
   async writeRunTimes(data: string): Promise<void> {
     learned.writeRunTimes(this.c, data);
+  }
+
+  // ---- the manifests of each output folder (sql/out-manifests.ts) ----
+
+  async recordOutManifest(outDir: string, manifest: string): Promise<void> {
+    outputs.recordOutManifest(this.c, outDir, manifest);
+  }
+  async outManifests(outDir: string): Promise<string[]> {
+    return outputs.outManifests(this.c, outDir);
+  }
+  async forgetOutManifest(outDir: string, manifest: string): Promise<boolean> {
+    return outputs.forgetOutManifest(this.c, outDir, manifest);
   }
 
   // ---- local caches (sql/caches.ts) ----

@@ -18,6 +18,7 @@ import {
   PROBLEM_CODES,
 } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
+import { folderRows } from "../report/folder-rows.js";
 import { writeResults } from "../report/results.js";
 import { resultOf } from "../output/job-record.js";
 import { DEFAULTS } from "../defaults.js";
@@ -26,6 +27,7 @@ import type { OutputDiskError } from "../errors.js";
 import { type JobRow, type StateFileError, versionKey } from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import { isIgnoredPath } from "./manifest-files.js";
+import { plural } from "../plural.js";
 
 const DEFAULT_SETTLE_MS = DEFAULTS.settle.ms;
 /** How often the watched folder is checked for having been deleted or replaced. */
@@ -123,15 +125,27 @@ async function watchWithProgress(
   });
   await engine.followInFlight();
 
-  /** results.jsonl and index.html, for the jobs of the manifests in the folder now. */
+  /**
+   * results.jsonl and index.html: the jobs of the manifests in the folder now, marked as the watch's,
+   * and the other videos of the output folder (report/folder-rows.ts).
+   */
   async function writeOutputs(): Promise<void> {
     const rows = await engine.wantedRows();
     sayFinished(rows);
-    await writeResults(options.outDir, rows);
-    await writeHtmlReport(options.outDir, rows, {
+    const folder = await folderRows(
+      options.store,
+      options.outDir,
+      rows,
+      rows,
+      rows.map((row) => row.manifest),
+    );
+    await writeResults(options.outDir, folder.rows, folder.thisRun);
+    await writeHtmlReport(options.outDir, folder.rows, {
+      thisRun: folder.thisRun,
       run: {
         outcome: watching ? "watching" : "stopped",
         ...(options.service !== undefined ? { service: options.service } : {}),
+        ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
         startedAt,
       },
     });
@@ -273,7 +287,7 @@ async function watchWithProgress(
     const reading = await readManifestJobs(options.store, manifest, options.load.cwd);
     progress.event({
       stage: "note",
-      detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'; ${reading.why === "" ? "nothing new to generate" : `to generate: ${reading.why}`}`,
+      detail: `${display(file)}: ${plural(manifest.jobs.length, "video")} of '${manifest.name}'; ${reading.why === "" ? "nothing new to generate" : `to generate: ${reading.why}`}`,
     });
     progress.event({
       stage: "manifest",

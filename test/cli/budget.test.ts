@@ -94,7 +94,7 @@ describe("the budget cap", () => {
       /stopped before spending more: m\/v\d+ \(5 s of video\) would pass --max-seconds 97/,
     );
     expect(run.stderr).toContain("Spent: 95 s of video.");
-    expect(run.stderr).toContain("Not submitted: 21 job(s), 105 s of video");
+    expect(run.stderr).toContain("Not submitted: 21 jobs, 105 s of video");
     expect(run.stderr).toContain("--max-seconds 200 covers");
   });
 
@@ -114,7 +114,7 @@ describe("the budget cap", () => {
     // The rerun counts what the first sent: 20 s more fit under 50.
     const second = await run(50);
     expect(second.code, second.stderr).toBe(3);
-    expect(second.stderr).toContain("30 s of video already spent by the run(s) it resumes");
+    expect(second.stderr).toContain("30 s of video already spent by the earlier work it resumes");
     expect(secondsSent(s)).toBe(50);
     const third = await run(1_000);
     expect(third.code, third.stderr).toBe(0);
@@ -141,7 +141,7 @@ describe("the budget cap", () => {
     const sentBefore = secondsSent(s);
     const rerun = await runCli(args, { cwd: dir, env: env(s) });
     expect(rerun.code, rerun.stderr).toBe(3);
-    expect(rerun.stderr).toMatch(/\d+ s of video already spent by the run\(s\) it resumes/);
+    expect(rerun.stderr).toMatch(/\d+ s of video already spent by the earlier work it resumes/);
     // Never past 40 over both runs (a submission cut off by the kill counts: it may have been paid).
     expect(secondsSent(s)).toBeLessThanOrEqual(40);
     expect(secondsSent(s)).toBeGreaterThan(sentBefore);
@@ -169,7 +169,7 @@ describe("the budget cap", () => {
       await writeFile(join(dir, "prices.yaml"), "version: 1\nvideo:\n  actor-2: 1\n");
       const rerun = await runCli(args, { cwd: dir, env: env(s) });
       expect(rerun.code, rerun.stderr).toBe(3);
-      expect(rerun.stderr).toContain("70 credits already spent by the run(s) it resumes");
+      expect(rerun.stderr).toContain("70 credits already spent by the earlier work it resumes");
       expect(secondsSent(s)).toBe(35);
     },
   );
@@ -198,7 +198,7 @@ describe("the budget cap", () => {
       }
       const rerun = reel(args, dir, env(s), kind === "host" ? wrapper : undefined);
       expect(await rerun.exit, rerun.stderr()).toBe(3);
-      expect(rerun.stderr()).toContain("20 s of video already spent by the run(s) it resumes");
+      expect(rerun.stderr()).toContain("20 s of video already spent by the earlier work it resumes");
       expect(secondsSent(s)).toBe(20);
     },
   );
@@ -230,7 +230,7 @@ describe("the budget cap", () => {
     // The count resumed holds every claim the killed runner charged: what the service received, and
     // the claims the kill may have cut off before their request left (uncertain), never less.
     const resumed = Number(
-      /(\d+) s of video already spent by the run\(s\) it resumes/.exec(rerun.stderr)?.[1],
+      /(\d+) s of video already spent by the earlier work it resumes/.exec(rerun.stderr)?.[1],
     );
     expect(resumed).toBeGreaterThanOrEqual(sentBefore);
     expect(secondsSent(s)).toBeLessThanOrEqual(30);
@@ -280,7 +280,7 @@ describe("the budget cap", () => {
     await killed.exit;
     const rerun = await runCli(args, { cwd: dir, env: { ...env(s), REEL_LEASE_SECONDS: "2" } });
     expect(rerun.code, rerun.stderr).toBe(3);
-    expect(rerun.stderr).toMatch(/\d+ s of video already spent by the run\(s\) it resumes/);
+    expect(rerun.stderr).toMatch(/\d+ s of video already spent by the earlier work it resumes/);
     expect(secondsSent(s)).toBeLessThanOrEqual(30);
     expect(s.counters.duplicateGenerations()).toBe(0);
   });

@@ -487,7 +487,7 @@ describe("the end of a run", () => {
     expect(text.code).toBe(1);
     expect(text.stderr).toContain("reel run: completed. 2 Success, 1 Fail");
     expect(text.stderr).toMatch(/\n {2}promo\/ghost: Fail: .+/);
-    expect(text.stderr).toContain("or rerun with --retry-failed");
+    expect(text.stderr).toContain("rerun with --retry-failed to try it again");
     expect(text.stderr).toContain("Videos: out/promo/ (2)");
     expect(text.stderr).toContain("Report: out/index.html");
     expect(text.stderr).not.toContain("Files hashed");

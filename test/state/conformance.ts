@@ -144,6 +144,24 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await store.close();
     });
 
+    it("keeps the manifests of each output folder, whatever the service, until one is forgotten", async () => {
+      const storage = await makeHarness();
+      const a = await storage.open("https://a.example");
+      await a.recordOutManifest("/work/out", "promo");
+      await a.recordOutManifest("/work/out", "broll");
+      await a.recordOutManifest("/work/out", "promo"); // again: once
+      await a.recordOutManifest("/elsewhere/out", "spring");
+      await a.close();
+      const b = await storage.open("https://b.example");
+      expect(await b.outManifests("/work/out")).toEqual(["broll", "promo"]);
+      expect(await b.outManifests("/nowhere")).toEqual([]);
+      expect(await b.forgetOutManifest("/work/out", "broll")).toBe(true);
+      expect(await b.forgetOutManifest("/work/out", "broll")).toBe(false);
+      expect(await b.outManifests("/work/out")).toEqual(["promo"]);
+      expect(await b.outManifests("/elsewhere/out")).toEqual(["spring"]);
+      await b.close();
+    });
+
     // Costed intents are compare-and-set: whatever fooled the lock, one job, speech or upload is
     // claimed once (see test/state/two-runners.test.ts for two real runners).
     it("claims a job for submission once: a row another process claimed is not sent again", async () => {

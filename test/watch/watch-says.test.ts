@@ -69,7 +69,7 @@ describe("reel watch says what it pays for", () => {
     // The line may wrap at 80 columns.
     const screen = (await reel.screen()).replace(/\n/g, "");
     expect(screen).toMatch(
-      /incoming\/winter\.yaml: 9 video\(s\) of 'winter'; to generate: 7 changed: chunks\[0\]\.text(?![,\w])/,
+      /incoming\/winter\.yaml: 9 videos of 'winter'; to generate: 7 changed: chunks\[0\]\.text(?![,\w])/,
     );
     await until(
       async () => /9\/9 videos/.test(await reel.screen()) && s.counters.generationsCreated === 16,

@@ -196,6 +196,18 @@ export const PG_MIGRATIONS: PgMigrations = {
     ALTER TABLE runners ADD COLUMN pid_space text;
     ALTER TABLE runners ADD COLUMN lost_why text;
     `,
+    // 9: the manifests run into each output folder, as the state file's migration 11. A path names a
+    // folder of the machine that wrote it: the runners of one folder share its list.
+    `
+    CREATE TABLE out_manifests (
+      out_dir text NOT NULL,
+      manifest text NOT NULL,
+      PRIMARY KEY (out_dir, manifest)
+    );
+    INSERT INTO out_manifests (out_dir, manifest)
+      SELECT DISTINCT out_dir, manifest FROM jobs WHERE out_dir IS NOT NULL
+      ON CONFLICT DO NOTHING;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

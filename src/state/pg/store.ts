@@ -63,6 +63,7 @@ import { type PgContext, toNumber } from "./sql/context.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import * as learned from "./sql/learned.js";
+import * as outputs from "./sql/out-manifests.js";
 import { restoreJobs } from "./sql/restore.js";
 import * as fleet from "./sql/fleet.js";
 import * as runners from "./sql/runners.js";
@@ -544,6 +545,18 @@ export class PgStore implements JobStore {
   }
   writeRunTimes(data: string): Promise<void> {
     return this.io(() => learned.writeRunTimes(this.c, data));
+  }
+
+  // ---- the manifests of each output folder (sql/out-manifests.ts) ----
+
+  recordOutManifest(outDir: string, manifest: string): Promise<void> {
+    return this.io(() => outputs.recordOutManifest(this.c, outDir, manifest));
+  }
+  outManifests(outDir: string): Promise<string[]> {
+    return this.io(() => outputs.outManifests(this.c, outDir));
+  }
+  forgetOutManifest(outDir: string, manifest: string): Promise<boolean> {
+    return this.io(() => outputs.forgetOutManifest(this.c, outDir, manifest));
   }
 
   // ---- local caches of this host (sql/caches.ts) ----
