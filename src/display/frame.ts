@@ -10,7 +10,16 @@
 import type pc from "picocolors";
 import { formatDuration } from "../duration.js";
 import { plural } from "./lines.js";
-import { etaMs, type JobPlace, type JobView, type LiveState, totalsOf } from "./live-state.js";
+import {
+  countPlaces,
+  etaMs,
+  HOLDING,
+  type JobPlace,
+  type JobView,
+  type LiveState,
+  totalsOf,
+  workLeft,
+} from "./live-state.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
 
@@ -35,9 +44,9 @@ const PLACE_ORDER: readonly JobPlace[] = [
   "preparing",
 ];
 
-const PLACE_WORDS: Record<JobPlace, string> = {
+/** Places of a job listed by name. */
+const LISTED_WORDS: Partial<Record<JobPlace, string>> = {
   preparing: "preparing",
-  queued: "for a slot",
   submitting: "submitting",
   PreProcessing: "submitted",
   Pending: "Pending",
@@ -45,18 +54,25 @@ const PLACE_WORDS: Record<JobPlace, string> = {
   downloading: "downloading",
 };
 
+/** The ETA as shown: never "0 s" while work is left. */
+const LEAST_SHOWN_MS = 100;
+
 export function renderFrame(state: LiveState, o: FrameOptions): string[] {
   const c = o.colors;
   const width = Math.max(20, o.width);
   const totals = totalsOf(state);
   const lines: string[] = [];
 
-  // The bar and the ETA.
-  const eta = etaMs(state, o.now);
+  // The bar and the ETA: learned once a task of the service ended (in this run or before).
+  let etaText = "";
+  if (workLeft(state)) {
+    const eta = etaMs(state, o.now);
+    etaText = ` · ETA ${eta === undefined ? "learning" : formatDuration(Math.max(LEAST_SHOWN_MS, eta))}`;
+  }
   const label =
     totals.total === 0 && o.watching
       ? "no videos yet"
-      : `${totals.finished}/${plural(totals.total, "video")}${eta === undefined || totals.finished >= totals.total ? "" : ` · ETA ${formatDuration(eta)}`}`;
+      : `${totals.finished}/${plural(totals.total, "video")}${etaText}`;
   const barWidth = Math.max(10, Math.min(40, width - 1 - label.length - 2));
   const filled = totals.total === 0 ? 0 : Math.round((barWidth * totals.finished) / totals.total);
   const bar = c.green("█".repeat(filled)) + c.dim("░".repeat(barWidth - filled));
@@ -75,9 +91,8 @@ export function renderFrame(state: LiveState, o: FrameOptions): string[] {
   lines.push(`${o.watching ? "this session" : "this run"}: ${counts.join(" · ")}`);
 
   // Per stage.
-  const places = new Map<JobPlace, number>();
-  for (const job of state.jobs.values()) places.set(job.place, (places.get(job.place) ?? 0) + 1);
-  const count = (place: JobPlace): number => places.get(place) ?? 0;
+  const places = countPlaces(state);
+  const count = (place: JobPlace): number => places[place];
   let uploadLabel = `uploading ${state.uploads.size}`;
   if (state.uploads.size > 0) {
     let sent = 0;
@@ -100,13 +115,15 @@ export function renderFrame(state: LiveState, o: FrameOptions): string[] {
 
   // The jobs furthest along, by name, with their place and how long they have been there.
   const maxJobs = o.maxJobs ?? 5;
-  const inFlight = [...state.jobs].filter(([, job]) => job.place !== "queued");
+  const inFlight = [...state.jobs, ...state.others].filter(
+    ([, job]) => LISTED_WORDS[job.place] !== undefined,
+  );
   inFlight.sort(([, a], [, b]) => order(a) - order(b) || a.since - b.since);
   const nameWidth = Math.max(10, width - 1 - 2 - 1 - 12 - 1 - 10);
   for (const [key, job] of inFlight.slice(0, maxJobs)) {
     const age = formatDuration(o.now - job.since).padStart(10);
     lines.push(
-      `  ${cut(key, nameWidth).padEnd(nameWidth)} ${PLACE_WORDS[job.place].padEnd(12)} ${c.dim(age)}`,
+      `  ${cut(key, nameWidth).padEnd(nameWidth)} ${LISTED_WORDS[job.place]!.padEnd(12)} ${c.dim(age)}`,
     );
   }
   if (inFlight.length > maxJobs) lines.push(c.dim(`  … and ${inFlight.length - maxJobs} more in flight`));
@@ -131,7 +148,8 @@ function waitReasons(state: LiveState, now: number, count: (place: JobPlace) => 
     reasons.push(`waiting ${formatDuration(state.wait.until - now)}: ${state.wait.detail}`);
   }
   const queued = count("queued");
-  const holding = count("submitting") + count("PreProcessing") + count("Pending") + count("Running");
+  let holding = 0;
+  for (const job of [...state.jobs.values(), ...state.others.values()]) if (HOLDING.has(job.place)) holding++;
   if (queued > 0 && holding >= state.concurrency) {
     reasons.push(
       `waiting: ${plural(queued, "job")} for a slot, ${holding} of ${state.concurrency} generations in flight (--concurrency ${state.concurrency})`,

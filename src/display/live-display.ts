@@ -102,9 +102,9 @@ export function makeLiveDisplay(stream: Writable, o: LiveDisplayOptions): Progre
   );
 
   return {
-    start(total, done) {
+    // The jobs come with the `manifest` events (a run's before its start).
+    start() {
       if (stopped) return;
-      if (total > 0) state.manifests.set("", { total, before: done, loadedAt: now() });
       state.startedAt = now();
       timer ??= setInterval(draw, o.intervalMs ?? 250);
       timer.unref();

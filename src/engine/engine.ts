@@ -198,6 +198,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     changed: () => options.onJobChange?.(),
   };
   const { gate } = ctx;
+  progress.event({ stage: "run-times", learned: ctx.runTimes });
   // What is learned of the run times is kept every few seconds (a crash loses no more) and at the end.
   const saveRunTimes = async (): Promise<void> => {
     if (!ctx.runTimes.takeChanges()) return;

@@ -85,7 +85,8 @@ export async function follow(ctx: EngineContext, rowId: number, known?: Submitte
     return false;
   };
   // A task of an earlier run (or one this run submitted before a pause): where it was last seen.
-  if (!known) progress.event({ stage: "following", key: row.job_key, detail: status });
+  if (!known)
+    progress.event({ stage: "following", key: row.job_key, detail: status, ms: Date.now() - submittedAt });
   while (!stop.aborted) {
     const delay =
       failedPolls > 0
@@ -113,8 +114,23 @@ export async function follow(ctx: EngineContext, rowId: number, known?: Submitte
           progress.event({ stage: "pending", key: row.job_key });
         }
         // Learned from this process's own submissions only: their start is known to the millisecond.
-        if (task.status === "Success" && known) {
-          ctx.runTimes.observeEnd(runKey, seenUnfinishedAt - submittedAt, askedAt - submittedAt, row.seconds);
+        const endMs =
+          task.status === "Success" && known
+            ? ctx.runTimes.observeEnd(
+                runKey,
+                seenUnfinishedAt - submittedAt,
+                askedAt - submittedAt,
+                row.seconds,
+              )
+            : undefined;
+        // Said before the slot is let go: the job is no longer among those the service runs.
+        if (FINAL_STATUSES.has(task.status)) {
+          progress.event({
+            stage: "ended",
+            key: row.job_key,
+            detail: task.status,
+            ...(endMs === undefined ? {} : { ms: endMs }),
+          });
         }
         status = task.status;
       }

@@ -1,5 +1,5 @@
 // What the drivers (`run`, `watch`) say about a manifest's jobs before the engine takes them.
-import type { ProgressSink } from "../engine/progress.js";
+import type { JobFacts, ProgressSink } from "../engine/progress.js";
 import type { Job } from "../manifest/index.js";
 import { type JobStore, versionKey } from "../state/store.js";
 
@@ -14,8 +14,22 @@ export async function startProgress(
   jobs: readonly Job[],
 ): Promise<void> {
   const done = await store.downloadedVersions();
-  progress.start(jobs.length, jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length);
+  const facts = jobFacts(jobs, done);
+  progress.event({ stage: "manifest", key: "", jobs: facts });
+  progress.start(jobs.length, facts.filter((job) => job.done).length);
   await noteRepeatedJobs(progress, store, jobs);
+}
+
+/** What the display knows of `jobs` (`done`: store.downloadedVersions()). */
+export function jobFacts(jobs: readonly Job[], done: ReadonlySet<string>): JobFacts[] {
+  return jobs.map((job) => ({
+    key: job.key,
+    version: job.specHash,
+    seconds: job.seconds,
+    model: job.model,
+    resolution: job.spec.resolution,
+    done: done.has(versionKey(job.key, job.specHash)),
+  }));
 }
 
 /**

@@ -21,7 +21,7 @@ import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import { resultOf } from "../output/job-record.js";
 import { DEFAULTS } from "../defaults.js";
-import { noteRepeatedJobs } from "../run/notes.js";
+import { jobFacts, noteRepeatedJobs } from "../run/notes.js";
 import type { OutputDiskError } from "../errors.js";
 import { type JobRow, type StateFileError, versionKey } from "../state/store.js";
 import { shownPath } from "../user-path.js";
@@ -266,12 +266,7 @@ async function watchWithProgress(
       detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'`,
     });
     const done = await options.store.downloadedVersions();
-    progress.event({
-      stage: "manifest",
-      key: manifest.name,
-      total: manifest.jobs.length,
-      done: manifest.jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length,
-    });
+    progress.event({ stage: "manifest", key: manifest.name, jobs: jobFacts(manifest.jobs, done) });
     await noteRepeatedJobs(progress, options.store, manifest.jobs);
     finishedSaid.delete(manifest.name); // said again once this reading's jobs are all final
     await engine.setManifestJobs(manifest.name, manifest.jobs);
@@ -322,7 +317,7 @@ async function watchWithProgress(
       if (name === undefined) return;
       nameOf.delete(file);
       await release(name);
-      progress.event({ stage: "manifest", key: name, total: 0, done: 0 });
+      progress.event({ stage: "manifest", key: name, jobs: [] });
       progress.event({
         stage: "note",
         detail: `${display(file)} deleted: its unsubmitted videos are dropped`,

@@ -3,7 +3,8 @@
 // jobs in flight by name), and that it fits an 80-column terminal whatever it holds.
 import pc from "picocolors";
 import { describe, expect, it } from "vitest";
-import type { ProgressEvent } from "../../src/engine/progress.js";
+import type { JobFacts, ProgressEvent } from "../../src/engine/progress.js";
+import { RunTimes } from "../../src/engine/run-times.js";
 import { renderFrame, visibleWidth } from "../../src/display/frame.js";
 import { makeJsonProgress, makeLineProgress } from "../../src/display/lines.js";
 import { applyEvent, etaMs, makeLiveState } from "../../src/display/live-state.js";
@@ -11,10 +12,27 @@ import { applyEvent, etaMs, makeLiveState } from "../../src/display/live-state.j
 const plain = pc.createColors(false);
 const colored = pc.createColors(true);
 
-/** A state fed `events`, each at its time (ms from 0). */
-function stateOf(concurrency: number, total: number, before: number, events: [number, ProgressEvent][]) {
+/** A job of 10 s of video of actor-2 at 720p. */
+function facts(key: string, done = false): JobFacts {
+  return { key, version: "v1", seconds: 10, model: "actor-2", resolution: "720p", done };
+}
+
+/** `total` jobs (m/j0, m/j1...), the first `before` of them done before, and `named` ones. */
+function jobsOf(total: number, before: number, named: readonly string[] = []): JobFacts[] {
+  const keys = [...named, ...Array.from({ length: total - named.length }, (_, i) => `m/j${i}`)];
+  return keys.map((key, i) => facts(key, i >= named.length && i - named.length < before));
+}
+
+/** A run's state: its jobs, then `events`, each at its time (ms from 0). */
+function stateOf(
+  concurrency: number,
+  jobs: readonly JobFacts[],
+  events: [number, ProgressEvent][],
+  learned: RunTimes = new RunTimes(),
+) {
   const state = makeLiveState(concurrency, 0);
-  state.manifests.set("", { total, before, loadedAt: 0 });
+  applyEvent(state, { stage: "run-times", learned }, 0);
+  applyEvent(state, { stage: "manifest", key: "", jobs }, 0);
   for (const [at, e] of events) applyEvent(state, e, at);
   return state;
 }
@@ -22,45 +40,82 @@ function stateOf(concurrency: number, total: number, before: number, events: [nu
 const job = (stage: ProgressEvent["stage"], key: string): ProgressEvent => ({ stage, key });
 
 describe("the live display's frame", () => {
-  it("shows the bar with done/total, an ETA learned from this run's run times, and this run apart from earlier ones", () => {
-    const state = stateOf(2, 10, 4, [
-      [0, job("submitting", "spring/a")],
-      [0, job("submitting", "spring/b")],
-      [10_000, job("done", "spring/a")],
-      [10_000, job("submitting", "spring/c")],
-      [12_000, job("failed", "spring/b")],
-    ]);
+  it("shows the bar with done/total, an ETA from the learned run times, and this run apart from earlier ones", () => {
+    // Learned: 10 s of video take 10 s.
+    const learned = new RunTimes();
+    for (let i = 0; i < 3; i++) learned.observe({ model: "actor-2", resolution: "720p" }, 10_000, 10);
+    const state = stateOf(
+      2,
+      jobsOf(10, 4, ["spring/a", "spring/b", "spring/c"]),
+      [
+        [0, job("submitting", "spring/a")],
+        [0, job("submitted", "spring/a")],
+        [0, job("submitting", "spring/b")],
+        [0, job("submitted", "spring/b")],
+        [10_000, { stage: "ended", key: "spring/a", detail: "Success", ms: 10_000 }],
+        [10_000, job("done", "spring/a")],
+        [10_000, job("submitting", "spring/c")],
+        [10_000, job("submitted", "spring/c")],
+        [12_000, job("failed", "spring/b")],
+      ],
+      learned,
+    );
     const lines = renderFrame(state, { now: 12_000, width: 80, colors: plain });
     // 4 done before + 2 ended now.
     expect(lines[0]).toMatch(/^█+░+ {2}6\/10 videos · ETA \d+ s$/);
-    expect(lines[0]!.match(/█/g)).toHaveLength(Math.round((6 / 10) * (lines[0]!.indexOf(" ") + 0)));
     expect(lines[1]).toMatch(/^this run: 1 done · 1 failed · 0 uncertain · 4 done before · 12 s$/);
-    // Learned from spring/a alone (a failure says nothing of run times): 10 s. spring/c has 8 s
-    // left; 3 more not started: (8 + 3 × 10) / 2 = 19 s.
-    expect(etaMs(state, 12_000)).toBeCloseTo(19_000, -2);
-    expect(lines[0]).toContain("ETA 19 s");
+    // spring/c has 8 s left; 3 more not started, 10 s each, two at a time: its slot frees at 8 s,
+    // the other at 0: 0 + 10 + 10 on one, 8 + 10 on the other: 20 s.
+    expect(etaMs(state, 12_000)).toBeCloseTo(20_000, -2);
+    expect(lines[0]).toContain("ETA 20 s");
   });
 
   it("counts a rerun's earlier failures, left as they are, as ended before", () => {
-    const state = stateOf(1, 3, 1, [[0, { stage: "ended-before", key: "m/bad", detail: "Fail" }]]);
+    const state = stateOf(1, jobsOf(3, 0, ["m/ok", "m/bad", "m/old"]), [
+      [0, { stage: "ended-before", key: "m/bad", detail: "Fail" }],
+    ]);
+    applyEvent(
+      state,
+      { stage: "manifest", key: "", jobs: [facts("m/ok"), facts("m/bad"), facts("m/old", true)] },
+      0,
+    );
     applyEvent(state, job("done", "m/ok"), 1_000);
     const lines = renderFrame(state, { now: 1_000, width: 80, colors: plain });
     expect(lines[0]).toMatch(/3\/3 videos$/);
     expect(lines[1]).toMatch(/this run: 1 done · 0 failed · 0 uncertain · 1 done before, 1 failed before/);
   });
 
-  it("has no ETA before a job of this run ended, and none once all are", () => {
-    const state = stateOf(1, 2, 0, [[0, job("submitting", "m/a")]]);
-    expect(renderFrame(state, { now: 5_000, width: 80, colors: plain })[0]).toMatch(/0\/2 videos$/);
+  it("says the ETA is learning until a task of the service ended, and has none once all jobs are", () => {
+    const learned = new RunTimes();
+    const state = stateOf(1, jobsOf(2, 0, ["m/a", "m/b"]), [[0, job("submitting", "m/a")]], learned);
+    expect(renderFrame(state, { now: 5_000, width: 80, colors: plain })[0]).toMatch(
+      /0\/2 videos · ETA learning$/,
+    );
+    learned.observe({ model: "actor-2", resolution: "720p" }, 6_000, 10);
+    learned.observe({ model: "actor-2", resolution: "720p" }, 6_000, 10);
+    applyEvent(state, { stage: "ended", key: "m/a", detail: "Success", ms: 6_000 }, 6_000);
     applyEvent(state, job("done", "m/a"), 6_000);
     applyEvent(state, job("submitting", "m/b"), 6_000);
-    expect(renderFrame(state, { now: 7_000, width: 80, colors: plain })[0]).toContain("ETA");
+    expect(renderFrame(state, { now: 7_000, width: 80, colors: plain })[0]).toMatch(/1\/2 videos · ETA 5 s$/);
     applyEvent(state, job("done", "m/b"), 8_000);
     expect(renderFrame(state, { now: 8_000, width: 80, colors: plain })[0]).toMatch(/2\/2 videos$/);
   });
 
+  it("times a task of an earlier run followed again from its submission, not from now", () => {
+    const learned = new RunTimes();
+    learned.observe({ model: "actor-2", resolution: "720p" }, 10_000, 10);
+    learned.observe({ model: "actor-2", resolution: "720p" }, 10_000, 10);
+    const state = stateOf(
+      1,
+      jobsOf(1, 0, ["m/a"]),
+      [[0, { stage: "following", key: "m/a", detail: "Running", ms: 7_000 }]],
+      learned,
+    );
+    expect(etaMs(state, 1_000)).toBeCloseTo(2_000, -2);
+  });
+
   it("says why reel waits: slots full, the service's queue, a Retry-After with its seconds, a pause", () => {
-    const state = stateOf(2, 6, 0, [
+    const state = stateOf(2, jobsOf(6, 0, ["m/a", "m/b", "m/c", "m/d"]), [
       [0, job("submitting", "m/a")],
       [0, job("submitted", "m/a")],
       [0, job("submitting", "m/b")],
@@ -90,7 +145,7 @@ describe("the live display's frame", () => {
     for (let i = 0; i < 8; i++) events.push([i * 1_000, job("preparing", `m/prep${i}`)]);
     events.push([2_000, job("submitting", "m/run")], [3_000, job("running", "m/run")]);
     events.push([4_000, job("downloading", "m/dl")]);
-    const lines = renderFrame(stateOf(4, 20, 0, events), { now: 10_000, width: 80, colors: plain });
+    const lines = renderFrame(stateOf(4, jobsOf(20, 0), events), { now: 10_000, width: 80, colors: plain });
     const listed = lines.filter((l) => l.startsWith("  "));
     expect(listed[0]).toMatch(/^ {2}m\/dl +downloading +6 s$/);
     expect(listed[1]).toMatch(/^ {2}m\/run +Running +7 s$/);
@@ -100,7 +155,7 @@ describe("the live display's frame", () => {
   });
 
   it("shows files being hashed, uploaded (with bytes) and turned into speech", () => {
-    const state = stateOf(4, 3, 0, [
+    const state = stateOf(4, jobsOf(3, 0), [
       [0, { stage: "hashing", asset: "/m/big.png" }],
       [0, { stage: "uploading", asset: "aa", detail: "face.png", bytes: 12_000_000 }],
       [0, { stage: "upload-bytes", asset: "aa", bytes: 3_200_000 }],
@@ -114,7 +169,7 @@ describe("the live display's frame", () => {
 
   it("fits 80 columns whatever it holds, colours or not", () => {
     const long = `campaign-with-a-very-long-name/${"x".repeat(120)}`;
-    const state = stateOf(16, 123_456, 99_999, [
+    const state = stateOf(16, jobsOf(123_456, 99_999, ["m/x"]), [
       [0, job("submitting", long)],
       [0, job("running", long)],
       [0, job("queued", `${long}2`)],
@@ -138,20 +193,30 @@ describe("the live display's frame", () => {
 
   it("counts a watch's manifests each from its last reading", () => {
     const state = makeLiveState(4, 0);
-    applyEvent(state, { stage: "manifest", key: "spring", total: 3, done: 0 }, 0);
+    const spring = (done: boolean[]) => done.map((d, i) => facts(`spring/${"abcd"[i]}`, d));
+    applyEvent(state, { stage: "manifest", key: "spring", jobs: spring([false, false, false]) }, 0);
     applyEvent(state, job("done", "spring/a"), 1_000);
-    applyEvent(state, { stage: "manifest", key: "fall", total: 2, done: 2 }, 1_500);
+    applyEvent(
+      state,
+      { stage: "manifest", key: "fall", jobs: [facts("fall/x", true), facts("fall/y", true)] },
+      1_500,
+    );
     expect(renderFrame(state, { now: 2_000, width: 80, colors: plain, watching: true })[0]).toMatch(
       /3\/5 videos/,
     );
-    // spring read again (edited): its video done in this session is counted once, as this session's;
-    // its failure of this session stays one when the engine says it is left as it is.
+    // spring read again (a video added): its video done in this session is counted once, as this
+    // session's; its failure of this session stays one when the engine says it is left as it is.
     applyEvent(state, job("failed", "spring/b"), 2_500);
-    applyEvent(state, { stage: "manifest", key: "spring", total: 4, done: 1 }, 3_000);
+    applyEvent(state, { stage: "manifest", key: "spring", jobs: spring([true, false, false, false]) }, 3_000);
     applyEvent(state, { stage: "ended-before", key: "spring/b", detail: "Fail" }, 3_000);
     const lines = renderFrame(state, { now: 3_000, width: 80, colors: plain, watching: true });
     expect(lines[0]).toMatch(/4\/6 videos/);
     expect(lines[1]).toMatch(/^this session: 1 done · 1 failed · 0 uncertain · 2 done before ·/);
+    // A manifest gone: its jobs are no longer counted.
+    applyEvent(state, { stage: "manifest", key: "fall", jobs: [] }, 4_000);
+    expect(renderFrame(state, { now: 4_000, width: 80, colors: plain, watching: true })[0]).toMatch(
+      /2\/4 videos/,
+    );
     const empty = makeLiveState(4, 0);
     expect(renderFrame(empty, { now: 0, width: 80, colors: plain, watching: true })[0]).toMatch(
       /no videos yet$/,

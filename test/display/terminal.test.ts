@@ -47,7 +47,7 @@ describe("the live display in an 80-column terminal", () => {
       "a job in flight and the others waiting for the slot",
       SCREEN_MS,
     );
-    expect(screen).toMatch(/^░+ {2}0\/3 videos$/m);
+    expect(screen).toMatch(/^░+ {2}0\/3 videos · ETA learning$/m);
     expect(screen).toContain("this run: 0 done · 0 failed · 0 uncertain · 0 done before");
     expect(screen).toContain("waiting: 2 jobs for a slot, 1 of 1 generations in flight (--concurrency 1)");
     for (const line of screen.split("\n")) expect(line.length).toBeLessThan(80);
