@@ -185,6 +185,16 @@ export function applyEvent(state: LiveState, e: ProgressEvent, now: number): voi
       if (view.place === "failed") state.others.delete(key);
       return;
     }
+    case "released": {
+      // A slot let go with no end said (a refusal to try again later, a stop): the job waits for
+      // one again, or its next event says where it went.
+      const view = key === undefined ? undefined : (state.jobs.get(key) ?? state.others.get(key));
+      if (view && HOLDING.has(view.place)) {
+        view.claimedAt = undefined;
+        moveTo(view, "queued", now);
+      }
+      return;
+    }
     case "ended-before": {
       // A watch reading a manifest again meets the failures of this session: they stay its own.
       const view = key === undefined ? undefined : state.jobs.get(key);

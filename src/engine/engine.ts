@@ -368,7 +368,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           // In a fleet, only a task no live runner follows (its own left it, or went silent).
           if (fleet && !(await fleet.holdTask(row.id))) return;
           await prepareDir(row.manifest);
-          await followInSlot(ctx, row.id);
+          await followInSlot(ctx, row.id, row.job_key);
           await afterFinal(ctx, await store.getJob(row.id));
         },
         queues.admission,
@@ -396,7 +396,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       return;
     }
     if (row.state === "submitted") {
-      await followInSlot(ctx, row.id);
+      await followInSlot(ctx, row.id, job.key);
       await afterFinal(ctx, await store.getJob(row.id));
       return;
     }

@@ -29,8 +29,8 @@ export interface SubmittedTask extends Pick<
   readonly submittedAt: number;
 }
 
-/** Follows a task already on the service, holding a generation slot as its submission did. */
-export async function followInSlot(ctx: EngineContext, rowId: number): Promise<void> {
+/** Follows a task already on the service (job `key`), holding a generation slot as its submission did. */
+export async function followInSlot(ctx: EngineContext, rowId: number, key: string): Promise<void> {
   await ctx.queues.slots.add(
     async () => {
       try {
@@ -38,6 +38,7 @@ export async function followInSlot(ctx: EngineContext, rowId: number): Promise<v
       } finally {
         // Its slot of the account is free once its task ended: a job of this runner waiting may try.
         ctx.fleetSlots?.freed();
+        ctx.progress.event({ stage: "released", key });
       }
     },
     { priority: IN_FLIGHT },

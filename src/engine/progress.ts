@@ -54,6 +54,11 @@ export type LiveStage =
    * `ms`: the time from its submission to its end, as learned (run-times.ts), when it was.
    */
   | "ended"
+  /**
+   * The job let its generation slot go (its task ended, or nothing was sent, or it stopped): said
+   * before another job may take it. Where the job goes next, its next event says.
+   */
+  | "released"
   /** The job's video is being downloaded. */
   | "downloading"
   /** The job ended in an earlier run (`detail`: Fail, Canceled, uncertain) and is left as it is. */

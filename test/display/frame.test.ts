@@ -5,7 +5,8 @@ import pc from "picocolors";
 import { describe, expect, it } from "vitest";
 import type { JobFacts, ProgressEvent } from "../../src/engine/progress.js";
 import { RunTimes } from "../../src/engine/run-times.js";
-import { renderFrame, visibleWidth } from "../../src/display/frame.js";
+import { renderFrame } from "../../src/display/frame.js";
+import { plainText, visibleWidth } from "../../src/display/text-wrap.js";
 import { makeJsonProgress, makeLineProgress } from "../../src/display/lines.js";
 import { applyEvent, etaMs, makeLiveState } from "../../src/display/live-state.js";
 
@@ -128,7 +129,9 @@ describe("the live display's frame", () => {
       [1_000, { stage: "paused", ms: 60_000, detail: "no credits left on the service" }],
     ]);
     const text = renderFrame(state, { now: 6_000, width: 80, colors: plain }).join("\n");
-    expect(text).toContain("jobs:   for a slot 2 · submitted 0 · Pending 1 · Running 1");
+    expect(text).toContain(
+      "jobs:   waiting 2 · preparing 0 · for a slot 2\n        submitted 0 · Pending 1 · Running 1 · downloading 0",
+    );
     expect(text).toContain("waiting: 2 jobs for a slot, 2 of 2 generations in flight (--concurrency 2)");
     expect(text).toContain("waiting: the service queues 1 task of this run (Pending)");
     expect(text).toContain("waiting 25 s: the service refuses new submissions for now");
@@ -136,7 +139,7 @@ describe("the live display's frame", () => {
     // Past the wait, and once resumed, neither is said any more.
     applyEvent(state, { stage: "resumed" }, 40_000);
     const later = renderFrame(state, { now: 40_000, width: 80, colors: plain }).join("\n");
-    expect(later).not.toContain("waiting ");
+    expect(later).not.toMatch(/^waiting \d/m);
     expect(later).not.toContain("paused");
   });
 
@@ -146,7 +149,7 @@ describe("the live display's frame", () => {
     events.push([2_000, job("submitting", "m/run")], [3_000, job("running", "m/run")]);
     events.push([4_000, job("downloading", "m/dl")]);
     const lines = renderFrame(stateOf(4, jobsOf(20, 0), events), { now: 10_000, width: 80, colors: plain });
-    const listed = lines.filter((l) => l.startsWith("  "));
+    const listed = lines.filter((l) => /^ {2}\S/.test(l));
     expect(listed[0]).toMatch(/^ {2}m\/dl +downloading +6 s$/);
     expect(listed[1]).toMatch(/^ {2}m\/run +Running +7 s$/);
     expect(listed[2]).toMatch(/^ {2}m\/prep0 +preparing +10 s$/);
@@ -164,16 +167,16 @@ describe("the live display's frame", () => {
       [0, { stage: "speaking", asset: "speech:17:hi" }],
     ]);
     const text = renderFrame(state, { now: 1, width: 80, colors: plain }).join("\n");
-    expect(text).toContain("files:  hashing 1 · uploading 1 (3.2/12.0 MB) · speech 1 · downloading 0");
+    expect(text).toContain("files:  hashing 1 · uploading 1 (3.2/12.0 MB) · speech 1");
   });
 
-  it("fits 80 columns whatever it holds, colours or not", () => {
+  it("fits 80 columns whatever it holds, colours or not, long lines broken between words, not cut", () => {
     const long = `campaign-with-a-very-long-name/${"x".repeat(120)}`;
     const state = stateOf(16, jobsOf(123_456, 99_999, ["m/x"]), [
       [0, job("submitting", long)],
       [0, job("running", long)],
       [0, job("queued", `${long}2`)],
-      [0, { stage: "waiting", ms: 3_600_000, detail: `retrying: ${"a long error message ".repeat(10)}` }],
+      [0, { stage: "waiting", ms: 99_000_000, detail: `retrying: ${"a long error message ".repeat(10)}` }],
       [0, { stage: "paused", detail: "the service rejects the API key ".repeat(5) }],
       [0, { stage: "uploading", asset: "a", bytes: 9_999_999_999 }],
       [0, job("failed", "m/x")],
@@ -182,7 +185,11 @@ describe("the live display's frame", () => {
       const lines = renderFrame(state, { now: 90_000_000, width: 80, colors });
       expect(lines.length).toBeGreaterThan(5);
       for (const line of lines) expect(visibleWidth(line)).toBeLessThan(80);
-      expect(lines.some((l) => l.endsWith("…") || l.endsWith("…\x1b[0m"))).toBe(true);
+      // Every word of the long reasons is there, whole; a job's long name alone is cut (its column).
+      const words = plainText(lines.join("\n")).split(/\s+/);
+      expect(words.filter((w) => w === "message")).toHaveLength(10);
+      expect(words.filter((w) => w === "rejects")).toHaveLength(5);
+      expect(lines.some((l) => /^ {2}campaign-with-a-very-long-name\/x+… +Running/.test(l))).toBe(true);
     }
     // Colour only when asked: failures in red.
     expect(renderFrame(state, { now: 0, width: 80, colors: plain }).join("")).not.toContain("\x1b[");
