@@ -90,7 +90,8 @@ it("counts every job of a run exactly once on every frame, never more at the ser
     });
   };
   try {
-    await run(3); // done before the run watched
+    const first = await run(3); // done (or failed) before the run watched
+    const doneBefore = first.rows.filter((row) => row.state === "Success").length;
     const state = makeLiveState(2, Date.now());
     const problems: string[] = [];
     const seen = new Map<string, number>(); // the most of each count on one frame
@@ -123,9 +124,10 @@ it("counts every job of a run exactly once on every frame, never more at the ser
     expect(summary.rows).toHaveLength(25);
     // The run went through every count (a test of nothing would pass too).
     expect(frames).toBeGreaterThan(100);
-    for (const what of ["waiting", "preparing", "for a slot", "Running", "downloading", "done", "failed"])
+    // (Running only when a poll happens to see it: the learned schedule polls where tasks end.)
+    for (const what of ["waiting", "preparing", "for a slot", "submitted", "downloading", "done", "failed"])
       expect(seen.get(what), what).toBeGreaterThan(0);
-    expect(seen.get("done before")).toBe(3);
+    expect(seen.get("done before") ?? 0).toBe(doneBefore);
   } finally {
     await client.close();
     await store.close();
