@@ -1,5 +1,6 @@
 import type { Command } from "./command.js";
 import { makeCompletionCommand } from "./completion-command.js";
+import { forgetCommand } from "./forget-command.js";
 import { initCommand } from "./init-command.js";
 import { planCommand } from "./plan-command.js";
 import { runCommand } from "./run-command.js";
@@ -16,6 +17,7 @@ export const COMMANDS: readonly Command[] = [
   runCommand,
   watchCommand,
   statusCommand,
+  forgetCommand,
   sandboxCommand,
   makeCompletionCommand(() => COMMANDS),
 ];

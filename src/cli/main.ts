@@ -3,6 +3,7 @@
 import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { systemReason } from "../output/atomic-write.js";
+import { didYouMean } from "../edit-distance.js";
 import { type ErrorCode, type ReportCode, ReelError, UsageError } from "../errors.js";
 import { rawStream, wrappedOnTerminal } from "../display/terminal-stream.js";
 import { wrapText } from "../display/text-wrap.js";
@@ -103,7 +104,13 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    io.stderr.write(`reel: unknown command '${name}'. Run 'reel --help' for the list.\n`);
+    const near = didYouMean(
+      name,
+      COMMANDS.map((c) => c.name),
+    );
+    io.stderr.write(
+      `reel: unknown command '${name}'${near ? `; did you mean '${near}'?` : "."} Run 'reel --help' for the list.\n`,
+    );
     return EXIT.invalidInput;
   }
   if (rest.includes("--help") || rest.includes("-h")) {

@@ -21,6 +21,7 @@ import { lastServiceOf, openStateToRead } from "./read-state.js";
 import {
   checkBaseUrl,
   envSetting,
+  givenBaseUrl,
   PRIVATE_SOURCES_OPTION,
   refuseSandboxWithBaseUrl,
   SANDBOX_SERVICE_ID,
@@ -32,11 +33,28 @@ import {
   skippedLine,
   skippedManifests,
 } from "./skip-invalid.js";
-import { checkWorkplace, withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
-import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
+import {
+  checkWorkplace,
+  withProjectRoot,
+  type Workplace,
+  workplaceJson,
+  workplaceLine,
+  workplaceOf,
+} from "./workplace.js";
+import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";
+import { plural } from "../plural.js";
+import {
+  loadFromArgs,
+  problemsText,
+  stringList,
+  summarize,
+  summaryText,
+  writeProblems,
+} from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--base-url URL | --sandbox]
-                 [--allow-read DIR]... [--skip-invalid] [--explain] [--prices FILE] [--json]
+                 [--allow-read DIR]... [--max-videos N] [--skip-invalid] [--explain]
+                 [--prices FILE] [--json]
 
 PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to the service.
 
@@ -44,12 +62,13 @@ Options:
   --only GLOB        plan only jobs whose manifest/id matches (repeatable): 'spring/*', 'intro',
                      'spring/scene-?'; '*' and '?' stay within a name, '**' matches across
   --store URL        the shared store on PostgreSQL to compare with (env REEL_STORE; with
-                     --base-url or --sandbox)
+                     --base-url, the project's baseUrl, or --sandbox)
   --state FILE       state file to compare with (env REEL_STATE; default: the project's, as run)
-  --base-url URL     compare with what was done on this service (env REEL_BASE_URL;
-                     default: the service the state file used last)
+  --base-url URL     compare with what was done on this service (env REEL_BASE_URL; default:
+                     the project's baseUrl, else the service the state file used last)
   --sandbox          compare with what was done on the built-in sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
+${maxVideosUsage(21)}
   --skip-invalid     plan the valid manifests when some are invalid, and list the others with
                      their problems (as run --skip-invalid would run the valid ones); exit 1
                      when one was skipped
@@ -108,7 +127,9 @@ export function formatPlan(
         ]
       : []),
     `uploads    ${plan.uploads.new.length} to upload (${formatBytes(uploadBytes)}), ${plan.uploads.cached.length} already uploaded`,
-    `downloads  ${plan.downloads.length} https file(s) to fetch, then upload`,
+    ...(plan.downloads.length > 0
+      ? [`downloads  ${plural(plan.downloads.length, "https file")} to fetch, then upload`]
+      : []),
     `speech     ${plan.speech.new.length} to generate, ${plan.speech.cached.length} already made`,
     "",
     "seconds of video per model",
@@ -239,6 +260,7 @@ export const planCommand: Command = {
     "base-url": { type: "string" },
     sandbox: { type: "boolean" },
     "allow-read": { type: "string", multiple: true },
+    ...MAX_VIDEOS_OPTION,
     json: { type: "boolean" },
     explain: { type: "boolean" },
     prices: { type: "string" },
@@ -253,13 +275,14 @@ export const planCommand: Command = {
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
     const place = workplaceOf(args.positionals, args, io);
     const statePath = place.statePath;
-    const loaded = await loadFromArgs(args, io, "plan", withProjectRoot([], place));
+    const maxVideos = maxVideosOf(args, io, place.project);
+    const loaded = await loadFromArgs(args, io, "plan", withProjectRoot([], place), maxVideos);
     const json = args.values.json === true;
     const skipInvalid = goesOnDespite(loaded, args.values["skip-invalid"]);
     if (loaded.problems.length > 0 && !skipInvalid) {
       if (json)
         io.stdout.write(
-          `${JSON.stringify({ ok: false, error: { code: "E_INVALID" satisfies ReportCode, message: `${loaded.problems.length} problem(s)` }, problems: loaded.problems, warnings: loaded.warnings })}\n`,
+          `${JSON.stringify({ ok: false, error: { code: "E_INVALID" satisfies ReportCode, message: problemsText(loaded.problems) }, problems: loaded.problems, warnings: loaded.warnings })}\n`,
         );
       else writeProblems(loaded.problems, io, "plan", loaded.warnings);
       return EXIT.invalidInput;
@@ -289,7 +312,7 @@ export const planCommand: Command = {
       retryFailed: args.values["retry-failed"] === true,
       resubmitUncertain: args.values["resubmit-uncertain"] === true,
     };
-    const { store, service } = await openStateForPlan(statePath, args, io, place.storeUrl);
+    const { store, service } = await openStateForPlan(args, io, place);
     let plan: Plan;
     let explained: Explained[] | undefined;
     try {
@@ -334,21 +357,19 @@ function comparedWith(store: JobStore | undefined, service: string | undefined):
 }
 
 /**
- * The state of the service this plan is for, read-only: the one of --base-url / REEL_BASE_URL, the
- * sandbox's with --sandbox, or else the one the state file used last. A base URL given is checked as
- * `run` checks it, so a plan against a mistyped address says so instead of showing every job as new.
+ * The state of the service this plan is for, read-only: the one `run` would use (--base-url,
+ * REEL_BASE_URL, the project file's `baseUrl:`), the sandbox's with --sandbox, or else the one the
+ * state file used last. A base URL given is checked as `run` checks it, so a plan against a mistyped
+ * address says so instead of showing every job as new.
  */
 async function openStateForPlan(
-  statePath: string,
   args: ParsedArgs,
   io: CliIO,
-  storeUrl: string | undefined,
+  place: Workplace,
 ): Promise<{ store: JobStore | undefined; service: string | undefined }> {
+  const { statePath, storeUrl } = place;
   refuseSandboxWithBaseUrl(args);
-  const given =
-    typeof args.values["base-url"] === "string"
-      ? args.values["base-url"]
-      : envSetting(io.env, "REEL_BASE_URL");
+  const given = givenBaseUrl(args, io, place);
   if (given !== undefined && args.values.sandbox !== true)
     checkBaseUrl(given, envSetting(io.env, "REEL_API_KEY"));
   const chosen =
@@ -360,7 +381,9 @@ async function openStateForPlan(
   if (storeUrl !== undefined) {
     // A shared store serves many services' runners: which one to compare with is the user's to say.
     if (chosen === undefined) {
-      throw new UsageError("with --store, say which service to compare with: --base-url URL or --sandbox");
+      throw new UsageError(
+        "with --store, say which service to compare with: --base-url URL (or baseUrl: in reel.yaml) or --sandbox",
+      );
     }
     return { store: await openStateToRead(statePath, chosen, storeUrl), service: chosen };
   }

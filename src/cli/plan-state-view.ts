@@ -2,11 +2,13 @@
 // failed, which contents are uploaded and which speech exists, for one service. The plan itself is
 // pure and synchronous (manifest/plan.ts); the store is asynchronous, so what the plan may ask of it
 // is read here first, for the jobs of `manifests`.
-import type { JobStatus, NormalizedManifest, PlanStateView } from "../manifest/index.js";
-import { resolve } from "node:path";
+import type { NormalizedManifest, PlanStateView } from "../manifest/index.js";
+import { isSpeechDoubt, noSpeechInDoubt } from "../engine/speech-doubt.js";
 import { refsOf } from "../engine/submit.js";
 import { videoFile } from "../output/layout.js";
-import { keptName } from "../output/versions.js";
+import { filesHere, keptName } from "../output/versions.js";
+import { outFolderOf } from "../output/out-folder.js";
+import { earlierVersionOf, errorOfRow, jobStatusOf } from "../run/job-versions.js";
 import { type JobRow, type JobStore, type SpeechRow, versionKey } from "../state/store.js";
 
 export async function loadPlanStateView(
@@ -14,7 +16,7 @@ export async function loadPlanStateView(
   outDir: string,
   manifests: readonly NormalizedManifest[],
 ): Promise<PlanStateView> {
-  const outKey = resolve(outDir);
+  const here = { store, outDir, out: outFolderOf(outDir) };
   const made = await store.madeSpecs();
   const rows = new Map<string, JobRow | undefined>();
   const replaced = new Map<string, string | undefined>();
@@ -25,10 +27,10 @@ export async function loadPlanStateView(
     for (const job of manifest.jobs) {
       const version = versionKey(job.key, job.specHash);
       rows.set(version, await store.findJob(job.key, job.specHash));
-      const older = (await store.listJobsWithFile(job.key, videoFile(job.manifest, job.id), outKey)).find(
+      const older = (await filesHere(here, job.key, videoFile(job.manifest, job.id))).find(
         (row) => row.spec_hash !== job.specHash,
       );
-      replaced.set(version, older && (await keptName({ store, outDir, outKey }, older)));
+      replaced.set(version, older && (await keptName(here, older)));
       for (const ref of refsOf(job)) {
         if (ref.kind === "file") {
           if (!assets.has(ref.sha256)) assets.set(ref.sha256, await store.findAsset(ref.sha256));
@@ -37,6 +39,16 @@ export async function loadPlanStateView(
           if (!speech.has(key)) speech.set(key, await store.findSpeech(ref.voiceId, ref.text));
         }
       }
+    }
+  }
+  // Uncertain for their speech alone, which is in doubt no longer: a run sends them as new ones.
+  const speechSettled = new Set<string>();
+  for (const manifest of manifests) {
+    for (const job of manifest.jobs) {
+      const version = versionKey(job.key, job.specHash);
+      const row = rows.get(version);
+      if (row && isSpeechDoubt(row) && (await noSpeechInDoubt(job, (v, t) => speech.get(speechKey(v, t)))))
+        speechSettled.add(version);
     }
   }
   // Every version of these jobs, for --explain: the last one before this, and this one's error.
@@ -49,40 +61,19 @@ export async function loadPlanStateView(
     versions.set(row.job_key, list);
   }
   return {
-    earlierVersion(key, specHash) {
-      const others = (versions.get(key) ?? []).filter((row) => row.spec_hash !== specHash);
-      // The last one sent, else the last one recorded.
-      const sent = others.filter((row) => row.attempts > 0);
-      const last = (sent.length > 0 ? sent : others).reduce<JobRow | undefined>(
-        (latest, row) => (latest === undefined || row.updated_at > latest.updated_at ? row : latest),
-        undefined,
-      );
-      return last && { specJson: last.spec_json, sent: last.attempts > 0 };
-    },
+    earlierVersion: (key, specHash) => earlierVersionOf(versions.get(key) ?? [], specHash),
+    // A job not sent for its speech's doubt, now settled, is one that failed before anything was sent:
+    // a run sends it as a new one.
     errorOf(key, specHash) {
-      const row = rows.get(versionKey(key, specHash));
-      return row && (row.state === "Fail" || row.state === "Canceled") ? (row.error ?? row.state) : undefined;
+      const version = versionKey(key, specHash);
+      const row = rows.get(version);
+      return speechSettled.has(version) ? row && (row.error ?? row.state) : errorOfRow(row);
     },
     madeAs: (specHash) => made.get(specHash),
     replacedAs: (key, specHash) => replaced.get(versionKey(key, specHash)),
-    jobStatus(key: string, specHash: string): JobStatus {
-      const row = rows.get(versionKey(key, specHash));
-      switch (row?.state) {
-        case undefined:
-        case "pending":
-          return "new";
-        case "Success":
-          return "done";
-        case "submitting":
-        case "submitted":
-          return "in-flight";
-        case "uncertain":
-          return "uncertain";
-        case "Fail":
-        case "Canceled":
-          // Nothing was sent for a local failure: the next run simply tries again.
-          return row.fail_kind === "local" ? "new" : "failed";
-      }
+    jobStatus(key, specHash) {
+      const version = versionKey(key, specHash);
+      return speechSettled.has(version) ? "new" : jobStatusOf(rows.get(version));
     },
     assetUploaded: (sha256) => assets.get(sha256) !== undefined,
     speechMade: (voiceId, text) => speech.get(speechKey(voiceId, text))?.state === "done",

@@ -29,7 +29,8 @@ import {
   skippedReminder,
   skipInvalidHint,
 } from "./skip-invalid.js";
-import { writeProblems } from "./validate-command.js";
+import { maxVideosOf } from "./max-videos.js";
+import { problemsText, writeProblems } from "./validate-command.js";
 import { checkWorkplace, withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
 
@@ -86,6 +87,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       cwd: io.cwd,
       allowRead: withProjectRoot(allowRead, place),
       hashFile: hashes.hasher,
+      maxVideos: maxVideosOf(args, io, place.project),
     });
   } finally {
     await hashes.closeReader();
@@ -95,12 +97,12 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     const tty = io.stderr.isTTY === true;
     const findings = mergeFindings(loaded.problems, loaded.warnings);
     io.stderr.write(`${formatProblems(findings, { color: tty, codeFrame: tty })}\n`);
-    io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
+    io.stderr.write(`reel run: ${problemsText(loaded.problems)}; nothing was sent.\n`);
     if (loaded.manifests.length > 0) io.stderr.write(`${skipInvalidHint(loaded.manifests.length)}\n`);
     if (settings.json) {
       const error = {
         code: "E_INVALID" satisfies ReportCode,
-        message: `${loaded.problems.length} problem(s); nothing was sent`,
+        message: `${problemsText(loaded.problems)}; nothing was sent`,
       };
       const { problems, warnings } = loaded;
       io.stdout.write(`${JSON.stringify({ ok: false, outcome: "invalid", error, problems, warnings })}\n`);
@@ -129,7 +131,12 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     await hashes.saveTo(session.store);
     const refusal = await refusalOf(settings, args, session.store)(jobs);
     if (refusal !== undefined) throw new SentElsewhereError(refusal);
-    const budget = budgetRequest && (await openBudget(session.store, budgetRequest));
+    const budget =
+      budgetRequest &&
+      (await openBudget(session.store, budgetRequest, {
+        onWait: (line) => io.stderr.write(`reel run: budget: ${line}\n`),
+        signal: io.signal,
+      }));
     if (budget) io.stderr.write(`reel run: ${describeBudget(budget)}\n`);
     const summary = await runBatch({
       ...session.engine,
@@ -153,7 +160,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       hashing: hashes.hasher.stats,
     });
     if (skipped.length > 0 && !settings.json) io.stderr.write(`${skippedReminder(skipped)}\n`);
-    if (args.values.open === true && !settings.json) openReport(settings.outDir, io);
+    if (args.values.open === true && !settings.json) await openReport(settings.outDir, io);
     return code;
   });
 }

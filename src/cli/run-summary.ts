@@ -3,10 +3,12 @@
 // as a code (run/next-steps.ts).
 import { spawn } from "node:child_process";
 import { budgetJson } from "../budget/index.js";
+import { systemReason } from "../output/atomic-write.js";
 import { join } from "node:path";
 import { type JobResult, resultOf } from "../output/job-record.js";
 import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
-import { nextSteps } from "../run/next-steps.js";
+import { ServiceError } from "../client/index.js";
+import { ADVISED_STOPS, nextSteps, stopCause } from "../run/next-steps.js";
 import type { RunSummary } from "../run/run-batch.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO } from "./command.js";
@@ -34,7 +36,7 @@ export function printRunSummary(end: RunEnd): void {
   const results = summary.rows.map(resultOf);
   const counts: Record<string, number> = {};
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
-  const steps = nextSteps(summary, results);
+  const steps = nextSteps(summary);
   if (settings.json) {
     io.stdout.write(
       `${JSON.stringify({
@@ -64,21 +66,32 @@ export function printRunSummary(end: RunEnd): void {
     if (tally.Success === 0) delete tally.Success;
     tally["generated, not downloaded"] = undownloaded;
   }
+  const { fatal } = summary;
+  const outcome = fatal ? `stopped: ${stopCause(fatal.code)}` : summary.outcome;
   const lines = [
-    `reel run: ${summary.outcome}. ${
+    `reel run: ${outcome}. ${
       Object.entries(tally)
         .map(([s, n]) => `${n} ${s}`)
         .join(", ") || "no jobs"
     }`,
   ];
-  const needing = results.filter((r) => r.error !== null || (r.status === "Success" && r.file === null));
+  // After a stop, the jobs it left unsent carry its message: said once below, not once per job.
+  const leftByStop = fatal ? results.filter((r) => r.status === "unsent") : [];
+  if (leftByStop.length > 0) {
+    const names = leftByStop.slice(0, LISTED_JOBS).map(keyOf).join(", ");
+    const more = leftByStop.length > LISTED_JOBS ? ` and ${leftByStop.length - LISTED_JOBS} more` : "";
+    lines.push(`  not sent, nothing paid for them: ${names}${more}`);
+  }
+  const needing = results.filter(
+    (r) => !leftByStop.includes(r) && (r.error !== null || (r.status === "Success" && r.file === null)),
+  );
   for (const r of needing.slice(0, LISTED_JOBS)) {
-    lines.push(`  ${r.manifest}/${r.id}: ${r.status}: ${r.error ?? "not downloaded yet"}`);
+    lines.push(`  ${keyOf(r)}: ${r.status}: ${r.error ?? "not downloaded yet"}`);
   }
   if (needing.length > LISTED_JOBS) {
     lines.push(`  ... and ${needing.length - LISTED_JOBS} more (reel status, or the report)`);
   }
-  if (summary.fatal) lines.push(summary.fatal.message);
+  if (fatal) lines.push(stopDetail(fatal));
   for (const step of steps) lines.push(step.text);
   const folders = videoFolders(results);
   if (folders.length > 0) {
@@ -93,6 +106,19 @@ export function printRunSummary(end: RunEnd): void {
   io.stderr.write(`${lines.join("\n")}\n`);
 }
 
+const keyOf = (r: JobResult): string => `${r.manifest}/${r.id}`;
+
+/**
+ * What stopped the run, as the service or the disk said it. A key or credits refusal's message ends
+ * with the advice its next step gives: the service's own words alone, then.
+ */
+function stopDetail(fatal: NonNullable<RunSummary["fatal"]>): string {
+  if (!ADVISED_STOPS.has(fatal.code) || !(fatal instanceof ServiceError)) return fatal.message;
+  const status = fatal.status !== undefined ? ` with ${fatal.status}` : "";
+  const words = fatal.serviceMessage !== undefined ? `: ${JSON.stringify(fatal.serviceMessage)}` : "";
+  return `The service answered ${fatal.endpoint}${status}${words}.`;
+}
+
 /** Each manifest's folder under OUT with the number of videos in it, in the order of the jobs. */
 function videoFolders(results: readonly JobResult[]): [string, number][] {
   const counts = new Map<string, number>();
@@ -101,21 +127,44 @@ function videoFolders(results: readonly JobResult[]): [string, number][] {
 }
 
 /**
- * `--open`: the report in the user's browser ($BROWSER, else the desktop's opener), not waited for.
- * A machine without one (a server, CI) gets a line saying where the report is, not an error.
+ * How long `--open` waits to learn whether the browser command failed: xdg-open on a machine without
+ * a browser fails at once, while one that starts a browser may not return until the browser closes.
  */
-export function openReport(outDir: string, io: CliIO): void {
+const OPENER_GRACE_MS = 1_500;
+
+/**
+ * `--open`: the report in the user's browser ($BROWSER, else the desktop's opener). A machine without
+ * one (a server, CI) gets a line saying so and where the report is, not an error: the run is done.
+ */
+export async function openReport(outDir: string, io: CliIO): Promise<void> {
   const file = join(outDir, REPORT_NAME);
   const opener =
     io.env.BROWSER ??
     (process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open");
-  try {
-    const child = spawn(opener, [file], { detached: true, stdio: "ignore", env: { ...io.env } });
-    child.on("error", () => {
-      io.stderr.write(`reel run: could not open the report with '${opener}'; open ${file} yourself.\n`);
+  const failure = await new Promise<string | undefined>((resolve) => {
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(opener, [file], { detached: true, stdio: "ignore", env: { ...io.env } });
+    } catch (error) {
+      resolve(systemReason(error));
+      return;
+    }
+    const timer = setTimeout(() => {
+      child.unref(); // still running: a browser, most likely; the run does not wait for it
+      resolve(undefined);
+    }, OPENER_GRACE_MS);
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve(error.code === "ENOENT" ? "not found" : systemReason(error));
     });
-    child.unref();
-  } catch {
-    io.stderr.write(`reel run: could not open the report with '${opener}'; open ${file} yourself.\n`);
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve(code === 0 ? undefined : `exited with ${code === null ? signal : `code ${code}`}`);
+    });
+  });
+  if (failure !== undefined) {
+    io.stderr.write(
+      `reel run: no browser opened the report (${opener}: ${failure}); open ${shownPath(io.cwd, file)} yourself.\n`,
+    );
   }
 }

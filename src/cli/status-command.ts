@@ -8,6 +8,7 @@ import { canonicalBaseUrl } from "../service/base-url.js";
 import type { JobStore } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
+import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";
 import { openStateToRead } from "./read-state.js";
 import { describeRunners, runnerJson, runnersOf } from "./runners-view.js";
 import { refuseSandboxWithBaseUrl, SANDBOX_SERVICE_ID } from "./service-options.js";
@@ -28,6 +29,7 @@ Options:
   --base-url URL     only the jobs run against this service (default: every service in the file)
   --sandbox          only the jobs run with --sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
+${maxVideosUsage(21)}
   --json             machine-readable output on stdout
 
 Exit codes: 0 (also when there is no state file yet), 2 bad options or a state file that
@@ -39,6 +41,7 @@ cannot be read.`,
     sandbox: { type: "boolean" },
     json: { type: "boolean" },
     "allow-read": { type: "string", multiple: true },
+    ...MAX_VIDEOS_OPTION,
   },
   run: runStatus,
 };
@@ -58,6 +61,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       // Only the manifests' names are needed: media files are not read (a gigabyte of them would
       // make every `status PATH` hash it all again).
       hashFile: () => Promise.resolve(""),
+      maxVideos: maxVideosOf(args, io, place.project),
     });
     // Every manifest found counts, valid or not: one broken by an edit still has jobs to show. Of a
     // valid one, only the videos it lists now: one removed from it is no longer its job.

@@ -1,9 +1,7 @@
 // Where a command's state and output folder are, and which settings apply: flags first, then REEL_*
 // variables, then the project file, then the anchor's defaults (see project/anchor.ts). Every
 // command that uses a state says on its first line which it uses, and why.
-import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import {
   type Anchor,
@@ -17,14 +15,17 @@ import {
   startOf,
 } from "../project/index.js";
 import { isPostgresUrl, redactedUrl } from "../state/open-job-store.js";
-import { StateStore } from "../state/store.js";
+import { realPathOf } from "../real-path.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO, ParsedArgs } from "./command.js";
+import { refusePassedOverStates } from "./passed-over-states.js";
 
 export interface Workplace {
   readonly anchor: Anchor;
   /** The project file, when the anchor is one. */
   readonly project?: Project;
+  /** The project's folder (its real path, and as the paths given reach it): its manifests read its files. */
+  readonly projectRoots: readonly string[];
   readonly statePath: string;
   readonly outDir: string;
   /** Where the state path came from: a flag, the environment, or the anchor (project or defaults). */
@@ -59,7 +60,8 @@ export function envSetting(env: CliIO["env"], name: string): string | undefined 
  * without paths).
  */
 export function workplaceOf(paths: readonly string[], args: ParsedArgs, io: CliIO): Workplace {
-  const starts = (paths.length > 0 ? paths : ["."]).map((path) => startOf(resolve(io.cwd, path)));
+  const given = paths.length > 0 ? paths : ["."];
+  const starts = given.map((path) => startOf(resolve(io.cwd, path)));
   const anchor = anchorOf(starts, io.cwd);
   const project =
     anchor.kind === "project"
@@ -94,6 +96,7 @@ export function workplaceOf(paths: readonly string[], args: ParsedArgs, io: CliI
   return {
     anchor,
     ...(project ? { project } : {}),
+    projectRoots: project ? projectRootsOf(given, io.cwd) : [],
     statePath:
       stateFlag !== undefined || stateEnv !== undefined
         ? resolve(io.cwd, (stateFlag ?? stateEnv)!)
@@ -142,34 +145,9 @@ export function workplaceJson(place: Workplace): Record<string, unknown> {
 }
 
 /**
- * Before projects, the state file was `.reel/state.db` under the current folder, wherever the
- * manifests were. A run that now anchors elsewhere must not pass over such a state that has work
- * of these manifests (it would pay for it again): refused, with the ways on.
- */
-export function refuseIgnoredState(place: Workplace, cwd: string, manifestNames: readonly string[]): void {
-  if (place.stateFrom !== "anchor") return;
-  const old = resolve(cwd, DEFAULTS.statePath);
-  if (old === place.statePath || !existsSync(old) || sameFile(old, place.statePath)) return;
-  const known = StateStore.manifestsWithWork(old, manifestNames);
-  if (known.length === 0) return;
-  throw new UsageError(
-    `the state in the current folder, ${DEFAULTS.statePath}, has work of ${known.map((n) => `'${n}'`).join(", ")}, but these manifests' state is ${shownPath(cwd, place.statePath)} (${place.anchor.kind === "new" ? "new" : "found above them"}): running on would pay for that work again. Go on with the old one (--state ${DEFAULTS.statePath} --out ${DEFAULTS.outDir}), or move it beside the manifests (the whole .reel folder, and out), or write a project file with 'reel init'.`,
-  );
-}
-
-function sameFile(a: string, b: string): boolean {
-  try {
-    const x = statSync(a);
-    const y = statSync(b);
-    return x.dev === y.dev && x.ino === y.ino;
-  } catch {
-    return false;
-  }
-}
-
-/**
  * The checks of a workplace that need the manifests read: each manifest's own walk ends at this
- * anchor, and no old default state has their work (both skipped when --state or REEL_STATE chose).
+ * anchor, and no other state that could be theirs (the old default in the current folder, a state
+ * above) has their work (both skipped when --state or REEL_STATE chose).
  */
 export function checkWorkplace(
   place: Workplace,
@@ -182,7 +160,7 @@ export function checkWorkplace(
     manifests.map((m) => resolve(cwd, m.file)),
     cwd,
   );
-  refuseIgnoredState(
+  refusePassedOverStates(
     place,
     cwd,
     manifests.map((m) => m.name),
@@ -191,7 +169,7 @@ export function checkWorkplace(
 
 /** Manifests under a project may read the project's files, from wherever reel was started. */
 export function withProjectRoot(allowRead: readonly string[], place: Workplace): string[] {
-  return place.project ? [...allowRead, place.project.root] : [...allowRead];
+  return [...allowRead, ...place.projectRoots];
 }
 
 /**
@@ -201,8 +179,14 @@ export function withProjectRoot(allowRead: readonly string[], place: Workplace):
 export function projectRootsOf(paths: readonly string[], cwd: string): string[] {
   const roots = new Set<string>();
   for (const path of paths) {
-    const anchor = findAnchorAbove(startOf(resolve(cwd, path)));
-    if (anchor?.kind === "project") roots.add(anchor.dir);
+    const given = resolve(cwd, path);
+    const anchor = findAnchorAbove(startOf(given));
+    if (anchor?.kind !== "project") continue;
+    roots.add(anchor.dir);
+    // The same project as the path reaches it through a link: a manifest read that way names its
+    // media through the link too.
+    const typed = findAnchorAbove(startOf(given, { real: false }));
+    if (typed && typed.dir !== anchor.dir && realPathOf(typed.dir) === anchor.dir) roots.add(typed.dir);
   }
   return [...roots];
 }

@@ -12,10 +12,11 @@
 //     spring/intro                                      Running        42 s
 //
 // Every job of the run is counted once: in this run's counts (done, failed, uncertain, and what
-// ended before), or in one of the jobs' places; the counts add up to the videos of the bar.
+// ended before), or in one of the jobs' places; the counts add up to the videos of the bar. A
+// watch's session counts also hold what it made of versions since edited (work it paid for).
 import type pc from "picocolors";
 import { formatDuration } from "../duration.js";
-import { plural } from "./lines.js";
+import { plural } from "../plural.js";
 import { visibleWidth, wrapLine } from "./text-wrap.js";
 import {
   countPlaces,

@@ -58,6 +58,11 @@ export interface LiveState {
    * hold slots, and are not among the run's jobs.
    */
   readonly others: Map<string, JobView>;
+  /**
+   * watch: ends of this session no job shows any more (an edited video's earlier version, a video
+   * removed, a failure taken up again): still this session's work, each counted once.
+   */
+  readonly replaced: EndReplaced[];
   readonly hashing: Set<string>;
   readonly uploads: Map<string, { size: number; sent: number }>;
   readonly speaking: Set<string>;
@@ -75,6 +80,14 @@ export interface LiveState {
   readonly overheads: number[];
 }
 
+/** An end of this session's work that its job no longer shows. */
+export interface EndReplaced {
+  readonly key: string;
+  /** The version that ended (a job edited back to it shows this end again). */
+  readonly version: string | undefined;
+  readonly place: "done" | "failed" | "uncertain";
+}
+
 /** Overheads kept: the latest few (the poll schedule sharpens as more is learned). */
 const OVERHEADS_KEPT = 5;
 
@@ -85,6 +98,7 @@ export function makeLiveState(concurrency: number, now: number): LiveState {
     manifests: new Map(),
     jobs: new Map(),
     others: new Map(),
+    replaced: [],
     hashing: new Set(),
     uploads: new Map(),
     speaking: new Set(),
@@ -115,6 +129,9 @@ const SERVICE_PLACES: Record<string, JobPlace> = {
   Pending: "Pending",
   Running: "Running",
 };
+
+/** Places a job comes to when it is to be sent (again). */
+const TAKEN_UP: ReadonlySet<JobPlace> = new Set(["preparing", "queued", "submitting"]);
 
 /** Places a job reaches by its work in this run. */
 const THIS_RUN_FINAL: ReadonlySet<JobPlace> = new Set(["done", "failed", "uncertain"]);
@@ -207,6 +224,8 @@ export function applyEvent(state: LiveState, e: ProgressEvent, now: number): voi
       const place = PLACE_OF[e.stage];
       if (place === undefined || key === undefined) return;
       const view = viewOf(state, key, now);
+      // Taken up again (--retry-failed, --resubmit-uncertain): its end stays this session's work.
+      if (TAKEN_UP.has(place) && state.jobs.get(key) === view) replace(state, key, view);
       if (view.place === "downloading" && place === "done") {
         state.downloads.sumMs += now - view.since;
         state.downloads.count++;
@@ -240,6 +259,19 @@ function noteOverhead(state: LiveState, ms: number): void {
   state.overheads.length = Math.min(state.overheads.length, OVERHEADS_KEPT);
 }
 
+/** Keeps `view`'s end of this session (if it ended in it) among the ends no job shows. */
+function replace(state: LiveState, key: string, view: JobView): void {
+  if (view.place === "done" || view.place === "failed" || view.place === "uncertain") {
+    state.replaced.push({ key, version: view.facts?.version, place: view.place });
+  }
+}
+
+/** The end of this session of `key` at `version` that no job showed, taken back (undefined: none). */
+function takeBack(state: LiveState, key: string, version: string): EndReplaced["place"] | undefined {
+  const i = state.replaced.findLastIndex((end) => end.key === key && end.version === version);
+  return i < 0 ? undefined : state.replaced.splice(i, 1)[0]!.place;
+}
+
 function moveTo(view: JobView, place: JobPlace, now: number): void {
   if (view.place === place) return;
   view.place = place;
@@ -258,8 +290,10 @@ function viewOf(state: LiveState, key: string, now: number): JobView {
 
 /**
  * A manifest's jobs, as read now. A job of the same version keeps its place (done in this session
- * stays this session's); a new or changed one starts over (done before, or waiting). A job no
- * longer listed whose task is under way is still followed, among the others.
+ * stays this session's); a new or changed one starts over (done before, or waiting), its earlier
+ * version's end in this session kept as this session's work (and shown again by its job if it is
+ * edited back: counted once). A job no longer listed whose task is under way is still followed,
+ * among the others.
  */
 function setManifest(state: LiveState, name: string, jobs: readonly JobFacts[], now: number): void {
   const listed = new Set(jobs.map((job) => job.key));
@@ -268,6 +302,7 @@ function setManifest(state: LiveState, name: string, jobs: readonly JobFacts[], 
     const view = state.jobs.get(key);
     state.jobs.delete(key);
     if (view && underWay(view)) state.others.set(key, view);
+    else if (view) replace(state, key, view);
   }
   for (const facts of jobs) {
     const known = state.jobs.get(facts.key) ?? state.others.get(facts.key);
@@ -279,8 +314,11 @@ function setManifest(state: LiveState, name: string, jobs: readonly JobFacts[], 
       state.jobs.set(facts.key, known);
       continue;
     }
-    if (known && underWay(known)) state.others.set(facts.key, known); // its earlier version's task
-    state.jobs.set(facts.key, { place: facts.done ? "doneBefore" : "waiting", since: now, facts });
+    if (known && underWay(known))
+      state.others.set(facts.key, known); // its earlier version's task
+    else if (known && state.jobs.get(facts.key) === known) replace(state, facts.key, known);
+    const place = takeBack(state, facts.key, facts.version) ?? (facts.done ? "doneBefore" : "waiting");
+    state.jobs.set(facts.key, { place, since: now, facts });
   }
   if (jobs.length === 0) state.manifests.delete(name);
   else state.manifests.set(name, [...listed]);
@@ -320,7 +358,7 @@ export interface Totals {
   before: number;
   /** Ended in an earlier run another way than done (a failure not retried). */
   endedBefore: number;
-  /** This run's. */
+  /** This run's (a watch: this session's, with the ends its jobs no longer show). */
   done: number;
   failed: number;
   uncertain: number;
@@ -329,7 +367,7 @@ export interface Totals {
 export function totalsOf(state: LiveState): Totals {
   const n = countPlaces(state);
   const endedBefore = n.failedBefore + n.uncertainBefore;
-  return {
+  const totals: Totals = {
     total: state.jobs.size,
     finished: n.done + n.failed + n.uncertain + n.doneBefore + endedBefore,
     before: n.doneBefore,
@@ -338,6 +376,8 @@ export function totalsOf(state: LiveState): Totals {
     failed: n.failed,
     uncertain: n.uncertain,
   };
+  for (const end of state.replaced) totals[end.place]++;
+  return totals;
 }
 
 /** Whether some job of the run is still to be made in this run. */

@@ -10,6 +10,7 @@ import type { Dispatcher } from "undici";
 import type { Logger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
 import type { JournalWriter } from "../output/journal.js";
+import type { OutFolder } from "../output/out-folder.js";
 import type { VersionsContext } from "../output/versions.js";
 import type { JobRow, JobStore, StateFileError } from "../state/store.js";
 import type { AssetResolver } from "./assets.js";
@@ -119,8 +120,8 @@ export interface EngineContext {
   readonly client: ServiceClient;
   readonly store: JobStore;
   readonly outDir: string;
-  /** `outDir` resolved: how the state file names the folder a video lies in. */
-  readonly outKey: string;
+  /** `outDir` as the state file names it, and which rows' videos lie in it. */
+  readonly out: OutFolder;
   /** The output folder and state file, for the functions that keep versions of a video. */
   readonly versions: VersionsContext;
   readonly options: ResolvedOptions;
@@ -142,6 +143,11 @@ export interface EngineContext {
   readonly budget: Budget | undefined;
   /** Jobs --retry-failed has resubmitted in this run (per watch session). */
   readonly retried: Set<number>;
+  /**
+   * Keys of the jobs claimed whose submission is not answered yet: their "submitted" line is still
+   * to come (a capped run names them when its budget stops).
+   */
+  readonly sending: Set<string>;
   /**
    * Per job key: what reads the store to choose a video's file and then moves files and records
    * them (a download into `<id>.mp4`, an older version moved aside, a name taken back) runs one

@@ -37,7 +37,7 @@ export async function checkDone(ctx: EngineContext, job: Job, row: JobRow): Prom
   // The check is synchronous and quick; yielding first lets 10,000 of them at the start of a
   // rerun interleave with the submissions instead of holding them up.
   await setImmediatePromise();
-  const inOut = row.out_dir === null || row.out_dir === ctx.outKey; // rows of earlier reels: taken to be
+  const inOut = ctx.out.holds(row.out_dir);
   const found = row.file !== null && inOut ? await checkSavedVideo(join(outDir, row.file), row) : undefined;
   if (found?.kind === "same") {
     let current = found.stamp === undefined ? row : await store.recordVideoStamp(row, found.stamp);
@@ -120,7 +120,7 @@ async function downloadInSlot(ctx: EngineContext, finished: JobRow, addressFresh
           url = await refreshUrl(ctx, row);
         }
       }
-      row = await store.markDownloaded(row, file, ctx.outKey, video);
+      row = await store.markDownloaded(row, file, ctx.out.key, video);
       writeJobRecord(outDir, row, superseded);
       ctx.changed();
       ctx.progress.event({ stage: "done", key: row.job_key, detail: file });

@@ -9,7 +9,7 @@
 // through the parts, which share one EngineContext (context.ts): submit.ts (submission), follow.ts
 // (polling a task), deliver.ts (download, or the failure recorded), lost-assets.ts, service-gate.ts
 // (fatal / pause / park), startup.ts (an interrupted run's work, the output folder's lock).
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import PQueue from "p-queue";
 import type { ServiceError } from "../client/index.js";
 import { OutputDiskError } from "../errors.js";
@@ -18,6 +18,7 @@ import type { Job } from "../manifest/index.js";
 import { ensureJobRecord } from "../output/job-record.js";
 import { ensureRealDir, removeStaleTempFiles } from "../output/atomic-write.js";
 import { probeWritable } from "../output/out-dir.js";
+import { outFolderOf } from "../output/out-folder.js";
 import {
   type JobRow,
   LeaseLostError,
@@ -93,7 +94,7 @@ export interface Engine {
 export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const { client, store, outDir } = options;
   const { fleet } = store;
-  const outKey = resolve(outDir);
+  const out = outFolderOf(outDir);
   const log = options.logger ?? silentLogger;
   const progress = options.progress ?? silentProgress;
   const onFatal = options.onFatal ?? "stop";
@@ -145,8 +146,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     client,
     store,
     outDir,
-    outKey,
-    versions: { store, outDir, outKey },
+    out,
+    versions: { store, outDir, out },
     options: {
       maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
       pollTiming: options.pollTiming ?? DEFAULT_POLL_TIMING,
@@ -192,6 +193,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     runTimes: RunTimes.fromJSON(await store.readRunTimes()),
     lostAssets: new Set(),
     retried: new Set(),
+    sending: new Set(),
     fleetSlots: fleet && new FleetSlots(stop.signal),
     budget: options.budget,
     videoLock: makeKeyedLock(),
@@ -210,11 +212,20 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   };
   const runTimesSaver = setInterval(() => void saveRunTimes(), RUN_TIMES_SAVE_MS);
   // The cap reached: said once; the jobs not sent yet stay pending, and what is in flight goes on.
+  // Submissions claimed within the cap before it and not answered yet are named: their lines follow.
   options.budget?.onStop((reached) => {
-    log.warn({ what: reached.what, spent: reached.spent }, "budget reached: nothing more is submitted");
+    const sending = [...ctx.sending];
+    log.warn(
+      { what: reached.what, spent: reached.spent, sending },
+      "budget reached: nothing more is submitted",
+    );
+    const onTheirWay =
+      sending.length > 0
+        ? ` after ${sending.join(", ")} (claimed within the cap, their requests on their way)`
+        : "";
     progress.event({
       stage: "note",
-      detail: `budget reached: ${reached.unpriced ? `${reached.what} has no price in the price list` : `${reached.what} would pass the cap`}; nothing more is submitted, tasks already submitted are followed and downloaded`,
+      detail: `budget reached: ${reached.unpriced ? `${reached.what} has no price in the price list` : `${reached.what} would pass the cap`}; nothing more is submitted${onTheirWay}; tasks already submitted are followed and downloaded`,
     });
     options.onBudgetStop?.();
   });
@@ -339,6 +350,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           await removeStaleTempFiles(dir, fleet ? SHARED_STALE_TEMP_MS : 0);
           // A folder that exists but refuses writes is found before the manifest's first costed call.
           probeWritable(dir);
+          // The output folder's reports list this manifest's videos from now on, whoever runs it.
+          await store.recordOutManifest(out.key, manifest);
         },
         (error: unknown) => {
           preparedDirs.delete(manifest); // checked again next time (watch: the user may fix it)

@@ -5,6 +5,7 @@ import { setMaxListeners } from "node:events";
 import { ReelError } from "../errors.js";
 import type { ProgressSink } from "./progress.js";
 import { makeStoppableSleep } from "./stoppable-sleep.js";
+import { agree, plural } from "../plural.js";
 
 /**
  * How long a submission already on the wire may finish after Ctrl-C, so its answer is recorded: one
@@ -12,6 +13,13 @@ import { makeStoppableSleep } from "./stoppable-sleep.js";
  * a slow service gets this long (said on screen), and a second Ctrl-C still quits at once.
  */
 const SUBMIT_GRACE_MS = 15_000;
+
+/**
+ * After a stop of reel's own (a refused key), how long the submissions still on the wire have before
+ * the wait for them is said: they are mostly refused in the same instant, and a note about waiting
+ * for answers already in would only confuse.
+ */
+const OWN_STOP_NOTE_MS = 1_000;
 
 export interface StopSignals {
   /** Aborted to end all work. */
@@ -31,7 +39,11 @@ export function makeStopSignals(userSignal: AbortSignal | undefined, progress: P
   const stop = new AbortController();
   // Every in-flight request listens on `stop`: many listeners are expected.
   setMaxListeners(0, stop.signal);
-  const onUserAbort = (): void => stop.abort(userSignal?.reason);
+  let byUser = false;
+  const onUserAbort = (): void => {
+    byUser = true;
+    stop.abort(userSignal?.reason);
+  };
   if (userSignal?.aborted) onUserAbort();
   userSignal?.addEventListener("abort", onUserAbort, { once: true });
   const submitAbort = new AbortController();
@@ -46,12 +58,16 @@ export function makeStopSignals(userSignal: AbortSignal | undefined, progress: P
   stop.signal.addEventListener(
     "abort",
     () => {
-      if (signals.onWire > 0) {
+      const sayWait = (): void => {
+        if (signals.onWire === 0 || submitAbort.signal.aborted) return;
         progress.event({
           stage: "note",
-          detail: `waiting up to ${SUBMIT_GRACE_MS / 1000} s for the answer to ${signals.onWire} submission(s) already sent, so that what was paid is recorded; Ctrl-C again quits at once (they are then marked uncertain)`,
+          detail: `waiting up to ${SUBMIT_GRACE_MS / 1000} s for the answer to ${plural(signals.onWire, "submission")} already sent, so that what was paid is recorded; Ctrl-C again quits at once (${agree(signals.onWire, "it is", "they are")} then marked uncertain)`,
         });
-      }
+      };
+      // The user who pressed Ctrl-C is told at once why reel does not quit yet.
+      if (byUser) sayWait();
+      else setTimeout(sayWait, OWN_STOP_NOTE_MS).unref();
       // A fresh reason, never the fatal ServiceError that stopped us: a submission cut off here may
       // have reached the service, so it must be recorded as uncertain, not as a definite refusal.
       setTimeout(

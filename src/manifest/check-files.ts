@@ -31,7 +31,18 @@ import type { AssetRef } from "./types.js";
 /** What a field expects: a source is an image, an audio is audio. */
 export type MediaUse = "image" | "audio";
 
-export type MediaCheck = { ok: true; ref: AssetRef } | { ok: false; message: string; code: ProblemCode };
+export type MediaCheck =
+  | { ok: true; ref: AssetRef }
+  | {
+      ok: false;
+      message: string;
+      code: ProblemCode;
+      /**
+       * The local file (absolute) when it is not there, or not a whole media file: a copy that may
+       * still land (a watcher waits for it).
+       */
+      file?: string;
+    };
 
 /** sha256 hex of an opened file, read from its start. */
 export function hashFileStreaming(_absPath: string, opened: OpenedFile): Promise<string> {
@@ -104,12 +115,21 @@ export class FileChecker {
       this.resolved.set(abs, entry);
     }
     const found = await entry;
-    if (!found.ok) return { ok: false, message: `${field} ${found.message}`, code: found.code };
+    if (!found.ok) {
+      const landing = found.code === PROBLEM_CODES.fileMissing || found.code === PROBLEM_CODES.mediaFormat;
+      return {
+        ok: false,
+        message: `${field} ${found.message}`,
+        code: found.code,
+        ...(landing ? { file: abs } : {}),
+      };
+    }
     if (found.format === undefined) {
       return {
         ok: false,
         message: `${field} must be ${expectedWords(use)}; ${written} is ${found.size === 0 ? "empty" : "not a file of an accepted format"}`,
         code: PROBLEM_CODES.mediaFormat,
+        file: abs,
       };
     }
     const kind: MediaKind = kindOf(found.format);

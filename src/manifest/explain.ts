@@ -23,6 +23,8 @@ export interface Reason {
   readonly text: string;
   /** CHANGED: each field that differs, as `path old -> new`. */
   readonly changes?: readonly string[];
+  /** CHANGED: the path of each field that differs (`chunks[0].text`), in the order of `changes`. */
+  readonly fields?: readonly string[];
 }
 
 export interface Explained {
@@ -63,7 +65,7 @@ export function explainPlan(
         text: "its submission's outcome is unknown (it may have been made), and --resubmit-uncertain",
       });
     } else if (fresh.has(job.key)) {
-      reasons.push(whyNew(job, view, options.cwd));
+      reasons.push(explainNew(job, view, options.cwd));
     } else continue;
     const sameAs = repeats.get(job.key);
     if (sameAs !== undefined)
@@ -76,7 +78,11 @@ export function explainPlan(
   return out;
 }
 
-function whyNew(job: Job, view: Partial<ExplainView> | undefined, cwd: string): Reason {
+/**
+ * Why a job whose version was never sent would be: new, changed since its last version (which
+ * fields), or failed before anything was sent. `watch` says it of each manifest it reads.
+ */
+export function explainNew(job: Job, view: Partial<ExplainView> | undefined, cwd: string): Reason {
   const error = view?.errorOf?.(job.key, job.specHash);
   if (error !== undefined)
     return { code: "FAILED_BEFORE_SENT", text: `failed before anything was sent (${error}): tried again` };
@@ -92,12 +98,37 @@ function whyNew(job: Job, view: Partial<ExplainView> | undefined, cwd: string): 
   } catch {
     before = undefined;
   }
-  const changes = diffSpecs(before, JSON.parse(JSON.stringify(job.spec)) as unknown, cwd);
+  const diff = diffFields(before, JSON.parse(JSON.stringify(job.spec)) as unknown, cwd);
+  const changes = diff.map((d) => d.text);
   return {
     code: "CHANGED",
     text: `changed since its last version${earlier.sent ? "" : " (which was never sent)"}: ${changes.length > 0 ? changes.join("; ") : "its request differs"}`,
     changes,
+    fields: diff.map((d) => d.field),
   };
+}
+
+/** Fields named in a summary at most; the others are counted. */
+const SUMMARY_FIELDS = 4;
+
+/**
+ * Many jobs' reasons in a few words, as `watch` says what a manifest it read will have generated:
+ * `7 changed: chunks[0].text; 2 new`. The words of --explain: `new`, `changed: <fields>`.
+ */
+export function summarizeReasons(reasons: readonly Reason[]): string {
+  const parts: string[] = [];
+  const count = (code: ReasonCode): number => reasons.filter((r) => r.code === code).length;
+  const changed = reasons.filter((r) => r.code === "CHANGED");
+  if (changed.length > 0) {
+    const fields = [...new Set(changed.flatMap((r) => r.fields ?? []))];
+    const named = fields.slice(0, SUMMARY_FIELDS).join(", ");
+    const more = fields.length > SUMMARY_FIELDS ? ` and ${fields.length - SUMMARY_FIELDS} more fields` : "";
+    parts.push(`${changed.length} changed${fields.length > 0 ? `: ${named}${more}` : ""}`);
+  }
+  if (count("NEW_ID") > 0) parts.push(`${count("NEW_ID")} new`);
+  const failed = count("FAILED_BEFORE_SENT");
+  if (failed > 0) parts.push(`${failed} failed before anything was sent: tried again`);
+  return parts.join("; ");
 }
 
 type Ref = AssetRef | SpeechRef;
@@ -137,18 +168,29 @@ function fileShown(path: string, cwd: string): string {
 
 /** Each field of two requests (JobSpec as JSON) that differs, as `path old -> new`. */
 export function diffSpecs(before: unknown, after: unknown, cwd: string): string[] {
-  const changes: string[] = [];
+  return diffFields(before, after, cwd).map((change) => change.text);
+}
+
+/** A field that differs: its path (`chunks[0].text`), and the change as `path old -> new`. */
+interface FieldChange {
+  readonly field: string;
+  readonly text: string;
+}
+
+function diffFields(before: unknown, after: unknown, cwd: string): FieldChange[] {
+  const changes: FieldChange[] = [];
   diffValue(before, after, "", changes, cwd);
   return changes;
 }
 
-function diffValue(before: unknown, after: unknown, path: string, changes: string[], cwd: string): void {
+function diffValue(before: unknown, after: unknown, path: string, changes: FieldChange[], cwd: string): void {
   if (isRef(before) && isRef(after)) {
     diffRef(before, after, path, changes, cwd);
     return;
   }
   if (Array.isArray(before) && Array.isArray(after)) {
-    if (before.length !== after.length) changes.push(`${path}: ${before.length} -> ${after.length} items`);
+    if (before.length !== after.length)
+      changes.push({ field: path, text: `${path}: ${before.length} -> ${after.length} items` });
     for (let i = 0; i < Math.min(before.length, after.length); i++)
       diffValue(before[i], after[i], `${path}[${i}]`, changes, cwd);
     return;
@@ -162,33 +204,37 @@ function diffValue(before: unknown, after: unknown, path: string, changes: strin
   }
   if (isRef(before) || isRef(after)) {
     const side = (value: unknown): string => (isRef(value) ? refShown(value, cwd) : shown(value));
-    changes.push(`${path} ${side(before)} -> ${side(after)}`);
+    changes.push({ field: path, text: `${path} ${side(before)} -> ${side(after)}` });
     return;
   }
   if (JSON.stringify(before) === JSON.stringify(after)) return;
   // Texts quoted; a model, a resolution, a seed as they are written.
   const show = (value: unknown): string =>
     typeof value === "string" && !/(^|\.)text$/.test(path) ? value : shown(value);
-  changes.push(`${path} ${show(before)} -> ${show(after)}`);
+  changes.push({ field: path, text: `${path} ${show(before)} -> ${show(after)}` });
 }
 
-function diffRef(before: Ref, after: Ref, path: string, changes: string[], cwd: string): void {
+function diffRef(before: Ref, after: Ref, path: string, changes: FieldChange[], cwd: string): void {
   if (before.kind === "file" && after.kind === "file") {
     if (before.sha256 === after.sha256) return; // the same content, whatever its name: the same request
-    changes.push(
-      before.path === after.path
-        ? `${path}: ${fileShown(after.path, cwd)} content changed`
-        : `${path} ${fileShown(before.path, cwd)} -> ${fileShown(after.path, cwd)} (other content)`,
-    );
+    changes.push({
+      field: path,
+      text:
+        before.path === after.path
+          ? `${path}: ${fileShown(after.path, cwd)} content changed`
+          : `${path} ${fileShown(before.path, cwd)} -> ${fileShown(after.path, cwd)} (other content)`,
+    });
     return;
   }
   if (before.kind === "speech" && after.kind === "speech") {
     // Written as `speech:` in the manifest (sent as the chunk's audio).
     const at = path.replace(/\.audio$/, ".speech");
-    if (before.voiceId !== after.voiceId) changes.push(`${at}.voice ${before.voiceId} -> ${after.voiceId}`);
-    if (before.text !== after.text) changes.push(`${at}.text ${shown(before.text)} -> ${shown(after.text)}`);
+    if (before.voiceId !== after.voiceId)
+      changes.push({ field: `${at}.voice`, text: `${at}.voice ${before.voiceId} -> ${after.voiceId}` });
+    if (before.text !== after.text)
+      changes.push({ field: `${at}.text`, text: `${at}.text ${shown(before.text)} -> ${shown(after.text)}` });
     return;
   }
   if (JSON.stringify(before) !== JSON.stringify(after))
-    changes.push(`${path} ${refShown(before, cwd)} -> ${refShown(after, cwd)}`);
+    changes.push({ field: path, text: `${path} ${refShown(before, cwd)} -> ${refShown(after, cwd)}` });
 }

@@ -4,8 +4,10 @@ export { FileChecker, hashFileStreaming } from "./check-files.js";
 export { type FormatOptions, formatProblems, mergeFindings, problemLocation } from "./format-problems.js";
 export { globToRegExp, makeJobFilter, onlyHint } from "./job-filter.js";
 export { checkAllowRead, DEFAULT_MAX_FILE_BYTES, loadManifests } from "./load.js";
-export { isManifestFile, PROJECT_FILE_NAME } from "./manifest-file.js";
+export { isManifestFile, nameFromFileName, PROJECT_FILE_NAME } from "./manifest-file.js";
 export {
+  type EarlierVersion,
+  type ExplainView,
   type JobStatus,
   makePlan,
   type Plan,
@@ -23,7 +25,15 @@ export {
   type WarningCode,
 } from "./problem.js";
 export { toGenerationRequest } from "./request.js";
-export { diffSpecs, type Explained, explainPlan, type Reason, type ReasonCode } from "./explain.js";
+export {
+  diffSpecs,
+  type Explained,
+  explainNew,
+  explainPlan,
+  type Reason,
+  type ReasonCode,
+  summarizeReasons,
+} from "./explain.js";
 export {
   buildManifestSchema,
   type ChunkInput,

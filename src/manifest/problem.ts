@@ -11,6 +11,11 @@ export interface Problem {
   col: number;
   message: string;
   code: ProblemCode;
+  /**
+   * A media file the manifest names that is not there, or not whole (E_FILE_MISSING,
+   * E_MEDIA_FORMAT), named as `file` is: a watcher waits for it.
+   */
+  media?: string;
 }
 
 /** Stable codes: scripts and tests branch on these, never on message text. */
@@ -18,6 +23,8 @@ export const PROBLEM_CODES = {
   notFound: "E_NOT_FOUND",
   readFailed: "E_READ",
   tooLarge: "E_FILE_TOO_LARGE",
+  /** More videos than the limit, in a manifest or a run's manifests together (video-count.ts). */
+  tooManyVideos: "E_TOO_MANY_VIDEOS",
   yamlSyntax: "E_YAML_SYNTAX",
   duplicateKey: "E_DUPLICATE_KEY",
   unknownTag: "E_UNKNOWN_TAG",

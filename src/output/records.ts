@@ -16,6 +16,12 @@ import { isRecordName, RESULTS_NAME } from "./layout.js";
 export type RecordedJob = Omit<JobResult, "createdAt"> & {
   readonly createdAt: string | null;
   readonly spec?: unknown;
+  /**
+   * What the video held when reel wrote it (per-job records of a reel that recorded it): a rebuilt
+   * state checks the file against these, as the lost one would have.
+   */
+  readonly size: number | null;
+  readonly sha256: string | null;
 };
 
 /** The statuses of a task on the service that is not final yet. */
@@ -55,6 +61,8 @@ function recordOf(value: unknown): RecordedJob | undefined {
     submittedAt: str(r.submittedAt),
     finishedAt: str(r.finishedAt),
     downloadedAt: str(r.downloadedAt),
+    size: typeof r.size === "number" && Number.isSafeInteger(r.size) && r.size > 0 ? r.size : null,
+    sha256: typeof r.sha256 === "string" && /^[0-9a-f]{64}$/.test(r.sha256) ? r.sha256 : null,
     ...("spec" in r ? { spec: r.spec } : {}),
   };
 }
@@ -101,6 +109,8 @@ function recordOfJournal(entry: JournaledJob): RecordedJob | undefined {
     submittedAt: entry.answeredAt,
     finishedAt: null,
     downloadedAt: null,
+    size: null,
+    sha256: null,
   };
 }
 
@@ -125,8 +135,14 @@ export function readRecords(outDir: string, scope?: JournalScope): RecordedJob[]
         : rank(record.status) > rank(known.status)
           ? record
           : known;
+    const other = further === record ? known : record;
     const spec = known.spec !== undefined ? known.spec : record.spec;
-    found.set(key, spec === undefined ? further : { ...further, spec });
+    // results.jsonl carries no size and hash: those of a per-job record of the same file are kept.
+    const facts =
+      further.sha256 === null && other.sha256 !== null && other.file === further.file
+        ? { size: other.size, sha256: other.sha256 }
+        : {};
+    found.set(key, { ...further, ...facts, ...(spec === undefined ? {} : { spec }) });
   };
   for (const folder of entries(outDir)) {
     if (!folder.isDirectory()) continue;

@@ -8,13 +8,23 @@ import type { JobRow, JobStore } from "../state/store.js";
 import { writeJobRecord } from "./job-record.js";
 import { keptVideoFile, recordOfVideo } from "./layout.js";
 import { sha256File } from "../file-hash.js";
+import type { OutFolder } from "./out-folder.js";
 
 /** The output folder and the state file that records what is in it. */
 export interface VersionsContext {
   readonly store: JobStore;
   readonly outDir: string;
-  /** `outDir` resolved: how the state file names the folder a file lies in. */
-  readonly outKey: string;
+  /** `outDir` as the state file names it, and which rows' videos lie in it. */
+  readonly out: OutFolder;
+}
+
+/** The versions of job `key` whose video is recorded at `file` of this output folder. */
+export async function filesHere(
+  { store, out }: VersionsContext,
+  key: string,
+  file: string,
+): Promise<JobRow[]> {
+  return (await store.listJobsWithFile(key, file)).filter((row) => out.holds(row.out_dir));
 }
 
 /**
@@ -24,13 +34,13 @@ export interface VersionsContext {
  * that no other version of it acts on the same read.
  */
 export async function keepPreviousVersion(ctx: VersionsContext, row: JobRow, file: string): Promise<void> {
-  const { store, outDir, outKey } = ctx;
-  for (const older of await store.listJobsWithFile(row.job_key, file, outKey)) {
+  const { store, outDir, out } = ctx;
+  for (const older of await filesHere(ctx, row.job_key, file)) {
     if (older.id === row.id) continue;
     const kept = await keptName(ctx, older);
     try {
       await rename(join(outDir, file), join(outDir, kept));
-      writeJobRecord(outDir, await store.markDownloaded(older, kept, outKey), true);
+      writeJobRecord(outDir, await store.markDownloaded(older, kept, out.key), true);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       await store.forgetDownload(older); // the user deleted it already
@@ -43,10 +53,10 @@ export async function keepPreviousVersion(ctx: VersionsContext, row: JobRow, fil
  * counter when another row holds that name (the same version made by another service, after
  * --new-service): a video is never written over by another's.
  */
-export async function keptName({ store, outKey }: VersionsContext, row: JobRow): Promise<string> {
+export async function keptName(ctx: VersionsContext, row: JobRow): Promise<string> {
   for (let n = 1; ; n++) {
     const name = keptVideoFile(row.manifest, row.video_id, row.spec_hash, n);
-    const holders = await store.listJobsWithFile(row.job_key, name, outKey);
+    const holders = await filesHere(ctx, row.job_key, name);
     if (holders.every((other) => other.id === row.id)) return name;
   }
 }
@@ -69,10 +79,10 @@ export async function keepChangedVideo({ outDir }: VersionsContext, row: JobRow)
 
 /** Moves `row`'s video (kept under its hash name) back to `own`, `<id>.mp4`. */
 export async function takeBackName(ctx: VersionsContext, row: JobRow, own: string): Promise<void> {
-  const { store, outDir, outKey } = ctx;
+  const { store, outDir, out } = ctx;
   await keepPreviousVersion(ctx, row, own);
   await rename(join(outDir, row.file!), join(outDir, own));
-  writeJobRecord(outDir, await store.markDownloaded(row, own, outKey));
+  writeJobRecord(outDir, await store.markDownloaded(row, own, out.key));
   // Its record as a kept version, beside the video that just moved.
   await unlink(join(outDir, recordOfVideo(row.file!))).catch(() => {});
 }

@@ -11,10 +11,13 @@
 //     manifest (the old default, for the usual `reel run manifests/`), else in their nearest common
 //     folder, where the next run, from wherever, finds it by rule 2.
 // Manifests whose walks end at different anchors are refused together: one run cannot use two
-// states, and picking one would pay again for the jobs the other recorded.
+// states, and picking one would pay again for the jobs the other recorded. The walk starts from the
+// real folder (real-path.ts): manifests reached through a symbolic link belong where the link
+// leads, whichever way they are reached.
 import { statSync } from "node:fs";
 import { dirname, join, parse } from "node:path";
 import { UsageError } from "../errors.js";
+import { realPathOf } from "../real-path.js";
 import { isInside, shownPath } from "../user-path.js";
 import { PROJECT_DEFAULTS, PROJECT_FILE_NAME } from "./project-file.js";
 
@@ -28,12 +31,21 @@ export interface Anchor {
 
 /** The nearest anchor at or above `start` (absolute), or undefined when there is none up to the root. */
 export function findAnchorAbove(start: string): Anchor | undefined {
+  for (const anchor of anchorsFrom(start)) return anchor;
+  return undefined;
+}
+
+/**
+ * Every anchor at or above `start` (absolute), nearest first. The nearest one anchors a run; those
+ * further up may hold states that ran the same manifests before a nearer project was made.
+ */
+export function* anchorsFrom(start: string): Generator<Anchor> {
   let dir = start;
   for (;;) {
-    if (isFile(join(dir, PROJECT_FILE_NAME))) return { dir, kind: "project" };
-    if (isFile(join(dir, PROJECT_DEFAULTS.state))) return { dir, kind: "state" };
+    if (isFile(join(dir, PROJECT_FILE_NAME))) yield { dir, kind: "project" };
+    else if (isFile(join(dir, PROJECT_DEFAULTS.state))) yield { dir, kind: "state" };
     const up = dirname(dir);
-    if (up === dir) return undefined;
+    if (up === dir) return;
     dir = up;
   }
 }
@@ -70,8 +82,9 @@ export function anchorOf(starts: readonly string[], cwd: string): Anchor {
   }
   const only = [...found.values()][0];
   if (only?.anchor) return only.anchor;
-  const all = only?.starts ?? [cwd];
-  const dir = all.every((start) => isInside(start, cwd)) ? cwd : commonFolder(all);
+  const here = realPathOf(cwd);
+  const all = only?.starts ?? [here];
+  const dir = all.every((start) => isInside(start, here)) ? here : commonFolder(all);
   return { dir, kind: "new" };
 }
 
@@ -81,12 +94,12 @@ export function anchorOf(starts: readonly string[], cwd: string): Anchor {
  */
 export function checkManifestsAnchor(anchor: Anchor, files: readonly string[], cwd: string): void {
   const foreign = files.filter((file) => {
-    const own = findAnchorAbove(dirname(file));
+    const own = findAnchorAbove(realPathOf(dirname(file)));
     return anchor.kind === "new" ? own !== undefined : own?.dir !== anchor.dir;
   });
   if (foreign.length === 0) return;
   const first = foreign[0]!;
-  const own = findAnchorAbove(dirname(first));
+  const own = findAnchorAbove(realPathOf(dirname(first)));
   throw new UsageError(
     `${shownPath(cwd, first)}${foreign.length > 1 ? ` (and ${foreign.length - 1} more)` : ""} belongs to ${own ? describeAnchor(own, cwd) : "no project"}, not to ${anchor.kind === "new" ? `a new state in ${shownPath(cwd, anchor.dir)}` : describeAnchor(anchor, cwd)}: one run uses one state. Run that project's manifests on their own.`,
   );
@@ -118,11 +131,16 @@ function commonFolder(paths: readonly string[]): string {
   return common;
 }
 
-/** Where the anchor search starts for a path given on the command line: a folder, or a file's folder. */
-export function startOf(path: string): string {
+/**
+ * Where the anchor search starts for a path given on the command line: a folder, or a file's
+ * folder, as typed (`real`: false) or real (the anchor's walk).
+ */
+export function startOf(path: string, { real = true } = {}): string {
+  let folder: string;
   try {
-    return statSync(path).isDirectory() ? path : dirname(path);
+    folder = statSync(path).isDirectory() ? path : dirname(path);
   } catch {
-    return dirname(path);
+    folder = dirname(path);
   }
+  return real ? realPathOf(folder) : folder;
 }

@@ -2,6 +2,7 @@
 export {
   type Anchor,
   anchorOf,
+  anchorsFrom,
   type AnchorKind,
   checkManifestsAnchor,
   describeAnchor,

@@ -1,10 +1,20 @@
 // `reel init [DIR]`: a project a newcomer can run at once: the project file, a commented example
 // manifest whose `$schema` line finds reel's schema from where it is, and a media folder with an
-// image it uses. Nothing is written over: when any of these exists, nothing is written at all.
-import { constants, copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+// image it uses. Nothing is written over: when any of these exists, nothing is written at all. A
+// folder that holds manifests already gets the project file alone (and .gitignore).
+import {
+  constants,
+  copyFileSync,
+  type Dirent,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../errors.js";
+import { isManifestFile } from "../manifest/manifest-file.js";
 import { PROJECT_DEFAULTS, PROJECT_FILE_NAME } from "./project-file.js";
 
 /** reel's own files, found from this module (dist/project/init.js or src/project/init.ts). */
@@ -14,6 +24,9 @@ const PROJECT_SCHEMA = join(PACKAGE_ROOT, "schemas", "project.schema.json");
 const EXAMPLE_IMAGE = join(PACKAGE_ROOT, "manifests", "media", "host.jpg");
 
 export const EXAMPLE_MANIFEST = "manifests/example.yaml";
+const EXAMPLE_IMAGE_FILE = "media/host.jpg";
+/** The files of the example alone. */
+const EXAMPLE_FILES: ReadonlySet<string> = new Set([EXAMPLE_MANIFEST, EXAMPLE_IMAGE_FILE]);
 
 /** The files init writes, relative to the project folder. */
 export function initFiles(dir: string): { path: string; text?: string; copyOf?: string }[] {
@@ -67,14 +80,36 @@ videos:
 # Quote texts that hold ': ' or ' #' (YAML reads the rest as a key or a comment).
 `,
     },
-    { path: "media/host.jpg", copyOf: EXAMPLE_IMAGE },
+    { path: EXAMPLE_IMAGE_FILE, copyOf: EXAMPLE_IMAGE },
     { path: ".gitignore", text: `# reel's state and output (see reel.yaml)\n/.reel/\n/out/\n` },
   ];
 }
 
-/** Writes the project into `dir` (made if missing). Returns the paths written, relative to `dir`. */
+/**
+ * Whether `dir` holds a manifest (as `reel run DIR` would read it) at any depth. A folder of the
+ * user's manifests gets no example among them: the next run of the folder would pay for it.
+ */
+export function holdsManifests(dir: string): boolean {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return false;
+  }
+  return entries.some((entry) => {
+    if (entry.name.startsWith(".")) return false;
+    if (entry.isDirectory()) return holdsManifests(join(dir, entry.name));
+    return (entry.isFile() || entry.isSymbolicLink()) && isManifestFile(entry.name);
+  });
+}
+
+/**
+ * Writes the project into `dir` (made if missing): without the example and its image when `dir`
+ * holds manifests already. Returns the paths written, relative to `dir`.
+ */
 export function initProject(dir: string): string[] {
-  const files = initFiles(dir);
+  const example = !holdsManifests(dir);
+  const files = initFiles(dir).filter((f) => example || !EXAMPLE_FILES.has(f.path));
   // .gitignore is the user's own when it exists: kept, not a reason to refuse.
   const taken = files.filter((f) => f.path !== ".gitignore" && existsSync(join(dir, f.path)));
   if (taken.length > 0) {

@@ -1,7 +1,14 @@
 // What the drivers (`run`, `watch`) say about a manifest's jobs before the engine takes them.
 import type { JobFacts, ProgressSink } from "../engine/progress.js";
-import type { Job } from "../manifest/index.js";
-import { type JobStore, versionKey } from "../state/store.js";
+import {
+  explainNew,
+  type Job,
+  type NormalizedManifest,
+  type Reason,
+  summarizeReasons,
+} from "../manifest/index.js";
+import { type JobRow, type JobStore, versionKey } from "../state/store.js";
+import { earlierVersionOf, errorOfRow, jobStatusOf } from "./job-versions.js";
 
 /**
  * The progress display starts with how many jobs are already done, counted from the state alone:
@@ -58,4 +65,44 @@ export async function noteRepeatedJobs(
       detail: `${repeats.length} new ${repeats.length === 1 ? "job repeats a video" : "jobs repeat videos"} already made under another name (${first.key} = ${made.get(first.specHash)}): ${repeats.length === 1 ? "it is" : "they are"} generated and paid for again. A renamed manifest or id? Ctrl-C, give the old name back, and rerun ('reel plan' lists them).`,
     });
   }
+}
+
+/** A manifest as a watcher reads it against the state: what is made, and what it will have generated. */
+export interface ManifestReading {
+  /** What the display knows of its jobs: each version asked for now, and whether its video is made. */
+  readonly jobs: readonly JobFacts[];
+  /** Why, in `plan --explain`'s words: `7 changed: chunks[0].text; 2 new`; "" when none. */
+  readonly why: string;
+}
+
+/**
+ * Reads the state of a manifest's jobs (one query: every version of its videos) before the engine
+ * takes them. Failed and uncertain jobs are left out: the engine sends them again only on request
+ * (--retry-failed, once per session; --resubmit-uncertain).
+ */
+export async function readManifestJobs(
+  store: JobStore,
+  manifest: NormalizedManifest,
+  cwd: string,
+): Promise<ManifestReading> {
+  const versions = new Map<string, JobRow[]>();
+  for (const row of await store.listManifestJobs(manifest.name)) {
+    const list = versions.get(row.job_key) ?? [];
+    list.push(row);
+    versions.set(row.job_key, list);
+  }
+  const rowOf = (key: string, specHash: string): JobRow | undefined =>
+    versions.get(key)?.find((row) => row.spec_hash === specHash);
+  const view = {
+    earlierVersion: (key: string, specHash: string) => earlierVersionOf(versions.get(key) ?? [], specHash),
+    errorOf: (key: string, specHash: string) => errorOfRow(rowOf(key, specHash)),
+  };
+  const done = new Set<string>();
+  const reasons: Reason[] = [];
+  for (const job of manifest.jobs) {
+    const row = rowOf(job.key, job.specHash);
+    if (row?.state === "Success" && row.file !== null) done.add(versionKey(job.key, job.specHash));
+    if (jobStatusOf(row) === "new") reasons.push(explainNew(job, view, cwd));
+  }
+  return { jobs: jobFacts(manifest.jobs, done), why: summarizeReasons(reasons) };
 }

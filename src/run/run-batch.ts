@@ -1,14 +1,15 @@
 // `reel run`'s driver: one engine, every job of the run's manifests to a final state, then the
 // reports (results.jsonl and index.html). `reel watch` is the other driver (src/watch).
-import { resolve } from "node:path";
 import type { Budget, Cost } from "../budget/index.js";
 import type { ServiceError } from "../client/index.js";
+import { DEFAULTS } from "../defaults.js";
 import { type Engine, type EngineOptions, makeEngine, newJobOf } from "../engine/engine.js";
 import { silentProgress } from "../engine/progress.js";
 import { OutputDiskError } from "../errors.js";
 import type { Job } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import { type ReportRun, writeHtmlReport } from "../report/html-report.js";
+import { folderRows, type FolderRows } from "../report/folder-rows.js";
 import { writeResults } from "../report/results.js";
 import { type JobRow, LeaseLostError, StoreUnreachableError, versionKey } from "../state/store.js";
 import { startProgress } from "./notes.js";
@@ -38,6 +39,8 @@ export interface RunSummary {
   readonly rows: readonly JobRow[];
   /** A capped run's budget: what it spent, where it stopped (outcome "capped"), what it left unsent. */
   readonly budget?: BudgetEnd;
+  /** Attempts a job may have in all (--max-attempts): whether --retry-failed would send a failed one. */
+  readonly maxAttempts: number;
 }
 
 /** A capped run's end: the budget (caps, spend, why it stopped) and the jobs it did not send. */
@@ -112,8 +115,18 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
           ? "incomplete"
           : "completed";
   const fatal = engine.fatal;
-  await writeReports(engine, options.outDir, listedRows, {
+  const maxAttempts = options.maxAttempts ?? DEFAULTS.maxAttempts;
+  // The reports list the folder's other manifests too: what this run worked on is marked.
+  const folder = await folderRows(
+    options.store,
+    options.outDir,
+    listedRows,
+    finalRows,
+    listed.map((job) => job.manifest),
+  );
+  await writeReports(engine, options.outDir, folder, {
     outcome,
+    maxAttempts,
     ...(fatal ? { fatal: { code: fatal.code, message: fatal.message } } : {}),
     ...(options.service !== undefined ? { service: options.service } : {}),
     startedAt,
@@ -121,27 +134,25 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   return {
     outcome,
     rows: finalRows,
+    maxAttempts,
     ...(engine.fatal ? { fatal: engine.fatal } : {}),
     ...(options.budget
-      ? { budget: { budget: options.budget, left: options.budget.leftUnsent(finalRows) } }
+      ? {
+          budget: { budget: options.budget, left: await options.budget.leftUnsent(finalRows, options.store) },
+        }
       : {}),
   };
 }
-/** results.jsonl and index.html of the run's jobs; `run`: how it ended, for the page's banner. */
+/** results.jsonl and index.html of the folder's jobs; `run`: how it ended, for the page's banner. */
 async function writeReports(
   engine: Engine,
   outDir: string,
-  rows: readonly JobRow[],
+  listed: FolderRows,
   run: ReportRun,
 ): Promise<void> {
-  // A video recorded in another output folder is not in this one's results.
-  const outKey = resolve(outDir);
-  const here = rows.map((row) =>
-    row.file === null || row.out_dir === null || row.out_dir === outKey ? row : { ...row, file: null },
-  );
   try {
-    await writeResults(outDir, here);
-    await writeHtmlReport(outDir, here, { run });
+    await writeResults(outDir, listed.rows, listed.thisRun);
+    await writeHtmlReport(outDir, listed.rows, { run, thisRun: listed.thisRun });
   } catch (error) {
     // The disk that stopped the run refuses these too: the rerun writes them.
     if (!(engine.fatal instanceof OutputDiskError && asDiskFailure(error, outDir))) throw error;

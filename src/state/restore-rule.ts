@@ -12,7 +12,7 @@ export interface HeldRow {
 
 /** The columns a restored row is written with, in the order of restoredValues. */
 export const RESTORED_COLUMNS =
-  "service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, fail_kind, attempts, task_id, task_status, file, out_dir, error, created_at, submitted_at, finished_at, downloaded_at, updated_at";
+  "service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, fail_kind, attempts, task_id, task_status, file, out_dir, file_size, file_sha256, error, created_at, submitted_at, finished_at, downloaded_at, updated_at";
 
 /**
  * The values to write for `job` over `held` (see JobRecords.restoreJobs), or undefined when the
@@ -45,6 +45,8 @@ export function restoredValues(
     job.taskStatus,
     job.file,
     job.outDir,
+    job.fileSize,
+    job.fileSha256,
     job.error,
     job.createdAt,
     job.submittedAt,

@@ -3,8 +3,8 @@
 // (its awaitWriteFinish, `settleMs`), so a file being written is not read. It relies on the OS's
 // file events: an idle watcher makes one system call every few seconds (FOLDER_CHECK_MS).
 import type { Stats } from "node:fs";
-import { open, stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { open, realpath, stat } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { makeEngine, type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
@@ -18,14 +18,16 @@ import {
   PROBLEM_CODES,
 } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
+import { folderRows } from "../report/folder-rows.js";
 import { writeResults } from "../report/results.js";
 import { resultOf } from "../output/job-record.js";
 import { DEFAULTS } from "../defaults.js";
-import { jobFacts, noteRepeatedJobs } from "../run/notes.js";
+import { noteRepeatedJobs, readManifestJobs } from "../run/notes.js";
 import type { OutputDiskError } from "../errors.js";
 import { type JobRow, type StateFileError, versionKey } from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import { isIgnoredPath } from "./manifest-files.js";
+import { plural } from "../plural.js";
 
 const DEFAULT_SETTLE_MS = DEFAULTS.settle.ms;
 /** How often the watched folder is checked for having been deleted or replaced. */
@@ -123,15 +125,27 @@ async function watchWithProgress(
   });
   await engine.followInFlight();
 
-  /** results.jsonl and index.html, for the jobs of the manifests in the folder now. */
+  /**
+   * results.jsonl and index.html: the jobs of the manifests in the folder now, marked as the watch's,
+   * and the other videos of the output folder (report/folder-rows.ts).
+   */
   async function writeOutputs(): Promise<void> {
     const rows = await engine.wantedRows();
     sayFinished(rows);
-    await writeResults(options.outDir, rows);
-    await writeHtmlReport(options.outDir, rows, {
+    const folder = await folderRows(
+      options.store,
+      options.outDir,
+      rows,
+      rows,
+      rows.map((row) => row.manifest),
+    );
+    await writeResults(options.outDir, folder.rows, folder.thisRun);
+    await writeHtmlReport(options.outDir, folder.rows, {
+      thisRun: folder.thisRun,
       run: {
         outcome: watching ? "watching" : "stopped",
         ...(options.service !== undefined ? { service: options.service } : {}),
+        ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
         startedAt,
       },
     });
@@ -230,6 +244,10 @@ async function watchWithProgress(
       code === PROBLEM_CODES.fileMissing || code === PROBLEM_CODES.mediaFormat;
     if (problems.some((p) => mediaPending(p.code))) awaitingMedia.add(file);
     else awaitingMedia.delete(file);
+    // Nothing wrong but files still to land: the manifest waits for them rather than being skipped.
+    const awaited = problems.every((p) => mediaPending(p.code) && p.media !== undefined)
+      ? [...new Set(problems.map((p) => p.media!))]
+      : [];
     const refusal = manifest && problems.length === 0 ? await options.refuseJobs?.(manifest.jobs) : undefined;
     if (refusal !== undefined) {
       problems.push({
@@ -247,7 +265,11 @@ async function watchWithProgress(
       // (if any) keeps running until the file is fixed or deleted.
       if (reported.get(file) !== text) {
         reported.set(file, text);
-        options.report(`${text}\n${display(file)}: skipped until fixed\n`);
+        const outcome =
+          awaited.length > 0
+            ? `waiting for ${awaited.join(", ")} (read again every ${FOLDER_CHECK_MS / 1000} s; its videos run once ${awaited.length === 1 ? "it is" : "they are"} there)`
+            : "skipped until fixed";
+        options.report(`${text}\n${display(file)}: ${outcome}\n`);
       }
       return;
     }
@@ -261,12 +283,13 @@ async function watchWithProgress(
     const previous = nameOf.get(file);
     nameOf.set(file, manifest.name);
     if (previous !== undefined && previous !== manifest.name) await release(previous);
+    // What this reading will have generated, and why: each is paid for.
+    const reading = await readManifestJobs(options.store, manifest, options.load.cwd);
     progress.event({
       stage: "note",
-      detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'`,
+      detail: `${display(file)}: ${plural(manifest.jobs.length, "video")} of '${manifest.name}'; ${reading.why === "" ? "nothing new to generate" : `to generate: ${reading.why}`}`,
     });
-    const done = await options.store.downloadedVersions();
-    progress.event({ stage: "manifest", key: manifest.name, jobs: jobFacts(manifest.jobs, done) });
+    progress.event({ stage: "manifest", key: manifest.name, jobs: reading.jobs });
     await noteRepeatedJobs(progress, options.store, manifest.jobs);
     finishedSaid.delete(manifest.name); // said again once this reading's jobs are all final
     await engine.setManifestJobs(manifest.name, manifest.jobs);
@@ -328,16 +351,20 @@ async function watchWithProgress(
 
   /** A chokidar watcher of `dir`, resolved once its first scan (every file there: "add") is done. */
   async function startWatcher(): Promise<FSWatcher> {
-    const started = watch(dir, {
+    // A link given as DIR is followed to the folder it names: chokidar, which follows no links,
+    // watched the link alone, and nothing ever landed. Its files keep their names under DIR.
+    const real = await realpath(dir).catch(() => dir);
+    const asGiven = (path: string): string => (real === dir ? path : join(dir, relative(real, path)));
+    const started = watch(real, {
       // The watched folder itself is never skipped, hidden (~/.queue) or not: only what is below it.
-      ignored: (path, stats) => path !== dir && isIgnoredPath(path, stats ? stats.isFile() : undefined),
+      ignored: (path, stats) => path !== real && isIgnoredPath(path, stats ? stats.isFile() : undefined),
       ignoreInitial: false,
       followSymlinks: false,
       awaitWriteFinish: { stabilityThreshold: options.settleMs ?? DEFAULT_SETTLE_MS, pollInterval: 50 },
     });
-    started.on("add", onFile);
-    started.on("change", onFile);
-    started.on("unlink", onUnlink);
+    started.on("add", (path) => onFile(asGiven(path)));
+    started.on("change", (path) => onFile(asGiven(path)));
+    started.on("unlink", (path) => onUnlink(asGiven(path)));
     started.on("error", (error) => options.report(`watch: ${(error as Error).message}\n`));
     await new Promise<void>((resolveReady) => started.once("ready", () => resolveReady()));
     return started;

@@ -2,16 +2,21 @@
 // the sandbox over HTTP, from several folders, with real state files, project files and outputs.
 // The money line of each test: the sandbox's own count of generations made.
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { runCli, writeTree } from "../helpers/cli.js";
+import { runCli, useCommands, writeTree } from "../helpers/cli.js";
+import { usePostgres } from "../helpers/postgres.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { until } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { expectServedVideo, isServedVideo } from "../helpers/videos.js";
+import { shownPath } from "../../src/user-path.js";
 
 const sandbox = useSandboxes();
+const startCommand = useCommands();
+const database = usePostgres();
 
 const PROMO = `version: 1
 name: promo
@@ -157,6 +162,195 @@ describe("the state is the project's", () => {
   });
 });
 
+describe("a project inside the folder of another", () => {
+  const OTHER = PROMO.replace("name: promo", "name: other");
+
+  /** `reel init top`, then 4 videos of top/campaign/manifests run with top's state. */
+  async function ranWithTopState(s: Sandbox): Promise<{ root: string; top: string; campaign: string }> {
+    const root = await tempDir();
+    expect((await runCli(["init", "top"], { cwd: root, env: {} })).code).toBe(0);
+    const top = join(root, "top");
+    const campaign = join(top, "campaign");
+    await writeTree(campaign, { "manifests/promo.yaml": PROMO, "manifests/other.yaml": OTHER });
+    const run = await runCli(["run", "top/campaign/manifests"], { cwd: root, env: env(s) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(firstLine(run.stderr)).toContain("project top/reel.yaml");
+    expect(s.counters.generationsCreated).toBe(4);
+    return { root, top, campaign };
+  }
+
+  it("reel init refuses a folder whose manifests the state above has run, and writes nothing", async () => {
+    const s = await sandbox();
+    const { root, campaign } = await ranWithTopState(s);
+    const init = await runCli(["init", "top/campaign"], { cwd: root, env: {} });
+    expect(init.code).toBe(2);
+    expect(init.stderr).toContain("top/.reel/state.db");
+    expect(init.stderr).toContain("'other', 'promo'");
+    expect(existsSync(join(campaign, "reel.yaml"))).toBe(false);
+    expect(existsSync(join(campaign, "manifests", "example.yaml"))).toBe(false);
+    // The manifests stay top's: a run from their own folder pays for nothing.
+    const again = await runCli(["run", "manifests"], { cwd: campaign, env: env(s) });
+    expect(again.code, again.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(4);
+  });
+
+  it("a run whose new project would pass over the state above that ran its manifests is refused, from any folder, with the fix", async () => {
+    const s = await sandbox();
+    const { root, top, campaign } = await ranWithTopState(s);
+    // A project file written by hand (or by an older reel init) inside top's folder.
+    await writeFile(join(campaign, "reel.yaml"), "version: 1\n");
+    for (const [cwd, path, known] of [
+      [root, "top/campaign/manifests", "'other', 'promo'"],
+      [campaign, "manifests", "'other', 'promo'"],
+      [join(campaign, "manifests"), "promo.yaml", "'promo'"],
+    ] as const) {
+      const run = await runCli(["run", path], { cwd, env: env(s) });
+      expect(run.code, `${cwd}: ${run.stderr}`).toBe(2);
+      expect(run.stderr).toContain(`.reel/state.db above has work of ${known}, but`);
+      expect(run.stderr).toContain(`--state ${shownPath(cwd, join(top, ".reel", "state.db"))}`);
+      expect(run.stderr).toContain("running on would pay for that work again");
+    }
+    expect(s.counters.generationsCreated).toBe(4);
+    expect(existsSync(join(campaign, ".reel", "state.db"))).toBe(false);
+
+    // The fix it names: the state above, given.
+    const fixed = await runCli(["run", "manifests", "--state", "../.reel/state.db", "--out", "../out"], {
+      cwd: campaign,
+      env: env(s),
+    });
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(4);
+  });
+
+  it("a watch of such a project skips the manifests the state above ran, with the same fix", async () => {
+    const s = await sandbox();
+    const { root, campaign } = await ranWithTopState(s);
+    await writeFile(join(campaign, "reel.yaml"), "version: 1\n");
+    const watch = startCommand(["watch", "top/campaign/manifests", "--settle", "50ms"], {
+      cwd: root,
+      env: env(s),
+    });
+    await until(
+      () => (watch.output().stderr.match(/skipped until fixed/g) ?? []).length === 2,
+      "both manifests skipped",
+      10_000,
+    );
+    expect(watch.output().stderr).toContain(".reel/state.db above has work of 'other'");
+    expect(watch.output().stderr).toContain(".reel/state.db above has work of 'promo'");
+    expect((await watch.stop()).code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(4);
+  });
+
+  it("reel init into a folder that holds manifests adds no example to them: the next run pays for theirs alone", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "studio/manifests/promo.yaml": PROMO });
+    const init = await runCli(["init", "studio"], { cwd: root, env: {} });
+    expect(init.code, init.stderr).toBe(0);
+    expect(existsSync(join(root, "studio", "reel.yaml"))).toBe(true);
+    expect(existsSync(join(root, "studio", "manifests", "example.yaml"))).toBe(false);
+    expect(init.stdout).toContain("no example manifest");
+    const run = await runCli(["run", "."], { cwd: join(root, "studio"), env: env(s) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2);
+  });
+});
+
+describe("paths through symbolic links", () => {
+  const downloads = (s: Sandbox): number => s.counters.requestCount("GET", "/files/:token");
+
+  it("a project reached through a linked folder is the same project: nothing made or downloaded again at each switch", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "real/reel.yaml": "version: 1\n", "real/manifests/promo.yaml": PROMO });
+    await symlink("real", join(root, "link"));
+    expect((await runCli(["run", "real/manifests"], { cwd: root, env: env(s) })).code).toBe(0);
+    const fetched = downloads(s);
+    expect(fetched).toBe(2);
+    for (const path of ["link/manifests", "real/manifests", "link/manifests/promo.yaml"]) {
+      const run = await runCli(["run", path], { cwd: root, env: env(s) });
+      expect(run.code, run.stderr).toBe(0);
+      expect(firstLine(run.stderr), path).toBe(
+        "reel run: state real/.reel/state.db · out real/out · project real/reel.yaml",
+      );
+    }
+    expect(s.counters.generationsCreated).toBe(2);
+    expect(downloads(s)).toBe(fetched);
+  });
+
+  it("manifests read through a linked project folder may read its files, from outside it", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, {
+      "real/reel.yaml": "version: 1\n",
+      "real/media/face.png": { fixture: "tiny.png" },
+      "real/manifests/face.yaml": [
+        "version: 1",
+        "name: face",
+        "videos:",
+        "  - id: hello",
+        "    model: avatar-h1",
+        "    resolution: 540p",
+        "    source: ../media/face.png",
+        "    chunks:",
+        '      - { duration: 5, speech: { voice: 17, text: "Hello" } }',
+        "",
+      ].join("\n"),
+    });
+    await symlink("real", join(root, "link"));
+    await mkdir(join(root, "elsewhere"));
+    const run = await runCli(["run", "../link/manifests"], { cwd: join(root, "elsewhere"), env: env(s) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(s.counters.generationsCreated).toBe(1);
+  });
+
+  it("a link to a project's manifests finds the project's state, not a new one where the link is", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "p/reel.yaml": "version: 1\n", "p/manifests/promo.yaml": PROMO });
+    await symlink(join("p", "manifests"), join(root, "shortcut"));
+    expect((await runCli(["run", "p/manifests"], { cwd: root, env: env(s) })).code).toBe(0);
+    const run = await runCli(["run", "shortcut"], { cwd: root, env: env(s) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(firstLine(run.stderr)).toBe("reel run: state p/.reel/state.db · out p/out · project p/reel.yaml");
+    expect(s.counters.generationsCreated).toBe(2);
+    expect(existsSync(join(root, ".reel"))).toBe(false);
+  });
+
+  it("an output folder given through a link is the same folder: its videos are not downloaded again", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "promo.yaml": PROMO });
+    expect((await runCli(["run", "promo.yaml", "--out", "videos"], { cwd: root, env: env(s) })).code).toBe(0);
+    await symlink("videos", join(root, "videos-link"));
+    const fetched = downloads(s);
+    for (const out of ["videos-link", "videos"]) {
+      const run = await runCli(["run", "promo.yaml", "--out", out], { cwd: root, env: env(s) });
+      expect(run.code, run.stderr).toBe(0);
+    }
+    expect(downloads(s)).toBe(fetched);
+    expect(s.counters.generationsCreated).toBe(2);
+    await expectServedVideo(join(root, "videos", "promo", "teaser.mp4"));
+  });
+
+  it("reel watch LINK watches the folder the link names", async () => {
+    const s = await sandbox();
+    const root = await tempDir();
+    await writeTree(root, { "incoming/promo.yaml": PROMO });
+    await symlink("incoming", join(root, "inbox"));
+    const watch = startCommand(["watch", "inbox", "--settle", "50ms"], { cwd: root, env: env(s) });
+    await until(
+      async () =>
+        (await isServedVideo(join(root, "out", "promo", "teaser.mp4"))) &&
+        (await isServedVideo(join(root, "out", "promo", "trailer.mp4"))),
+      "both videos made",
+      10_000,
+    );
+    expect((await watch.stop()).code).toBe(0);
+    expect(s.counters.generationsCreated).toBe(2);
+  });
+});
+
 describe("the project file", () => {
   it("sets state, out, concurrency and the base URL, relative to itself; flags and REEL_* come first", async () => {
     const s = await sandbox();
@@ -184,6 +378,34 @@ describe("the project file", () => {
       state: join(root, "x.db"),
       out: join(root, "p", "videos"),
     });
+  });
+
+  // plan compares with the service run would use: the project's base URL too, on a shared store
+  // (which must be told the service) as on a state file (which would otherwise take the last used).
+  it("plan compares with the project file's base URL, on a PostgreSQL store and on a state file", async (context) => {
+    const url = await database(context);
+    const s = await sandbox();
+    for (const store of [{ REEL_STORE: url }, {}]) {
+      const root = await tempDir();
+      await writeTree(root, {
+        "p/reel.yaml": `version: 1\nbaseUrl: ${s.baseUrl}\n`,
+        "p/m/promo.yaml": PROMO,
+      });
+      const ran = await runCli(["run", "p/m"], { cwd: root, env: { REEL_API_KEY: s.apiKey, ...store } });
+      expect(ran.code, ran.stderr).toBe(0);
+      // Then a try on the sandbox: a state file's last service, which the project's address is not.
+      if (!("REEL_STORE" in store))
+        expect((await runCli(["run", "p/m", "--sandbox"], { cwd: root, env: store })).code).toBe(0);
+      const plan = await runCli(["plan", "p/m", "--json"], { cwd: root, env: store });
+      expect(plan.code, plan.stderr).toBe(0);
+      const shown = JSON.parse(plan.stdout) as {
+        service: string;
+        plan: { jobs: { done: string[]; new: string[] } };
+      };
+      expect(shown.service).toBe(s.baseUrl);
+      expect(shown.plan.jobs).toMatchObject({ done: ["promo/teaser", "promo/trailer"], new: [] });
+    }
+    expect(s.counters.generationsCreated).toBe(4);
   });
 
   it("is refused at its line and column, with the fix, before anything is sent", async () => {
@@ -265,7 +487,7 @@ describe("the end of a run", () => {
     expect(text.code).toBe(1);
     expect(text.stderr).toContain("reel run: completed. 2 Success, 1 Fail");
     expect(text.stderr).toMatch(/\n {2}promo\/ghost: Fail: .+/);
-    expect(text.stderr).toContain("or rerun with --retry-failed");
+    expect(text.stderr).toContain("rerun with --retry-failed to try it again");
     expect(text.stderr).toContain("Videos: out/promo/ (2)");
     expect(text.stderr).toContain("Report: out/index.html");
     expect(text.stderr).not.toContain("Files hashed");

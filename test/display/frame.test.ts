@@ -229,6 +229,49 @@ describe("the live display's frame", () => {
       /no videos yet$/,
     );
   });
+
+  it("counts what a watch made of an edited video's earlier version as this session's work, once", () => {
+    const state = makeLiveState(4, 0);
+    const winter = (version: (i: number) => string, done: (i: number) => boolean) =>
+      Array.from({ length: 3 }, (_, i) => ({ ...facts(`winter/v${i}`, done(i)), version: version(i) }));
+    const head = (now: number) =>
+      renderFrame(state, { now, width: 80, colors: plain, watching: true }).slice(0, 2).join("\n");
+    applyEvent(
+      state,
+      {
+        stage: "manifest",
+        key: "winter",
+        jobs: winter(
+          () => "a",
+          () => false,
+        ),
+      },
+      0,
+    );
+    for (let i = 0; i < 3; i++) applyEvent(state, job("done", `winter/v${i}`), 1_000);
+    // Two texts edited: new work for the bar; what was made of them stays this session's.
+    const edited = (i: number) => (i < 2 ? "b" : "a");
+    applyEvent(state, { stage: "manifest", key: "winter", jobs: winter(edited, (i) => i === 2) }, 2_000);
+    expect(head(2_000)).toMatch(
+      /1\/3 videos[^]*\nthis session: 3 done · 0 failed · 0 uncertain · 0 done before/,
+    );
+    applyEvent(state, job("done", "winter/v0"), 3_000);
+    expect(head(3_000)).toMatch(/2\/3 videos[^]*\nthis session: 4 done ·/);
+    // Edited back: the videos made in this session of that version are theirs again, counted once.
+    applyEvent(
+      state,
+      {
+        stage: "manifest",
+        key: "winter",
+        jobs: winter(
+          () => "a",
+          () => true,
+        ),
+      },
+      4_000,
+    );
+    expect(head(4_000)).toMatch(/3\/3 videos\nthis session: 4 done · 0 failed · 0 uncertain · 0 done before/);
+  });
 });
 
 describe("the lines off a terminal", () => {

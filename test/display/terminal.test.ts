@@ -174,7 +174,9 @@ describe("the live display in an 80-column terminal", () => {
     expect(end).toMatch(
       /^✗ failed spring\/teaser-with-a-rather-long-name-for-a-video: asset 99999999 .*\n {2}\S/m,
     );
-    expect(end).toMatch(/^--retry-failed \(a new, paid attempt\)\.$/m);
+    expect(end).toMatch(
+      /^--retry-failed to try it again \(a new, paid attempt\), or edit it in the\nmanifest \(a changed video is a new job\)\.$/m,
+    );
 
     const plan = reelInPty(["plan", "--state", state, "--retry-failed", "spring.yaml"], dir, env);
     expect(await plan.exit).toBe(0);

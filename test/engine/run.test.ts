@@ -551,7 +551,7 @@ describe("reel run", () => {
     const dir = await workspace();
     const first = await runCli(["run", "manifests", "--concurrency", "2"], { cwd: dir, env: env(s) });
     expect(first.code).toBe(3);
-    expect(first.stderr).toMatch(/not enough credits/);
+    expect(first.stderr).toContain("reel run: stopped: out of credits.");
     expect(first.stderr).toContain("no credits left: nothing more is submitted");
     const paid = s.counters.generationsCreated;
     expect(paid).toBeGreaterThan(0);

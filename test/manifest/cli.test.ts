@@ -133,7 +133,6 @@ describe("reel plan", () => {
         "",
         "jobs       5 new, 0 done, 0 in flight, 0 failed, 0 uncertain",
         "uploads    4 to upload (12.1 KB), 0 already uploaded",
-        "downloads  0 https file(s) to fetch, then upload",
         "speech     2 to generate, 0 already made",
         "",
         "seconds of video per model",

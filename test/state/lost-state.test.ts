@@ -10,6 +10,7 @@ import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { until, useReelProcesses, writeTree } from "../helpers/cli.js";
 import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { expectServedVideo } from "../helpers/videos.js";
 
 let sandbox: Sandbox | undefined;
 afterEach(async () => {
@@ -52,7 +53,7 @@ describe("a lost state file", () => {
     expect(sandbox!.counters.generationsCreated).toBe(JOBS);
     expect(refusedCode).toBe(2);
     expect(refused.stderr()).toContain(`the state file ${state} is empty`);
-    expect(refused.stderr()).toMatch(/30 job record\(s\) in .*out/);
+    expect(refused.stderr()).toMatch(/30 job records in .*out/);
     expect(refused.stderr()).toContain("--rebuild-state");
     expect(refused.stderr()).toContain("Nothing was sent");
     // Refused again, not taken for new the second time either.
@@ -60,7 +61,7 @@ describe("a lost state file", () => {
 
     const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
     expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
-    expect(rebuilt.stderr()).toMatch(/state rebuilt from the records .*: 30 job\(s\) written \(30 done/);
+    expect(rebuilt.stderr()).toMatch(/state rebuilt from the records .*: 30 jobs written \(30 done/);
     expect(sandbox!.counters.generationsCreated).toBe(JOBS);
     // The videos were not overwritten by new takes.
     expect(statSync(video).ino).toBe(before.ino);
@@ -68,6 +69,23 @@ describe("a lost state file", () => {
     const results = await readResults<{ status: string; taskId: string }>(dir);
     expect(results.map((r) => r.status)).toEqual(Array(JOBS).fill("Success"));
   }, 60_000);
+
+  it("rebuilt, lists again in the folder's reports the manifests whose records are in it", async () => {
+    const { dir, env, state } = await setUp(2);
+    await writeTree(dir, { "other.yaml": manifest(1).replace("name: lost", "name: other") });
+    expect(await reel(["run", "other.yaml"], dir, env).exit).toBe(0);
+    expect(await reel(["run", "m.yaml"], dir, env).exit).toBe(0);
+    truncateSync(state, 0);
+    const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
+    expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
+    const results = await readResults<{ manifest: string; id: string; thisRun: boolean }>(dir);
+    expect(results.map((r) => [`${r.manifest}/${r.id}`, r.thisRun])).toEqual([
+      ["lost/v0", true],
+      ["lost/v1", true],
+      ["other/v0", false],
+    ]);
+    expect(sandbox!.counters.generationsCreated).toBe(3);
+  });
 
   // Review: records are files anyone can edit. One whose `file` said ../victim.txt had that file
   // moved into OUT as an old version of the video, and one whose manifest said ../.. aimed outside.
@@ -106,7 +124,7 @@ describe("a lost state file", () => {
       const again = reel(args, dir, env);
       expect(await again.exit).toBe(2);
       expect(again.stderr()).toMatch(
-        /5 job\(s\) of these manifests have records in .* showing they were sent already/,
+        /5 jobs of these manifests have records in .* showing they were sent already/,
       );
       expect(again.stderr()).toContain("--rebuild-state");
     }
@@ -124,7 +142,7 @@ describe("a lost state file", () => {
     for (const suffix of ["", "-wal", "-shm"]) rmSync(`${state}${suffix}`, { force: true });
     const refused = reel(["run", "m.yaml"], dir, env);
     expect(await refused.exit).toBe(2);
-    expect(refused.stderr()).toMatch(/is missing, but the logs of 1 earlier run\(s\)/);
+    expect(refused.stderr()).toMatch(/is missing, but the log of 1 earlier run in/);
     expect(sandbox!.counters.generationsCreated).toBe(3);
     // Another state file of its own folder, with an output folder of its own: new, and runs (the
     // user's choice to pay). Sharing OUT, it would meet the records of the jobs paid already (see
@@ -132,6 +150,34 @@ describe("a lost state file", () => {
     const other = reel(["run", "m.yaml", "--state", ".staging/state.db", "--out", "out-staging"], dir, env);
     expect(await other.exit, other.stderr()).toBe(0);
     expect(sandbox!.counters.generationsCreated).toBe(6);
+  }, 60_000);
+
+  it("a video cut short is not adopted by the rebuilt state: checked against its record's size and hash, fetched again from its task", async () => {
+    const { dir, env } = await setUp(2);
+    expect(await reel(["run", "m.yaml"], dir, env).exit).toBe(0);
+    const video = join(dir, "out", "lost", "v1.mp4");
+    const record = JSON.parse(await readFile(join(dir, "out", "lost", "v1.json"), "utf8")) as {
+      size: number;
+      sha256: string;
+    };
+    expect(record.size).toBe(statSync(video).size);
+    truncateSync(video, 100); // its first bytes, "ftyp" and all, are still there
+    rmSync(join(dir, ".reel"), { recursive: true });
+
+    const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
+    expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
+    expect(rebuilt.stderr()).toContain("v1.mp4 is not the video reel saved");
+    await expectServedVideo(video);
+    await expectServedVideo(join(dir, "out", "lost", "v0.mp4"));
+    expect(sandbox!.counters.generationsCreated).toBe(2);
+    // The cut file is kept aside, never written over.
+    const kept = readdirSync(join(dir, "out", "lost")).filter((f) => /^v1\.[0-9a-f]{8}\.mp4$/.test(f));
+    expect(kept.map((f) => statSync(join(dir, "out", "lost", f)).size)).toEqual([100]);
+
+    const again = reel(["run", "m.yaml"], dir, env);
+    expect(await again.exit, again.stderr()).toBe(0);
+    await expectServedVideo(video);
+    expect(sandbox!.counters.generationsCreated).toBe(2);
   }, 60_000);
 
   it("rebuilds jobs in flight and intents with no answer from their records: followed or uncertain, never resent", async () => {

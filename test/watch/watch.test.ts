@@ -164,7 +164,7 @@ describe("reel watch", () => {
     await until(() => submissions() === 2, "the retry");
     await until(() => w.output().stderr.split("failed    r/bad").length === 3, "the retry's failure");
     await writeFile(join(dir, "incoming", "r.yaml"), `${broken}\n`); // and again: no more
-    await until(() => w.output().stderr.split("video(s) of 'r'").length === 4, "the third read");
+    await until(() => w.output().stderr.split("1 video of 'r'").length === 4, "the third read");
     await new Promise((r) => setTimeout(r, 1_000));
     await w.stop();
     expect(submissions()).toBe(2);
@@ -258,18 +258,25 @@ describe("reel watch", () => {
     for (const e of events) expect(new Date(e.at).toISOString()).toBe(e.at);
   });
 
-  it("runs a manifest whose media file lands after it, once the file is there", async () => {
+  it("says it waits for a media file not there yet (not 'skipped'), and runs the manifest once the file lands", async () => {
     const s = await sandbox();
     const dir = await workspace();
     const w = watcher(dir, s);
     await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
     const withFace = `version: 1\nname: late\nvideos:\n  - id: v0\n    model: avatar-h1\n    resolution: 540p\n    source: ./face.png\n    chunks:\n      - duration: 5\n        speech: { voice: 17, text: "hello" }\n`;
     await writeFile(join(dir, "incoming", "late.yaml"), withFace);
-    await until(() => w.output().stderr.includes("skipped until fixed"), "the missing file reported");
+    await until(
+      () => w.output().stderr.includes("incoming/late.yaml: waiting for incoming/face.png"),
+      "the missing file said as awaited",
+    );
+    expect(w.output().stderr).not.toContain("skipped");
+    expect(s.counters.requests.size).toBe(0);
     await writeTree(dir, { "incoming/face.png": { fixture: "tiny.png" } });
     await until(() => existsSync(video(dir, "late", "v0")), "the video, once its source landed", 10_000);
     await w.stop();
     expect(s.counters.generationsCreated).toBe(1);
+    // Said once, not at every check while it waited.
+    expect(w.output().stderr.split("waiting for incoming/face.png").length - 1).toBe(1);
   });
 
   it("goes on watching a folder that was deleted and made again", async () => {

@@ -129,7 +129,7 @@ export function downloadedVersions(c: SqlContext): Set<string> {
 export function madeSpecs(c: SqlContext): Map<string, string> {
   const rows = sql(
     c,
-    "SELECT spec_hash, job_key FROM jobs WHERE service_id = ? AND state = 'Success' ORDER BY id",
+    "SELECT spec_hash, job_key FROM jobs WHERE service_id = ? AND state IN ('Success', 'submitting', 'submitted') ORDER BY id",
     true,
   ).all(c.serviceId) as [string, string][];
   return new Map(rows);
@@ -137,6 +137,12 @@ export function madeSpecs(c: SqlContext): Map<string, string> {
 
 export function listJobs(c: SqlContext): JobRow[] {
   return (jobRows(c, "WHERE service_id = ? ORDER BY id").all(c.serviceId) as unknown[][]).map(jobRowOf);
+}
+
+export function listManifestJobs(c: SqlContext, manifest: string): JobRow[] {
+  return (
+    jobRows(c, "WHERE service_id = ? AND manifest = ? ORDER BY id").all(c.serviceId, manifest) as unknown[][]
+  ).map(jobRowOf);
 }
 
 export function listLatestJobs(c: SqlContext): (JobRow & { base_url: string })[] {
@@ -166,15 +172,15 @@ export function listInFlight(c: SqlContext): JobRow[] {
 }
 
 /** Of any service. */
-export function listJobsWithFile(c: SqlContext, key: string, file: string, outDir: string): JobRow[] {
+export function listJobsWithFile(c: SqlContext, key: string, file: string): JobRow[] {
   return (
     // `service_id IN (...)`: the unique index (service_id, job_key, spec_hash) serves it, probed
     // once per service, where a condition on job_key alone would read every row at each download.
     (
-      jobRows(
-        c,
-        "WHERE service_id IN (SELECT id FROM services) AND job_key = ? AND file = ? AND (out_dir IS NULL OR out_dir = ?)",
-      ).all(key, file, outDir) as unknown[][]
+      jobRows(c, "WHERE service_id IN (SELECT id FROM services) AND job_key = ? AND file = ?").all(
+        key,
+        file,
+      ) as unknown[][]
     ).map(jobRowOf)
   );
 }

@@ -152,7 +152,7 @@ export async function downloadedVersions(c: PgContext): Promise<Set<string>> {
 
 export async function madeSpecs(c: PgContext): Promise<Map<string, string>> {
   const { rows } = await c.pool.query<{ spec_hash: string; job_key: string }>(
-    "SELECT spec_hash, job_key FROM jobs WHERE service_id = $1 AND state = 'Success' ORDER BY id",
+    "SELECT spec_hash, job_key FROM jobs WHERE service_id = $1 AND state IN ('Success', 'submitting', 'submitted') ORDER BY id",
     [c.serviceId],
   );
   return new Map(rows.map((row) => [row.spec_hash, row.job_key]));
@@ -160,6 +160,10 @@ export async function madeSpecs(c: PgContext): Promise<Map<string, string>> {
 
 export async function listJobs(c: PgContext): Promise<JobRow[]> {
   return jobRows(c, "WHERE service_id = $1 ORDER BY id", [c.serviceId]);
+}
+
+export async function listManifestJobs(c: PgContext, manifest: string): Promise<JobRow[]> {
+  return jobRows(c, "WHERE service_id = $1 AND manifest = $2 ORDER BY id", [c.serviceId, manifest]);
 }
 
 export async function jobsByVersion(c: PgContext): Promise<Map<string, JobRow>> {
@@ -189,17 +193,8 @@ export async function listInFlight(c: PgContext): Promise<JobRow[]> {
 }
 
 /** Of any service. */
-export async function listJobsWithFile(
-  c: PgContext,
-  key: string,
-  file: string,
-  outDir: string,
-): Promise<JobRow[]> {
-  return jobRows(c, "WHERE job_key = $1 AND file = $2 AND (out_dir IS NULL OR out_dir = $3) ORDER BY id", [
-    key,
-    file,
-    outDir,
-  ]);
+export async function listJobsWithFile(c: PgContext, key: string, file: string): Promise<JobRow[]> {
+  return jobRows(c, "WHERE job_key = $1 AND file = $2 ORDER BY id", [key, file]);
 }
 
 /** One statement: the rows deleted and their events. */
