@@ -174,28 +174,58 @@ export function formatPlan(
   return `${lines.join("\n")}\n`;
 }
 
-/** Seconds (and credits, with prices) per manifest and in total: new, paid again on request, paid. */
+/** The spend table fits this many columns (an 80-column terminal, one spare). */
+const TABLE_COLUMNS = 79;
+
+/**
+ * Seconds (and credits, with prices) per manifest and in total: new, paid again on request, paid.
+ * Its columns as wide as their figures; a manifest name too long for the table has a line of its own,
+ * its figures on the next.
+ */
 function formatSpend(spend: PlanSpend): string[] {
   const n = (value: number): string => String(Math.round(value * 100) / 100);
-  const row = (name: string, jobs: number | string, s: PlanSpend["seconds"], c?: PlanSpend["seconds"]) =>
-    `  ${name.padEnd(24)}${String(jobs).padStart(6)}${n(s.new).padStart(9)}${n(s.retry).padStart(9)}${n(s.paid).padStart(9)}` +
-    (c ? `${n(c.new).padStart(12)}${n(c.retry).padStart(9)}${n(c.paid).padStart(9)}` : "");
   const credits = spend.credits;
+  const figures = (jobs: number, s: PlanSpend["seconds"], c: PlanSpend["seconds"] | undefined): string[] => [
+    String(jobs),
+    n(s.new),
+    n(s.retry),
+    n(s.paid),
+    ...(c ? [n(c.new), n(c.retry), n(c.paid)] : []),
+  ];
+  const rows: { name: string; figures: string[] }[] = [
+    ...spend.manifests.map((m) => ({ name: m.name, figures: figures(m.jobs, m.seconds, m.credits) })),
+    {
+      name: "total",
+      figures: figures(
+        spend.manifests.reduce((sum, m) => sum + m.jobs, 0),
+        spend.seconds,
+        credits,
+      ),
+    },
+  ];
+  const headers = ["jobs", "new", "retry", "paid", ...(credits ? ["new", "retry", "paid"] : [])];
+  // Each figure's column: its widest entry (at least 5), two spaces before it.
+  const widths = headers.map((h, i) => 2 + Math.max(5, h.length, ...rows.map((r) => r.figures[i]!.length)));
+  const figuresWidth = widths.reduce((sum, w) => sum + w, 0);
+  const longest = Math.max("manifest".length, ...rows.map((r) => r.name.length));
+  const nameWidth = Math.max("manifest".length, Math.min(longest, TABLE_COLUMNS - 2 - figuresWidth));
+  const line = (name: string, cells: readonly string[]): string =>
+    `  ${name.padEnd(nameWidth)}${cells.map((cell, i) => cell.padStart(widths[i]!)).join("")}`;
+  // The groups' names over their three columns.
+  const group = (title: string, from: number): string =>
+    title.padStart(widths.slice(from, from + 3).reduce((sum, w) => sum + w, 0));
   const lines = [
     "",
     credits
       ? `spend per manifest (seconds of video; credits by ${credits.prices})`
       : "spend per manifest (seconds of video; no price list: see --prices)",
-    `  ${"manifest".padEnd(24)}${"jobs".padStart(6)}${"new s".padStart(9)}${"retry s".padStart(9)}${"paid s".padStart(9)}` +
-      (credits ? `${"new cr".padStart(12)}${"retry cr".padStart(9)}${"paid cr".padStart(9)}` : ""),
-    ...spend.manifests.map((m) => row(m.name, m.jobs, m.seconds, m.credits)),
-    row(
-      "total",
-      spend.manifests.reduce((sum, m) => sum + m.jobs, 0),
-      spend.seconds,
-      credits,
-    ),
+    `  ${" ".repeat(nameWidth + widths[0]!)}${group("seconds of video", 1)}${credits ? group("credits", 4) : ""}`,
+    line("manifest", headers),
   ];
+  for (const row of rows) {
+    if (row.name.length > nameWidth) lines.push(`  ${row.name}`, line("", row.figures));
+    else lines.push(line(row.name, row.figures));
+  }
   if (credits && credits.speech > 0) lines.push(`  (new credits include ${n(credits.speech)} for speech)`);
   if (spend.unpriced.length > 0)
     lines.push(

@@ -200,6 +200,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     changed: () => options.onJobChange?.(),
   };
   const { gate } = ctx;
+  progress.event({ stage: "run-times", learned: ctx.runTimes });
   // What is learned of the run times is kept every few seconds (a crash loses no more) and at the end.
   const saveRunTimes = async (): Promise<void> => {
     if (!ctx.runTimes.takeChanges()) return;
@@ -380,7 +381,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           // In a fleet, only a task no live runner follows (its own left it, or went silent).
           if (fleet && !(await fleet.holdTask(row.id))) return;
           await prepareDir(row.manifest);
-          await followInSlot(ctx, row.id);
+          await followInSlot(ctx, row.id, row.job_key);
           await afterFinal(ctx, await store.getJob(row.id));
         },
         queues.admission,
@@ -408,7 +409,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       return;
     }
     if (row.state === "submitted") {
-      await followInSlot(ctx, row.id);
+      await followInSlot(ctx, row.id, job.key);
       await afterFinal(ctx, await store.getJob(row.id));
       return;
     }

@@ -238,6 +238,7 @@ async function submitLoop(
           // The job's slot of the account is free again (its task ended, or nothing was sent), or
           // the job still holds it (stopped): either way a waiting job may try (see fleet-slots.ts).
           ctx.fleetSlots?.freed();
+          ctx.progress.event({ stage: "released", key: job.key });
         }
       },
       // Longest first: the slots then end the batch together instead of waiting on one long straggler.

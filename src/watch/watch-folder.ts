@@ -289,13 +289,7 @@ async function watchWithProgress(
       stage: "note",
       detail: `${display(file)}: ${plural(manifest.jobs.length, "video")} of '${manifest.name}'; ${reading.why === "" ? "nothing new to generate" : `to generate: ${reading.why}`}`,
     });
-    progress.event({
-      stage: "manifest",
-      key: manifest.name,
-      total: manifest.jobs.length,
-      done: reading.done,
-      toMake: reading.toMake,
-    });
+    progress.event({ stage: "manifest", key: manifest.name, jobs: reading.jobs });
     await noteRepeatedJobs(progress, options.store, manifest.jobs);
     finishedSaid.delete(manifest.name); // said again once this reading's jobs are all final
     await engine.setManifestJobs(manifest.name, manifest.jobs);
@@ -346,7 +340,7 @@ async function watchWithProgress(
       if (name === undefined) return;
       nameOf.delete(file);
       await release(name);
-      progress.event({ stage: "manifest", key: name, total: 0, done: 0 });
+      progress.event({ stage: "manifest", key: name, jobs: [] });
       progress.event({
         stage: "note",
         detail: `${display(file)} deleted: its unsubmitted videos are dropped`,
