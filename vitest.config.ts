@@ -5,6 +5,12 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // Starts (as root) or finds the PostgreSQL server of the store tests: see test/global-setup.ts.
     globalSetup: ["test/global-setup.ts"],
+    // Test files mostly wait (on the sandbox's clock, child processes, PostgreSQL), so more files
+    // run at once than there are cores: vitest's default (cores - 1) ran them one at a time on a
+    // 2-core machine, 8 minutes for what takes under 4 this way. Each file owns its ports (0),
+    // folders and databases, so files never share anything but the machine. REEL_TEST_WORKERS
+    // overrides it (1 to run them one by one).
+    maxWorkers: Number(process.env.REEL_TEST_WORKERS) || 3,
     // Tests run real servers, real child processes and real files: generous limits, as CI machines
     // are slower and noisier than a laptop. Timing is measured by the benchmarks, not asserted here.
     testTimeout: 30_000,

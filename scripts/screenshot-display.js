@@ -78,7 +78,13 @@ try {
   while (!during && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
     const now = await screen();
-    if (/Running/.test(now) && /queues/.test(now) && /for a slot,/.test(now) && /ETA/.test(now)) during = now;
+    if (
+      /(submitted|Running) [1-9]/.test(now) &&
+      /queues/.test(now) &&
+      /for a slot,/.test(now) &&
+      /ETA \d/.test(now)
+    )
+      during = now;
   }
   await exited;
   const end = await screen();

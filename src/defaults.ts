@@ -27,6 +27,13 @@ export const DEFAULTS = {
    * @defaultValue 4
    */
   concurrency: 4,
+  /**
+   * The most videos one manifest, and one run's manifests together, may make: matrices times takes,
+   * counted before anything is expanded (--max-videos, REEL_MAX_VIDEOS, reel.yaml's maxVideos). A
+   * campaign of 100,000 passes; a few kilobytes of YAML standing for millions of videos is refused
+   * at once rather than expanded for minutes and gigabytes. @defaultValue 200_000
+   */
+  maxVideos: 200_000,
   /** Uploads at once. @defaultValue 4 */
   uploadConcurrency: 4,
   /** Downloads at once. @defaultValue 4 */

@@ -1,5 +1,6 @@
-// How far a typed word is from a known one, for "did you mean": an unknown option on the command line,
-// an unknown field or model in a manifest. One measure for both, so that a slip is forgiven alike.
+// How far a typed word is from a known one, for "did you mean": an unknown option or command on the
+// command line, an unknown field or model in a manifest or a price list, a path that names nothing.
+// One measure for all, so that a slip is forgiven alike.
 
 /**
  * Optimal string alignment distance, case-insensitive: insertions, deletions, substitutions and
@@ -24,4 +25,24 @@ export function editDistance(a: string, b: string): number {
     }
   }
   return d[s.length]![t.length]!;
+}
+
+/**
+ * The candidate nearest to `word`, if it is near enough to be a slip of the keyboard (an edit per
+ * three letters, at least one) and the only one that near: between two, a guess would mislead.
+ */
+export function didYouMean(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  let tied = false;
+  for (const candidate of candidates) {
+    const distance = editDistance(word, candidate);
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+      tied = false;
+    } else if (distance === bestDistance && candidate !== best) tied = true;
+  }
+  const allowed = Math.max(1, Math.floor(word.length / 3));
+  return bestDistance <= allowed && !tied ? best : undefined;
 }

@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   "E_PROTOCOL", // ProtocolError: an answer reel cannot read
   "E_OUTCOME_UNKNOWN", // OutcomeUnknownError: a costed call that may have taken effect
   "E_UNEXPECTED_ANSWER", // UnexpectedAnswerError: a paid call answered with an undefined status
+  "E_TASK_ID_HELD", // TaskIdHeldError: a submission answered with a task id another job holds
   "E_UNREACHABLE", // ServiceUnreachableError: never answered at all
   // src/state: the state file
   "E_STATE_FILE", // StateFileError: damaged, foreign or unreadable (found at start)
@@ -38,7 +39,7 @@ export const ERROR_CODES = [
   "E_SOURCE_CHANGED", // SourceChangedError: a file changed after reel checked it
   "E_REMOTE_SOURCE", // an https source could not be fetched
   "E_PRIVATE_SOURCE", // PrivateSourceError: an https source on a private address
-  "E_OTHER_SERVICE", // SentElsewhereError: jobs already sent to another base URL
+  "E_OTHER_SERVICE", // SentElsewhereError: jobs already sent to another base URL; AddressInUseError: another address in use
   "E_DOWNLOAD_EXPIRED", // DownloadError("expired"): the result address expired
   "E_DOWNLOAD_RETRY", // DownloadError("retry"): broke off, worth another try
   "E_DOWNLOAD_REFUSED", // DownloadError("refused"): trying again cannot help

@@ -1,14 +1,24 @@
 // A capped run's budget (issue 19): --max-seconds and --max-credits, counted over what this run (and
 // the runs it resumes: session.ts) sent that may cost. The engine asks before each costed call:
-// `take` reserves the cost, synchronously, so concurrent submissions of one process can never pass
-// the cap together; a request not sent after all gives it back. The first cost that would pass a
-// cap stops the budget for good: nothing more is submitted (no job is picked because it is smaller),
-// what is in flight is followed, and the run ends with exit 3 (see describeStop).
+// `hold` reserves the cost, in one synchronous step, so concurrent submissions of one process can
+// never pass the cap together; a request not sent after all gives it back. A cost that does not fit
+// while other jobs hold reservations waits for them to settle (claimed, or let go: in a fleet,
+// another runner may claim those jobs), first come first served; the first cost that does not fit
+// once nothing held may come back stops the budget for good: nothing more is submitted (no job is
+// picked because it is smaller), what is in flight is followed, and the run ends with exit 3 (see
+// describeStop).
 import { ReelError } from "../errors.js";
-import type { Job } from "../manifest/index.js";
+import type { Job, JobChunk, SpeechRef } from "../manifest/index.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { Model, Resolution } from "../service/api-types.js";
-import type { BudgetSessionRow, JobRow, SpendTally } from "../state/store.js";
+import type {
+  BudgetSessionRow,
+  JobRow,
+  JobStore,
+  SpeechCharge,
+  SpendTally,
+  VideoCharge,
+} from "../state/store.js";
 
 export interface BudgetCaps {
   /** Seconds of video sent at most. */
@@ -41,10 +51,31 @@ export class BudgetStoppedError extends ReelError {
   }
 }
 
+/** The jobs a capped run left unsent, and what sending them would cost. */
+export interface LeftUnsent {
+  readonly jobs: number;
+  readonly cost: Cost;
+}
+
+/** A cost that did not fit while reservations were held: told whether it was admitted. */
+interface Waiter {
+  readonly what: string;
+  readonly cost: Cost;
+  readonly reserve: boolean;
+  readonly done: (admitted: boolean) => void;
+}
+
+/** Sums of decimal prices (0.1 + 0.2) must not refuse an exact fit, nor round an advice up past it. */
+export const CAP_TOLERANCE = 1e-9;
+
 export class Budget {
   private spentNow: Cost;
   private stopReason: BudgetStop | undefined;
   private readonly stopListeners: ((stop: BudgetStop) => void)[] = [];
+  /** Reservations held and not settled yet: what they hold may yet be given back. */
+  private holding = 0;
+  /** Costs waiting for the reservations to settle, in the order they came. */
+  private readonly waiting: Waiter[] = [];
 
   constructor(
     readonly session: BudgetSessionRow,
@@ -86,18 +117,30 @@ export class Budget {
     return { seconds, credits };
   }
 
-  /** The jobs among `rows` a capped run left unsent (pending), and what they would cost. */
-  leftUnsent(rows: readonly JobRow[]): { jobs: number; cost: Cost } {
+  /**
+   * The jobs among `rows` a capped run left unsent (pending, or failed before anything was sent: a
+   * rerun sends both), and what sending them would cost: their videos, and the speech they need
+   * that `store` has none of yet (each line once).
+   */
+  async leftUnsent(rows: readonly JobRow[], store: Pick<JobStore, "findSpeech">): Promise<LeftUnsent> {
     let seconds = 0;
     let credits = 0;
     let jobs = 0;
+    const lines = new Map<string, SpeechRef>();
     for (const row of rows) {
-      if (row.state !== "pending") continue;
-      const { resolution } = JSON.parse(row.spec_json) as { resolution?: Resolution };
-      const cost = this.costOf(row.model as Model, resolution, row.seconds);
+      if (row.state !== "pending" && row.fail_kind !== "local") continue;
+      const spec = JSON.parse(row.spec_json) as { resolution?: Resolution; chunks?: JobChunk[] };
+      const cost = this.costOf(row.model as Model, spec.resolution, row.seconds);
       jobs++;
       seconds += cost.seconds;
       credits += cost.credits ?? 0;
+      for (const { audio } of spec.chunks ?? []) {
+        if (audio?.kind === "speech") lines.set(`${audio.voiceId}\n${audio.text}`, audio);
+      }
+    }
+    for (const line of lines.values()) {
+      if ((await store.findSpeech(line.voiceId, line.text))?.state !== "done")
+        credits += this.speechCost().credits;
     }
     return { jobs, cost: { seconds, credits } };
   }
@@ -108,64 +151,169 @@ export class Budget {
   }
 
   /**
-   * Reserves `cost` for `what`: true if it fits under every cap. If not, nothing is reserved and the
-   * budget stops. A cost the list cannot price (`credits` undefined) under --max-credits stops it too.
+   * What a job's claim records in the ledger: what is sent, and its credits at today's prices, so
+   * that a price changed later does not change what this spent.
    */
-  take(what: string, cost: { seconds: number; credits: number | undefined }): boolean {
-    return this.admit(what, cost, true);
+  videoCharge(job: Job): VideoCharge {
+    const credits = this.prices
+      ? videoCredits(this.prices, job.model, job.spec.resolution, job.seconds)
+      : undefined;
+    return {
+      session: this.session.id,
+      model: job.model,
+      resolution: job.spec.resolution ?? null,
+      seconds: job.seconds,
+      credits: credits ?? null,
+    };
+  }
+
+  /** What a speech call's intent records in the ledger (see videoCharge). */
+  speechCharge(): SpeechCharge {
+    return { session: this.session.id, credits: this.prices?.speech ?? null };
   }
 
   /**
-   * `take` for a speech call of a job already admitted (its video held by a Reservation): made if it
-   * fits, even once the budget stopped for a job after it. A budget that stops nothing started
-   * before the stop from finishing within the cap.
+   * Reserves `cost` for `what` as a hold (see Reservation): true once it fits under every cap. A cost
+   * that does not fit waits while other holds may be given back, and is refused (false) once none
+   * may: the budget then stops. A cost the list cannot price (`credits` undefined) under
+   * --max-credits stops it at once. `signal`: the wait ends (false, nothing stopped) when the run
+   * stops.
+   */
+  hold(
+    what: string,
+    cost: { seconds: number; credits: number | undefined },
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    return this.admit(what, cost, true, signal);
+  }
+
+  /** `hold` without waiting: false (the budget not stopped) when the cost does not fit now. */
+  holdNow(cost: Cost): boolean {
+    if (this.stopReason || this.waiting.length > 0 || !this.fits(cost)) return false;
+    this.reserve(cost, true);
+    return true;
+  }
+
+  /** A hold settled (claimed, or let go): `back`, what of it is given back. */
+  settle(back: Cost): void {
+    this.holding--;
+    this.giveBack(back);
+  }
+
+  /**
+   * A speech call of a job already admitted (its video held by a Reservation) that its hold does not
+   * cover: made if it fits, even once the budget stopped for a job after it. A budget that stops
+   * nothing started before the stop from finishing within the cap.
    */
   takeForAdmitted(what: string, cost: Cost): boolean {
     if (this.fits(cost)) {
       this.spentNow = add(this.spentNow, cost);
       return true;
     }
-    return this.admit(what, cost, true);
+    if (!this.stopReason) this.stop(what, cost, false);
+    return false;
   }
 
   /**
-   * Whether `cost` would fit now, nothing reserved: a job checks before it makes the speech it needs
-   * (which `take` counts), so no speech is made for a video that cannot be sent. Stops it as `take`.
+   * Whether `cost` fits, nothing reserved: a retry is made pending only if it does (pending, the next
+   * run would send it without being asked to). Waits and stops as `hold`.
    */
-  check(what: string, cost: { seconds: number; credits: number | undefined }): boolean {
-    return this.admit(what, cost, false);
+  check(
+    what: string,
+    cost: { seconds: number; credits: number | undefined },
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    return this.admit(what, cost, false, signal);
   }
 
-  private admit(
+  private async admit(
     what: string,
     cost: { seconds: number; credits: number | undefined },
     reserve: boolean,
-  ): boolean {
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
     if (this.stopReason) return false;
-    const unpriced = cost.credits === undefined && this.caps.maxCredits !== undefined;
     const priced = { seconds: cost.seconds, credits: cost.credits ?? 0 };
-    if (unpriced || !this.fits(priced)) {
-      const stop = { what, cost: priced, spent: this.spentNow, unpriced };
-      this.stopReason = stop;
-      for (const listener of this.stopListeners) listener(stop);
+    if (cost.credits === undefined && this.caps.maxCredits !== undefined) {
+      this.stop(what, priced, true);
       return false;
     }
-    if (reserve) this.spentNow = add(this.spentNow, priced);
-    return true;
+    // Behind the costs already waiting: none is passed by a smaller one.
+    if (this.waiting.length === 0) {
+      if (this.fits(priced)) {
+        this.reserve(priced, reserve);
+        return true;
+      }
+      if (this.holding === 0) {
+        this.stop(what, priced, false);
+        return false;
+      }
+    }
+    if (signal?.aborted) return false;
+    return new Promise<boolean>((resolve) => {
+      const onAbort = (): void => {
+        const at = this.waiting.indexOf(waiter);
+        if (at >= 0) this.waiting.splice(at, 1);
+        // Not served again here: the run is stopping, and one fewer waiting changes no fit (a cost
+        // waits only while holds are out, whose settling serves the rest).
+        waiter.done(false);
+      };
+      const waiter: Waiter = {
+        what,
+        cost: priced,
+        reserve,
+        done: (admitted) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(admitted);
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
   }
 
-  /** A reserved cost whose request was not sent after all (refused, withdrawn, claimed elsewhere). */
+  private reserve(cost: Cost, hold: boolean): void {
+    if (!hold) return;
+    this.spentNow = add(this.spentNow, cost);
+    this.holding++;
+  }
+
+  /** Admits the waiting costs that fit now, in order; stops at the first that never will. */
+  private serve(): void {
+    while (this.waiting.length > 0 && !this.stopReason) {
+      const head = this.waiting[0]!;
+      if (this.fits(head.cost)) {
+        this.waiting.shift();
+        this.reserve(head.cost, head.reserve);
+        head.done(true);
+      } else if (this.holding > 0) {
+        return;
+      } else {
+        this.stop(head.what, head.cost, false);
+      }
+    }
+  }
+
+  private stop(what: string, cost: Cost, unpriced: boolean): void {
+    const stop = { what, cost, spent: this.spentNow, unpriced };
+    this.stopReason = stop;
+    for (const listener of this.stopListeners) listener(stop);
+    for (const waiter of this.waiting.splice(0)) waiter.done(false);
+  }
+
+  /** Spent that was not after all (a request refused, withdrawn, claimed elsewhere): room again. */
   giveBack(cost: { seconds: number; credits: number | undefined }): void {
     this.spentNow = add(this.spentNow, { seconds: -cost.seconds, credits: -(cost.credits ?? 0) });
+    this.serve();
   }
 
   /** Whether `cost` fits under every cap after what is spent (nothing reserved). */
   fits(cost: Cost): boolean {
     const { maxSeconds, maxCredits } = this.caps;
-    // A hair of tolerance: sums of decimal prices (0.1 + 0.2) must not refuse an exact fit.
-    const EPSILON = 1e-9;
-    if (maxSeconds !== undefined && this.spentNow.seconds + cost.seconds > maxSeconds + EPSILON) return false;
-    if (maxCredits !== undefined && this.spentNow.credits + cost.credits > maxCredits + EPSILON) return false;
+    if (maxSeconds !== undefined && this.spentNow.seconds + cost.seconds > maxSeconds + CAP_TOLERANCE)
+      return false;
+    if (maxCredits !== undefined && this.spentNow.credits + cost.credits > maxCredits + CAP_TOLERANCE)
+      return false;
     return true;
   }
 }
@@ -175,14 +323,19 @@ function add(a: Cost, b: Cost): Cost {
 }
 
 /**
- * What a session's ledger cost, at today's prices. Throws a message when a cap in credits meets
- * spend the list does not price (a model removed from it since).
+ * What a session's ledger cost: each charge at the credits recorded when it was sent; those sent with
+ * no price known (no price list then, or an earlier reel's), at today's prices. Throws a message when
+ * a cap in credits meets such spend the list does not price (a model removed from it since).
  */
 export function costOfTally(tally: SpendTally, prices: PriceTable | undefined, caps: BudgetCaps): Cost {
   let seconds = 0;
   let credits = 0;
   for (const row of tally.videos) {
     seconds += row.seconds;
+    if (row.credits !== null) {
+      credits += row.credits;
+      continue;
+    }
     if (!prices) continue;
     const cost = videoCredits(
       prices,
@@ -197,7 +350,7 @@ export function costOfTally(tally: SpendTally, prices: PriceTable | undefined, c
     }
     credits += cost ?? 0;
   }
-  credits += tally.speech * (prices?.speech ?? 0);
+  for (const row of tally.speech) credits += row.credits ?? row.count * (prices?.speech ?? 0);
   return { seconds, credits };
 }
 
@@ -220,29 +373,46 @@ export class Reservation {
     private readonly speechCalls: number,
   ) {}
 
-  /** Holds the cost, if not held yet: false when it does not fit (the budget then stops). */
-  hold(): boolean {
+  private total(): { seconds: number; credits: number | undefined } {
+    const { seconds, credits } = this.cost;
+    return { seconds, credits: credits === undefined ? undefined : credits + this.speechCredits() };
+  }
+
+  private speechCredits(): number {
+    return this.speechCalls * this.budget.speechCost().credits;
+  }
+
+  /**
+   * Holds the cost, if not held yet: false when it does not fit (the budget then stops), or when
+   * `signal` ends the wait for other holds to settle.
+   */
+  async hold(signal?: AbortSignal): Promise<boolean> {
     if (this.held) return true;
-    const speech = this.speechCalls * this.budget.speechCost().credits;
-    const total = {
-      seconds: this.cost.seconds,
-      credits: this.cost.credits === undefined ? undefined : this.cost.credits + speech,
-    };
-    this.held = this.budget.take(this.what, total);
-    this.allowance = this.held ? speech : 0;
+    this.held = await this.budget.hold(this.what, this.total(), signal);
+    this.allowance = this.held ? this.speechCredits() : 0;
+    return this.held;
+  }
+
+  /** `hold` without waiting (in a generation slot, where a wait would keep others from the slot). */
+  holdNow(): boolean {
+    if (this.held) return true;
+    const { seconds, credits } = this.total();
+    if (credits === undefined && this.budget.caps.maxCredits !== undefined) return false;
+    this.held = this.budget.holdNow({ seconds, credits: credits ?? 0 });
+    this.allowance = this.held ? this.speechCredits() : 0;
     return this.held;
   }
 
   /** A speech call for this job: paid from what it holds, if it holds enough. */
   payFromHold(cost: Cost): boolean {
-    if (!this.held || cost.credits > this.allowance + 1e-9) return false;
+    if (!this.held || cost.credits > this.allowance + CAP_TOLERANCE) return false;
     this.allowance -= cost.credits;
     return true;
   }
 
   /** The claim was recorded with its charge: the video is spent; speech set aside and unused is given back. */
   spent(): void {
-    if (this.held) this.budget.giveBack({ seconds: 0, credits: this.allowance });
+    if (this.held) this.budget.settle({ seconds: 0, credits: this.allowance });
     this.held = false;
     this.allowance = 0;
   }
@@ -250,7 +420,7 @@ export class Reservation {
   /** The job ends without a claim: what it holds is given back (speech made for it stays spent). */
   release(): void {
     if (this.held)
-      this.budget.giveBack({
+      this.budget.settle({
         seconds: this.cost.seconds,
         credits: (this.cost.credits ?? 0) + this.allowance,
       });

@@ -1,7 +1,8 @@
 // What a capped run says: its budget when it starts, and why and where it stopped. One place for
 // the words, so the run's summary, the watcher and --json say the same.
 
-import type { Budget, BudgetCaps, Cost } from "./budget.js";
+import { type Budget, type BudgetCaps, CAP_TOLERANCE, type Cost } from "./budget.js";
+import { agree, plural } from "../plural.js";
 
 /** A number of credits as a person reads it: at most two decimals. */
 export function credits(n: number): string {
@@ -35,7 +36,7 @@ export function describeBudget(budget: Budget): string {
   const spent = budget.earlier;
   const resumed =
     spent.seconds > 0 || spent.credits > 0
-      ? `; ${costText(spent, budget.caps, priced)} already spent by the run(s) it resumes (since ${new Date(budget.session.startedAt).toLocaleString()}), counted`
+      ? `; ${costText(spent, budget.caps, priced)} already spent by the earlier work it resumes (since ${new Date(budget.session.startedAt).toLocaleString()}), counted`
       : "";
   return `budget: ${capText(budget.caps)}${priced ? ` (prices: ${budget.prices!.file})` : ""}${resumed}`;
 }
@@ -56,25 +57,28 @@ export function describeStop(budget: Budget, left: { jobs: number; cost: Cost })
   } else {
     const earlier = budget.earlier.seconds > 0 || budget.earlier.credits > 0;
     lines.push(
-      `stopped before spending more: ${stop.what} (${costText(stop.cost, caps, priced)}) would pass ${capText(caps)}. Spent: ${costText(budget.spent, caps, priced)}${earlier ? `, ${costText(budget.earlier, caps, priced)} of it by the run(s) this one resumed` : ""}.`,
+      `stopped before spending more: ${stop.what} (${costText(stop.cost, caps, priced)}) would pass ${capText(caps)}. Spent: ${costText(budget.spent, caps, priced)}${earlier ? `, ${costText(budget.earlier, caps, priced)} of it by the earlier work this one resumed` : ""}.`,
     );
   }
   if (left.jobs > 0) {
     lines.push(
-      `Not submitted: ${left.jobs} job(s), ${costText(left.cost, caps, priced)}; nothing was paid for them. Tasks already submitted were followed and their videos downloaded.`,
+      `Not submitted: ${plural(left.jobs, "job")}, ${costText(left.cost, caps, priced)}${budget.prices?.speech !== undefined ? ` with the speech ${agree(left.jobs, "it needs", "they need")}` : ""}; nothing was paid for ${agree(left.jobs, "it", "them")}. Tasks already submitted were followed and their videos downloaded.`,
     );
   }
-  // Enough for all of what is left, counted as this run counts it: its spend goes on.
+  // The cap for the whole count the rerun resumes: what it spent (the runs before included) and what
+  // is left, speech included, rounded up (a sum of decimal prices a hair above a whole number is
+  // that number, as the budget counts it). Said last: the cap a reader takes from the output.
   const spent = budget.spent;
   const needed = { seconds: spent.seconds + left.cost.seconds, credits: spent.credits + left.cost.credits };
+  const roundUp = (n: number): number => Math.ceil(n - CAP_TOLERANCE);
   const raise = [
-    caps.maxSeconds !== undefined ? `--max-seconds ${Math.ceil(needed.seconds)}` : undefined,
-    caps.maxCredits !== undefined ? `--max-credits ${Math.ceil(needed.credits)}` : undefined,
+    caps.maxSeconds !== undefined ? `--max-seconds ${roundUp(needed.seconds)}` : undefined,
+    caps.maxCredits !== undefined ? `--max-credits ${roundUp(needed.credits)}` : undefined,
   ]
     .filter((x) => x !== undefined)
     .join(" ");
   lines.push(
-    `To go on, rerun the same command with a higher cap (${raise} covers what is left): the rerun resumes this count, so what this run spent counts against it.`,
+    `To go on, rerun the same command with a higher cap: the rerun resumes this count, so what was spent counts against it; ${raise} covers what was spent and what is left.`,
   );
   return lines.join("\n");
 }

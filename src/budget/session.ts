@@ -4,13 +4,15 @@
 // ends with its work done ends the session, so the next run counts from nothing. A watcher's session
 // is one watch of one folder, resumed after a crash, ended by a clean stop.
 //
-// Sessions belong to a process on a machine: a session whose process still runs is another run's
-// (two runs at once count apart), and in a fleet each runner counts its own (another machine's
-// sessions are never resumed here).
+// A session whose run still runs is that run's (two runs at once count apart: in a fleet each runner
+// counts its own); one whose run is gone is resumed. Who runs is the store's to say, never a host
+// name and a pid (another machine, a container restarted in a new PID namespace, reuse the same
+// ones or give new ones to the same run): on a state file, its lock (one process writes it, so
+// every session but this store's own has no run left); on a shared store, the runner's heartbeats.
 import { hostname } from "node:os";
 import { UsageError } from "../errors.js";
 import type { PriceTable } from "../prices/index.js";
-import type { BudgetOwner, BudgetSessionRow, JobStore } from "../state/store.js";
+import type { BudgetOwner, JobStore, OpenBudgetSession } from "../state/store.js";
 import { Budget, type BudgetCaps, costOfTally } from "./budget.js";
 
 export interface BudgetRequest {
@@ -30,49 +32,99 @@ export function watchScope(dir: string): string {
   return `watch ${dir}`;
 }
 
+/** Recorded with a session for people to read (which machine, which process); never judged. */
 function me(): BudgetOwner {
   return { host: hostname(), pid: process.pid };
 }
 
-function isRunning(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"; // alive, someone else's
-  }
+export interface OpenBudgetOptions {
+  /** Told, once, when the run waits to learn whether another runner still runs (a shared store). */
+  readonly onWait?: (line: string) => void;
+  /** Ends that wait early (Ctrl-C): the runners not yet told apart are counted as gone. */
+  readonly signal?: AbortSignal;
 }
 
-/** Sessions of `scope` this process may resume or end: of this machine, whose process is gone. */
-async function orphans(store: JobStore, scope: string): Promise<BudgetSessionRow[]> {
-  const owner = me();
-  return (await store.openBudgetSessions(scope)).filter(
-    (s) => s.host === owner.host && (s.pid === owner.pid || !isRunning(s.pid)),
+/**
+ * The sessions of `scope` whose run is gone. On a shared store, a runner not stopped may be at work
+ * or killed within its lease: its heartbeat moving on says it works; the takeover marking it lost
+ * (past its lease, or at once when it ran on this machine and its process is gone) says it is gone.
+ * Waited for, up to a lease and a few beats; a runner still not told apart after that is counted as
+ * gone, the side that never passes a cap (its spend is counted here too).
+ */
+async function goneSessions(
+  store: JobStore,
+  scope: string,
+  options: OpenBudgetOptions,
+): Promise<OpenBudgetSession[]> {
+  const { fleet } = store;
+  if (fleet) await fleet.takeOverLost();
+  let sessions = await store.openBudgetSessions(scope);
+  const gone = sessions.filter((s) => s.runs === "gone");
+  const heard = new Map<number, number>();
+  for (const s of sessions) if (typeof s.runs === "object") heard.set(s.id, s.runs.heardAt);
+  if (!fleet || heard.size === 0) return gone;
+  const waitMs = fleet.leaseMs + 3 * fleet.heartbeatMs;
+  const first = sessions.find((s) => heard.has(s.id))!;
+  options.onWait?.(
+    `the runner on ${first.host} (pid ${first.pid}) that counted this budget has not stopped: waiting up to ${Math.ceil(waitMs / 1_000)} s for its heartbeat or its lease to say whether it still runs (it then counts apart, or this run resumes its count)`,
   );
+  const deadline = Date.now() + waitMs;
+  while (heard.size > 0 && Date.now() < deadline && !options.signal?.aborted) {
+    await sleep(fleet.heartbeatMs, options.signal);
+    await fleet.takeOverLost();
+    sessions = await store.openBudgetSessions(scope);
+    const now = new Map(sessions.map((s) => [s.id, s]));
+    for (const [id, heardAt] of heard) {
+      const s = now.get(id);
+      if (s?.runs === "gone") gone.push(s);
+      // Ended, taken by another run, or heard again: not this run's to resume.
+      if (!s || s.runs === "gone" || s.runs === "here" || s.runs.heardAt > heardAt) heard.delete(id);
+    }
+  }
+  return [...gone, ...sessions.filter((s) => heard.has(s.id))];
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 /** The budget of a capped run: the session it resumes, or a new one. */
-export async function openBudget(store: JobStore, request: BudgetRequest): Promise<Budget> {
+export async function openBudget(
+  store: JobStore,
+  request: BudgetRequest,
+  options: OpenBudgetOptions = {},
+): Promise<Budget> {
   const owner = me();
-  for (const session of await orphans(store, request.scope)) {
-    if (!(await store.takeBudgetSession(session.id, session.pid, owner))) continue;
+  for (const session of await goneSessions(store, request.scope, options)) {
+    if (!(await store.takeBudgetSession(session, owner))) continue;
     let earlier;
     try {
       earlier = costOfTally(await store.budgetSpent(session.id), request.prices, request.caps);
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
-    return new Budget({ ...session, ...owner }, request.caps, request.prices, earlier);
+    const resumed = { ...session, ...owner, runner: store.fleet?.runnerId ?? null };
+    return new Budget(resumed, request.caps, request.prices, earlier);
   }
   const session = await store.startBudgetSession(request.scope, owner);
   return new Budget(session, request.caps, request.prices, { seconds: 0, credits: 0 });
 }
 
 /**
- * The work of `scope` is done: its sessions end (this one's, and those of runs before it that
- * stopped early), so the next capped run counts from nothing. Called by runs without a cap too.
+ * The work of `scope` is done: its sessions end (this store's own, and those of runs before it that
+ * are gone), so the next capped run counts from nothing. Called by runs without a cap too. A runner
+ * of a fleet not known to be gone keeps its session (it may be at work).
  */
 export async function endBudgetScope(store: JobStore, scope: string): Promise<void> {
-  for (const session of await orphans(store, scope)) await store.endBudgetSession(session.id);
+  for (const session of await store.openBudgetSessions(scope)) {
+    if (session.runs === "here" || session.runs === "gone") await store.endBudgetSession(session.id);
+  }
 }

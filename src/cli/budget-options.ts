@@ -23,9 +23,12 @@ export function budgetUsage(kind: "run" | "watch"): string {
                          crash or at the cap, it goes on counting; a clean stop ends the count)`;
   return `  --max-seconds N        submit at most N seconds of video ${counted}; past
                          it nothing more is sent, what is in flight finishes, exit 3; rerun with
-                         a higher cap to go on
+                         a higher cap to go on. In a fleet (--store postgres://...) the cap is
+                         per runner: it counts what this runner submits (and the speech it
+                         makes), not the jobs of the other runners; N runners with the same cap
+                         may spend up to N times it together
   --max-credits N        the same in credits, priced by the price list (see --prices); speech
-                         counts too when the list prices it
+                         counts too when the list prices it; per runner in a fleet too
   --prices FILE          the price list (env REEL_PRICES; default: prices.yaml beside the
                          project's reel.yaml, or the state, if there)`;
 }

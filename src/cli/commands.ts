@@ -1,6 +1,7 @@
 import type { Command } from "./command.js";
 import { makeCompletionCommand } from "./completion-command.js";
 import { approveCommand, rejectCommand, undecideCommand } from "./decide-command.js";
+import { forgetCommand } from "./forget-command.js";
 import { initCommand } from "./init-command.js";
 import { planCommand } from "./plan-command.js";
 import { retakeCommand } from "./retake-command.js";
@@ -22,6 +23,7 @@ export const COMMANDS: readonly Command[] = [
   rejectCommand,
   undecideCommand,
   retakeCommand,
+  forgetCommand,
   sandboxCommand,
   makeCompletionCommand(() => COMMANDS),
 ];

@@ -2,6 +2,7 @@
 // (commands.ts) and each command's options and usage text, so that a new command or flag is
 // completed the day it is added. What no table says (which values are files or folders) is the small
 // map below; a value it does not know gets no suggestion rather than a wrong one.
+import { rawStream } from "../display/terminal-stream.js";
 import { UsageError } from "../errors.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -309,7 +310,8 @@ Prints a script that completes reel's commands, their options, and file and fold
           : `expected one shell (bash, zsh or fish), got '${args.positionals.join(" ")}'`,
       );
     }
-    io.stdout.write(completionScript(known, commands()));
+    // A script: never broken to a terminal's width.
+    rawStream(io.stdout).write(completionScript(known, commands()));
     return EXIT.ok;
   },
 });

@@ -3,6 +3,7 @@
 // job is checked before anything is recorded: one that does not exist, or (approve, reject) a take
 // without a video, refuses the whole command (exit 2, nothing changed).
 import { UsageError } from "../errors.js";
+import { plural } from "../plural.js";
 import { type DecisionFields, decisionFieldsOf } from "../review/decision-fields.js";
 import {
   type DecisionAction,
@@ -181,7 +182,7 @@ async function runDecide(action: Action, args: ParsedArgs, io: CliIO): Promise<n
   const changed = outcomes.filter((o) => o.changed).length;
   if (changed > 0 && target.rows.length > 1) {
     io.stderr.write(
-      `reel ${action}: ${changed} of ${target.rows.length} job(s) changed, by ${reviewer}, on ${serviceFlag(target.baseUrl)}\n`,
+      `reel ${action}: ${changed} of ${plural(target.rows.length, "job")} changed, by ${reviewer}, on ${serviceFlag(target.baseUrl)}\n`,
     );
   }
   return EXIT.ok;

@@ -3,7 +3,10 @@
 import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { systemReason } from "../output/atomic-write.js";
+import { didYouMean } from "../edit-distance.js";
 import { type ErrorCode, type ReportCode, ReelError, UsageError } from "../errors.js";
+import { rawStream, wrappedOnTerminal } from "../display/terminal-stream.js";
+import { wrapText } from "../display/text-wrap.js";
 import { flushOpenStores } from "../state/store.js";
 import { explainArgError } from "./arg-errors.js";
 import type { CliIO, Command } from "./command.js";
@@ -21,10 +24,11 @@ ${COMMANDS.map((c) => `  ${c.name.padEnd(11)} ${c.summary}`).join("\n")}
 Run 'reel <command> --help' for the options of a command.
 `;
 
+/** The process's own io; on a terminal, its text wrapped at words to its width (display/terminal-stream.ts). */
 export function processIO(signal: AbortSignal): CliIO {
   return {
-    stdout: process.stdout,
-    stderr: process.stderr,
+    stdout: wrappedOnTerminal(process.stdout),
+    stderr: wrappedOnTerminal(process.stderr),
     stdin: process.stdin,
     env: process.env,
     cwd: process.cwd(),
@@ -46,10 +50,9 @@ export async function main(argv: readonly string[], io?: CliIO): Promise<number>
     // on this exit the state store still commits the writes of the current turn.
     if (interrupts > 1) {
       // Synchronous, so it is out before the exit: the user learns what the next run will find.
-      writeSync(
-        2,
-        "reel: stopped at once (second interrupt). The state file is consistent: rerun the same command to resume; submissions cut off on the wire will be reported as uncertain.\n",
-      );
+      const said =
+        "reel: stopped at once (second interrupt). The state file is consistent: rerun the same command to resume; submissions cut off on the wire will be reported as uncertain.\n";
+      writeSync(2, process.stderr.isTTY ? wrapText(said, (process.stderr.columns || 80) - 1) : said);
       process.exit(EXIT.interrupted);
     }
     // Aborted first: a live display on the terminal takes its block away on the abort, so that the
@@ -75,12 +78,25 @@ export async function main(argv: readonly string[], io?: CliIO): Promise<number>
   }
 }
 
+/**
+ * A help text, laid out for 100 columns: on a narrower terminal its paragraphs and descriptions
+ * flow again to the width (see wrapText), rather than each line broken on its own.
+ */
+function writeHelp(io: CliIO, text: string): void {
+  const stdout = rawStream(io.stdout) as CliIO["stdout"] & { columns?: number };
+  if (stdout.isTTY !== true) {
+    stdout.write(text);
+    return;
+  }
+  stdout.write(wrapText(text, (stdout.columns || 80) - 1, { paragraphs: true }));
+}
+
 async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
   // `reel help run` is `reel run --help`.
   if (argv[0] === "help" && argv[1] !== undefined) return dispatch([argv[1], "--help"], io);
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    io.stdout.write(HELP);
+    writeHelp(io, HELP);
     return name === undefined ? EXIT.invalidInput : EXIT.ok;
   }
   if (name === "--version") {
@@ -89,11 +105,17 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    io.stderr.write(`reel: unknown command '${name}'. Run 'reel --help' for the list.\n`);
+    const near = didYouMean(
+      name,
+      COMMANDS.map((c) => c.name),
+    );
+    io.stderr.write(
+      `reel: unknown command '${name}'${near ? `; did you mean '${near}'?` : "."} Run 'reel --help' for the list.\n`,
+    );
     return EXIT.invalidInput;
   }
   if (rest.includes("--help") || rest.includes("-h")) {
-    io.stdout.write(`reel ${command.name}: ${command.summary}\n\n${command.usage}\n`);
+    writeHelp(io, `reel ${command.name}: ${command.summary}\n\n${command.usage}\n`);
     return EXIT.ok;
   }
   try {

@@ -24,6 +24,7 @@ import { lastServiceOf, openStateToRead } from "./read-state.js";
 import {
   checkBaseUrl,
   envSetting,
+  givenBaseUrl,
   PRIVATE_SOURCES_OPTION,
   refuseSandboxWithBaseUrl,
   SANDBOX_SERVICE_ID,
@@ -35,11 +36,28 @@ import {
   skippedLine,
   skippedManifests,
 } from "./skip-invalid.js";
-import { checkWorkplace, withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
-import { loadFromArgs, stringList, summarize, summaryText, writeProblems } from "./validate-command.js";
+import {
+  checkWorkplace,
+  withProjectRoot,
+  type Workplace,
+  workplaceJson,
+  workplaceLine,
+  workplaceOf,
+} from "./workplace.js";
+import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";
+import { plural } from "../plural.js";
+import {
+  loadFromArgs,
+  problemsText,
+  stringList,
+  summarize,
+  summaryText,
+  writeProblems,
+} from "./validate-command.js";
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--base-url URL | --sandbox]
-                 [--allow-read DIR]... [--skip-invalid] [--explain] [--prices FILE] [--json]
+                 [--allow-read DIR]... [--max-videos N] [--skip-invalid] [--explain]
+                 [--prices FILE] [--json]
 
 PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to the service.
 
@@ -47,12 +65,13 @@ Options:
   --only GLOB        plan only jobs whose manifest/id matches (repeatable): 'spring/*', 'intro',
                      'spring/scene-?'; '*' and '?' stay within a name, '**' matches across
   --store URL        the shared store on PostgreSQL to compare with (env REEL_STORE; with
-                     --base-url or --sandbox)
+                     --base-url, the project's baseUrl, or --sandbox)
   --state FILE       state file to compare with (env REEL_STATE; default: the project's, as run)
-  --base-url URL     compare with what was done on this service (env REEL_BASE_URL;
-                     default: the service the state file used last)
+  --base-url URL     compare with what was done on this service (env REEL_BASE_URL; default:
+                     the project's baseUrl, else the service the state file used last)
   --sandbox          compare with what was done on the built-in sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
+${maxVideosUsage(21)}
   --skip-invalid     plan the valid manifests when some are invalid, and list the others with
                      their problems (as run --skip-invalid would run the valid ones); exit 1
                      when one was skipped
@@ -111,7 +130,9 @@ export function formatPlan(
         ]
       : []),
     `uploads    ${plan.uploads.new.length} to upload (${formatBytes(uploadBytes)}), ${plan.uploads.cached.length} already uploaded`,
-    `downloads  ${plan.downloads.length} https file(s) to fetch, then upload`,
+    ...(plan.downloads.length > 0
+      ? [`downloads  ${plural(plan.downloads.length, "https file")} to fetch, then upload`]
+      : []),
     `speech     ${plan.speech.new.length} to generate, ${plan.speech.cached.length} already made`,
     "",
     "seconds of video per model",
@@ -156,28 +177,58 @@ export function formatPlan(
   return `${lines.join("\n")}\n`;
 }
 
-/** Seconds (and credits, with prices) per manifest and in total: new, paid again on request, paid. */
+/** The spend table fits this many columns (an 80-column terminal, one spare). */
+const TABLE_COLUMNS = 79;
+
+/**
+ * Seconds (and credits, with prices) per manifest and in total: new, paid again on request, paid.
+ * Its columns as wide as their figures; a manifest name too long for the table has a line of its own,
+ * its figures on the next.
+ */
 function formatSpend(spend: PlanSpend): string[] {
   const n = (value: number): string => String(Math.round(value * 100) / 100);
-  const row = (name: string, jobs: number | string, s: PlanSpend["seconds"], c?: PlanSpend["seconds"]) =>
-    `  ${name.padEnd(24)}${String(jobs).padStart(6)}${n(s.new).padStart(9)}${n(s.retry).padStart(9)}${n(s.paid).padStart(9)}` +
-    (c ? `${n(c.new).padStart(12)}${n(c.retry).padStart(9)}${n(c.paid).padStart(9)}` : "");
   const credits = spend.credits;
+  const figures = (jobs: number, s: PlanSpend["seconds"], c: PlanSpend["seconds"] | undefined): string[] => [
+    String(jobs),
+    n(s.new),
+    n(s.retry),
+    n(s.paid),
+    ...(c ? [n(c.new), n(c.retry), n(c.paid)] : []),
+  ];
+  const rows: { name: string; figures: string[] }[] = [
+    ...spend.manifests.map((m) => ({ name: m.name, figures: figures(m.jobs, m.seconds, m.credits) })),
+    {
+      name: "total",
+      figures: figures(
+        spend.manifests.reduce((sum, m) => sum + m.jobs, 0),
+        spend.seconds,
+        credits,
+      ),
+    },
+  ];
+  const headers = ["jobs", "new", "retry", "paid", ...(credits ? ["new", "retry", "paid"] : [])];
+  // Each figure's column: its widest entry (at least 5), two spaces before it.
+  const widths = headers.map((h, i) => 2 + Math.max(5, h.length, ...rows.map((r) => r.figures[i]!.length)));
+  const figuresWidth = widths.reduce((sum, w) => sum + w, 0);
+  const longest = Math.max("manifest".length, ...rows.map((r) => r.name.length));
+  const nameWidth = Math.max("manifest".length, Math.min(longest, TABLE_COLUMNS - 2 - figuresWidth));
+  const line = (name: string, cells: readonly string[]): string =>
+    `  ${name.padEnd(nameWidth)}${cells.map((cell, i) => cell.padStart(widths[i]!)).join("")}`;
+  // The groups' names over their three columns.
+  const group = (title: string, from: number): string =>
+    title.padStart(widths.slice(from, from + 3).reduce((sum, w) => sum + w, 0));
   const lines = [
     "",
     credits
       ? `spend per manifest (seconds of video; credits by ${credits.prices})`
       : "spend per manifest (seconds of video; no price list: see --prices)",
-    `  ${"manifest".padEnd(24)}${"jobs".padStart(6)}${"new s".padStart(9)}${"retry s".padStart(9)}${"paid s".padStart(9)}` +
-      (credits ? `${"new cr".padStart(12)}${"retry cr".padStart(9)}${"paid cr".padStart(9)}` : ""),
-    ...spend.manifests.map((m) => row(m.name, m.jobs, m.seconds, m.credits)),
-    row(
-      "total",
-      spend.manifests.reduce((sum, m) => sum + m.jobs, 0),
-      spend.seconds,
-      credits,
-    ),
+    `  ${" ".repeat(nameWidth + widths[0]!)}${group("seconds of video", 1)}${credits ? group("credits", 4) : ""}`,
+    line("manifest", headers),
   ];
+  for (const row of rows) {
+    if (row.name.length > nameWidth) lines.push(`  ${row.name}`, line("", row.figures));
+    else lines.push(line(row.name, row.figures));
+  }
   if (credits && credits.speech > 0) lines.push(`  (new credits include ${n(credits.speech)} for speech)`);
   if (spend.unpriced.length > 0)
     lines.push(
@@ -212,6 +263,7 @@ export const planCommand: Command = {
     "base-url": { type: "string" },
     sandbox: { type: "boolean" },
     "allow-read": { type: "string", multiple: true },
+    ...MAX_VIDEOS_OPTION,
     json: { type: "boolean" },
     explain: { type: "boolean" },
     prices: { type: "string" },
@@ -226,13 +278,14 @@ export const planCommand: Command = {
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
     const place = workplaceOf(args.positionals, args, io);
     const statePath = place.statePath;
-    const loaded = await loadFromArgs(args, io, "plan", withProjectRoot([], place));
+    const maxVideos = maxVideosOf(args, io, place.project);
+    const loaded = await loadFromArgs(args, io, "plan", withProjectRoot([], place), maxVideos);
     const json = args.values.json === true;
     const skipInvalid = goesOnDespite(loaded, args.values["skip-invalid"]);
     if (loaded.problems.length > 0 && !skipInvalid) {
       if (json)
         io.stdout.write(
-          `${JSON.stringify({ ok: false, error: { code: "E_INVALID" satisfies ReportCode, message: `${loaded.problems.length} problem(s)` }, problems: loaded.problems, warnings: loaded.warnings })}\n`,
+          `${JSON.stringify({ ok: false, error: { code: "E_INVALID" satisfies ReportCode, message: problemsText(loaded.problems) }, problems: loaded.problems, warnings: loaded.warnings })}\n`,
         );
       else writeProblems(loaded.problems, io, "plan", loaded.warnings);
       return EXIT.invalidInput;
@@ -253,7 +306,7 @@ export const planCommand: Command = {
       retryFailed: args.values["retry-failed"] === true,
       resubmitUncertain: args.values["resubmit-uncertain"] === true,
     };
-    const { store, service } = await openStateForPlan(statePath, args, io, place.storeUrl);
+    const { store, service } = await openStateForPlan(args, io, place);
     let plan: Plan;
     let explained: Explained[] | undefined;
     let manifests: NormalizedManifest[];
@@ -315,21 +368,19 @@ function comparedWith(store: JobStore | undefined, service: string | undefined):
 }
 
 /**
- * The state of the service this plan is for, read-only: the one of --base-url / REEL_BASE_URL, the
- * sandbox's with --sandbox, or else the one the state file used last. A base URL given is checked as
- * `run` checks it, so a plan against a mistyped address says so instead of showing every job as new.
+ * The state of the service this plan is for, read-only: the one `run` would use (--base-url,
+ * REEL_BASE_URL, the project file's `baseUrl:`), the sandbox's with --sandbox, or else the one the
+ * state file used last. A base URL given is checked as `run` checks it, so a plan against a mistyped
+ * address says so instead of showing every job as new.
  */
 async function openStateForPlan(
-  statePath: string,
   args: ParsedArgs,
   io: CliIO,
-  storeUrl: string | undefined,
+  place: Workplace,
 ): Promise<{ store: JobStore | undefined; service: string | undefined }> {
+  const { statePath, storeUrl } = place;
   refuseSandboxWithBaseUrl(args);
-  const given =
-    typeof args.values["base-url"] === "string"
-      ? args.values["base-url"]
-      : envSetting(io.env, "REEL_BASE_URL");
+  const given = givenBaseUrl(args, io, place);
   if (given !== undefined && args.values.sandbox !== true)
     checkBaseUrl(given, envSetting(io.env, "REEL_API_KEY"));
   const chosen =
@@ -341,7 +392,9 @@ async function openStateForPlan(
   if (storeUrl !== undefined) {
     // A shared store serves many services' runners: which one to compare with is the user's to say.
     if (chosen === undefined) {
-      throw new UsageError("with --store, say which service to compare with: --base-url URL or --sandbox");
+      throw new UsageError(
+        "with --store, say which service to compare with: --base-url URL (or baseUrl: in reel.yaml) or --sandbox",
+      );
     }
     return { store: await openStateToRead(statePath, chosen, storeUrl), service: chosen };
   }

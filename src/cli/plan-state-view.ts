@@ -3,6 +3,7 @@
 // pure and synchronous (manifest/plan.ts); the store is asynchronous, so what the plan may ask of it
 // is read here first, for the jobs of `manifests`.
 import type { NormalizedManifest, PlanStateView } from "../manifest/index.js";
+import { isSpeechDoubt, noSpeechInDoubt } from "../engine/speech-doubt.js";
 import { refsOf } from "../engine/submit.js";
 import { videoFile } from "../output/layout.js";
 import { filesHere, keptName } from "../output/versions.js";
@@ -43,6 +44,16 @@ export async function loadPlanStateView(
       }
     }
   }
+  // Uncertain for their speech alone, which is in doubt no longer: a run sends them as new ones.
+  const speechSettled = new Set<string>();
+  for (const manifest of manifests) {
+    for (const job of manifest.jobs) {
+      const version = versionKey(job.key, job.specHash);
+      const row = rows.get(version);
+      if (row && isSpeechDoubt(row) && (await noSpeechInDoubt(job, (v, t) => speech.get(speechKey(v, t)))))
+        speechSettled.add(version);
+    }
+  }
   // Every version of these jobs, for --explain: the last one before this, and this one's error.
   const wanted = new Set(manifests.flatMap((m) => m.jobs.map((job) => job.key)));
   const versions = new Map<string, JobRow[]>();
@@ -54,14 +65,23 @@ export async function loadPlanStateView(
   }
   return {
     earlierVersion: (key, specHash) => earlierVersionOf(versions.get(key) ?? [], specHash),
-    errorOf: (key, specHash) => errorOfRow(rows.get(versionKey(key, specHash))),
+    // A job not sent for its speech's doubt, now settled, is one that failed before anything was sent:
+    // a run sends it as a new one.
+    errorOf(key, specHash) {
+      const version = versionKey(key, specHash);
+      const row = rows.get(version);
+      return speechSettled.has(version) ? row && (row.error ?? row.state) : errorOfRow(row);
+    },
     madeAs: (specHash) => made.get(specHash),
     retakeOf: (key, specHash) => {
       const retake = retakes.get(versionKey(key, specHash));
       return retake && describeRetake(retake);
     },
     replacedAs: (key, specHash) => replaced.get(versionKey(key, specHash)),
-    jobStatus: (key, specHash) => jobStatusOf(rows.get(versionKey(key, specHash))),
+    jobStatus(key, specHash) {
+      const version = versionKey(key, specHash);
+      return speechSettled.has(version) ? "new" : jobStatusOf(rows.get(version));
+    },
     assetUploaded: (sha256) => assets.get(sha256) !== undefined,
     speechMade: (voiceId, text) => speech.get(speechKey(voiceId, text))?.state === "done",
   };

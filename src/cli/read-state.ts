@@ -1,9 +1,6 @@
 // `plan` and `status` only read the state file. One they cannot use (another program's, damaged,
 // written by a newer reel) is bad input to them: exit 2, as PRODUCT.md lists only 0 and 2 for them.
-import { existsSync } from "node:fs";
 import { UsageError } from "../errors.js";
-import type { NormalizedManifest } from "../manifest/index.js";
-import { type ManifestsWithRetakes, withRetakes } from "../review/retake.js";
 import { openJobStore, openReviewStore } from "../state/open-job-store.js";
 import { type JobStore, type ReviewStore, StateFileError, StateStore } from "../state/store.js";
 
@@ -54,26 +51,4 @@ export function lastServiceOf(path: string): string | undefined {
 
 function asUsageError(error: unknown): unknown {
   return error instanceof StateFileError ? new UsageError(error.message, { cause: error }) : error;
-}
-
-/**
- * `manifests` with the retakes queued (or sent) of their videos among their jobs, as the state of
- * service `baseUrl` holds them (none when there is no state yet). Read before the run takes the
- * state: a retake queued after this is sent by the next run.
- */
-export async function readRetakes(
-  path: string,
-  baseUrl: string,
-  storeUrl: string | undefined,
-  manifests: readonly NormalizedManifest[],
-): Promise<ManifestsWithRetakes> {
-  if (storeUrl === undefined && !existsSync(path)) {
-    return { manifests: [...manifests], retakes: new Map(), stale: [] };
-  }
-  const store = await openStateToRead(path, baseUrl, storeUrl);
-  try {
-    return await withRetakes(store, manifests);
-  } finally {
-    await store.close();
-  }
 }

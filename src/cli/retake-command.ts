@@ -4,6 +4,7 @@
 // watch, sends it once. `reel retake --withdraw JOB...` takes back a queued retake until it is sent.
 import { createInterface } from "node:readline/promises";
 import { UsageError } from "../errors.js";
+import { agree, plural } from "../plural.js";
 import type { Model, Resolution } from "../service/api-types.js";
 import { findPriceTable, type PriceTable, videoCredits } from "../prices/index.js";
 import { planRetake } from "../review/retake.js";
@@ -84,7 +85,7 @@ function costOf(rows: readonly JobRow[], prices: PriceTable | undefined): Cost {
 
 function costLine(count: number, cost: Cost, prices: PriceTable | undefined): string {
   const round = (n: number): number => Math.round(n * 100) / 100;
-  const what = `${count} paid ${count === 1 ? "generation" : "generations"}, ${cost.seconds} s of video`;
+  const what = `${plural(count, "paid generation")}, ${cost.seconds} s of video`;
   const credits =
     prices === undefined
       ? "no price list to say the credits (see --prices)"
@@ -182,7 +183,7 @@ async function runRetake(args: ParsedArgs, io: CliIO): Promise<number> {
     );
   }
   io.stderr.write(
-    `reel retake: the next run of ${[...new Set(queued.map((q) => q.retake.manifest))].join(", ")}'s manifest (or a running watch) sends ${queued.length === 1 ? "it" : "them"}; reel retake --withdraw ${queued[0]!.retake.key} takes ${queued.length === 1 ? "it" : "one"} back until then\n`,
+    `reel retake: the next run of ${[...new Set(queued.map((q) => q.retake.manifest))].join(", ")}'s manifest (or a running watch) sends ${agree(queued.length, "it", "them")}; reel retake --withdraw ${queued[0]!.retake.key} takes ${agree(queued.length, "it", "one")} back until then\n`,
   );
   return EXIT.ok;
 }

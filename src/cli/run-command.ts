@@ -18,9 +18,8 @@ import { BUDGET_OPTIONS, budgetUsage, checkPriced, readBudgetRequest } from "./b
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readHashCacheUnlocked } from "./hash-cache.js";
-import { readRetakes } from "./read-state.js";
-import { staleRetakeLines } from "../review/retake.js";
-import { readServiceSettings, SANDBOX_SERVICE_ID } from "./service-options.js";
+import { staleRetakeLines, withRetakes } from "../review/retake.js";
+import { readServiceSettings } from "./service-options.js";
 import {
   exitCodeWithSkipped,
   goesOnDespite,
@@ -31,7 +30,8 @@ import {
   skippedReminder,
   skipInvalidHint,
 } from "./skip-invalid.js";
-import { writeProblems } from "./validate-command.js";
+import { maxVideosOf } from "./max-videos.js";
+import { problemsText, writeProblems } from "./validate-command.js";
 import { checkWorkplace, withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
 
@@ -88,6 +88,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       cwd: io.cwd,
       allowRead: withProjectRoot(allowRead, place),
       hashFile: hashes.hasher,
+      maxVideos: maxVideosOf(args, io, place.project),
     });
   } finally {
     await hashes.closeReader();
@@ -97,12 +98,12 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     const tty = io.stderr.isTTY === true;
     const findings = mergeFindings(loaded.problems, loaded.warnings);
     io.stderr.write(`${formatProblems(findings, { color: tty, codeFrame: tty })}\n`);
-    io.stderr.write(`reel run: ${loaded.problems.length} problem(s); nothing was sent.\n`);
+    io.stderr.write(`reel run: ${problemsText(loaded.problems)}; nothing was sent.\n`);
     if (loaded.manifests.length > 0) io.stderr.write(`${skipInvalidHint(loaded.manifests.length)}\n`);
     if (settings.json) {
       const error = {
         code: "E_INVALID" satisfies ReportCode,
-        message: `${loaded.problems.length} problem(s); nothing was sent`,
+        message: `${problemsText(loaded.problems)}; nothing was sent`,
       };
       const { problems, warnings } = loaded;
       io.stdout.write(`${JSON.stringify({ ok: false, outcome: "invalid", error, problems, warnings })}\n`);
@@ -114,32 +115,34 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   writeProblems(loaded.problems, io, "run", loaded.warnings);
   if (skipped.length > 0) io.stderr.write(`${skippedLine("run", skipped)}\n`);
   checkWorkplace(place, loaded.manifests, io.cwd);
-  // Retakes queued (reel retake) are jobs of their manifests: sent by this run, once.
-  const retaken = await readRetakes(
-    settings.statePath,
-    settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!,
-    settings.storeUrl,
-    loaded.manifests,
-  );
-  for (const line of staleRetakeLines(retaken.stale)) io.stderr.write(`reel run: ${line}\n`);
-  const only = strings(args.values, "only");
-  const filter = makeJobFilter(only);
-  const allJobs = retaken.manifests.flatMap((m) => m.jobs);
-  const jobs = allJobs.filter((job) => filter(job.key));
-  if (only.length > 0 && jobs.length === 0) {
-    throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
-  }
-  const scope = runScope(
-    jobs.map((job) => job.manifest),
-    only,
-  );
-  const budgetRequest = readBudgetRequest(args, io, place, scope);
-  checkPriced(budgetRequest, jobs);
+  // Retakes queued (reel retake) are jobs of their manifests, sent by this run, once: read through the
+  // run's own store, which rides out a PostgreSQL store that does not answer yet (a reader would
+  // fail at once), so they are checked with --only and the budget below, before anything is sent.
   return withWorkSession("run", settings, args, io, async (session) => {
+    const retaken = await withRetakes(session.store, loaded.manifests);
+    for (const line of staleRetakeLines(retaken.stale)) io.stderr.write(`reel run: ${line}\n`);
+    const only = strings(args.values, "only");
+    const filter = makeJobFilter(only);
+    const allJobs = retaken.manifests.flatMap((m) => m.jobs);
+    const jobs = allJobs.filter((job) => filter(job.key));
+    if (only.length > 0 && jobs.length === 0) {
+      throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
+    }
+    const scope = runScope(
+      jobs.map((job) => job.manifest),
+      only,
+    );
+    const budgetRequest = readBudgetRequest(args, io, place, scope);
+    checkPriced(budgetRequest, jobs);
     await hashes.saveTo(session.store);
     const refusal = await refusalOf(settings, args, session.store)(jobs);
     if (refusal !== undefined) throw new SentElsewhereError(refusal);
-    const budget = budgetRequest && (await openBudget(session.store, budgetRequest));
+    const budget =
+      budgetRequest &&
+      (await openBudget(session.store, budgetRequest, {
+        onWait: (line) => io.stderr.write(`reel run: budget: ${line}\n`),
+        signal: io.signal,
+      }));
     if (budget) io.stderr.write(`reel run: ${describeBudget(budget)}\n`);
     const summary = await runBatch({
       ...session.engine,
@@ -163,7 +166,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       hashing: hashes.hasher.stats,
     });
     if (skipped.length > 0 && !settings.json) io.stderr.write(`${skippedReminder(skipped)}\n`);
-    if (args.values.open === true && !settings.json) openReport(settings.outDir, io);
+    if (args.values.open === true && !settings.json) await openReport(settings.outDir, io);
     return code;
   });
 }

@@ -3,6 +3,7 @@
 // as a code (run/next-steps.ts).
 import { spawn } from "node:child_process";
 import { budgetJson } from "../budget/index.js";
+import { systemReason } from "../output/atomic-write.js";
 import { join } from "node:path";
 import { type JobResult, resultOf } from "../output/job-record.js";
 import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
@@ -38,7 +39,7 @@ export function printRunSummary(end: RunEnd): void {
   );
   const counts: Record<string, number> = {};
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
-  const steps = nextSteps(summary, results);
+  const steps = nextSteps(summary);
   if (settings.json) {
     io.stdout.write(
       `${JSON.stringify({
@@ -129,21 +130,44 @@ function videoFolders(results: readonly JobResult[]): [string, number][] {
 }
 
 /**
- * `--open`: the report in the user's browser ($BROWSER, else the desktop's opener), not waited for.
- * A machine without one (a server, CI) gets a line saying where the report is, not an error.
+ * How long `--open` waits to learn whether the browser command failed: xdg-open on a machine without
+ * a browser fails at once, while one that starts a browser may not return until the browser closes.
  */
-export function openReport(outDir: string, io: CliIO): void {
+const OPENER_GRACE_MS = 1_500;
+
+/**
+ * `--open`: the report in the user's browser ($BROWSER, else the desktop's opener). A machine without
+ * one (a server, CI) gets a line saying so and where the report is, not an error: the run is done.
+ */
+export async function openReport(outDir: string, io: CliIO): Promise<void> {
   const file = join(outDir, REPORT_NAME);
   const opener =
     io.env.BROWSER ??
     (process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open");
-  try {
-    const child = spawn(opener, [file], { detached: true, stdio: "ignore", env: { ...io.env } });
-    child.on("error", () => {
-      io.stderr.write(`reel run: could not open the report with '${opener}'; open ${file} yourself.\n`);
+  const failure = await new Promise<string | undefined>((resolve) => {
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(opener, [file], { detached: true, stdio: "ignore", env: { ...io.env } });
+    } catch (error) {
+      resolve(systemReason(error));
+      return;
+    }
+    const timer = setTimeout(() => {
+      child.unref(); // still running: a browser, most likely; the run does not wait for it
+      resolve(undefined);
+    }, OPENER_GRACE_MS);
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve(error.code === "ENOENT" ? "not found" : systemReason(error));
     });
-    child.unref();
-  } catch {
-    io.stderr.write(`reel run: could not open the report with '${opener}'; open ${file} yourself.\n`);
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve(code === 0 ? undefined : `exited with ${code === null ? signal : `code ${code}`}`);
+    });
+  });
+  if (failure !== undefined) {
+    io.stderr.write(
+      `reel run: no browser opened the report (${opener}: ${failure}); open ${shownPath(io.cwd, file)} yourself.\n`,
+    );
   }
 }

@@ -1,6 +1,7 @@
 // `reel sandbox`: the emulator as a standalone server, so a user can point any client (curl, a
 // second shell running `reel run`) at it. The two stdout lines are a contract of PRODUCT.md:
-// scripts `eval` them, so nothing else may ever be printed to stdout.
+// scripts `eval` them, so nothing else may ever be printed to stdout. Each is an `export`: a plain
+// `VAR=value` pasted into a shell sets a shell variable that `reel` never sees.
 import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
 import { makeLogger } from "../log/logger.js";
@@ -133,8 +134,8 @@ export const sandboxCommand: Command = {
                     [--seed N] [--p429 P] [--p503 P] [--fail-rate P] [--latency MS]
                     [--credits N] [--big-ids] [--data-dir DIR] [--log-level LEVEL]
 
-Prints REEL_BASE_URL=... and REEL_API_KEY=... on stdout once it listens, then serves
-until SIGINT/SIGTERM. Each request is written to stderr as one line:
+Prints 'export REEL_BASE_URL=...' and 'export REEL_API_KEY=...' on stdout once it listens
+(paste them into the shell that runs reel), then serves until SIGINT/SIGTERM. Each request is written to stderr as one line:
   12:03:04  POST   /v1/generations            200  task 1017, 5 s of video  3 ms
 
 Options:
@@ -218,7 +219,7 @@ Exit codes: 0 on a clean stop (SIGINT, SIGTERM), 2 bad options or the port in us
       ...(onRequest ? { onRequest } : {}),
     });
     try {
-      io.stdout.write(`REEL_BASE_URL=${sandbox.baseUrl}\nREEL_API_KEY=${sandbox.apiKey}\n`);
+      io.stdout.write(`export REEL_BASE_URL=${sandbox.baseUrl}\nexport REEL_API_KEY=${sandbox.apiKey}\n`);
       if (level === "info") {
         io.stderr.write(`${clock(new Date())}  sandbox listening on ${sandbox.baseUrl} (Ctrl-C to stop)\n`);
       }

@@ -35,7 +35,8 @@ export const SERVICE_USAGE = `Service options:
   --state FILE         state file (env REEL_STATE; default: the project's, see below)
   --out DIR            output folder (env REEL_OUT; default: the project's, see below)
   --store URL          a shared store on PostgreSQL (env REEL_STORE), postgres://user@host/db; the
-                       password from PGPASSWORD or ~/.pgpass. One runner at a time for now
+                       password from PGPASSWORD or ~/.pgpass. Any number of runners, on any
+                       machines, share it: each job is sent once by one of them
   --concurrency N      generations in flight at once (env REEL_CONCURRENCY; default ${DEFAULTS.concurrency})
   --json               machine-readable output on stdout
 The API key is read from the environment variable REEL_API_KEY, never from a flag.
@@ -118,6 +119,14 @@ function sandboxTimeScaleOf(args: ParsedArgs, sandbox: boolean): number | undefi
   return value;
 }
 
+/**
+ * The service's base URL as given, first found: --base-url, REEL_BASE_URL, the project file's
+ * `baseUrl:`. Undefined when none is. `run`, `watch` and `plan` read it alike.
+ */
+export function givenBaseUrl(args: ParsedArgs, io: CliIO, place: Workplace): string | undefined {
+  return flagValue(args.values, "base-url") ?? envSetting(io.env, "REEL_BASE_URL") ?? place.project?.baseUrl;
+}
+
 /** Reads and checks the service options. `needService` is false for commands that only read state. */
 export function readServiceSettings(
   args: ParsedArgs,
@@ -126,8 +135,7 @@ export function readServiceSettings(
   place: Workplace,
 ): ServiceSettings {
   const sandbox = args.values.sandbox === true;
-  const baseUrl =
-    flagValue(args.values, "base-url") ?? envSetting(io.env, "REEL_BASE_URL") ?? place.project?.baseUrl;
+  const baseUrl = givenBaseUrl(args, io, place);
   const apiKey = io.env.REEL_API_KEY;
   refuseSandboxWithBaseUrl(args);
   if (needService && !sandbox) {

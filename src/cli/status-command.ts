@@ -4,12 +4,14 @@ import { existsSync } from "node:fs";
 import { UsageError } from "../errors.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { type JobResult, resultOf } from "../output/job-record.js";
+import { plural } from "../plural.js";
 import { type DecisionCounts, countDecisions } from "../review/decision-counts.js";
 import { decisionFieldsOf } from "../review/decision-fields.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import type { DecisionRow, JobStore, RetakeRow } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
+import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";
 import { openStateToRead } from "./read-state.js";
 import { describeRunners, runnerJson, runnersOf } from "./runners-view.js";
 import { refuseSandboxWithBaseUrl, SANDBOX_SERVICE_ID } from "./service-options.js";
@@ -30,6 +32,7 @@ Options:
   --base-url URL     only the jobs run against this service (default: every service in the file)
   --sandbox          only the jobs run with --sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
+${maxVideosUsage(21)}
   --json             machine-readable output on stdout
 
 Exit codes: 0 (also when there is no state file yet), 2 bad options or a state file that
@@ -41,6 +44,7 @@ cannot be read.`,
     sandbox: { type: "boolean" },
     json: { type: "boolean" },
     "allow-read": { type: "string", multiple: true },
+    ...MAX_VIDEOS_OPTION,
   },
   run: runStatus,
 };
@@ -60,6 +64,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       // Only the manifests' names are needed: media files are not read (a gigabyte of them would
       // make every `status PATH` hash it all again).
       hashFile: () => Promise.resolve(""),
+      maxVideos: maxVideosOf(args, io, place.project),
     });
     // Every manifest found counts, valid or not: one broken by an edit still has jobs to show. Of a
     // valid one, only the videos it lists now: one removed from it is no longer its job.
@@ -208,7 +213,7 @@ function describeJobs(jobs: readonly JobResult[], decisions?: Record<string, Dec
     const review = decisions?.[manifest];
     if (review) {
       lines.push(
-        `  review: ${review.approved} approved, ${review.rejected} rejected, ${review.undecided} undecided${review.retakesQueued > 0 ? `, ${review.retakesQueued} ${review.retakesQueued === 1 ? "retake" : "retakes"} queued` : ""}`,
+        `  review: ${review.approved} approved, ${review.rejected} rejected, ${review.undecided} undecided${review.retakesQueued > 0 ? `, ${plural(review.retakesQueued, "retake")} queued` : ""}`,
       );
     }
   }

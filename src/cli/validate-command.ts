@@ -11,17 +11,20 @@ import {
   type Problem,
   type Warning,
 } from "../manifest/index.js";
+import { MAX_VIDEOS_OPTION, maxVideosOfRoots, maxVideosUsage } from "./max-videos.js";
 import { projectRootsOf } from "./workplace.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
+import { plural } from "../plural.js";
 
-const USAGE = `Usage: reel validate PATH... [--allow-read DIR]... [--json]
+const USAGE = `Usage: reel validate PATH... [--allow-read DIR]... [--max-videos N] [--json]
 
 PATH: manifest files, or folders searched for *.yaml / *.yml.
 
 Options:
   --allow-read DIR   let manifests read files under DIR too (repeatable); by default they may only
                      read files under the current folder
+${maxVideosUsage(21)}
   --json             print {ok, problems, warnings, summary} on stdout
 
 Warnings (file:line:col: warning: ...) point at what YAML reads otherwise than it looks, such as a
@@ -50,26 +53,38 @@ export function summarize(loaded: Pick<LoadResult, "manifests" | "problems">): L
   };
 }
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
-
 /** "3 manifests, 42 videos, 310 s of video" */
 export function summaryText(summary: LoadSummary): string {
   return `${plural(summary.manifests, "manifest")}, ${plural(summary.videos, "video")}, ${summary.seconds} s of video`;
 }
 
-/** Loads manifests for a command that takes PATH... and --allow-read. */
-/** `projectRoots`: the folders of the projects the manifests are in, which they may read from too. */
+/** "1 problem in 1 file", "3 problems in 2 files": how every command counts a load's problems. */
+export function problemsText(problems: readonly Pick<Problem, "file">[]): string {
+  const files = new Set(problems.map((p) => p.file)).size;
+  return `${plural(problems.length, "problem")} in ${plural(files, "file")}`;
+}
+
+/**
+ * Loads manifests for a command that takes PATH..., --allow-read and --max-videos. `projectRoots`:
+ * the folders of the projects the manifests are in, which they may read from too. `maxVideos`: the
+ * limit (max-videos.ts).
+ */
 export async function loadFromArgs(
   args: ParsedArgs,
   io: CliIO,
   command: string,
   projectRoots: readonly string[],
+  maxVideos: number,
 ): Promise<LoadResult> {
   if (args.positionals.length === 0)
     throw new UsageError(`give at least one manifest file or folder: reel ${command} PATH...`);
   const allowRead = stringList(args.values, "allow-read");
   await checkAllowRead(allowRead, io.cwd);
-  return loadManifests(args.positionals, { cwd: io.cwd, allowRead: [...allowRead, ...projectRoots] });
+  return loadManifests(args.positionals, {
+    cwd: io.cwd,
+    allowRead: [...allowRead, ...projectRoots],
+    maxVideos,
+  });
 }
 
 /**
@@ -85,10 +100,9 @@ export function writeProblems(
   if (problems.length === 0 && warnings.length === 0) return;
   const tty = io.stderr.isTTY === true;
   const color = tty && io.env.NO_COLOR === undefined;
-  const files = new Set(problems.map((p) => p.file)).size;
   io.stderr.write(`${formatProblems(mergeFindings(problems, warnings), { color, codeFrame: tty })}\n`);
   const counts = [
-    ...(problems.length > 0 ? [`${plural(problems.length, "problem")} in ${plural(files, "file")}`] : []),
+    ...(problems.length > 0 ? [problemsText(problems)] : []),
     ...(warnings.length > 0 ? [plural(warnings.length, "warning")] : []),
   ];
   io.stderr.write(`reel ${command}: ${counts.join(", ")}\n`);
@@ -100,10 +114,12 @@ export const validateCommand: Command = {
   usage: USAGE,
   options: {
     "allow-read": { type: "string", multiple: true },
+    ...MAX_VIDEOS_OPTION,
     json: { type: "boolean" },
   },
   async run(args: ParsedArgs, io: CliIO): Promise<number> {
-    const loaded = await loadFromArgs(args, io, "validate", projectRootsOf(args.positionals, io.cwd));
+    const roots = projectRootsOf(args.positionals, io.cwd);
+    const loaded = await loadFromArgs(args, io, "validate", roots, maxVideosOfRoots(args, io, roots));
     const ok = loaded.problems.length === 0;
     const summary = summarize(loaded);
     if (args.values.json === true) {

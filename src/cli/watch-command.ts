@@ -13,6 +13,7 @@ import { BUDGET_OPTIONS, budgetUsage, readBudgetRequest } from "./budget-options
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { passedOverMessage } from "./passed-over-states.js";
+import { maxVideosOf } from "./max-videos.js";
 import { readServiceSettings } from "./service-options.js";
 import { withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
 import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
@@ -72,19 +73,30 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
   if (settleRaw !== undefined && settleMs === undefined) {
     throw new UsageError(`expected --settle to be a duration such as 500ms, 1s or 3s, got '${settleRaw}'`);
   }
+  const maxVideos = maxVideosOf(args, io, place.project);
   // One watch session per folder, however it is reached.
   const scope = watchScope(realPathOf(resolve(io.cwd, args.positionals[0]!)));
   const budgetRequest = readBudgetRequest(args, io, place, scope);
   return withWorkSession("watch", settings, args, io, async (session) => {
     // A manifest a state above has run is skipped, as `run` refuses it (see passed-over-states.ts).
     const refuseJobs = refusalOf(settings, args, session.store);
-    const budget = budgetRequest && (await openBudget(session.store, budgetRequest));
+    const budget =
+      budgetRequest &&
+      (await openBudget(session.store, budgetRequest, {
+        onWait: (line) => io.stderr.write(`reel watch: budget: ${line}\n`),
+        signal: io.signal,
+      }));
     if (budget) io.stderr.write(`reel watch: ${describeBudget(budget)}\n`);
     const end = await watchFolder({
       ...session.engine,
       ...(budget ? { budget } : {}),
       dir: args.positionals[0]!,
-      load: { cwd: io.cwd, allowRead: withProjectRoot(allowRead, place), hashFile: session.hasher },
+      load: {
+        cwd: io.cwd,
+        allowRead: withProjectRoot(allowRead, place),
+        hashFile: session.hasher,
+        maxVideos,
+      },
       progress: session.progress,
       // Above the live display on a terminal, which would otherwise draw over it.
       report: (text) => (session.progress.print ? session.progress.print(text) : io.stderr.write(text)),
@@ -97,7 +109,8 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
     });
     if (end.capped && budget) {
       // The session stays open: a watch started again with a higher cap goes on counting.
-      io.stderr.write(`reel watch: ${describeStop(budget, budget.leftUnsent(end.rows))}\n`);
+      const left = await budget.leftUnsent(end.rows, session.store);
+      io.stderr.write(`reel watch: ${describeStop(budget, left)}\n`);
       return EXIT.budgetReached;
     }
     // A clean stop ends the watch's session: the next watch counts from nothing.

@@ -9,6 +9,7 @@ import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import { makeHumanProgress, makeJsonProgress, teeProgress } from "../display/index.js";
+import { outageNote } from "../engine/fleet-notes.js";
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
@@ -19,9 +20,11 @@ import {
   recordedUnknownMessage,
   restoredJobOf,
 } from "../output/recovery.js";
+import { outFolderOf } from "../output/out-folder.js";
 import { readRecords } from "../output/records.js";
 import { leaseSetting } from "./lease-setting.js";
-import { openJobStore } from "../state/open-job-store.js";
+import { MAX_VIDEOS_OPTION, maxVideosUsage } from "./max-videos.js";
+import { openJobStore, storeSecretValues } from "../state/open-job-store.js";
 import { type JobStore, StateFileError, StateStore } from "../state/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
@@ -37,6 +40,7 @@ import {
   SERVICE_USAGE,
   type ServiceSettings,
 } from "./service-options.js";
+import { plural } from "../plural.js";
 
 /** The options of `run` and `watch` that shape the work (read here, for both). */
 export const WORK_OPTIONS: OptionsConfig = {
@@ -46,6 +50,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   "resubmit-uncertain": { type: "boolean" },
   "poll-deadline": { type: "string" },
   "allow-read": { type: "string", multiple: true },
+  ...MAX_VIDEOS_OPTION,
   "new-service": { type: "boolean" },
   ...PRIVATE_SOURCES_OPTION,
   "rebuild-state": { type: "boolean" },
@@ -60,9 +65,11 @@ export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fai
   --poll-deadline TIME   stop following a task after TIME (e.g. 30m, 6h, 2d; default ${DEFAULTS.pollDeadline.text}); its task
                          id is kept and the next run follows it again
   --allow-read DIR       let manifests read files under DIR too (repeatable)
+${maxVideosUsage(25)}
   --new-service          make again on this service the jobs already sent to another base URL
-                         (paid again); without it, reel refuses them, as the address may be
-                         another name of the same service
+                         (paid again), and work beside runners of the store on another base URL;
+                         without it, reel refuses both, as the address may be another name of the
+                         same service
   --allow-private-sources
                          fetch https sources from loopback, link-local and private addresses
                          too (refused by default: a manifest must not reach into your network)
@@ -156,10 +163,14 @@ async function rebuildState(store: JobStore, outDir: string, io: CliIO): Promise
     (record) => restoredJobOf(record, outDir) ?? [],
   );
   const written = await store.restoreJobs(restored);
+  // The folder's reports list these manifests again, as before the state was lost.
+  for (const manifest of new Set(restored.map((job) => job.manifest))) {
+    await store.recordOutManifest(outFolderOf(outDir).key, manifest);
+  }
   await store.flush();
   const count = (state: string): number => restored.filter((job) => job.state === state).length;
   io.stderr.write(
-    `reel: state rebuilt from the records in ${outDir}: ${written} job(s) written (${count("Success")} done, ${count("submitted")} followed by task id, ${count("Fail") + count("Canceled")} failed, ${count("uncertain")} uncertain; jobs the state knew already were kept)\n`,
+    `reel: state rebuilt from the records in ${outDir}: ${plural(written, "job")} written (${count("Success")} done, ${count("submitted")} followed by task id, ${count("Fail") + count("Canceled")} failed, ${count("uncertain")} uncertain; jobs the state knew already were kept)\n`,
   );
 }
 
@@ -188,8 +199,8 @@ export async function withWorkSession<T>(
   const logFile = join(stateDir, "logs", `${kind}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
   const logger = makeLogger({
     level: "debug",
-    // The store URL's password is a secret like the key (a pg error could quote the URL).
-    secrets: [settings.apiKey, storePassword(settings.storeUrl)].filter(
+    // The store URL's secrets are secrets like the key (a pg error could quote the URL).
+    secrets: [settings.apiKey, ...storeSecretValues(settings.storeUrl)].filter(
       (secret): secret is string => secret !== undefined && secret !== "",
     ),
     destination: openLogFile(logFile),
@@ -209,6 +220,18 @@ export async function withWorkSession<T>(
       baseUrl: serviceId,
       concurrency: settings.concurrency,
       ...(settings.storeUrl !== undefined ? { lease: leaseSetting(io.env) } : {}),
+      // Before the progress display exists: a plain line (the engine says later outages itself).
+      onOutage: (event) => {
+        if (event.state === "down")
+          logger.warn({ err: event.error }, "store unreachable at start: waiting for it");
+        else logger.info({ downMs: Math.round(event.downMs) }, "store reachable again");
+        io.stderr.write(`reel: ${outageNote(event)}\n`);
+      },
+      // One address of the service in use at a time (see state/service-address.ts), unless the user
+      // says this one is another service; the sandbox's work is free, and blocks nothing.
+      ...(settings.sandbox || args.values["new-service"] === true
+        ? {}
+        : { exclusiveAddress: { free: [SANDBOX_SERVICE_ID] } }),
       whenNew: (how) => {
         if (rebuild) return;
         // An emptied file is never new beside records; a missing one may be (a new --state beside an
@@ -267,15 +290,5 @@ export async function withWorkSession<T>(
       await service?.close();
       logger.flush();
     }
-  }
-}
-
-/** The password in a store URL, if any (decoded, as a driver or server could quote it). */
-function storePassword(url: string | undefined): string | undefined {
-  if (url === undefined) return undefined;
-  try {
-    return decodeURIComponent(new URL(url).password);
-  } catch {
-    return undefined;
   }
 }

@@ -166,6 +166,26 @@ export class UnexpectedAnswerError extends ServiceError {
   }
 }
 
+/**
+ * A submission answered with the task id of another job: a task id names one task, so the service
+ * is at fault (or it was started again without its data, and gives its ids out again). The job is
+ * uncertain (a task may have been made, perhaps paid, that reel cannot follow), and a run sends
+ * no more to a service that answers so.
+ */
+export class TaskIdHeldError extends ServiceError {
+  constructor(
+    readonly taskId: string,
+    readonly job: string,
+    readonly holder: string,
+  ) {
+    super(
+      "E_TASK_ID_HELD",
+      `POST /v1/generations answered task ${taskId} for ${job}, which ${holder} already holds: a fault of the service (a task id names one task). ${job} is uncertain (a task may have been made for it, perhaps paid, that reel cannot follow), and nothing more is sent: check the service, then rerun (uncertain jobs are sent again only with --resubmit-uncertain).`,
+      { endpoint: "POST /v1/generations" },
+    );
+  }
+}
+
 /** Conditions that stop a whole run: nothing else can succeed until the user acts. */
 /** The service could not be reached at all before it ever answered: a wrong address, or it is down. */
 export class ServiceUnreachableError extends ServiceError {

@@ -1,16 +1,33 @@
 // The live display's frame: a pure function from what is known (live-state.ts) and the clock to the
-// lines drawn, each cut to the terminal's width (a wrapped line would break the redraw in place).
+// lines drawn, each within the terminal's width: a line the terminal wrapped itself would break the
+// redraw in place, so a long one is broken here, between its parts or at a word, never cut. (A job's
+// name alone is cut, with "…", to keep the list's columns.)
 //
 //   ██████████████████░░░░░░░░░░░░░░░░░░░░  9/13 videos · ETA 1 min 20 s
 //   this run: 7 done · 1 failed · 0 uncertain · 2 done before · 4 min 12 s
-//   files:  hashing 0 · uploading 1 (3.2/12.0 MB) · speech 0 · downloading 1
-//   jobs:   for a slot 3 · submitted 1 · Pending 2 · Running 2
-//   waiting: 3 jobs for a slot: 4 of 4 generations in flight (--concurrency 4)
+//   jobs:   waiting 0 · preparing 0 · for a slot 3
+//           submitted 1 · Pending 2 · Running 1 · downloading 1
+//   files:  hashing 0 · uploading 1 (3.2/12.0 MB) · speech 0
+//   waiting: 3 jobs for a slot, 4 of 4 generations in flight (--concurrency 4)
 //     spring/intro                                      Running        42 s
+//
+// Every job of the run is counted once: in this run's counts (done, failed, uncertain, and what
+// ended before), or in one of the jobs' places; the counts add up to the videos of the bar. A
+// watch's session counts also hold what it made of versions since edited (work it paid for).
 import type pc from "picocolors";
 import { formatDuration } from "../duration.js";
-import { plural } from "./lines.js";
-import { etaMs, type JobPlace, type JobView, type LiveState, totalsOf } from "./live-state.js";
+import { plural } from "../plural.js";
+import { visibleWidth, wrapLine } from "./text-wrap.js";
+import {
+  countPlaces,
+  etaMs,
+  HOLDING,
+  type JobPlace,
+  type JobView,
+  type LiveState,
+  totalsOf,
+  workLeft,
+} from "./live-state.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
 
@@ -35,9 +52,9 @@ const PLACE_ORDER: readonly JobPlace[] = [
   "preparing",
 ];
 
-const PLACE_WORDS: Record<JobPlace, string> = {
+/** Places of a job listed by name. */
+const LISTED_WORDS: Partial<Record<JobPlace, string>> = {
   preparing: "preparing",
-  queued: "for a slot",
   submitting: "submitting",
   PreProcessing: "submitted",
   Pending: "Pending",
@@ -45,39 +62,44 @@ const PLACE_WORDS: Record<JobPlace, string> = {
   downloading: "downloading",
 };
 
+/** The ETA as shown: never "0 s" while work is left. */
+const LEAST_SHOWN_MS = 100;
+
 export function renderFrame(state: LiveState, o: FrameOptions): string[] {
   const c = o.colors;
   const width = Math.max(20, o.width);
-  const totals = totalsOf(state);
-  const lines: string[] = [];
+  // A line as wide as the terminal would leave the cursor past its edge: one column spare.
+  const room = width - 1;
+  const lines = headOf(state, o, room);
 
-  // The bar and the ETA.
-  const eta = etaMs(state, o.now);
-  const label =
-    totals.total === 0 && o.watching
-      ? "no videos yet"
-      : `${totals.finished}/${plural(totals.total, "video")}${eta === undefined || totals.finished >= totals.total ? "" : ` · ETA ${formatDuration(eta)}`}`;
-  const barWidth = Math.max(10, Math.min(40, width - 1 - label.length - 2));
-  const filled = totals.total === 0 ? 0 : Math.round((barWidth * totals.finished) / totals.total);
-  const bar = c.green("█".repeat(filled)) + c.dim("░".repeat(barWidth - filled));
-  lines.push(`${bar}  ${label}`);
-
-  // This run's counts, and what was done before apart.
-  const counts = [
-    c.green(`${totals.done} done`),
-    totals.failed > 0 ? c.red(c.bold(`${totals.failed} failed`)) : `${totals.failed} failed`,
-    totals.uncertain > 0 ? c.yellow(`${totals.uncertain} uncertain`) : `${totals.uncertain} uncertain`,
-    c.dim(
-      `${totals.before} done before${totals.endedBefore > 0 ? `, ${totals.endedBefore} failed before` : ""}`,
+  // Every job not ended, in one place each: on this side (not taken up yet, its files being made
+  // ready, waiting for a generation slot, left for another run), then at the service and after.
+  const places = countPlaces(state);
+  const count = (place: JobPlace): number => places[place];
+  lines.push(
+    ...flow(
+      "jobs:   ",
+      [
+        `waiting ${count("waiting")}`,
+        `preparing ${count("preparing")}`,
+        `for a slot ${count("queued")}`,
+        ...(count("left") > 0 ? [c.yellow(`left ${count("left")}`)] : []),
+      ],
+      room,
     ),
-    c.dim(formatDuration(o.now - state.startedAt)),
-  ];
-  lines.push(`${o.watching ? "this session" : "this run"}: ${counts.join(" · ")}`);
+    ...flow(
+      JOBS_INDENT,
+      [
+        `submitted ${count("submitting") + count("PreProcessing")}`,
+        `Pending ${count("Pending")}`,
+        `Running ${count("Running")}`,
+        `downloading ${count("downloading")}`,
+      ],
+      room,
+    ),
+  );
 
-  // Per stage.
-  const places = new Map<JobPlace, number>();
-  for (const job of state.jobs.values()) places.set(job.place, (places.get(job.place) ?? 0) + 1);
-  const count = (place: JobPlace): number => places.get(place) ?? 0;
+  // The files (one may serve many jobs).
   let uploadLabel = `uploading ${state.uploads.size}`;
   if (state.uploads.size > 0) {
     let sent = 0;
@@ -89,34 +111,96 @@ export function renderFrame(state: LiveState, o: FrameOptions): string[] {
     uploadLabel += ` (${megabytes(sent)}/${megabytes(size)} MB)`;
   }
   lines.push(
-    `files:  hashing ${state.hashing.size} · ${uploadLabel} · speech ${state.speaking.size} · downloading ${count("downloading")}`,
-  );
-  lines.push(
-    `jobs:   for a slot ${count("queued")} · submitted ${count("submitting") + count("PreProcessing")} · Pending ${count("Pending")} · Running ${count("Running")}`,
+    ...flow(
+      "files:  ",
+      [`hashing ${state.hashing.size}`, uploadLabel, `speech ${state.speaking.size}`],
+      room,
+    ),
   );
 
   // Why reel waits, when it does.
-  for (const reason of waitReasons(state, o.now, count)) lines.push(c.yellow(reason));
+  for (const reason of waitReasons(state, o.now, count)) {
+    lines.push(...wrapLine(reason, room, { indent: 2 }).map((line) => c.yellow(line)));
+  }
 
   // The jobs furthest along, by name, with their place and how long they have been there.
   const maxJobs = o.maxJobs ?? 5;
-  const inFlight = [...state.jobs].filter(([, job]) => job.place !== "queued");
+  const inFlight = [...state.jobs, ...state.others].filter(
+    ([, job]) => LISTED_WORDS[job.place] !== undefined,
+  );
   inFlight.sort(([, a], [, b]) => order(a) - order(b) || a.since - b.since);
-  const nameWidth = Math.max(10, width - 1 - 2 - 1 - 12 - 1 - 10);
+  const nameWidth = Math.max(10, room - 2 - 1 - 12 - 1 - 10);
   for (const [key, job] of inFlight.slice(0, maxJobs)) {
     const age = formatDuration(o.now - job.since).padStart(10);
     lines.push(
-      `  ${cut(key, nameWidth).padEnd(nameWidth)} ${PLACE_WORDS[job.place].padEnd(12)} ${c.dim(age)}`,
+      `  ${cut(key, nameWidth).padEnd(nameWidth)} ${LISTED_WORDS[job.place]!.padEnd(12)} ${c.dim(age)}`,
     );
   }
   if (inFlight.length > maxJobs) lines.push(c.dim(`  … and ${inFlight.length - maxJobs} more in flight`));
-
-  return lines.map((line) => fit(line, width - 1));
+  return lines;
 }
 
-/** The frame's last state, left on screen when the display stops: the bar and the counts. */
+/** The frame's last state, left on screen when the display stops: the bar and this run's counts. */
 export function renderFinal(state: LiveState, o: FrameOptions): string[] {
-  return renderFrame(state, o).slice(0, 2);
+  return headOf(state, o, Math.max(20, o.width) - 1);
+}
+
+/** The bar with the ETA, and this run's counts apart from what ended before it. */
+function headOf(state: LiveState, o: FrameOptions, room: number): string[] {
+  const c = o.colors;
+  const totals = totalsOf(state);
+  // The ETA: learned once a task of the service ended (in this run or before).
+  let etaText = "";
+  if (workLeft(state)) {
+    const eta = etaMs(state, o.now);
+    etaText = ` · ETA ${eta === undefined ? "learning" : formatDuration(Math.max(LEAST_SHOWN_MS, eta))}`;
+  }
+  const label =
+    totals.total === 0 && o.watching
+      ? "no videos yet"
+      : `${totals.finished}/${plural(totals.total, "video")}${etaText}`;
+  const barWidth = Math.max(10, Math.min(40, room - label.length - 2));
+  const filled = totals.total === 0 ? 0 : Math.round((barWidth * totals.finished) / totals.total);
+  const bar = c.green("█".repeat(filled)) + c.dim("░".repeat(barWidth - filled));
+  const lines = wrapLine(`${bar}  ${label}`, room);
+
+  const places = countPlaces(state);
+  const before = [`${totals.before} done before`];
+  if (places.failedBefore > 0) before.push(`${places.failedBefore} failed before`);
+  if (places.uncertainBefore > 0) before.push(`${places.uncertainBefore} uncertain before`);
+  const counts = [
+    c.green(`${totals.done} done`),
+    totals.failed > 0 ? c.red(c.bold(`${totals.failed} failed`)) : `${totals.failed} failed`,
+    totals.uncertain > 0 ? c.yellow(`${totals.uncertain} uncertain`) : `${totals.uncertain} uncertain`,
+    c.dim(before.join(", ")),
+    c.dim(formatDuration(o.now - state.startedAt)),
+  ];
+  lines.push(...flow(o.watching ? "this session: " : "this run: ", counts, room));
+  return lines;
+}
+
+/** The jobs' second line starts under the first's counts. */
+const JOBS_INDENT = " ".repeat(8);
+
+/**
+ * `label` and `parts` joined by " · ", in as many lines as `room` needs, broken between parts; the
+ * lines after the first start under the first part.
+ */
+function flow(label: string, parts: readonly string[], room: number): string[] {
+  const indent = " ".repeat(visibleWidth(label));
+  const lines: string[] = [];
+  let line = label;
+  let empty = true;
+  for (const part of parts) {
+    const joined = empty ? `${line}${part}` : `${line} · ${part}`;
+    if (!empty && visibleWidth(joined) > room) {
+      lines.push(line);
+      line = `${indent}${part}`;
+    } else line = joined;
+    empty = false;
+  }
+  lines.push(line);
+  return lines.flatMap((l) => wrapLine(l, room, { indent: indent.length }));
 }
 
 function waitReasons(state: LiveState, now: number, count: (place: JobPlace) => number): string[] {
@@ -131,7 +215,8 @@ function waitReasons(state: LiveState, now: number, count: (place: JobPlace) => 
     reasons.push(`waiting ${formatDuration(state.wait.until - now)}: ${state.wait.detail}`);
   }
   const queued = count("queued");
-  const holding = count("submitting") + count("PreProcessing") + count("Pending") + count("Running");
+  let holding = 0;
+  for (const job of [...state.jobs.values(), ...state.others.values()]) if (HOLDING.has(job.place)) holding++;
   if (queued > 0 && holding >= state.concurrency) {
     reasons.push(
       `waiting: ${plural(queued, "job")} for a slot, ${holding} of ${state.concurrency} generations in flight (--concurrency ${state.concurrency})`,
@@ -154,35 +239,4 @@ function megabytes(bytes: number): string {
 
 function cut(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
-}
-
-/** ANSI colour codes, which take no column (kept apart by split: the group). */
-// eslint-disable-next-line no-control-regex -- the escape character is what is matched
-const ANSI = /(\x1b\[[0-9;]*m)/;
-
-/** The visible width of a line (its colour codes take none). */
-export function visibleWidth(line: string): number {
-  return line
-    .split(ANSI)
-    .filter((part, i) => i % 2 === 0)
-    .join("").length;
-}
-
-/** `line` cut to `width` visible columns, ending with "…"; its colours are kept, then reset. */
-function fit(line: string, width: number): string {
-  if (visibleWidth(line) <= width) return line;
-  let out = "";
-  let shown = 0;
-  const parts = line.split(ANSI);
-  parts.forEach((part, i) => {
-    if (i % 2 === 1) {
-      out += part;
-      return;
-    }
-    const room = width - 1 - shown;
-    if (room <= 0) return;
-    out += part.slice(0, room);
-    shown += Math.min(room, part.length);
-  });
-  return parts.length > 1 ? `${out}…\x1b[0m` : `${out}…`;
 }

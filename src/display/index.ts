@@ -5,9 +5,11 @@ import pc from "picocolors";
 import type { ProgressSink } from "../engine/progress.js";
 import { makeLineProgress, type Writable } from "./lines.js";
 import { makeLiveDisplay } from "./live-display.js";
+import { rawStream } from "./terminal-stream.js";
 
 export { makeJsonProgress, makeLineProgress, teeProgress } from "./lines.js";
 export { makeLiveDisplay } from "./live-display.js";
+export { rawStream, wrappedOnTerminal } from "./terminal-stream.js";
 
 export interface HumanProgressOptions {
   readonly concurrency: number;
@@ -37,7 +39,8 @@ export function makeHumanProgress(
   o: HumanProgressOptions,
 ): ProgressSink {
   if (io.stderr.isTTY !== true) return makeLineProgress(io.stderr);
-  return makeLiveDisplay(io.stderr, {
+  // Its lines drawn to the width by itself, with cursor moves: written as they are.
+  return makeLiveDisplay(rawStream(io.stderr), {
     colors: pc.createColors(colorsWanted(io, o.noColor)),
     concurrency: o.concurrency,
     watching: o.watching,

@@ -1,6 +1,7 @@
 // What the user sees where there is no terminal to redraw (a pipe, a file, CI): one line per event,
 // aligned, with the time since the start; and `watch --json`'s one JSON object per event.
 import { isLineEvent, type ProgressSink } from "../engine/progress.js";
+import { plural } from "../plural.js";
 
 export type Writable = {
   write(text: string): unknown;
@@ -49,14 +50,15 @@ export function makeLineProgress(stream: Writable, now: () => number = Date.now)
     event(e) {
       if (!isLineEvent(e)) return;
       const seconds = ((now() - started) / 1000).toFixed(1).padStart(6);
-      const rest = [e.key, e.detail].filter((part) => part !== undefined && part !== "").join(" ");
+      // A video done is named by its file, which begins with its job's name: the two side by side
+      // would say the name twice ("done spring/intro spring/intro.mp4").
+      const named = e.stage === "done" && e.key !== undefined && e.detail?.startsWith(`${e.key}.`) === true;
+      const rest = (named ? [e.detail] : [e.key, e.detail])
+        .filter((part) => part !== undefined && part !== "")
+        .join(" ");
       stream.write(`[${seconds}s] ${e.stage.padEnd(STAGE_WIDTH)} ${rest}\n`.replace(/ +\n$/, "\n"));
     },
     print: (text) => stream.write(text),
     stop() {},
   };
-}
-
-export function plural(count: number, word: string, many = `${word}s`): string {
-  return `${count} ${count === 1 ? word : many}`;
 }

@@ -3,7 +3,7 @@
 // manifests) printed above it for good.
 //
 // The redraw is log-update's (7.2): it erases and rewrites only the lines that changed, wraps nothing
-// itself when the lines fit (frame.ts cuts them to the width), wraps each frame in the terminal's
+// itself when the lines fit (frame.ts breaks them to the width), wraps each frame in the terminal's
 // synchronized-output mode so it never flickers half-drawn, and prints lasting text above the block
 // (persist). Chosen over hand-written escape codes (the line counting is where such code breaks),
 // over listr2 (a task-list framework that would own the flow of the run) and cli-progress (bars
@@ -14,6 +14,7 @@ import { createLogUpdate } from "log-update";
 import type { ProgressEvent, ProgressSink } from "../engine/progress.js";
 import { type Colors, renderFinal, renderFrame } from "./frame.js";
 import type { Writable } from "./lines.js";
+import { hangingIndent, wrapLine } from "./text-wrap.js";
 import { applyEvent, makeLiveState } from "./live-state.js";
 
 export interface LiveDisplayOptions {
@@ -46,14 +47,16 @@ export function makeLiveDisplay(stream: Writable, o: LiveDisplayOptions): Progre
     width: stream.columns ?? 80,
     colors: c,
     watching: o.watching ?? false,
-    // A short terminal keeps the block shorter than itself: it scrolls otherwise, and the redraw
-    // would rewrite lines no longer on screen.
-    maxJobs: Math.max(0, Math.min(5, (stream.rows ?? 24) - 9)),
   });
 
   function draw(): void {
     if (timer === undefined) return; // not started, or stopped: nothing is on screen to redraw
-    const lines = renderFrame(state, frameOptions());
+    const frame = frameOptions();
+    // A short terminal keeps the block shorter than itself: it scrolls otherwise, and the redraw
+    // would rewrite lines no longer on screen. The jobs listed by name fill what the rest leaves.
+    const rest = renderFrame(state, { ...frame, maxJobs: 0 }).length;
+    const maxJobs = Math.max(0, Math.min(5, (stream.rows ?? 24) - rest - 2));
+    const lines = renderFrame(state, { ...frame, maxJobs });
     // log-update 7 rewrites a frame whose line count changed from the first changed line down,
     // which leaves lines of the old frame below (fixed in 8): such a frame is drawn afresh.
     if (lines.length !== shownLines) update.clear();
@@ -61,9 +64,17 @@ export function makeLiveDisplay(stream: Writable, o: LiveDisplayOptions): Progre
     update(lines.join("\n"));
   }
 
-  /** Text that stays: printed above the block, which is drawn again below it. */
+  /**
+   * Text that stays: printed above the block, which is drawn again below it; broken at words to the
+   * width (the block below is redrawn in place from where the text ends).
+   */
   function persist(text: string): void {
-    const body = text.endsWith("\n") ? text.slice(0, -1) : text;
+    const room = (stream.columns ?? 80) - 1;
+    const body = (text.endsWith("\n") ? text.slice(0, -1) : text)
+      .split("\n")
+      // A failure's or a note's continuation indented under its first words.
+      .map((line) => wrapLine(line, room, { indent: Math.max(2, hangingIndent(line, room)) }).join("\n"))
+      .join("\n");
     if (timer === undefined) {
       stream.write(`${body}\n`);
       return;
@@ -102,9 +113,9 @@ export function makeLiveDisplay(stream: Writable, o: LiveDisplayOptions): Progre
   );
 
   return {
-    start(total, done) {
+    // The jobs come with the `manifest` events (a run's before its start).
+    start() {
       if (stopped) return;
-      if (total > 0) state.manifests.set("", { total, before: done, loadedAt: now() });
       state.startedAt = now();
       timer ??= setInterval(draw, o.intervalMs ?? 250);
       timer.unref();

@@ -1,68 +1,112 @@
-// What the live display knows, folded from the engine's events: the jobs in flight and where each
-// is, the files being hashed or uploaded, the counts of this run and of earlier ones, the run times
-// the ETA is learned from, and why reel waits. A plain object changed by applyEvent, so that the
-// frame (frame.ts) is a pure function of it and a clock, testable without a terminal.
-import type { ProgressEvent } from "../engine/progress.js";
+// What the live display knows, folded from the engine's events: every job of the run and where it
+// is, the files being hashed or uploaded, what the engine learned of the run times (the ETA), and
+// why reel waits. A plain object changed by applyEvent, so that the frame (frame.ts) is a pure
+// function of it and a clock, testable without a terminal.
+import type { JobFacts, ProgressEvent } from "../engine/progress.js";
+import type { LearnedTimes } from "../engine/run-times.js";
+import { remainingMs } from "./eta.js";
 
-/** Where a job in flight is. */
+/** Where a job is. Each job of the run is in exactly one place. */
 export type JobPlace =
-  "preparing" | "queued" | "submitting" | "PreProcessing" | "Pending" | "Running" | "downloading";
+  /** Not taken up by this run yet. */
+  | "waiting"
+  | "preparing"
+  | "queued"
+  | "submitting"
+  | "PreProcessing"
+  | "Pending"
+  | "Running"
+  | "downloading"
+  /** No longer worked on by this run, though not final (stopped, withdrawn, over the budget). */
+  | "left"
+  /** Ended in this run (this watch session). */
+  | "done"
+  | "failed"
+  | "uncertain"
+  /** Ended in an earlier run, left as it was. */
+  | "doneBefore"
+  | "failedBefore"
+  | "uncertainBefore";
+
+/** The places of a job holding one of the run's generation slots. */
+export const HOLDING: ReadonlySet<JobPlace> = new Set(["submitting", "PreProcessing", "Pending", "Running"]);
 
 export interface JobView {
   place: JobPlace;
   /** When it came to this place. */
   since: number;
-  /** When it took a generation slot (its run time counts from there). */
-  slotAt?: number;
-}
-
-/** How a job ended: in this run, or (`before`) in an earlier one, left as it was (not retried). */
-export type FinalKind = "done" | "failed" | "uncertain" | "before";
-
-export interface ManifestCount {
-  /** Its jobs, and those done before (by an earlier run or watch session), when last read. */
-  total: number;
-  before: number;
-  loadedAt: number;
+  /** When its task was submitted (its run time counts from there). */
+  submittedAt?: number;
+  /**
+   * When it took its slot in this run, to submit; unset unless something was learned of its run time
+   * then (else its task is polled on the schedule for the unknown, and noticed late: see
+   * noteOverhead).
+   */
+  claimedAt?: number;
+  facts?: JobFacts;
 }
 
 export interface LiveState {
   readonly concurrency: number;
   startedAt: number;
-  /** `run`: the manifests of the run as one (key ""); `watch`: each by name. */
-  readonly manifests: Map<string, ManifestCount>;
-  /** Jobs that ended in this run (this watch session), the last way each ended. */
-  readonly finals: Map<string, { kind: FinalKind; at: number }>;
-  /**
-   * watch: versions that ended in this session and were then edited (a new version to make): still
-   * this session's work, no longer their video's.
-   */
-  readonly replaced: { done: number; failed: number; uncertain: number };
+  /** Each manifest's job keys (`run`: the manifests of the run as one, ""; `watch`: by name). */
+  readonly manifests: Map<string, readonly string[]>;
+  /** Every job of the manifests. */
   readonly jobs: Map<string, JobView>;
+  /**
+   * Tasks followed that no manifest lists (any more): an earlier version's, a removed video's. They
+   * hold slots, and are not among the run's jobs.
+   */
+  readonly others: Map<string, JobView>;
+  /**
+   * watch: ends of this session no job shows any more (an edited video's earlier version, a video
+   * removed, a failure taken up again): still this session's work, each counted once.
+   */
+  readonly replaced: EndReplaced[];
   readonly hashing: Set<string>;
   readonly uploads: Map<string, { size: number; sent: number }>;
   readonly speaking: Set<string>;
   /** The last wait with a duration (Retry-After, backoff, the client's retries). */
   wait: { detail: string; until: number } | undefined;
   paused: { detail: string; until: number | undefined } | undefined;
-  /** Run times (slot to end, download included) of this run's jobs done: their sum and count. */
-  runTime: { sumMs: number; count: number };
+  /** The engine's learned run times (see engine/run-times.ts), once it said. */
+  learned: LearnedTimes | undefined;
+  /** This run's downloads ended: their time (from the task's end noticed) summed, and their count. */
+  downloads: { sumMs: number; count: number };
+  /**
+   * How much longer each task of this run held its slot than the service took to make it, as
+   * learned (see eta.ts overheadMs): the latest first.
+   */
+  readonly overheads: number[];
 }
+
+/** An end of this session's work that its job no longer shows. */
+export interface EndReplaced {
+  readonly key: string;
+  /** The version that ended (a job edited back to it shows this end again). */
+  readonly version: string | undefined;
+  readonly place: "done" | "failed" | "uncertain";
+}
+
+/** Overheads kept: the latest few (the poll schedule sharpens as more is learned). */
+const OVERHEADS_KEPT = 5;
 
 export function makeLiveState(concurrency: number, now: number): LiveState {
   return {
     concurrency,
     startedAt: now,
     manifests: new Map(),
-    finals: new Map(),
-    replaced: { done: 0, failed: 0, uncertain: 0 },
     jobs: new Map(),
+    others: new Map(),
+    replaced: [],
     hashing: new Set(),
     uploads: new Map(),
     speaking: new Set(),
     wait: undefined,
     paused: undefined,
-    runTime: { sumMs: 0, count: 0 },
+    learned: undefined,
+    downloads: { sumMs: 0, count: 0 },
+    overheads: [],
   };
 }
 
@@ -74,6 +118,10 @@ const PLACE_OF: Partial<Record<ProgressEvent["stage"], JobPlace>> = {
   pending: "Pending",
   running: "Running",
   downloading: "downloading",
+  done: "done",
+  failed: "failed",
+  uncertain: "uncertain",
+  dropped: "left",
 };
 
 const SERVICE_PLACES: Record<string, JobPlace> = {
@@ -81,6 +129,18 @@ const SERVICE_PLACES: Record<string, JobPlace> = {
   Pending: "Pending",
   Running: "Running",
 };
+
+/** Places a job comes to when it is to be sent (again). */
+const TAKEN_UP: ReadonlySet<JobPlace> = new Set(["preparing", "queued", "submitting"]);
+
+/** Places a job reaches by its work in this run. */
+const THIS_RUN_FINAL: ReadonlySet<JobPlace> = new Set(["done", "failed", "uncertain"]);
+const FINAL: ReadonlySet<JobPlace> = new Set([
+  ...THIS_RUN_FINAL,
+  "doneBefore",
+  "failedBefore",
+  "uncertainBefore",
+]);
 
 export function applyEvent(state: LiveState, e: ProgressEvent, now: number): void {
   const key = e.key;
@@ -120,134 +180,249 @@ export function applyEvent(state: LiveState, e: ProgressEvent, now: number): voi
     case "resumed":
       state.paused = undefined;
       return;
+    case "run-times":
+      state.learned = e.learned;
+      return;
     case "manifest":
-      if (key !== undefined) {
-        for (const job of e.toMake ?? []) {
-          const final = state.finals.get(job);
-          if (final === undefined) continue;
-          if (final.kind !== "before") state.replaced[final.kind]++;
-          state.finals.delete(job);
-        }
-        // Its videos done in this session are counted as this session's, not again as before.
-        let doneHere = 0;
-        for (const [job, final] of state.finals) {
-          if (final.kind === "done" && manifestOf(state, job) === key) doneHere++;
-        }
-        state.manifests.set(key, {
-          total: e.total ?? 0,
-          before: Math.max(0, (e.done ?? 0) - doneHere),
-          loadedAt: now,
-        });
-      }
+      if (key !== undefined) setManifest(state, key, e.jobs ?? [], now);
       return;
-    case "following":
-      if (key !== undefined) {
-        const place = SERVICE_PLACES[e.detail ?? ""] ?? "PreProcessing";
-        state.jobs.set(key, { place, since: now, slotAt: state.jobs.get(key)?.slotAt ?? now });
-      }
-      return;
-    case "done":
-    case "failed":
-    case "uncertain": {
+    case "following": {
       if (key === undefined) return;
-      const job = state.jobs.get(key);
-      // Learned from videos made: a failure (often at once) says nothing of how long the others take.
-      if (job?.slotAt !== undefined && e.stage === "done") {
-        state.runTime.sumMs += now - job.slotAt;
-        state.runTime.count++;
-      }
-      state.jobs.delete(key);
-      state.finals.set(key, { kind: e.stage, at: now });
+      const view = viewOf(state, key, now);
+      moveTo(view, SERVICE_PLACES[e.detail ?? ""] ?? "PreProcessing", now);
+      view.submittedAt = now - (e.ms ?? 0);
       return;
     }
-    case "ended-before":
+    case "ended": {
+      if (key === undefined) return;
+      const view = viewOf(state, key, now);
+      if (view.claimedAt !== undefined && e.ms) noteOverhead(state, (now - view.claimedAt - e.ms) / e.ms);
+      view.claimedAt = undefined;
+      moveTo(view, e.detail === "Success" ? "downloading" : "failed", now);
+      if (view.place === "failed") state.others.delete(key);
+      return;
+    }
+    case "released": {
+      // A slot let go with no end said (a refusal to try again later, a stop): the job waits for
+      // one again, or its next event says where it went.
+      const view = key === undefined ? undefined : (state.jobs.get(key) ?? state.others.get(key));
+      if (view && HOLDING.has(view.place)) {
+        view.claimedAt = undefined;
+        moveTo(view, "queued", now);
+      }
+      return;
+    }
+    case "ended-before": {
       // A watch reading a manifest again meets the failures of this session: they stay its own.
-      if (key !== undefined && !state.finals.has(key)) state.finals.set(key, { kind: "before", at: now });
+      const view = key === undefined ? undefined : state.jobs.get(key);
+      if (view && !THIS_RUN_FINAL.has(view.place)) {
+        moveTo(view, e.detail === "uncertain" ? "uncertainBefore" : "failedBefore", now);
+      }
       return;
-    case "dropped":
-      if (key !== undefined) state.jobs.delete(key);
-      return;
+    }
     default: {
       const place = PLACE_OF[e.stage];
       if (place === undefined || key === undefined) return;
-      const job = state.jobs.get(key);
-      if (job?.place === place) return;
-      const slotAt = job?.slotAt ?? (place === "submitting" || place === "PreProcessing" ? now : undefined);
-      state.jobs.set(key, { place, since: now, ...(slotAt === undefined ? {} : { slotAt }) });
+      const view = viewOf(state, key, now);
+      // Taken up again (--retry-failed, --resubmit-uncertain): its end stays this session's work.
+      if (TAKEN_UP.has(place) && state.jobs.get(key) === view) replace(state, key, view);
+      if (view.place === "downloading" && place === "done") {
+        state.downloads.sumMs += now - view.since;
+        state.downloads.count++;
+      }
+      moveTo(view, place, now);
+      if (place === "submitting" && knownTime(state, view)) view.claimedAt = now;
+      if (place === "PreProcessing") view.submittedAt = now;
+      // A task no manifest lists is no more of this run's concern once it ended or was left.
+      if (FINAL.has(place) || place === "left") state.others.delete(key);
     }
   }
 }
 
-/** The manifest a job key (manifest/id) belongs to, as the state counts it. */
-function manifestOf(state: LiveState, key: string): string {
-  if (state.manifests.has("")) return "";
-  const slash = key.lastIndexOf("/");
-  return slash < 0 ? "" : key.slice(0, slash);
+/** Whether something was learned of how long `view`'s task should take. */
+function knownTime(state: LiveState, view: JobView): boolean {
+  const facts = view.facts;
+  if (!facts || !state.learned) return false;
+  return (
+    state.learned.distribution({ model: facts.model, resolution: facts.resolution }, facts.seconds) !==
+    undefined
+  );
+}
+
+/**
+ * A task of this run ended `ms` after its claim, beyond the time the service took to make it. Only
+ * tasks planned from learned run times: the first ones, polled while nothing was, are noticed late
+ * by a good part of their run time, and the tasks the ETA is for will not be.
+ */
+function noteOverhead(state: LiveState, ms: number): void {
+  state.overheads.unshift(ms);
+  state.overheads.length = Math.min(state.overheads.length, OVERHEADS_KEPT);
+}
+
+/** Keeps `view`'s end of this session (if it ended in it) among the ends no job shows. */
+function replace(state: LiveState, key: string, view: JobView): void {
+  if (view.place === "done" || view.place === "failed" || view.place === "uncertain") {
+    state.replaced.push({ key, version: view.facts?.version, place: view.place });
+  }
+}
+
+/** The end of this session of `key` at `version` that no job showed, taken back (undefined: none). */
+function takeBack(state: LiveState, key: string, version: string): EndReplaced["place"] | undefined {
+  const i = state.replaced.findLastIndex((end) => end.key === key && end.version === version);
+  return i < 0 ? undefined : state.replaced.splice(i, 1)[0]!.place;
+}
+
+function moveTo(view: JobView, place: JobPlace, now: number): void {
+  if (view.place === place) return;
+  view.place = place;
+  view.since = now;
+}
+
+/** The job `key` of the manifests, or the task no manifest lists (kept from now on). */
+function viewOf(state: LiveState, key: string, now: number): JobView {
+  let view = state.jobs.get(key) ?? state.others.get(key);
+  if (!view) {
+    view = { place: "waiting", since: now };
+    state.others.set(key, view);
+  }
+  return view;
+}
+
+/**
+ * A manifest's jobs, as read now. A job of the same version keeps its place (done in this session
+ * stays this session's); a new or changed one starts over (done before, or waiting), its earlier
+ * version's end in this session kept as this session's work (and shown again by its job if it is
+ * edited back: counted once). A job no longer listed whose task is under way is still followed,
+ * among the others.
+ */
+function setManifest(state: LiveState, name: string, jobs: readonly JobFacts[], now: number): void {
+  const listed = new Set(jobs.map((job) => job.key));
+  for (const key of state.manifests.get(name) ?? []) {
+    if (listed.has(key)) continue;
+    const view = state.jobs.get(key);
+    state.jobs.delete(key);
+    if (view && underWay(view)) state.others.set(key, view);
+    else if (view) replace(state, key, view);
+  }
+  for (const facts of jobs) {
+    const known = state.jobs.get(facts.key) ?? state.others.get(facts.key);
+    state.others.delete(facts.key);
+    if (known && known.facts?.version === facts.version) {
+      known.facts = facts;
+      // Made by another runner of a fleet meanwhile.
+      if (facts.done && known.place === "waiting") moveTo(known, "doneBefore", now);
+      state.jobs.set(facts.key, known);
+      continue;
+    }
+    if (known && underWay(known))
+      state.others.set(facts.key, known); // its earlier version's task
+    else if (known && state.jobs.get(facts.key) === known) replace(state, facts.key, known);
+    const place = takeBack(state, facts.key, facts.version) ?? (facts.done ? "doneBefore" : "waiting");
+    state.jobs.set(facts.key, { place, since: now, facts });
+  }
+  if (jobs.length === 0) state.manifests.delete(name);
+  else state.manifests.set(name, [...listed]);
+}
+
+function underWay(view: JobView): boolean {
+  return HOLDING.has(view.place) || view.place === "downloading";
+}
+
+/** How many of the run's jobs are in each place. */
+export function countPlaces(state: LiveState): Record<JobPlace, number> {
+  const counts: Record<JobPlace, number> = {
+    waiting: 0,
+    preparing: 0,
+    queued: 0,
+    submitting: 0,
+    PreProcessing: 0,
+    Pending: 0,
+    Running: 0,
+    downloading: 0,
+    left: 0,
+    done: 0,
+    failed: 0,
+    uncertain: 0,
+    doneBefore: 0,
+    failedBefore: 0,
+    uncertainBefore: 0,
+  };
+  for (const view of state.jobs.values()) counts[view.place]++;
+  return counts;
 }
 
 export interface Totals {
   total: number;
-  /** Ended: done before, and ended in this run (any way). */
+  /** Ended: in this run (any way), or before it. */
   finished: number;
   before: number;
   /** Ended in an earlier run another way than done (a failure not retried). */
   endedBefore: number;
-  /** This run's. */
+  /** This run's (a watch: this session's, with the ends its jobs no longer show). */
   done: number;
   failed: number;
   uncertain: number;
 }
 
 export function totalsOf(state: LiveState): Totals {
+  const n = countPlaces(state);
+  const endedBefore = n.failedBefore + n.uncertainBefore;
   const totals: Totals = {
-    total: 0,
-    finished: 0,
-    before: 0,
-    endedBefore: 0,
-    done: 0,
-    failed: 0,
-    uncertain: 0,
+    total: state.jobs.size,
+    finished: n.done + n.failed + n.uncertain + n.doneBefore + endedBefore,
+    before: n.doneBefore,
+    endedBefore,
+    done: n.done,
+    failed: n.failed,
+    uncertain: n.uncertain,
   };
-  const ended = new Map<string, number>(); // manifest -> its jobs ended in this run or session
-  totals.done += state.replaced.done;
-  totals.failed += state.replaced.failed;
-  totals.uncertain += state.replaced.uncertain;
-  for (const [key, final] of state.finals) {
-    if (final.kind === "before") totals.endedBefore++;
-    else totals[final.kind]++;
-    const manifest = manifestOf(state, key);
-    ended.set(manifest, (ended.get(manifest) ?? 0) + 1);
-  }
-  for (const [name, count] of state.manifests) {
-    totals.total += count.total;
-    totals.before += count.before;
-    // At most its jobs: a video done before and fetched again (deleted meanwhile) is counted once.
-    totals.finished += Math.min(count.total, count.before + (ended.get(name) ?? 0));
-  }
+  for (const end of state.replaced) totals[end.place]++;
   return totals;
 }
 
+/** Whether some job of the run is still to be made in this run. */
+export function workLeft(state: LiveState): boolean {
+  for (const view of state.jobs.values()) if (!FINAL.has(view.place) && view.place !== "left") return true;
+  return false;
+}
+
 /**
- * How long the jobs not ended yet should take: each in flight the mean run time less its age (at
- * least a tenth of it), each not started the mean; `concurrency` at a time. Undefined until a job of this
- * run ended (nothing to learn from yet).
+ * How long the work left should take (see eta.ts), from what the engine learned of the run times;
+ * undefined while there is nothing to go by.
  */
 export function etaMs(state: LiveState, now: number): number | undefined {
-  const { sumMs, count } = state.runTime;
-  if (count === 0) return undefined;
-  const mean = sumMs / count;
-  const { total, finished } = totalsOf(state);
-  const remaining = total - finished;
-  if (remaining <= 0) return 0;
-  let work = 0;
-  let started = 0;
-  for (const job of state.jobs.values()) {
-    if (job.slotAt === undefined) continue;
-    started++;
-    // One past the mean still has some way to go: a tenth of it, rather than none (an ETA of 0 s
-    // with videos unfinished reads as broken).
-    work += Math.max(mean / 10, mean - (now - job.slotAt));
+  if (!state.learned) return undefined;
+  const inFlight = [];
+  const queue = [];
+  const downloading = [];
+  for (const view of [...state.jobs.values(), ...state.others.values()]) {
+    const facts = view.facts;
+    if (!facts) continue; // a task of an earlier run no manifest lists: its length is not known here
+    const key = { model: facts.model, resolution: facts.resolution };
+    if (HOLDING.has(view.place)) {
+      inFlight.push({ key, seconds: facts.seconds, ageMs: now - (view.submittedAt ?? view.since) });
+    } else if (view.place === "waiting" || view.place === "preparing" || view.place === "queued") {
+      if (state.jobs.has(facts.key)) queue.push({ key, seconds: facts.seconds });
+    } else if (view.place === "downloading") {
+      downloading.push(now - view.since);
+    }
   }
-  work += Math.max(0, remaining - started) * mean;
-  return work / Math.max(1, Math.min(state.concurrency, remaining));
+  const { sumMs, count } = state.downloads;
+  return remainingMs({
+    learned: state.learned,
+    inFlight,
+    queue,
+    downloading,
+    concurrency: state.concurrency,
+    ...(count > 0 ? { downloadMs: sumMs / count } : {}),
+    overhead: median(state.overheads),
+  });
+}
+
+/** The median of `values`, 0 of none: one slow turn of the event loop does not move it. */
+function median(values: readonly number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }

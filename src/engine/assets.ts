@@ -307,7 +307,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         await store.refundSpeech(budget.session.id, ref.voiceId, ref.text);
       };
       try {
-        await store.markSpeechCreating(ref.voiceId, ref.text, budget && { session: budget.session.id });
+        await store.markSpeechCreating(ref.voiceId, ref.text, budget?.speechCharge());
       } catch (error) {
         budget?.giveBack(cost!); // no intent, so no charge was written
         throw error;

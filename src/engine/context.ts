@@ -144,6 +144,11 @@ export interface EngineContext {
   /** Jobs --retry-failed has resubmitted in this run (per watch session). */
   readonly retried: Set<number>;
   /**
+   * Keys of the jobs claimed whose submission is not answered yet: their "submitted" line is still
+   * to come (a capped run names them when its budget stops).
+   */
+  readonly sending: Set<string>;
+  /**
    * Per job key: what reads the store to choose a video's file and then moves files and records
    * them (a download into `<id>.mp4`, an older version moved aside, a name taken back) runs one
    * section at a time, so no two versions of one video act on one read (see deliver.ts).

@@ -193,12 +193,14 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     runTimes: RunTimes.fromJSON(await store.readRunTimes()),
     lostAssets: new Set(),
     retried: new Set(),
+    sending: new Set(),
     fleetSlots: fleet && new FleetSlots(stop.signal),
     budget: options.budget,
     videoLock: makeKeyedLock(),
     changed: () => options.onJobChange?.(),
   };
   const { gate } = ctx;
+  progress.event({ stage: "run-times", learned: ctx.runTimes });
   // What is learned of the run times is kept every few seconds (a crash loses no more) and at the end.
   const saveRunTimes = async (): Promise<void> => {
     if (!ctx.runTimes.takeChanges()) return;
@@ -210,11 +212,20 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   };
   const runTimesSaver = setInterval(() => void saveRunTimes(), RUN_TIMES_SAVE_MS);
   // The cap reached: said once; the jobs not sent yet stay pending, and what is in flight goes on.
+  // Submissions claimed within the cap before it and not answered yet are named: their lines follow.
   options.budget?.onStop((reached) => {
-    log.warn({ what: reached.what, spent: reached.spent }, "budget reached: nothing more is submitted");
+    const sending = [...ctx.sending];
+    log.warn(
+      { what: reached.what, spent: reached.spent, sending },
+      "budget reached: nothing more is submitted",
+    );
+    const onTheirWay =
+      sending.length > 0
+        ? ` after ${sending.join(", ")} (claimed within the cap, their requests on their way)`
+        : "";
     progress.event({
       stage: "note",
-      detail: `budget reached: ${reached.unpriced ? `${reached.what} has no price in the price list` : `${reached.what} would pass the cap`}; nothing more is submitted, tasks already submitted are followed and downloaded`,
+      detail: `budget reached: ${reached.unpriced ? `${reached.what} has no price in the price list` : `${reached.what} would pass the cap`}; nothing more is submitted${onTheirWay}; tasks already submitted are followed and downloaded`,
     });
     options.onBudgetStop?.();
   });
@@ -339,6 +350,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           await removeStaleTempFiles(dir, fleet ? SHARED_STALE_TEMP_MS : 0);
           // A folder that exists but refuses writes is found before the manifest's first costed call.
           probeWritable(dir);
+          // The output folder's reports list this manifest's videos from now on, whoever runs it.
+          await store.recordOutManifest(out.key, manifest);
         },
         (error: unknown) => {
           preparedDirs.delete(manifest); // checked again next time (watch: the user may fix it)
@@ -368,7 +381,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           // In a fleet, only a task no live runner follows (its own left it, or went silent).
           if (fleet && !(await fleet.holdTask(row.id))) return;
           await prepareDir(row.manifest);
-          await followInSlot(ctx, row.id);
+          await followInSlot(ctx, row.id, row.job_key);
           await afterFinal(ctx, await store.getJob(row.id));
         },
         queues.admission,
@@ -396,7 +409,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       return;
     }
     if (row.state === "submitted") {
-      await followInSlot(ctx, row.id);
+      await followInSlot(ctx, row.id, job.key);
       await afterFinal(ctx, await store.getJob(row.id));
       return;
     }

@@ -4,27 +4,35 @@ import { formatDuration } from "../duration.js";
 import type { Logger } from "../log/logger.js";
 import type { OutageEvent, TakeOver } from "../state/store.js";
 import type { ProgressSink } from "./progress.js";
+import { agree, plural } from "../plural.js";
 
 /** What the runners of a fleet note of a takeover (at start, and as they work). */
 export function noteTakeOver(found: TakeOver, progress: ProgressSink): void {
   for (const runner of found.lost) {
     progress.event({
       stage: "note",
-      detail: `runner ${runner.id} on ${runner.host} (pid ${runner.pid}) was silent past its lease: its work is taken over`,
+      detail: `runner ${runner.id} on ${runner.host} (pid ${runner.pid}) ${runner.why === "gone" ? "ended without stopping (no process under its pid on this machine)" : "was silent past its lease"}: its work is taken over`,
     });
   }
   if (found.uncertain > 0) {
     progress.event({
       stage: "note",
-      detail: `${found.uncertain} submission(s) of a runner that stopped have an unknown outcome: marked uncertain`,
+      detail: `${plural(found.uncertain, "submission")} of a runner that stopped ${agree(found.uncertain, "has", "have")} an unknown outcome: marked uncertain`,
     });
   }
   if (found.uploads > 0) {
     progress.event({
       stage: "note",
-      detail: `${found.uploads} upload(s) of a runner that stopped may have reached the service without an answer; they are uploaded again if needed (uploads cost no credits)`,
+      detail: `${plural(found.uploads, "upload")} of a runner that stopped may have reached the service without an answer; ${agree(found.uploads, "it is", "they are")} uploaded again if needed (uploads cost no credits)`,
     });
   }
+}
+
+/** The line that says the store stopped answering, or answers again. */
+export function outageNote(event: OutageEvent): string {
+  return event.state === "down"
+    ? `the store does not answer (${event.error}): no new work is taken; reel tries again until it does, for up to ${formatDuration(event.limitMs)}, then stops`
+    : `the store answers again after ${formatDuration(event.downMs)}: work goes on`;
 }
 
 /**
@@ -35,16 +43,9 @@ export function noteOutage(event: OutageEvent, progress: ProgressSink, log: Logg
   if (event.state === "down") {
     log.warn({ err: event.error }, "store unreachable: waiting for it");
     progress.event({ stage: "paused", detail: "the store does not answer: no new work is taken" });
-    progress.event({
-      stage: "note",
-      detail: `the store does not answer (${event.error}): no new work is taken; reel tries again until it does, for up to ${formatDuration(event.limitMs)}, then stops`,
-    });
-    return;
+  } else {
+    log.info({ downMs: Math.round(event.downMs) }, "store reachable again");
+    progress.event({ stage: "resumed" });
   }
-  log.info({ downMs: Math.round(event.downMs) }, "store reachable again");
-  progress.event({ stage: "resumed" });
-  progress.event({
-    stage: "note",
-    detail: `the store answers again after ${formatDuration(event.downMs)}: work goes on`,
-  });
+  progress.event({ stage: "note", detail: outageNote(event) });
 }

@@ -29,8 +29,8 @@ export interface SubmittedTask extends Pick<
   readonly submittedAt: number;
 }
 
-/** Follows a task already on the service, holding a generation slot as its submission did. */
-export async function followInSlot(ctx: EngineContext, rowId: number): Promise<void> {
+/** Follows a task already on the service (job `key`), holding a generation slot as its submission did. */
+export async function followInSlot(ctx: EngineContext, rowId: number, key: string): Promise<void> {
   await ctx.queues.slots.add(
     async () => {
       try {
@@ -38,6 +38,7 @@ export async function followInSlot(ctx: EngineContext, rowId: number): Promise<v
       } finally {
         // Its slot of the account is free once its task ended: a job of this runner waiting may try.
         ctx.fleetSlots?.freed();
+        ctx.progress.event({ stage: "released", key });
       }
     },
     { priority: IN_FLIGHT },
@@ -85,7 +86,8 @@ export async function follow(ctx: EngineContext, rowId: number, known?: Submitte
     return false;
   };
   // A task of an earlier run (or one this run submitted before a pause): where it was last seen.
-  if (!known) progress.event({ stage: "following", key: row.job_key, detail: status });
+  if (!known)
+    progress.event({ stage: "following", key: row.job_key, detail: status, ms: Date.now() - submittedAt });
   while (!stop.aborted) {
     const delay =
       failedPolls > 0
@@ -113,8 +115,23 @@ export async function follow(ctx: EngineContext, rowId: number, known?: Submitte
           progress.event({ stage: "pending", key: row.job_key });
         }
         // Learned from this process's own submissions only: their start is known to the millisecond.
-        if (task.status === "Success" && known) {
-          ctx.runTimes.observeEnd(runKey, seenUnfinishedAt - submittedAt, askedAt - submittedAt, row.seconds);
+        const endMs =
+          task.status === "Success" && known
+            ? ctx.runTimes.observeEnd(
+                runKey,
+                seenUnfinishedAt - submittedAt,
+                askedAt - submittedAt,
+                row.seconds,
+              )
+            : undefined;
+        // Said before the slot is let go: the job is no longer among those the service runs.
+        if (FINAL_STATUSES.has(task.status)) {
+          progress.event({
+            stage: "ended",
+            key: row.job_key,
+            detail: task.status,
+            ...(endMs === undefined ? {} : { ms: endMs }),
+          });
         }
         status = task.status;
       }

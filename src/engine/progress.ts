@@ -1,6 +1,7 @@
 // What the engine tells while it works: one event per step of a job, of a file it hashes, uploads or
 // turns into speech, and per wait, with its reason. The engine only emits them; what the user sees
 // of them (a live display on a terminal, one line per event elsewhere, JSON) is src/display/'s.
+import type { LearnedTimes } from "./run-times.js";
 
 /**
  * Stages printed as lines off a terminal and in `watch --json` (scripts and tests read them: their
@@ -41,10 +42,23 @@ export type LiveStage =
   | "queued"
   /** The job holds a slot, its submission about to leave. */
   | "submitting"
-  /** A task already on the service (an earlier run's) is followed again: `detail` its status. */
+  /**
+   * A task already on the service (an earlier run's) is followed again: `detail` its status, `ms`
+   * the time since its submission.
+   */
   | "following"
   /** The job's task waits in the service's queue. */
   | "pending"
+  /**
+   * The job's task was seen final (`detail`: Success, Fail, Canceled), its slot about to be let go;
+   * `ms`: the time from its submission to its end, as learned (run-times.ts), when it was.
+   */
+  | "ended"
+  /**
+   * The job let its generation slot go (its task ended, or nothing was sent, or it stopped): said
+   * before another job may take it. Where the job goes next, its next event says.
+   */
+  | "released"
   /** The job's video is being downloaded. */
   | "downloading"
   /** The job ended in an earlier run (`detail`: Fail, Canceled, uncertain) and is left as it is. */
@@ -56,8 +70,13 @@ export type LiveStage =
   /** The service is paused (watch: key or credits), `detail` why, `ms` until the next check. */
   | "paused"
   | "resumed"
-  /** watch: a manifest's jobs taken: `key` its name, `total` its jobs, `done` those already done. */
-  | "manifest";
+  /**
+   * A manifest's jobs taken (`jobs`): `key` its name (`run`: "", every manifest of the run as one).
+   * A watch sends it again when the manifest changes, with no jobs when it is gone.
+   */
+  | "manifest"
+  /** What the engine learned of the service's run times (`learned`), which it goes on adding to. */
+  | "run-times";
 
 export type Stage = LineStage | LiveStage;
 
@@ -69,16 +88,26 @@ export interface ProgressEvent {
   /** The file or speech a hashing, upload or speech event is about. */
   readonly asset?: string;
   readonly bytes?: number;
-  /** `waiting`, `paused`: how long until reel tries again. */
+  /** `waiting`, `paused`: how long until reel tries again; `following`, `ended`: see there. */
   readonly ms?: number;
-  /** `manifest`: its jobs, and how many of them were already done. */
-  readonly total?: number;
-  readonly done?: number;
-  /**
-   * `manifest`: its jobs to be generated now (new, or a new version): what ended of them earlier in
-   * the session was another version, no longer their video.
-   */
-  readonly toMake?: readonly string[];
+  /** `manifest`: its jobs. */
+  readonly jobs?: readonly JobFacts[];
+  /** `run-times`: read, never changed, by the display (its ETA). */
+  readonly learned?: LearnedTimes;
+}
+
+/** A job as the display knows it before any work on it: what its ETA and its place in the counts need. */
+export interface JobFacts {
+  /** manifest/id. */
+  readonly key: string;
+  /** Its spec hash: a manifest read again with the video changed makes it another job. */
+  readonly version: string;
+  /** Seconds of video. */
+  readonly seconds: number;
+  readonly model: string;
+  readonly resolution: string | undefined;
+  /** Its video was made and downloaded before (the state says so). */
+  readonly done: boolean;
 }
 
 export interface ProgressSink {

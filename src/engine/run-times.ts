@@ -45,12 +45,32 @@ export class Distribution {
     }
     return this.sorted[this.sorted.length - 1]!.value;
   }
+
+  /** The weighted mean. */
+  mean(): number {
+    return this.sorted.reduce((sum, s) => sum + s.value * s.weight, 0) / this.total;
+  }
+
+  /** The weighted mean of the values above `value`, or undefined when none is. */
+  meanAbove(value: number): number | undefined {
+    let sum = 0;
+    let weight = 0;
+    for (const s of this.sorted) {
+      if (s.value <= value) continue;
+      sum += s.value * s.weight;
+      weight += s.weight;
+    }
+    return weight === 0 ? undefined : sum / weight;
+  }
 }
 
 export interface RunKey {
   readonly model: string;
   readonly resolution: string | undefined;
 }
+
+/** What the live display's ETA reads of what was learned (the engine alone adds to it). */
+export type LearnedTimes = Pick<RunTimes, "distribution">;
 
 export class RunTimes {
   /** Samples per key ("model", "model@resolution", "model@resolution#seconds"), oldest first. */
@@ -66,14 +86,17 @@ export class RunTimes {
    * first ones: the learned spread collapses, and the schedule polls too late. Weighing samples
    * by their precision was tried too: the ends polled tightly, inside the window, outweighed the
    * stragglers, polled far apart; the window narrowed, and the 95th percentile of the notice delay
-   * went from 24% to 41% of the run time, bench/poll-bench.js jitter.)
+   * went from 24% to 41% of the run time, bench/poll-bench.js jitter.) Returns the end taken, after
+   * the submission.
    */
-  observeEnd(key: RunKey, lastUnfinishedMs: number, seenEndedMs: number, videoSeconds: number): void {
+  observeEnd(key: RunKey, lastUnfinishedMs: number, seenEndedMs: number, videoSeconds: number): number {
     // A task seen ended at its first poll ended after the earliest end learned, not at its submission:
     // counted from there, or every task ending before the first poll would teach an earlier one.
     const earliest = (this.distribution(key, videoSeconds)?.quantile(0) ?? 0) * videoSeconds;
     const from = lastUnfinishedMs > 0 ? lastUnfinishedMs : Math.min(earliest, seenEndedMs);
-    this.observe(key, (from + seenEndedMs) / 2, videoSeconds);
+    const endMs = (from + seenEndedMs) / 2;
+    this.observe(key, endMs, videoSeconds);
+    return endMs;
   }
 
   /** A task of `videoSeconds` ended `totalMs` after its submission. */

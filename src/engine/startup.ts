@@ -17,6 +17,7 @@ import { checkJournal, lostCommitsMessage } from "../output/recovery.js";
 import { type JobStore, StateFileError } from "../state/store.js";
 import { noteTakeOver } from "./fleet-notes.js";
 import type { ProgressSink } from "./progress.js";
+import { agree, plural } from "../plural.js";
 
 /** The output folder, held by one engine (see openOutput). */
 export interface OpenOutput {
@@ -50,18 +51,26 @@ export async function resumeInterrupted(
     throw new StateFileError(lostCommitsMessage(store.path, outDir, journaled.unknown));
   }
   // Answers a crash kept from the state file but not from the journal: followed, not uncertain.
-  for (const [rowId, taskId] of journaled.answered) await store.markSubmitted(rowId, taskId);
+  for (const [rowId, taskId] of journaled.answered) {
+    const holder = await store.markSubmitted(rowId, taskId);
+    // Never followed by two jobs (see TaskIdHeldError): left to become uncertain just below.
+    if (holder !== undefined)
+      progress.event({
+        stage: "note",
+        detail: `the journal in ${outDir} kept task ${taskId} for a submission, but ${holder} already holds that task id (a fault of the service): its job is uncertain`,
+      });
+  }
   if (journaled.answered.length > 0) {
     progress.event({
       stage: "note",
-      detail: `${journaled.answered.length} submission(s) of an interrupted run were answered (the journal in ${outDir} kept the task id): followed`,
+      detail: `${plural(journaled.answered.length, "submission")} of an interrupted run ${agree(journaled.answered.length, "was", "were")} answered (the journal in ${outDir} kept the task id): followed`,
     });
   }
   const interrupted = await store.markInterruptedSubmissionsUncertain();
   if (interrupted > 0) {
     progress.event({
       stage: "note",
-      detail: `${interrupted} submission(s) of an interrupted run have an unknown outcome: marked uncertain`,
+      detail: `${plural(interrupted, "submission")} of an interrupted run ${agree(interrupted, "has", "have")} an unknown outcome: marked uncertain`,
     });
   }
   await store.markInterruptedSpeechUncertain();
@@ -69,7 +78,7 @@ export async function resumeInterrupted(
   if (repeatedUploads > 0) {
     progress.event({
       stage: "note",
-      detail: `${repeatedUploads} upload(s) of an earlier run may have reached the service without an answer; they are uploaded again if needed (uploads cost no credits)`,
+      detail: `${plural(repeatedUploads, "upload")} of an earlier run may have reached the service without an answer; ${agree(repeatedUploads, "it is", "they are")} uploaded again if needed (uploads cost no credits)`,
     });
   }
 }

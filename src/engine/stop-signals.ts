@@ -5,6 +5,7 @@ import { setMaxListeners } from "node:events";
 import { ReelError } from "../errors.js";
 import type { ProgressSink } from "./progress.js";
 import { makeStoppableSleep } from "./stoppable-sleep.js";
+import { agree, plural } from "../plural.js";
 
 /**
  * How long a submission already on the wire may finish after Ctrl-C, so its answer is recorded: one
@@ -61,7 +62,7 @@ export function makeStopSignals(userSignal: AbortSignal | undefined, progress: P
         if (signals.onWire === 0 || submitAbort.signal.aborted) return;
         progress.event({
           stage: "note",
-          detail: `waiting up to ${SUBMIT_GRACE_MS / 1000} s for the answer to ${signals.onWire} submission(s) already sent, so that what was paid is recorded; Ctrl-C again quits at once (they are then marked uncertain)`,
+          detail: `waiting up to ${SUBMIT_GRACE_MS / 1000} s for the answer to ${plural(signals.onWire, "submission")} already sent, so that what was paid is recorded; Ctrl-C again quits at once (${agree(signals.onWire, "it is", "they are")} then marked uncertain)`,
         });
       };
       // The user who pressed Ctrl-C is told at once why reel does not quit yet.

@@ -2,18 +2,25 @@
 // written (state file, then journal) before the request leaves, the answer recorded, and a refusal
 // sorted into "try again later", "failed" or "uncertain" (perhaps paid for, its task id unknown).
 import { BACKOFF, backoffDelay } from "../backoff.js";
-import { classify, OutcomeUnknownError, type UnexpectedAnswerError } from "../client/index.js";
+import {
+  classify,
+  OutcomeUnknownError,
+  TaskIdHeldError,
+  type UnexpectedAnswerError,
+} from "../client/index.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
 import type { Id } from "../service/api-types.js";
 import { type JobRow, JobGoneError, type VideoCharge } from "../state/store.js";
-import { type Budget, BudgetStoppedError, Reservation } from "../budget/index.js";
+import { BudgetStoppedError, Reservation } from "../budget/index.js";
 import { SpeechUncertainError } from "./assets.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
 import { follow, type SubmittedTask } from "./follow.js";
 import { LONGEST_WAIT_MS } from "./service-gate.js";
+import { isSpeechDoubt, noSpeechInDoubt, speechDoubtMessage } from "./speech-doubt.js";
+import { plural } from "../plural.js";
 
 /**
  * Submissions refused for the moment (429 or 503 past the client's own retries) are tried again
@@ -29,7 +36,8 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
   const { store, options, progress, budget } = ctx;
   // A retry past a capped run's budget is not made pending: pending, the next run would send it
   // without being asked to retry.
-  const affordable = (): boolean => !budget || budget.check(job.key, budget.videoCost(job));
+  const affordable = async (): Promise<boolean> =>
+    !budget || (await budget.check(job.key, budget.videoCost(job), ctx.signals.stop.signal));
   switch (row.state) {
     case "pending":
       return true;
@@ -40,7 +48,7 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
       // save must not spend another paid attempt on the same failing video.
       if (options.retryFailed && !ctx.retried.has(row.id)) {
         if (row.attempts < options.maxAttempts) {
-          if (!affordable()) return false;
+          if (!(await affordable())) return false;
           ctx.retried.add(row.id);
           if (await store.markPending(row.id, "--retry-failed")) return true;
           await claimLost(ctx, row.id);
@@ -50,12 +58,32 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
         progress.event({
           stage: "note",
           key: row.job_key,
-          detail: `not retried: ${row.attempts} of ${options.maxAttempts} attempts used (--max-attempts N allows more)`,
+          detail: `not retried: ${row.attempts} of ${plural(options.maxAttempts, "attempt")} used (--max-attempts N allows more)`,
         });
       }
       return false;
     case "uncertain":
-      if (options.resubmitUncertain && affordable()) {
+      // In doubt for its speech alone, which is in doubt no longer: nothing of it was ever sent, so
+      // it goes as a pending job does, with no flag (see speech-doubt.ts).
+      if (
+        isSpeechDoubt(row) &&
+        (await noSpeechInDoubt(job, (voiceId, text) => store.findSpeech(voiceId, text)))
+      ) {
+        if (await store.markPending(row.id, "its speech is known")) {
+          progress.event({
+            stage: "note",
+            key: row.job_key,
+            detail: "its speech is recorded now, and nothing of this video was sent: it is sent now",
+          });
+          return true;
+        }
+        // Another runner of a fleet made it pending first: the claim, a compare-and-set, decides
+        // which one sends it.
+        if (store.fleet && (await store.findJobById(row.id))?.state === "pending") return true;
+        await claimLost(ctx, row.id);
+        return false;
+      }
+      if (options.resubmitUncertain && (await affordable())) {
         if (await store.markPending(row.id, "--resubmit-uncertain")) return true;
         await claimLost(ctx, row.id);
       }
@@ -71,6 +99,17 @@ export function refsOf(job: Job): (AssetRef | SpeechRef)[] {
   if (job.spec.source) refs.push(job.spec.source);
   for (const chunk of job.spec.chunks) if (chunk.audio) refs.push(chunk.audio);
   return refs;
+}
+
+/** How many speech calls the job needs that the store has no speech of yet (each line once). */
+async function speechToMake(ctx: EngineContext, job: Job): Promise<number> {
+  const lines = new Map<string, SpeechRef>();
+  for (const ref of refsOf(job)) if (ref.kind === "speech") lines.set(`${ref.voiceId}\n${ref.text}`, ref);
+  let calls = 0;
+  for (const ref of lines.values()) {
+    if ((await ctx.store.findSpeech(ref.voiceId, ref.text))?.state !== "done") calls++;
+  }
+  return calls;
 }
 
 async function resolveRefs(
@@ -100,10 +139,12 @@ export type SubmitEnd = "final" | "not-final" | "elsewhere";
 
 /** Submits the job and follows its task. */
 export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: number): Promise<SubmitEnd> {
-  // A capped run holds the video's cost from here to its claim (see Reservation).
-  const speechCalls = refsOf(job).filter((ref) => ref.kind === "speech").length;
+  // A capped run holds the video's cost from here to its claim (see Reservation), with the speech
+  // it needs that is not made yet: as the advice at a stop counts what is left (leftUnsent), so a
+  // rerun with that cap fits exactly.
   const reservation =
-    ctx.budget && new Reservation(ctx.budget, job.key, ctx.budget.videoCost(job), speechCalls);
+    ctx.budget &&
+    new Reservation(ctx.budget, job.key, ctx.budget.videoCost(job), await speechToMake(ctx, job));
   try {
     return await submitLoop(ctx, job, rowId, reservation);
   } finally {
@@ -124,8 +165,10 @@ async function submitLoop(
     // service asked for a wait longer than a run sits through; the job stays unsent for the next.
     if (gate.fatal || gate.parked || !wanted.isWanted(job) || !(await gate.whenServiceUsable()))
       return "not-final";
-    // A capped run: a video that would pass the cap is not prepared (no speech made for it).
-    if (reservation && !reservation.hold()) return "not-final";
+    // A capped run: a video that would pass the cap is not prepared (no speech made for it). Its
+    // hold may wait for others to settle: the run may have changed meanwhile.
+    if (reservation && !(await reservation.hold(ctx.signals.stop.signal))) return "not-final";
+    if (stopped() || gate.fatal || gate.parked || !wanted.isWanted(job)) return "not-final";
     let ids: Map<AssetRef | SpeechRef, Id>;
     ctx.progress.event({ stage: "preparing", key: job.key });
     try {
@@ -135,7 +178,8 @@ async function submitLoop(
       if (gate.handleFatal(error)) continue;
       const message = (error as Error).message;
       if (error instanceof SpeechUncertainError || error instanceof OutcomeUnknownError) {
-        await markUncertain(ctx, rowId, message);
+        // Its speech's doubt (its own call, or another runner's) before this job was claimed.
+        await markUncertain(ctx, rowId, speechDoubtMessage(message), "speech");
       } else {
         // Said with the failure: a Fail usually means credits spent; this one cost nothing.
         const local = `${message.replace(/\.$/, "")}; nothing was sent for this video, and the next run tries it again`;
@@ -176,20 +220,25 @@ async function submitLoop(
         // Another job found one of these assets deleted on the service while this one queued:
         // resolved again (uploaded again) rather than paid for with an asset known to be gone.
         if ([...ids.values()].some((id) => ctx.lostAssets.has(id))) return "retry";
-        // A capped run's claim records the charge with the intent (held again after a refund).
-        if (reservation && !reservation.hold()) return "end";
+        // A capped run's claim records the charge with the intent. Held since its preparation; if
+        // not (given back after a refusal), held again before the slot, where a hold may wait.
+        if (reservation && !reservation.holdNow()) return "retry";
         // The claim: a compare-and-set, so whatever ran since this job's row was read, it is sent
         // by one task of one process only.
-        const attempt = await claim(ctx, rowId, ctx.budget && charge(ctx.budget, job));
+        const attempt = await claim(ctx, rowId, ctx.budget?.videoCharge(job));
         if (typeof attempt !== "number") return attempt;
+        // On its way before its hold settles: the settling may stop the budget, which names it.
+        ctx.sending.add(job.key);
         reservation?.spent();
         ctx.fleetSlots?.claimed();
         try {
           return await sendClaimed({ rowId, attempt, cost: reservation?.cost });
         } finally {
+          ctx.sending.delete(job.key); // answered in submit(); here if it never was sent
           // The job's slot of the account is free again (its task ended, or nothing was sent), or
           // the job still holds it (stopped): either way a waiting job may try (see fleet-slots.ts).
           ctx.fleetSlots?.freed();
+          ctx.progress.event({ stage: "released", key: job.key });
         }
       },
       // Longest first: the slots then end the batch together instead of waiting on one long straggler.
@@ -252,16 +301,6 @@ interface Claimed {
   readonly cost: { readonly seconds: number; readonly credits: number | undefined } | undefined;
 }
 
-/** What a capped run records with a job's intent (store.markSubmitting). */
-function charge(budget: Budget, job: Job): VideoCharge {
-  return {
-    session: budget.session.id,
-    model: job.model,
-    resolution: job.spec.resolution ?? null,
-    seconds: job.seconds,
-  };
-}
-
 /** A claimed request not sent after all (or refused for certain): its count in a capped run given back. */
 async function refund(ctx: EngineContext, claimed: Claimed): Promise<void> {
   const { budget } = ctx;
@@ -311,13 +350,18 @@ async function submit(
     // unreachable past its limit, a full disk) stops the run, and the job is never marked uncertain
     // over an answer another runner may follow (fleet.ts answerJob records a late one).
     ctx.log.info({ job: job.key, taskId }, "submitted");
-    await store.markSubmitted(rowId, taskId);
+    const holder = await store.markSubmitted(rowId, taskId);
+    if (holder !== undefined) {
+      await taskIdHeld(ctx, new TaskIdHeldError(taskId, job.key, holder), rowId);
+      return "end";
+    }
     journal.answered(job, attempt, taskId);
     ctx.gate.serviceWorks();
     ctx.changed();
     ctx.progress.event({ stage: "submitted", key: job.key, detail: `task ${taskId}` });
   } finally {
     signals.onWire--;
+    ctx.sending.delete(job.key);
   }
   const submitted: SubmittedTask = {
     task_id: taskId,
@@ -344,13 +388,49 @@ export async function claimLost(ctx: EngineContext, rowId: number): Promise<void
   ctx.changed();
 }
 
-/** A submission that may have reached the service: said, and recorded beside the other jobs' records. */
-async function markUncertain(ctx: EngineContext, rowId: number, message: string): Promise<void> {
-  await ctx.store.markUncertain(rowId, message);
+/**
+ * A submission that may have reached the service, or (`speech`) a job not sent for its speech's
+ * doubt: said, and recorded beside the other jobs' records.
+ */
+async function markUncertain(
+  ctx: EngineContext,
+  rowId: number,
+  message: string,
+  doubt?: "speech",
+): Promise<void> {
+  if (doubt === "speech") await ctx.store.markSpeechDoubt(rowId, message);
+  else await ctx.store.markUncertain(rowId, message);
   const row = await ctx.store.findJobById(rowId);
   if (!row) return; // a video removed before it was sent (watch): its speech alone stays uncertain
+  // Claimed by another runner meanwhile: its doubt, if any, is that runner's to say.
+  if (row.state !== "uncertain") return;
   ctx.progress.event({ stage: "uncertain", key: row.job_key, detail: message });
   writeJobRecord(ctx.outDir, row, ctx.wanted.isSuperseded(row));
+}
+
+/**
+ * A submission answered with a task id another job holds (see TaskIdHeldError): the job uncertain
+ * and never followed (it would deliver the other job's video as its own). A run sends no more to
+ * such a service, but collects what was paid for, as when the credits run out (the tasks followed,
+ * their videos downloaded); a watcher goes on, as for another answer the interface does not define.
+ */
+async function taskIdHeld(ctx: EngineContext, error: TaskIdHeldError, rowId: number): Promise<void> {
+  const { gate } = ctx;
+  ctx.log.error({ job: error.job, taskId: error.taskId, holder: error.holder }, error.message);
+  await markUncertain(
+    ctx,
+    rowId,
+    `the service answered task ${error.taskId}, which ${error.holder} already holds: a fault of the service; a task may have been made for this video (perhaps paid) that reel cannot follow`,
+  );
+  if (ctx.options.onFatal === "stop" && !gate.fatal) {
+    gate.fatal = error;
+    ctx.progress.event({
+      stage: "note",
+      detail:
+        "the service answered a task id another job holds: nothing more is submitted; tasks already submitted are followed and their videos downloaded",
+    });
+  }
+  ctx.changed();
 }
 
 /**

@@ -5,6 +5,7 @@
 // was sent; and a request already made under another name. Pure: what the state knows comes through
 // the view.
 import { isAbsolute, relative } from "node:path";
+import { plural } from "../plural.js";
 import type { ExplainView, Plan } from "./plan.js";
 import type { AssetRef, Job, NormalizedManifest, SpeechRef } from "./types.js";
 
@@ -129,7 +130,7 @@ export function summarizeReasons(reasons: readonly Reason[]): string {
     parts.push(`${changed.length} changed${fields.length > 0 ? `: ${named}${more}` : ""}`);
   }
   if (count("NEW_ID") > 0) parts.push(`${count("NEW_ID")} new`);
-  if (count("RETAKE") > 0) parts.push(`${count("RETAKE")} ${count("RETAKE") === 1 ? "retake" : "retakes"}`);
+  if (count("RETAKE") > 0) parts.push(plural(count("RETAKE"), "retake"));
   const failed = count("FAILED_BEFORE_SENT");
   if (failed > 0) parts.push(`${failed} failed before anything was sent: tried again`);
   return parts.join("; ");

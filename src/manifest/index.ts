@@ -4,7 +4,7 @@ export { FileChecker, hashFileStreaming } from "./check-files.js";
 export { type FormatOptions, formatProblems, mergeFindings, problemLocation } from "./format-problems.js";
 export { globToRegExp, makeJobFilter, onlyHint } from "./job-filter.js";
 export { checkAllowRead, DEFAULT_MAX_FILE_BYTES, loadManifests } from "./load.js";
-export { isManifestFile, PROJECT_FILE_NAME } from "./manifest-file.js";
+export { isManifestFile, nameFromFileName, PROJECT_FILE_NAME } from "./manifest-file.js";
 export {
   type EarlierVersion,
   type ExplainView,

@@ -12,7 +12,8 @@ import { rememberSource } from "./format-problems.js";
 import { locate, type PathSegment } from "./locate.js";
 import { inheritChunks } from "./default-chunks.js";
 import { ExpansionProblems, expandMatrices, templatePath } from "./matrix-places.js";
-import { isManifestFile } from "./manifest-file.js";
+import { isManifestFile, nameFromFileName } from "./manifest-file.js";
+import { nearestPath } from "./near-path.js";
 import { show } from "./messages.js";
 import { inherit, normalizeManifest, type RefKey } from "./normalize.js";
 import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
@@ -22,6 +23,8 @@ import { checkTexts, notTextMessage } from "./text-checks.js";
 import type { AssetRef, LoadOptions, LoadResult, NormalizedManifest, SpeechRef } from "./types.js";
 import { valueAt } from "./messages.js";
 import { validateManifestValue } from "./validate.js";
+import { countVideos, manifestOverLimit, passedAt, runOverLimit } from "./video-count.js";
+import { DEFAULTS } from "../defaults.js";
 
 export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
 
@@ -72,11 +75,15 @@ async function expandPaths(paths: readonly string[], cwd: string, problems: Prob
       } else found.push(abs);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
+      const near = code === "ENOENT" ? nearestPath(abs) : undefined;
       problems.push({
         file: given,
         line: 0,
         col: 0,
-        message: code === "ENOENT" ? "no such file or folder" : `cannot read: ${(error as Error).message}`,
+        message:
+          code === "ENOENT"
+            ? `no such file or folder${near ? `; did you mean ${shownPath(cwd, near)}?` : ""}`
+            : `cannot read: ${(error as Error).message}`,
         code: code === "ENOENT" ? PROBLEM_CODES.notFound : PROBLEM_CODES.readFailed,
       });
       continue;
@@ -181,9 +188,62 @@ interface FileOutcome {
   warnings?: Warning[];
   /** The manifest's name and, lazily, where it is written (1:1 when it comes from the file name). */
   name?: { name: string; position: () => { line: number; col: number } };
+  /** Refused for taking the run past the video limit: its count, and the video that passes it. */
+  overRun?: { count: number; line: number; col: number };
 }
 
-async function loadFile(abs: string, options: LoadOptions, checker: FileChecker): Promise<FileOutcome> {
+/** The videos of one load's manifests, counted against the limit (video-count.ts). */
+interface VideoTally {
+  readonly limit: number;
+  /** Of the manifests let through. */
+  admitted: number;
+  /** Of every manifest counted, let through or not: the run's total, as said. */
+  all: number;
+}
+
+/**
+ * Counts the videos of `value` (parsed, defaults' chunks in) against the limit, before anything is
+ * expanded: what a file over it returns instead of its manifest, or undefined when it fits.
+ */
+function overVideoLimit(
+  parsed: ParsedYaml,
+  value: unknown,
+  tally: VideoTally,
+  file: string,
+): FileOutcome | undefined {
+  const counts = countVideos(value);
+  const total = counts.reduce((sum, n) => sum + n, 0);
+  tally.all += total;
+  // Where the fast parser saw the video start: locate() would build the whole document, which for
+  // a large file costs more than the count saves.
+  const top = isRecord(parsed.value) ? parsed.value : {};
+  const videoAt = (i: number) => {
+    const video: unknown = Array.isArray(top.videos) ? top.videos[i] : undefined;
+    return (isRecord(video) ? parsed.positionOfObject(video) : undefined) ?? locate(parsed, ["videos", i]);
+  };
+  // Still named, so that `status` shows the jobs it ran under a higher limit.
+  const name =
+    typeof top.name === "string"
+      ? { name: { name: top.name, position: () => locate(parsed, ["name"]) } }
+      : {};
+  const passed = passedAt(counts, tally.limit);
+  if (passed !== undefined) {
+    const message = manifestOverLimit(total, tally.limit);
+    return { problems: [{ file, ...videoAt(passed), message, code: PROBLEM_CODES.tooManyVideos }], ...name };
+  }
+  const passedInRun = passedAt(counts, tally.limit - tally.admitted);
+  if (passedInRun !== undefined)
+    return { problems: [], overRun: { count: total, ...videoAt(passedInRun) }, ...name };
+  tally.admitted += total;
+  return undefined;
+}
+
+async function loadFile(
+  abs: string,
+  options: LoadOptions,
+  checker: FileChecker,
+  tally: VideoTally,
+): Promise<FileOutcome> {
   const file = shownPath(options.cwd, abs);
   const problems: Problem[] = [];
   const fail = (p: Omit<Problem, "file">): FileOutcome => ({ problems: [{ file, ...p }] });
@@ -257,6 +317,9 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
   // it finds in one at its template's line (`at` maps the path back).
   // Defaults' chunks first, into the videos that give none: a matrix's placeholders reach them too.
   const withChunks = inheritChunks(parsed.value);
+  // Counted before the expansion allocates anything: the limit holds however many it would make.
+  const over = overVideoLimit(parsed, withChunks.value, tally, file);
+  if (over) return { ...over, text };
   const expansion = expandMatrices(withChunks.value, withChunks.inherited);
   const raw = expansion.value;
   const atTemplate = (p: readonly PathSegment[], target: "value" | "key" = "value") =>
@@ -347,7 +410,7 @@ async function loadFile(abs: string, options: LoadOptions, checker: FileChecker)
   if (typeof record.name === "string") {
     name = { name: record.name, position: () => at(["name"]) };
   } else if (record.name === undefined) {
-    const derived = path.basename(abs).replace(/\.[^.]*$/, "");
+    const derived = nameFromFileName(abs);
     if (SAFE_NAME.test(derived) && derived.length <= SAFE_NAME_MAX) {
       name = { name: derived, position: () => ({ line: 1, col: 1 }) };
     } else {
@@ -478,7 +541,8 @@ export async function loadManifests(paths: string[], options: LoadOptions): Prom
   const files = await expandPaths(paths, cwd, problems);
   const checker = new FileChecker({ cwd, allowed, hashFile: options.hashFile ?? hashFileStreaming });
   const outcomes: FileOutcome[] = [];
-  for (const file of files) outcomes.push(await loadFile(file, opts, checker));
+  const tally: VideoTally = { limit: options.maxVideos ?? DEFAULTS.maxVideos, admitted: 0, all: 0 };
+  for (const file of files) outcomes.push(await loadFile(file, opts, checker, tally));
 
   // Manifest names name output folders: unique across the run, whatever the case.
   const names = new Map<string, string>();
@@ -486,6 +550,11 @@ export async function loadManifests(paths: string[], options: LoadOptions): Prom
   outcomes.forEach((outcome, i) => {
     const file = shownPath(cwd, files[i]!);
     const fileProblems = [...outcome.problems];
+    if (outcome.overRun) {
+      const { count, line, col } = outcome.overRun;
+      const message = runOverLimit(tally.all, count, tally.limit);
+      fileProblems.push({ file, line, col, message, code: PROBLEM_CODES.tooManyVideos });
+    }
     if (outcome.name) {
       const key = outcome.name.name.toLowerCase();
       const first = names.get(key);

@@ -10,6 +10,11 @@ import { basename } from "node:path";
 /** The project file's name: the folder holding it is a reel project (see src/project). */
 export const PROJECT_FILE_NAME = "reel.yaml";
 
+/** The name of a manifest without `name:`: its file's name without the extension. */
+export function nameFromFileName(path: string): string {
+  return basename(path).replace(/\.[^.]*$/, "");
+}
+
 export function isManifestFile(path: string): boolean {
   const name = basename(path);
   if (name.startsWith(".") || name.startsWith("#") || name.endsWith("~")) return false;

@@ -100,22 +100,27 @@ interface Axis {
   readonly items: readonly Combination[];
 }
 
-function expandVideo(
-  video: Record<string, unknown>,
-  at: readonly PathSegment[],
-): { videos: { video: unknown; combination: string }[]; problems: MatrixProblem[] } {
+/** A video's `matrix:` read and checked, not yet expanded. */
+interface ReadMatrix {
+  readonly axes: readonly Axis[];
+  readonly excludes: readonly Combination[];
+  /** Each placeholder's axis. */
+  readonly givenBy: ReadonlyMap<string, string>;
+  readonly problems: MatrixProblem[];
+}
+
+function readMatrix(video: Record<string, unknown>, at: readonly PathSegment[]): ReadMatrix {
   const problems: MatrixProblem[] = [];
   const problem = (
     path: readonly PathSegment[],
     message: string,
     code: ProblemCode = PROBLEM_CODES.invalidValue,
   ) => problems.push({ path, message, code });
-  const none = { videos: [], problems };
   const matrixAt = [...at, "matrix"];
   const matrix = video.matrix;
   if (!isRecord(matrix)) {
     problem(matrixAt, "matrix takes named lists, e.g. `matrix: { lang: [en, de] }`");
-    return none;
+    return { axes: [], excludes: [], givenBy: new Map(), problems };
   }
 
   const axes: Axis[] = [];
@@ -202,18 +207,58 @@ function expandVideo(
       matrixAt,
       `this matrix makes ${total} videos; one video may expand to at most ${MATRIX_MAX_VIDEOS} (split it, or shorten a list)`,
     );
+  return { axes, excludes, givenBy, problems };
+}
+
+/** The placeholders' values of every combination of `axes` that `excludes` leaves in, in order. */
+function* combinations(axes: readonly Axis[], excludes: readonly Combination[]): Generator<Combination> {
+  for (const picks of crossProduct(axes)) {
+    const values: Record<string, Scalar> = Object.assign({}, ...picks);
+    if (
+      excludes.some((ex) => Object.entries(ex).every(([key, value]) => String(values[key]) === String(value)))
+    )
+      continue;
+    yield values;
+  }
+}
+
+/**
+ * How many videos a matrix video expands to, `takesOf` each (the takes of one combination), without
+ * expanding it: 0 when its matrix has a problem, as it then expands to nothing. At most
+ * MATRIX_MAX_VIDEOS combinations are walked, and only when some are excluded or the takes differ.
+ */
+export function countMatrixVideos(
+  video: Record<string, unknown>,
+  takesOf: number | ((values: Combination) => number),
+): number {
+  const { axes, excludes, problems } = readMatrix(video, []);
+  if (problems.length > 0) return 0;
+  if (excludes.length === 0 && typeof takesOf === "number")
+    return axes.reduce((product, axis) => product * axis.items.length, takesOf);
+  let count = 0;
+  for (const values of combinations(axes, excludes))
+    count += typeof takesOf === "number" ? takesOf : takesOf(values);
+  return count;
+}
+
+function expandVideo(
+  video: Record<string, unknown>,
+  at: readonly PathSegment[],
+): { videos: { video: unknown; combination: string }[]; problems: MatrixProblem[] } {
+  const { axes, excludes, givenBy, problems } = readMatrix(video, at);
+  const problem = (
+    path: readonly PathSegment[],
+    message: string,
+    code: ProblemCode = PROBLEM_CODES.invalidValue,
+  ) => problems.push({ path, message, code });
+  const none = { videos: [], problems };
   if (problems.length > 0) return none;
 
   const template = Object.fromEntries(Object.entries(video).filter(([key]) => key !== "matrix"));
   const placed = new Set<string>(); // problems of placeholders, once per path
   const videos: { video: unknown; combination: string }[] = [];
-  for (const picks of crossProduct(axes)) {
-    const values: Record<string, Scalar> = Object.assign({}, ...picks);
+  for (const values of combinations(axes, excludes)) {
     const axisValues = axes.map((axis) => [axis.name, values[axis.name]!] as const);
-    if (
-      excludes.some((ex) => Object.entries(ex).every(([key, value]) => String(values[key]) === String(value)))
-    )
-      continue;
     const combination = axisValues.map(([name, value]) => `${name}=${String(value)}`).join(", ");
     const expanded = substitute(template, at, values, givenBy, combination, placed, problem);
     videos.push({ video: expanded, combination });

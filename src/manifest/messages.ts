@@ -2,7 +2,7 @@
 // only words it, using the manifest itself for context (which model a video ends up with, what
 // the default was), e.g. "actor-2 takes resolution 720p or 1080p, not 540p".
 import type { ErrorObject } from "ajv/dist/2020.js";
-import { editDistance } from "../edit-distance.js";
+import { didYouMean } from "../edit-distance.js";
 import { ASPECT_RATIOS, MODELS, type Model, RESOLUTIONS } from "../service/api-types.js";
 import { describeDurations, MODEL_RULES } from "../service/model-rules.js";
 import { type LocateTarget, type PathSegment, parsePointer } from "./locate.js";
@@ -59,21 +59,6 @@ function asModel(value: unknown): Model | undefined {
   return typeof value === "string" && (MODELS as readonly string[]).includes(value)
     ? (value as Model)
     : undefined;
-}
-
-/** The candidate nearest to `word`, if it is near enough to be a slip of the keyboard. */
-export function didYouMean(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const candidate of candidates) {
-    const distance = editDistance(word, candidate);
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  const allowed = Math.max(1, Math.floor(word.length / 3));
-  return bestDistance <= allowed ? best : undefined;
 }
 
 type Place = "manifest" | "defaults" | "video" | "chunk" | "speech" | "asset" | "other";

@@ -23,6 +23,8 @@ export const PROBLEM_CODES = {
   notFound: "E_NOT_FOUND",
   readFailed: "E_READ",
   tooLarge: "E_FILE_TOO_LARGE",
+  /** More videos than the limit, in a manifest or a run's manifests together (video-count.ts). */
+  tooManyVideos: "E_TOO_MANY_VIDEOS",
   yamlSyntax: "E_YAML_SYNTAX",
   duplicateKey: "E_DUPLICATE_KEY",
   unknownTag: "E_UNKNOWN_TAG",

@@ -88,6 +88,11 @@ export interface LoadOptions {
   readonly hashFile?: (absPath: string, opened: OpenedFile) => Promise<string>;
   /** Largest manifest file read, in bytes. @defaultValue 16 MiB */
   readonly maxFileBytes?: number;
+  /**
+   * The most videos each manifest, and all of them together, may make (video-count.ts).
+   * @defaultValue DEFAULTS.maxVideos
+   */
+  readonly maxVideos?: number;
 }
 
 export interface LoadResult {

@@ -12,6 +12,7 @@ import { type JournaledJob, type JournalScope, journalPath, readJournal } from "
 import { SAFE_NAME_PATTERN } from "../manifest/schema.js";
 import { isOwnVideoFile, recordFile } from "./layout.js";
 import { entries, type RecordedJob, readRecord, readRecords, TASK_STATUSES } from "./records.js";
+import { agree, plural } from "../plural.js";
 
 const NOTHING_SENT = "nothing was sent for this video";
 
@@ -124,11 +125,11 @@ export function earlierWork(
   const found: string[] = [];
   if (records) {
     const n = readRecords(outDir).length;
-    if (n > 0) found.push(`${n} job record(s) in ${outDir}`);
+    if (n > 0) found.push(`${plural(n, "job record")} in ${outDir}`);
   }
   // The journal's lines name this very state file: evidence even when it is merely missing.
   const sent = readJournal(outDir, scope).filter((entry) => entry.outcome !== "none").length;
-  if (sent > 0) found.push(`${sent} submission(s) of it in ${journalPath(outDir)}`);
+  if (sent > 0) found.push(`${plural(sent, "submission")} of it in ${journalPath(outDir)}`);
   const logs = join(dirname(statePath), "logs");
   const earlier = entries(logs).filter((entry) => {
     if (!entry.isFile() || !entry.name.endsWith(".log")) return false;
@@ -140,7 +141,10 @@ export function earlierWork(
       return false;
     }
   });
-  if (earlier.length > 0) found.push(`the logs of ${earlier.length} earlier run(s) in ${logs}`);
+  if (earlier.length > 0)
+    found.push(
+      `the ${agree(earlier.length, "log", "logs")} of ${plural(earlier.length, "earlier run")} in ${logs}`,
+    );
   return found.length > 0 ? found.join(" and ") : undefined;
 }
 
@@ -180,7 +184,7 @@ export function recordedUnknownMessage(
   found: readonly { key: string; taskId: string }[],
 ): string {
   const first = found[0]!;
-  return `${found.length} job(s) of these manifests have records in ${outDir} showing they were sent already (e.g. ${first.key}, task ${first.taskId}), but the state file ${statePath} does not know them: it was lost, or another state file sent them. reel does not pay for them again or overwrite their videos. If this state file was lost, rerun with --rebuild-state (nothing is sent again); to make them anew, give another --out. Nothing was sent.`;
+  return `${plural(found.length, "job")} of these manifests ${agree(found.length, "has a record", "have records")} in ${outDir} showing ${agree(found.length, "it was", "they were")} sent already (e.g. ${first.key}, task ${first.taskId}), but the state file ${statePath} does not know ${agree(found.length, "it", "them")}: it was lost, or another state file sent ${agree(found.length, "it", "them")}. reel does not pay for ${agree(found.length, "it", "them")} again or overwrite ${agree(found.length, "its video", "their videos")}. If this state file was lost, rerun with --rebuild-state (nothing is sent again); to make ${agree(found.length, "it", "them")} anew, give another --out. Nothing was sent.`;
 }
 
 /** The refusal of a lost state file, with the way out. */
@@ -228,5 +232,5 @@ export function lostCommitsMessage(
 ): string {
   const first = unknown[0]!;
   const example = `${first.manifest}/${first.id}${first.taskId ? ` (task ${first.taskId})` : ""}`;
-  return `the state file ${statePath} does not know ${unknown.length} submission(s) that ${journalPath(outDir)} shows were sent with it (${example}${unknown.length > 1 ? ", ..." : ""}): it lost its latest changes (deleted, emptied, its -wal file deleted, or an older copy put back). It is the record of what was paid, so reel does not send them again. Rerun with --rebuild-state to add them back from the records and the journal in the output folder (each is then followed by its task id, or uncertain: none is submitted again). Nothing was sent.`;
+  return `the state file ${statePath} does not know ${plural(unknown.length, "submission")} that ${journalPath(outDir)} shows ${agree(unknown.length, "was", "were")} sent with it (${example}${unknown.length > 1 ? ", ..." : ""}): it lost its latest changes (deleted, emptied, its -wal file deleted, or an older copy put back). It is the record of what was paid, so reel does not send ${agree(unknown.length, "it", "them")} again. Rerun with --rebuild-state to add ${agree(unknown.length, "it", "them")} back from the records and the journal in the output folder (each is then followed by its task id, or uncertain: none is submitted again). Nothing was sent.`;
 }

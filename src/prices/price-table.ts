@@ -12,6 +12,7 @@
 // not know is one (a typo would price a model at nothing).
 import { readFileSync } from "node:fs";
 import { isMap, isScalar, LineCounter, type Node, parseDocument } from "yaml";
+import { didYouMean } from "../edit-distance.js";
 import { UsageError } from "../errors.js";
 import { MODELS, type Model, RESOLUTIONS, type Resolution } from "../service/api-types.js";
 
@@ -88,9 +89,12 @@ export function readPriceTable(path: string, shown: string): PriceTable {
       for (const entry of pair.value.items) {
         const model = isScalar(entry.key) ? String(entry.key.value) : "";
         if (!(MODELS as readonly string[]).includes(model)) {
+          const near = didYouMean(model, MODELS);
           at(
             entry.key as Node,
-            `unknown model ${JSON.stringify(model)}: the models are ${MODELS.join(", ")}`,
+            near
+              ? `unknown model ${JSON.stringify(model)}; did you mean ${JSON.stringify(near)}? (the models are ${MODELS.join(", ")})`
+              : `unknown model ${JSON.stringify(model)}: the models are ${MODELS.join(", ")}`,
           );
           continue;
         }

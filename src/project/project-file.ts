@@ -7,6 +7,7 @@ import { dirname, resolve } from "node:path";
 import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { UsageError } from "../errors.js";
 import { PROBLEM_CODES, type Problem } from "../manifest/index.js";
+import { isPostgresUrl, secretAdvice, storeUrlSecrets } from "../state/pg/store-url.js";
 import { PROJECT_FIELDS, PROJECT_FILE_NAME, type ProjectField } from "./project-schema.js";
 
 export { PROJECT_FILE_NAME };
@@ -20,8 +21,10 @@ export interface Project {
   readonly statePath: string;
   readonly outDir: string;
   readonly concurrency?: number;
+  /** The most videos a manifest, and a run's manifests, may make (src/manifest/video-count.ts). */
+  readonly maxVideos?: number;
   readonly baseUrl?: string;
-  /** A shared store's postgres:// URL (no password). */
+  /** A shared store's postgres:// URL (no secret: see state/pg/store-url.ts). */
   readonly store?: string;
 }
 
@@ -74,7 +77,18 @@ export function readProject(file: string, shown: string): Project {
     const value = isScalar(node) ? node.value : node === null ? null : undefined;
     const problem = checkValue(field, value);
     if (problem) at(isScalar(node) ? node.range?.[0] : keyAt, problem, PROBLEM_CODES.invalidValue);
-    else values[key] = value;
+    else if (field.type === "store" && isScalar(node)) {
+      const secrets = storeUrlSecrets(String(value));
+      for (const secret of secrets) {
+        const { what, home } = secretAdvice(secret);
+        at(
+          placeInScalar(text, node.range, String(value), secret.index),
+          `store holds ${what} (${secret.written}), which would be committed with this file: remove it, and ${home}`,
+          PROBLEM_CODES.invalidValue,
+        );
+      }
+      if (secrets.length === 0) values[key] = value;
+    } else values[key] = value;
   }
   if (values.version === undefined && problems.length === 0) {
     at(0, "missing `version: 1` (the project file's format version)", PROBLEM_CODES.missingField);
@@ -89,6 +103,7 @@ export function readProject(file: string, shown: string): Project {
     statePath: path(values.state, PROJECT_DEFAULTS.state),
     outDir: path(values.out, PROJECT_DEFAULTS.out),
     ...(typeof values.concurrency === "number" ? { concurrency: values.concurrency } : {}),
+    ...(typeof values.maxVideos === "number" ? { maxVideos: values.maxVideos } : {}),
     ...(typeof values.baseUrl === "string" ? { baseUrl: values.baseUrl } : {}),
     ...(typeof values.store === "string" ? { store: values.store } : {}),
   };
@@ -108,12 +123,8 @@ function checkValue(field: ProjectField, value: unknown): string | undefined {
         ? undefined
         : `${wanted}, not ${JSON.stringify(value)}`;
     case "store":
-      if (typeof value !== "string" || !/^postgres(ql)?:\/\//i.test(value)) {
-        return `${wanted}, not ${JSON.stringify(value)}`;
-      }
-      return /^postgres(ql)?:\/\/[^/@:]*:[^/@]*@/i.test(value)
-        ? "store holds a password, which would be committed with this file: remove it, and give it with PGPASSWORD or ~/.pgpass"
-        : undefined;
+      // Not the value: it may hold a secret (a connection string that is not a URL).
+      return typeof value === "string" && isPostgresUrl(value) ? undefined : wanted;
     case "url":
       return typeof value === "string" && /^https?:\/\//.test(value)
         ? undefined
@@ -131,4 +142,20 @@ function unknownFieldMessage(key: string, text: string): string {
     return `unknown setting '${key}': the API key is never written in a file; set REEL_API_KEY in the environment (known settings: ${known})`;
   }
   return `unknown setting '${key}' (known settings: ${known})`;
+}
+
+/**
+ * The offset in the file of character `index` of a scalar's `value`, found in its source (`range`):
+ * quotes and escapes aside, the text around it reads the same. The scalar's start where not found.
+ */
+function placeInScalar(
+  text: string,
+  range: readonly [number, number, number] | null | undefined,
+  value: string,
+  index: number,
+): number | undefined {
+  if (!range) return undefined;
+  const source = text.slice(range[0], range[1]);
+  const found = source.indexOf(value.slice(index));
+  return found === -1 ? range[0] : range[0] + found;
 }

@@ -1,6 +1,8 @@
 // The project file's settings, in one table: the reader checks values against it, and the JSON
 // Schema editors use (schemas/project.schema.json, written by `npm run gen:schema`) is made from it.
 
+import { DEFAULTS } from "../defaults.js";
+
 export { PROJECT_FILE_NAME } from "../manifest/index.js";
 
 export interface ProjectField {
@@ -34,6 +36,12 @@ export const PROJECT_FIELDS: readonly ProjectField[] = [
       "Generations unfinished at once (default 4). Overridden by --concurrency and REEL_CONCURRENCY.",
   },
   {
+    name: "maxVideos",
+    type: "count",
+    expects: "a whole number from 1 up",
+    description: `The most videos a manifest, and a run's manifests together, may make (default ${DEFAULTS.maxVideos}): matrices times takes, counted before they are expanded. Overridden by --max-videos and REEL_MAX_VIDEOS.`,
+  },
+  {
     name: "baseUrl",
     type: "url",
     expects: "the service's address (https://...)",
@@ -43,9 +51,9 @@ export const PROJECT_FIELDS: readonly ProjectField[] = [
   {
     name: "store",
     type: "store",
-    expects: "a postgres:// URL without its password (PGPASSWORD or ~/.pgpass give it)",
+    expects: "a postgres:// URL without its password (PGPASSWORD or ~/.pgpass give it) or other secrets",
     description:
-      "A shared store on PostgreSQL for every runner of the project (postgres://user@host/db). Never the password: it would be committed; PGPASSWORD or ~/.pgpass give it. Overridden by --store and REEL_STORE.",
+      "A shared store on PostgreSQL for every runner of the project (postgres://user@host/db). Never the password (user:password@ or password=) nor another secret (passfile=, sslpassword=, sslkey=): it would be committed; PGPASSWORD or ~/.pgpass give the password. Overridden by --store and REEL_STORE.",
   },
 ];
 

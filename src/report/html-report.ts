@@ -7,11 +7,14 @@
 // media, so even a mistake in escaping could not run a script that came from a manifest.
 import { createHash } from "node:crypto";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
+import { DEFAULTS } from "../defaults.js";
 import { formatDuration } from "../duration.js";
+import { plural } from "../plural.js";
 import { writeFileAtomic } from "../output/atomic-write.js";
 import { resultOf } from "../output/job-record.js";
 import { recordFile, REPORT_NAME } from "../output/layout.js";
 import type { DecisionFields } from "../review/decision-fields.js";
+import { failureSteps } from "../run/next-steps.js";
 import { type DecisionRow, type JobRow, versionKey } from "../state/store.js";
 import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
 import { REPORT_CSS, REPORT_JS } from "./report-page.js";
@@ -30,6 +33,11 @@ export interface ReportRun {
   readonly service?: string;
   /** When the run or watch started. */
   readonly startedAt?: Date;
+  /**
+   * Attempts a job may have in all (--max-attempts): the banner advises --retry-failed only for
+   * failed jobs with attempts left. @defaultValue DEFAULTS.maxAttempts
+   */
+  readonly maxAttempts?: number;
 }
 
 export interface HtmlReportOptions {
@@ -48,6 +56,12 @@ export interface HtmlReportOptions {
   readonly refreshSeconds?: number;
   /** The latest decision of each job version, by versionKey: shown on its card. @defaultValue none */
   readonly decisions?: ReadonlyMap<string, DecisionRow>;
+  /**
+   * The ids of the rows the run (or watch) worked on, among the folder's: marked on their cards, a
+   * filter of their own, and what the banner speaks of. @defaultValue none marked: the banner speaks
+   * of every row
+   */
+  readonly thisRun?: ReadonlySet<number>;
 }
 
 /** One chunk as the page shows it. */
@@ -91,6 +105,8 @@ export interface ReportJob extends DecisionFields {
   readonly video: string | null;
   /** Relative URL of the job's `.json` record. */
   readonly record: string;
+  /** Whether the run (or watch) that wrote the page worked on the job. */
+  readonly thisRun: boolean;
 }
 
 export interface ManifestSummary {
@@ -201,10 +217,16 @@ function parseSpec(specJson: string): Record<string, unknown> {
 }
 
 /**
- * `outDir`: the page's folder, for links to local source images (none without it). `decision`: the
- * latest decision of the job's version, if any.
+ * `outDir`: the page's folder, for links to local source images (none without it); `thisRun`:
+ * whether the run that writes the page worked on the job; `decision`: the latest decision of the
+ * job's version, if any.
  */
-export function toReportJob(row: JobRow, outDir?: string, decision?: DecisionRow): ReportJob {
+export function toReportJob(
+  row: JobRow,
+  outDir?: string,
+  thisRun = false,
+  decision?: DecisionRow,
+): ReportJob {
   const result = resultOf(row, decision);
   const spec = parseSpec(row.spec_json);
   return {
@@ -232,6 +254,7 @@ export function toReportJob(row: JobRow, outDir?: string, decision?: DecisionRow
     reviewer: result.reviewer,
     decidedAt: result.decidedAt,
     note: result.note,
+    thisRun,
   };
 }
 
@@ -287,8 +310,6 @@ export function summarizeJobs(
 /** Seconds of video as a reviewer reads them: "42 s", "3 min 20 s". */
 const formatSeconds = (seconds: number): string => formatDuration(seconds * 1_000);
 
-const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
-
 const statusClass = (status: string): string => STATUS_CLASS[status] ?? "s-active";
 
 const sha256Base64 = (text: string): string => createHash("sha256").update(text, "utf8").digest("base64");
@@ -342,7 +363,18 @@ ${body}
 </table></section>`;
 }
 
-function renderControls(summary: ReportSummary): string {
+/**
+ * The checkbox that shows only the jobs the run (or watch) worked on: only when the page lists others
+ * too (the folder's other manifests, or with --only the videos left out).
+ */
+function renderRunFilter(jobs: readonly ReportJob[], run: ReportRun | undefined): string {
+  const own = jobs.filter((job) => job.thisRun).length;
+  if (own === 0 || own === jobs.length) return "";
+  const which = run?.outcome === "watching" || run?.outcome === "stopped" ? "this watch" : "this run";
+  return `<label><input type="checkbox" id="filter-run" data-mark="${which}"> only ${which}'s jobs (${own})</label>\n`;
+}
+
+function renderControls(summary: ReportSummary, runFilter: string): string {
   const option = (value: string, label: string): string =>
     `<option value="${escapeHtml(value)}">${escapeHtml(label)}</option>`;
   const statuses = [
@@ -357,6 +389,7 @@ function renderControls(summary: ReportSummary): string {
 <label>Status <select id="filter-status">${statuses}</select></label>
 <label>Manifest <select id="filter-manifest">${manifests}</select></label>
 <label>Search <input type="search" id="filter-text" placeholder="ids and prompts" autocomplete="off"></label>
+${runFilter}
 <label>Sort <select id="sort"><option value="">as listed</option><option value="status">by status</option><option value="recent">latest first</option><option value="oldest">oldest first</option></select></label>
 <button type="button" id="filter-clear">Clear</button>
 <span id="shown" aria-live="polite">${escapeHtml(plural(summary.total.jobs, "job", "jobs"))}</span>
@@ -405,16 +438,23 @@ function fatalBanner(fatal: NonNullable<ReportRun["fatal"]>): Banner {
   }
 }
 
-/** What the jobs that did not succeed call for, once the work is over. */
-function jobsBanner(summary: ReportSummary, title: string, watch: boolean): Banner {
-  const failed = (summary.total.byStatus.get("Fail") ?? 0) + (summary.total.byStatus.get("Canceled") ?? 0);
+/**
+ * What the jobs that did not succeed call for, once the work is over: for failed ones, the steps the
+ * run's summary gives (run/next-steps.ts), worded for a watch after one.
+ */
+function jobsBanner(
+  summary: ReportSummary,
+  rows: readonly JobRow[],
+  run: ReportRun,
+  title: string,
+  watch: boolean,
+): Banner {
   const uncertain = summary.total.byStatus.get("uncertain") ?? 0;
-  const steps: string[] = [];
-  if (failed > 0) {
-    steps.push(
-      `${plural(failed, "job", "jobs")} failed: fix the manifest (a changed video is a new job), or ${watch ? "start the watch again" : "run again"} with --retry-failed.`,
-    );
-  }
+  const steps = failureSteps(
+    rows,
+    run.maxAttempts ?? DEFAULTS.maxAttempts,
+    watch ? "start the watch again" : "rerun",
+  ).map((step) => step.text);
   if (uncertain > 0) {
     steps.push(
       `${plural(uncertain, "job is", "jobs are")} uncertain: a paid request may have reached the service without an answer. Check the service's console; --resubmit-uncertain sends it again (it may be paid twice).`,
@@ -424,7 +464,7 @@ function jobsBanner(summary: ReportSummary, title: string, watch: boolean): Bann
   return { kind: "warn", title, next: steps.join(" ") };
 }
 
-function bannerOf(run: ReportRun, summary: ReportSummary): Banner {
+function bannerOf(run: ReportRun, summary: ReportSummary, rows: readonly JobRow[]): Banner {
   switch (run.outcome) {
     case "fatal":
       return run.fatal
@@ -455,13 +495,15 @@ function bannerOf(run: ReportRun, summary: ReportSummary): Banner {
         detail: "This page reloads itself as the watch rewrites it.",
       };
     case "stopped": {
-      const banner = jobsBanner(summary, "The watch has stopped", true);
+      const banner = jobsBanner(summary, rows, run, "The watch has stopped", true);
       const resume = "Tasks already submitted keep running; start the watch again to follow them.";
       return { ...banner, next: banner.next ? `${banner.next} ${resume}` : resume };
     }
     case "completed":
       return jobsBanner(
         summary,
+        rows,
+        run,
         summary.total.jobs === (summary.total.byStatus.get("Success") ?? 0)
           ? "Completed: every job succeeded"
           : "Completed",
@@ -510,11 +552,20 @@ function renderMeta(run: ReportRun | undefined, now: Date, manifests: number): s
 export function renderHtmlReport(rows: readonly JobRow[], options: HtmlReportOptions = {}): string {
   const title = options.title ?? "reel report";
   const now = options.now ?? new Date();
+  const thisRun = options.thisRun;
   const jobs = rows.map((row) =>
-    toReportJob(row, options.outDir, options.decisions?.get(versionKey(row.job_key, row.spec_hash))),
+    toReportJob(
+      row,
+      options.outDir,
+      thisRun?.has(row.id) ?? false,
+      options.decisions?.get(versionKey(row.job_key, row.spec_hash)),
+    ),
   );
   const summary = summarizeJobs(jobs);
   const run = options.run;
+  // The banner speaks of what the run did: its own jobs, not the rest of the folder.
+  const runRows = thisRun ? rows.filter((row) => thisRun.has(row.id)) : rows;
+  const runSummary = thisRun ? summarizeJobs(jobs.filter((job) => job.thisRun)) : summary;
   // Only while a watch runs: the page reloads itself to show what the watch wrote since.
   const refresh = run?.outcome === "watching" ? Math.max(1, Math.round(options.refreshSeconds ?? 3)) : 0;
   return `<!doctype html>
@@ -532,10 +583,10 @@ export function renderHtmlReport(rows: readonly JobRow[], options: HtmlReportOpt
 <h1>${escapeHtml(title)}</h1>
 ${renderMeta(run, now, summary.manifests.length)}
 </header>
-${run ? renderBanner(bannerOf(run, summary)) : ""}
+${run ? renderBanner(bannerOf(run, runSummary, runRows)) : ""}
 ${renderTiles(summary)}
 ${renderSummaryTable(summary)}
-${renderControls(summary)}
+${renderControls(summary, renderRunFilter(jobs, run))}
 <main id="cards"></main>
 <p id="empty" hidden>No job matches these filters.</p>
 <noscript><p id="noscript">The job cards need JavaScript; every job is also in <a href="results.jsonl">results.jsonl</a>.</p></noscript>

@@ -74,6 +74,8 @@ text-align:center;padding:0}
 .name .manifest{color:var(--muted);font-weight:400}
 .status{font-size:12px;font-weight:600;border:1px solid currentColor;border-radius:10px;padding:0 8px;
 color:var(--st,var(--muted));white-space:nowrap}
+.run-mark{font-size:12px;border:1px dashed currentColor;border-radius:10px;padding:0 8px;color:var(--active);
+white-space:nowrap}
 .spec,.times{margin:0;color:var(--muted);overflow-wrap:anywhere}
 .chunks{margin:0;padding-left:20px;overflow-wrap:anywhere;white-space:pre-wrap}
 .chunks li+li{margin-top:2px}
@@ -100,6 +102,8 @@ export const REPORT_JS = `(() => {
   const shown = byId("shown");
   const empty = byId("empty");
   const sortSelect = byId("sort");
+  // Only on a page that lists jobs of other runs too (the folder's other manifests).
+  const runOnly = byId("filter-run");
   const tiles = Array.from(document.querySelectorAll("button.tile[data-status]"));
 
   const STATUS_CLASS = { Success: "s-success", Fail: "s-fail", Canceled: "s-canceled", uncertain: "s-uncertain" };
@@ -181,7 +185,9 @@ export const REPORT_JS = `(() => {
       thumb.src = job.thumb;
       head.append(thumb);
     }
-    head.append(name, el("span", "status", job.status));
+    head.append(name);
+    if (runOnly && job.thisRun) head.append(el("span", "run-mark", runOnly.dataset.mark));
+    head.append(el("span", "status", job.status));
     body.append(head);
     const spec = [job.model, job.resolution, job.aspectRatio, duration(job.seconds)];
     if (job.seed !== null) spec.push("seed " + job.seed);
@@ -298,6 +304,7 @@ export const REPORT_JS = `(() => {
     if (manifestSelect.value) params.set("manifest", manifestSelect.value);
     if (search.value) params.set("q", search.value);
     if (sortSelect.value) params.set("sort", sortSelect.value);
+    if (runOnly && runOnly.checked) params.set("run", "1");
     const hash = params.toString();
     try {
       history.replaceState(null, "", hash ? "#" + hash : location.pathname + location.search);
@@ -314,17 +321,19 @@ export const REPORT_JS = `(() => {
     pick(manifestSelect, params.get("manifest"));
     pick(sortSelect, params.get("sort"));
     if (params.get("q") !== null) search.value = params.get("q");
+    if (runOnly) runOnly.checked = params.get("run") === "1";
   };
 
   const applyFilters = () => {
     const status = statusSelect.value;
     const manifest = manifestSelect.value;
     const terms = search.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    const ownOnly = runOnly !== null && runOnly.checked;
     let count = 0;
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i];
       const match = (!status || job.status === status) && (!manifest || job.manifest === manifest) &&
-        terms.every((term) => haystacks[i].includes(term));
+        (!ownOnly || job.thisRun) && terms.every((term) => haystacks[i].includes(term));
       // Only touch cards whose visibility changes: no style work for the others.
       if (cards[i].hidden === match) cards[i].hidden = !match;
       if (match) count++;
@@ -347,6 +356,7 @@ export const REPORT_JS = `(() => {
   statusSelect.addEventListener("change", onFilter);
   manifestSelect.addEventListener("change", onFilter);
   search.addEventListener("input", onFilter);
+  if (runOnly) runOnly.addEventListener("change", onFilter);
   sortSelect.addEventListener("change", () => {
     applySort();
     saveFilters();
@@ -362,6 +372,7 @@ export const REPORT_JS = `(() => {
     statusSelect.value = "";
     manifestSelect.value = "";
     search.value = "";
+    if (runOnly) runOnly.checked = false;
     onFilter();
   });
 

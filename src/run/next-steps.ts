@@ -1,12 +1,20 @@
-// What a person does next after a run, as data: the run's summary prints each step's text, and
-// `--json` gives the same steps by code so a script can branch on them. One place for the advice,
-// so the words a user reads and the codes a script reads cannot drift apart.
+// What a person does next after a run, as data: the run's summary prints each step's text, `--json`
+// gives the same steps by code so a script can branch on them, and the report's banner says the
+// same of failed jobs. One place for the advice, so the words a user reads and the codes a script
+// reads cannot drift apart. Each step names what would change the outcome: advice to do what would
+// send nothing (--retry-failed on a job that used every attempt) would only send the user round.
 import { describeStop } from "../budget/index.js";
-import type { JobResult } from "../output/job-record.js";
+import { plural, agree } from "../plural.js";
+import { INJECTED_FAILURE_REASON } from "../sandbox/options.js";
+import type { JobRow } from "../state/store.js";
 import type { RunSummary } from "./run-batch.js";
 
 export type NextStepCode =
   | "FIX_OR_RETRY_FAILED"
+  | "EDIT_FAILED"
+  | "EDIT_REFUSED"
+  | "FIX_AND_RERUN"
+  | "SANDBOX_FAILURE"
   | "RESUBMIT_UNCERTAIN"
   | "RERUN_TO_DOWNLOAD"
   | "RERUN_TO_RESUME"
@@ -24,7 +32,7 @@ export interface NextStep {
   readonly jobs?: readonly string[];
 }
 
-const keyOf = (r: JobResult): string => `${r.manifest}/${r.id}`;
+const keyOf = (row: JobRow): string => `${row.manifest}/${row.video_id}`;
 
 /**
  * How a stopped run ended, in a few words for the summary's first line (`stopped: out of credits`);
@@ -49,8 +57,76 @@ export function stopCause(code: string): string {
  */
 export const ADVISED_STOPS: ReadonlySet<string> = new Set(["E_AUTH", "E_CREDITS"]);
 
-/** The steps that apply after a run that ended as `summary` says, its jobs as `results`. */
-export function nextSteps(summary: RunSummary, results: readonly JobResult[]): NextStep[] {
+/**
+ * Why a job failed, as far as the next step goes: `local`, before anything was sent (tried again by
+ * itself); `sandbox`, on purpose by the sandbox's --fail-rate; `refused`, the service refused the
+ * request as sent (the same request gets the same answer); `exhausted`, on the service, with every
+ * attempt allowed used; `retry`, on the service, with attempts left.
+ */
+export type FailureKind = "local" | "sandbox" | "refused" | "exhausted" | "retry";
+
+export function failureKind(row: JobRow, maxAttempts: number): FailureKind | undefined {
+  if (row.state !== "Fail" && row.state !== "Canceled") return undefined;
+  if (row.fail_kind === "local") return "local";
+  if (row.error?.includes(INJECTED_FAILURE_REASON)) return "sandbox";
+  if (row.fail_kind === "rejected") return "refused";
+  return row.attempts >= maxAttempts ? "exhausted" : "retry";
+}
+
+/**
+ * The steps for the failed jobs of `rows`: one per kind of failure, with the jobs it is about.
+ * `again`: how the user goes on, "rerun" after a run, "start the watch again" after a watch.
+ */
+export function failureSteps(rows: readonly JobRow[], maxAttempts: number, again = "rerun"): NextStep[] {
+  const byKind = new Map<FailureKind, JobRow[]>();
+  for (const row of rows) {
+    const kind = failureKind(row, maxAttempts);
+    if (kind !== undefined) byKind.set(kind, [...(byKind.get(kind) ?? []), row]);
+  }
+  const steps: NextStep[] = [];
+  const step = (kind: FailureKind, code: NextStepCode, text: (n: number, them: string) => string): void => {
+    const jobs = byKind.get(kind);
+    if (!jobs) return;
+    steps.push({ code, text: text(jobs.length, agree(jobs.length, "it", "them")), jobs: jobs.map(keyOf) });
+  };
+  const used = `${maxAttempts} of ${maxAttempts} used`;
+  step(
+    "retry",
+    "FIX_OR_RETRY_FAILED",
+    (n, them) =>
+      `${plural(n, "job")} failed with attempts left (${plural(maxAttempts, "attempt")} allowed per job): ${again} with --retry-failed to try ${them} again (a new, paid attempt), or edit ${them} in the manifest (a changed video is a new job).`,
+  );
+  step(
+    "exhausted",
+    "EDIT_FAILED",
+    (n, them) =>
+      `${plural(n, "job")} failed on every attempt allowed (${used}): running again does not send ${them} again; edit ${them} in the manifest (a changed video is a new job).`,
+  );
+  step(
+    "refused",
+    "EDIT_REFUSED",
+    (n, them) =>
+      `${plural(n, "job")} ${agree(n, "was", "were")} refused by the service as sent (see the error): the same request gets the same answer, so edit ${them} in the manifest.`,
+  );
+  step(
+    "local",
+    "FIX_AND_RERUN",
+    (n, them) =>
+      `${plural(n, "job")} failed before anything was sent (nothing was paid): fix what the error says, then ${again}; ${them} ${agree(n, "is", "are")} tried again without being asked.`,
+  );
+  const injected = byKind.get("sandbox") ?? [];
+  const spent = injected.filter((row) => row.attempts >= maxAttempts).length;
+  step(
+    "sandbox",
+    "SANDBOX_FAILURE",
+    (n, them) =>
+      `${plural(n, "job")} failed on purpose: the sandbox's --fail-rate fails tasks, whatever the video, and the same request again under one --seed. Restart the sandbox without --fail-rate (or with another --seed), then ${again} with --retry-failed to make ${them}${spent > 0 ? `, and a --max-attempts above ${maxAttempts} for the ${plural(spent, "job")} that used all ${maxAttempts}` : ""}.`,
+  );
+  return steps;
+}
+
+/** The steps that apply after a run that ended as `summary` says. */
+export function nextSteps(summary: RunSummary): NextStep[] {
   const steps: NextStep[] = [];
   const fatalCode = summary.fatal?.code;
   if (fatalCode === "E_AUTH") {
@@ -89,15 +165,8 @@ export function nextSteps(summary: RunSummary, results: readonly JobResult[]): N
       text: "Some jobs are not finished yet; rerun the same command to go on (nothing is submitted twice).",
     });
   }
-  const failed = results.filter((r) => r.status === "Fail" || r.status === "Canceled");
-  if (failed.length > 0) {
-    steps.push({
-      code: "FIX_OR_RETRY_FAILED",
-      text: "Failed: fix the manifest (a changed video is a new job), or rerun with --retry-failed (a new, paid attempt).",
-      jobs: failed.map(keyOf),
-    });
-  }
-  const uncertain = results.filter((r) => r.status === "uncertain");
+  steps.push(...failureSteps(summary.rows, summary.maxAttempts));
+  const uncertain = summary.rows.filter((row) => row.state === "uncertain");
   if (uncertain.length > 0) {
     steps.push({
       code: "RESUBMIT_UNCERTAIN",
@@ -105,7 +174,7 @@ export function nextSteps(summary: RunSummary, results: readonly JobResult[]): N
       jobs: uncertain.map(keyOf),
     });
   }
-  const undownloaded = results.filter((r) => r.status === "Success" && r.file === null);
+  const undownloaded = summary.rows.filter((row) => row.state === "Success" && row.file === null);
   if (undownloaded.length > 0) {
     steps.push({
       code: "RERUN_TO_DOWNLOAD",

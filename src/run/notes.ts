@@ -1,5 +1,5 @@
 // What the drivers (`run`, `watch`) say about a manifest's jobs before the engine takes them.
-import type { ProgressSink } from "../engine/progress.js";
+import type { JobFacts, ProgressSink } from "../engine/progress.js";
 import {
   explainNew,
   type Job,
@@ -22,8 +22,22 @@ export async function startProgress(
   jobs: readonly Job[],
 ): Promise<void> {
   const done = await store.downloadedVersions();
-  progress.start(jobs.length, jobs.filter((job) => done.has(versionKey(job.key, job.specHash))).length);
+  const facts = jobFacts(jobs, done);
+  progress.event({ stage: "manifest", key: "", jobs: facts });
+  progress.start(jobs.length, facts.filter((job) => job.done).length);
   await noteRepeatedJobs(progress, store, jobs);
+}
+
+/** What the display knows of `jobs` (`done`: store.downloadedVersions()). */
+export function jobFacts(jobs: readonly Job[], done: ReadonlySet<string>): JobFacts[] {
+  return jobs.map((job) => ({
+    key: job.key,
+    version: job.specHash,
+    seconds: job.seconds,
+    model: job.model,
+    resolution: job.spec.resolution,
+    done: done.has(versionKey(job.key, job.specHash)),
+  }));
 }
 
 /**
@@ -56,10 +70,8 @@ export async function noteRepeatedJobs(
 
 /** A manifest as a watcher reads it against the state: what is made, and what it will have generated. */
 export interface ManifestReading {
-  /** Its jobs whose video (of the version asked for now) is downloaded. */
-  readonly done: number;
-  /** The jobs a run would submit now, each a paid generation (new, changed, failed before sending). */
-  readonly toMake: readonly string[];
+  /** What the display knows of its jobs: each version asked for now, and whether its video is made. */
+  readonly jobs: readonly JobFacts[];
   /** Why, in `plan --explain`'s words: `7 changed: chunks[0].text; 2 new`; "" when none. */
   readonly why: string;
 }
@@ -91,15 +103,12 @@ export async function readManifestJobs(
       return retake && describeRetake(retake);
     },
   };
-  let done = 0;
-  const toMake: string[] = [];
+  const done = new Set<string>();
   const reasons: Reason[] = [];
   for (const job of manifest.jobs) {
     const row = rowOf(job.key, job.specHash);
-    if (row?.state === "Success" && row.file !== null) done++;
-    if (jobStatusOf(row) !== "new") continue;
-    toMake.push(job.key);
-    reasons.push(explainNew(job, view, cwd));
+    if (row?.state === "Success" && row.file !== null) done.add(versionKey(job.key, job.specHash));
+    if (jobStatusOf(row) === "new") reasons.push(explainNew(job, view, cwd));
   }
-  return { done, toMake, why: summarizeReasons(reasons) };
+  return { jobs: jobFacts(manifest.jobs, done), why: summarizeReasons(reasons) };
 }

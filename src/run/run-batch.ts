@@ -2,13 +2,14 @@
 // reports (results.jsonl and index.html). `reel watch` is the other driver (src/watch).
 import type { Budget, Cost } from "../budget/index.js";
 import type { ServiceError } from "../client/index.js";
+import { DEFAULTS } from "../defaults.js";
 import { type Engine, type EngineOptions, makeEngine, newJobOf } from "../engine/engine.js";
 import { silentProgress } from "../engine/progress.js";
 import { OutputDiskError } from "../errors.js";
 import type { Job } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
-import { outFolderOf } from "../output/out-folder.js";
 import { type ReportRun, writeHtmlReport } from "../report/html-report.js";
+import { folderRows, type FolderRows } from "../report/folder-rows.js";
 import { writeResults } from "../report/results.js";
 import { writeDecisionRecords } from "../review/decision-records.js";
 import {
@@ -48,6 +49,8 @@ export interface RunSummary {
   readonly decisions?: ReadonlyMap<string, DecisionRow>;
   /** A capped run's budget: what it spent, where it stopped (outcome "capped"), what it left unsent. */
   readonly budget?: BudgetEnd;
+  /** Attempts a job may have in all (--max-attempts): whether --retry-failed would send a failed one. */
+  readonly maxAttempts: number;
 }
 
 /** A capped run's end: the budget (caps, spend, why it stopped) and the jobs it did not send. */
@@ -123,8 +126,18 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
           : "completed";
   const fatal = engine.fatal;
   const decisions = decisionsByVersion(await options.store.latestDecisions());
-  await writeReports(engine, options.outDir, listedRows, decisions, {
+  const maxAttempts = options.maxAttempts ?? DEFAULTS.maxAttempts;
+  // The reports list the folder's other manifests too: what this run worked on is marked.
+  const folder = await folderRows(
+    options.store,
+    options.outDir,
+    listedRows,
+    finalRows,
+    listed.map((job) => job.manifest),
+  );
+  await writeReports(engine, options.outDir, folder, decisions, {
     outcome,
+    maxAttempts,
     ...(fatal ? { fatal: { code: fatal.code, message: fatal.message } } : {}),
     ...(options.service !== undefined ? { service: options.service } : {}),
     startedAt,
@@ -133,32 +146,30 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     outcome,
     rows: finalRows,
     decisions,
+    maxAttempts,
     ...(engine.fatal ? { fatal: engine.fatal } : {}),
     ...(options.budget
-      ? { budget: { budget: options.budget, left: options.budget.leftUnsent(finalRows) } }
+      ? {
+          budget: { budget: options.budget, left: await options.budget.leftUnsent(finalRows, options.store) },
+        }
       : {}),
   };
 }
 /**
- * results.jsonl and index.html of the run's jobs, and the decisions in their records; `run`: how it
- * ended, for the page's banner.
+ * results.jsonl and index.html of the folder's jobs, and the decisions in their records; `run`: how
+ * it ended, for the page's banner.
  */
 async function writeReports(
   engine: Engine,
   outDir: string,
-  rows: readonly JobRow[],
+  listed: FolderRows,
   decisions: ReadonlyMap<string, DecisionRow>,
   run: ReportRun,
 ): Promise<void> {
-  // A video recorded in another output folder is not in this one's results.
-  const out = outFolderOf(outDir);
-  const here = rows.map((row) =>
-    row.file === null || out.holds(row.out_dir) ? row : { ...row, file: null },
-  );
   try {
-    await writeResults(outDir, here, decisions);
-    await writeHtmlReport(outDir, here, { run, decisions });
-    writeDecisionRecords(outDir, here, decisions);
+    await writeResults(outDir, listed.rows, listed.thisRun, decisions);
+    await writeHtmlReport(outDir, listed.rows, { run, thisRun: listed.thisRun, decisions });
+    writeDecisionRecords(outDir, listed.rows, decisions);
   } catch (error) {
     // The disk that stopped the run refuses these too: the rerun writes them.
     if (!(engine.fatal instanceof OutputDiskError && asDiskFailure(error, outDir))) throw error;

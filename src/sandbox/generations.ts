@@ -15,6 +15,7 @@ import type { Id, TaskStatus } from "../service/api-types.js";
 import { FINAL_STATUSES } from "../service/api-types.js";
 import type { AssetStore } from "./assets.js";
 import type { SandboxCounters } from "./counters.js";
+import { INJECTED_FAILURE_REASON } from "./options.js";
 import type { SandboxPersistence, StoredTask } from "./persistence.js";
 import type { Timers } from "./timers.js";
 import type { ResultVideos } from "./result-video.js";
@@ -209,7 +210,7 @@ export class Generations {
       deps.persistence.atomically(() => {
         deps.refund(task.cost);
         this.move(task, "Fail", at, {
-          failReason: "injected failure (sandbox taskFailRate)",
+          failReason: INJECTED_FAILURE_REASON,
           finishedAt: at,
         });
         this.running.delete(id);

@@ -5,6 +5,12 @@ import { UsageError } from "../errors.js";
 import type { Logger } from "../log/logger.js";
 import { silentLogger } from "../log/logger.js";
 
+/**
+ * The reason a task the sandbox fails on purpose (`taskFailRate`) gives: reel's advice after a run
+ * tells such a failure apart from one of the video by it (src/run/next-steps.ts).
+ */
+export const INJECTED_FAILURE_REASON = "injected failure (sandbox taskFailRate)";
+
 /** Failures to inject. Rates are probabilities per request, from 0 to 1. */
 export interface SandboxFaults {
   /** Seed of the PRNG that decides every fault: the same seed and request order give the same faults. @defaultValue 1 */

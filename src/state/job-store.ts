@@ -34,7 +34,13 @@
 import type { LeaseLostError, StateFileError } from "./errors.js";
 
 export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
-export type FailKind = "local" | "rejected" | "task";
+/**
+ * Why a job failed (`Fail`, `Canceled`): before anything was sent (`local`), its submission refused
+ * (`rejected`), or its task ended so (`task`). On an `uncertain` job, `speech`: the doubt is its
+ * speech's alone (a call perhaps paid for, with no answer recorded) and its own submission was never
+ * claimed, so once that speech is known it may go back to pending (engine/speech-doubt.ts).
+ */
+export type FailKind = "local" | "rejected" | "task" | "speech";
 
 /** A job version as recorded (the column names of the SQLite table, which callers read). */
 export interface JobRow {
@@ -234,9 +240,20 @@ export interface JobRecords {
   /**
    * The answer to a submission. Need not be durable: if a power cut loses it, the job is found in
    * `submitting` and becomes uncertain, never resubmitted; only the intent must be durable.
+   * Resolves undefined once recorded; or, with nothing written, the key of another job of this
+   * service that holds this task id already (a fault of the service: two jobs following one task
+   * would deliver one video twice, and the other task, perhaps paid, never). Checked and written
+   * as one step, so of two answers naming one task, one is recorded.
    */
-  markSubmitted(id: number, taskId: string): Promise<void>;
+  markSubmitted(id: number, taskId: string): Promise<string | undefined>;
+  /** Its submission may have reached the service (the mark of a speech doubt, if any, cleared). */
   markUncertain(id: number, error: string): Promise<void>;
+  /**
+   * A job not sent because its speech is in doubt (see FailKind `speech`). Only from a state no
+   * submission was claimed in (pending, a local failure): a job another process claimed meanwhile,
+   * or already uncertain, is left as it is.
+   */
+  markSpeechDoubt(id: number, error: string): Promise<void>;
   markFailed(id: number, kind: FailKind, error: string): Promise<void>;
   /**
    * The service refused a submission for certain (401, 402, 429, 503, connection refused): nothing
@@ -313,21 +330,28 @@ export interface SpeechRecords {
   markInterruptedSpeechUncertain(): Promise<number>;
 }
 
-/** What a submission costs a capped run (src/budget): what was sent, priced when read. */
+/** What a submission costs a capped run (src/budget): what was sent, and what it cost then. */
 export interface VideoCharge {
   /** The budget session (BudgetRecords). */
   readonly session: number;
   readonly model: string;
   readonly resolution: string | null;
   readonly seconds: number;
+  /** Its credits at the prices of the moment it is sent; null when no price is known. */
+  readonly credits: number | null;
 }
 
 /** A speech call of a capped run. */
 export interface SpeechCharge {
   readonly session: number;
+  /** Its credits at the prices of the moment it is made; null when no price is known. */
+  readonly credits: number | null;
 }
 
-/** Who runs a budget session: a process on a machine. */
+/**
+ * The process that starts or resumes a budget session, as recorded for people to read. Whether it
+ * still runs is never judged by these (see OpenBudgetSession.runs).
+ */
 export interface BudgetOwner {
   readonly host: string;
   readonly pid: number;
@@ -338,17 +362,34 @@ export interface BudgetSessionRow extends BudgetOwner {
   readonly id: number;
   readonly scope: string;
   readonly startedAt: number;
+  /** On a shared store, the runner that runs it (null on a state file, or not known). */
+  readonly runner: number | null;
 }
 
-/** What a budget session sent that may cost: videos by model and resolution, and speech calls. */
+/**
+ * An open session, and whether the run that has it still runs, as the store can tell: `here`, this
+ * store's own; `gone`, surely stopped (on a state file, every other one: its lock lets one process
+ * write it; on a shared store, its runner stopped or was found lost); on a shared store, a runner
+ * not stopped, last heard at `heardAt` (the store's clock): at work, or killed within its lease.
+ */
+export interface OpenBudgetSession extends BudgetSessionRow {
+  readonly runs: "here" | "gone" | { readonly heardAt: number };
+}
+
+/**
+ * What a budget session sent that may cost: videos by model, resolution and whether a price was
+ * recorded with them, and speech calls. `credits`: what those charges cost when they were sent;
+ * null for charges sent with no price known (priced when read).
+ */
 export interface SpendTally {
   readonly videos: readonly {
     readonly model: string;
     readonly resolution: string | null;
     readonly seconds: number;
     readonly count: number;
+    readonly credits: number | null;
   }[];
-  readonly speech: number;
+  readonly speech: { readonly count: number; readonly credits: number | null }[];
 }
 
 /**
@@ -357,14 +398,16 @@ export interface SpendTally {
  * back, so a crash between them counts a request never sent (the safe side: the cap is never passed).
  */
 export interface BudgetRecords {
-  /** The sessions of `scope` not ended, oldest first. */
-  openBudgetSessions(scope: string): Promise<BudgetSessionRow[]>;
+  /** The sessions of `scope` not ended, oldest first, with whether their run still runs. */
+  openBudgetSessions(scope: string): Promise<OpenBudgetSession[]>;
+  /** A session of this store's own (its runner's, on a shared store). */
   startBudgetSession(scope: string, owner: BudgetOwner): Promise<BudgetSessionRow>;
   /**
-   * Makes `owner` the owner of session `id` if its owner's pid is still `fromPid`: a compare-and-set,
-   * so of two processes resuming one session, one does. False when another took it first.
+   * Makes session `session` this store's own if it is still as read (the same runner, or the same
+   * process): a compare-and-set, so of two processes resuming one session, one does. False when
+   * another took it first.
    */
-  takeBudgetSession(id: number, fromPid: number, owner: BudgetOwner): Promise<boolean>;
+  takeBudgetSession(session: BudgetSessionRow, owner: BudgetOwner): Promise<boolean>;
   budgetSpent(id: number): Promise<SpendTally>;
   /** The charge of job `jobId`'s attempt `attempt`, whose request was not sent after all. */
   refundVideo(session: number, jobId: number, attempt: number): Promise<void>;
@@ -509,6 +552,23 @@ export interface LearnedRecords {
   writeRunTimes(data: string): Promise<void>;
 }
 
+/**
+ * The manifests run into each output folder (not scoped by service: the folder holds what any service
+ * made), by the folder's absolute path: its reports (results.jsonl, index.html) list every video of
+ * them, not only the last run's.
+ */
+export interface OutputRecords {
+  /** `manifest` is run into the output folder `outDir`: its videos are the folder's from now on. */
+  recordOutManifest(outDir: string, manifest: string): Promise<void>;
+  /** The manifests recorded for `outDir`, by name. */
+  outManifests(outDir: string): Promise<string[]>;
+  /**
+   * Drops `manifest` from `outDir`'s list (`reel forget`): false when it was not in it. Its jobs are
+   * kept (the record of what was paid); a run of it adds it again.
+   */
+  forgetOutManifest(outDir: string, manifest: string): Promise<boolean>;
+}
+
 /** Caches of this machine (not scoped by service): hashes of local files, fetched remote sources. */
 export interface LocalCaches {
   findFileHash(path: string, stamp: FileStamp): Promise<string | undefined>;
@@ -518,10 +578,18 @@ export interface LocalCaches {
 }
 
 /** The whole store, as a run uses it. */
+/** Why a runner was taken for lost: silent past its lease, or its process gone (seen on its machine). */
+export type LostWhy = "silent" | "gone";
+
 /** What a takeover found and sorted (FleetStore.takeOverLost). */
 export interface TakeOver {
-  /** Runners found silent past their lease, now marked lost. */
-  readonly lost: readonly { readonly id: number; readonly host: string; readonly pid: number }[];
+  /** Runners found silent past their lease, or their process gone on this machine, now marked lost. */
+  readonly lost: readonly {
+    readonly id: number;
+    readonly host: string;
+    readonly pid: number;
+    readonly why: LostWhy;
+  }[];
   /** Submissions without an answer, now uncertain. */
   readonly uncertain: number;
   /** Tasks no live runner followed, now free to follow. */
@@ -575,7 +643,15 @@ export type OutageEvent =
   | { readonly state: "up"; readonly downMs: number };
 
 export interface JobStore
-  extends JobRecords, AssetRecords, SpeechRecords, BudgetRecords, LearnedRecords, LocalCaches, ReviewRecords {
+  extends
+    JobRecords,
+    AssetRecords,
+    SpeechRecords,
+    BudgetRecords,
+    LearnedRecords,
+    OutputRecords,
+    LocalCaches,
+    ReviewRecords {
   /** The fleet's operations, on a store shared by several runners (PostgreSQL); undefined on a state file. */
   readonly fleet?: FleetStore;
   /** Where the store is, for messages (the state file's path). */

@@ -130,7 +130,7 @@ export const MIGRATIONS: readonly string[] = [
   // 7: the budget of a capped run (--max-seconds, --max-credits; src/budget). A session is one run,
   // or one watch, and the runs that resume it after a stop before its end; `spend` holds what it
   // sent that may cost: each submission (written with its intent, in the same transaction) and each
-  // speech call. Prices are applied when read, so the ledger holds what was sent, not what it cost.
+  // speech call. (What each cost: migration 9.)
   `
   CREATE TABLE budget_sessions (
     id INTEGER PRIMARY KEY,
@@ -164,7 +164,32 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   ) STRICT;
   `,
-  // 9: reviewers' decisions on takes (ReviewRecords in job-store.ts): every decision on a job version
+  // 9: the credits each charge of the ledger cost at the prices of the moment it was sent, so that
+  // a price changed since does not change what was spent. NULL where no price was known then (no
+  // price list, or charges of earlier reels): those are priced when read.
+  `
+  ALTER TABLE spend ADD COLUMN credits REAL;
+  `,
+  // 10: the jobs by task id, so that an answer naming a task another job holds is told at once (a
+  // fault of the service: see JobRecords.markSubmitted). Not unique: a file may hold such pairs
+  // from before, and an index rewritten only when a task id changes costs little.
+  `
+  CREATE INDEX jobs_by_task ON jobs (service_id, task_id) WHERE task_id IS NOT NULL;
+  `,
+  // 11: the manifests run into each output folder (named as jobs.out_dir names it), so that its
+  // reports (results.jsonl, index.html) list every video in it, not only the last run's; `reel
+  // forget` drops one. Not scoped by service: the folder holds what any service made. Filled from
+  // the videos recorded so far.
+  `
+  CREATE TABLE out_manifests (
+    out_dir TEXT NOT NULL,
+    manifest TEXT NOT NULL,
+    PRIMARY KEY (out_dir, manifest)
+  ) STRICT;
+  INSERT OR IGNORE INTO out_manifests (out_dir, manifest)
+    SELECT DISTINCT out_dir, manifest FROM jobs WHERE out_dir IS NOT NULL;
+  `,
+  // 12: reviewers' decisions on takes (ReviewRecords in job-store.ts): every decision on a job version
   // is kept, the latest counts. Keyed by the version (key, spec hash), not the job's row: a row
   // forgotten and made again, or rebuilt from the records, keeps its decisions. Written by
   // `reel approve` and the review page beside a run that holds the file (see docs/review.md).
@@ -181,7 +206,7 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX decisions_by_version ON decisions (service_id, job_key, spec_hash, id);
   `,
-  // 10: retakes (reel retake): each asks for one more take of a video, whose job is added unsent in
+  // 13: retakes (reel retake): each asks for one more take of a video, whose job is added unsent in
   // the same transaction and is claimed as any job is (so it is paid once). job_key is the new take's
   // (unique: a take number is never given twice, a withdrawn one's neither); from_* the take retaken.
   `

@@ -2,18 +2,20 @@
 // postgres:// URL the shared store on PostgreSQL (PgStore). Callers get a JobStore. What only a state
 // file has (its lock file, its journal scope from its real path, the service it used last) stays with
 // StateStore's static helpers, at the CLI's edge.
-import type { JobStore, ReviewStore } from "./job-store.js";
+import type { JobStore, OutageEvent, ReviewStore } from "./job-store.js";
 import type { LeaseTiming } from "./pg/lease.js";
 import { PgStore } from "./pg/store.js";
 import { type OpenStateOptions, StateStore } from "./store.js";
 
-export { isPostgresUrl, redactedUrl } from "./pg/connect.js";
+export { isPostgresUrl, redactedUrl, storeSecretValues } from "./pg/store-url.js";
 
 export interface OpenJobStoreOptions extends OpenStateOptions {
   /** A writer's --concurrency, recorded with its runner in a PostgreSQL store (a state file has none). */
   readonly concurrency?: number;
   /** The fleet's timing, in a PostgreSQL store (see pg/lease.ts). */
   readonly lease?: LeaseTiming;
+  /** A PostgreSQL store that does not answer while it opens, and answers again (see PgStore.open). */
+  readonly onOutage?: (event: OutageEvent) => void;
 }
 
 /**
@@ -30,7 +32,9 @@ export async function openJobStore(
       ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
       ...(options.lease !== undefined ? { lease: options.lease } : {}),
+      ...(options.onOutage !== undefined ? { onOutage: options.onOutage } : {}),
       readonly: options.readonly === true,
+      ...(options.exclusiveAddress ? { exclusiveAddress: options.exclusiveAddress } : {}),
     });
   }
   return StateStore.open(path, options);

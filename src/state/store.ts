@@ -20,6 +20,7 @@ import type {
   BudgetSessionRow,
   DecisionRow,
   FailKind,
+  OpenBudgetSession,
   FileStamp,
   JobHead,
   JobRow,
@@ -45,6 +46,7 @@ import * as retakes from "./sql/retakes.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import * as learned from "./sql/learned.js";
+import * as outputs from "./sql/out-manifests.js";
 import { restoreJobs } from "./sql/restore.js";
 import * as speech from "./sql/speech.js";
 import { Turn } from "./turn.js";
@@ -75,6 +77,8 @@ export class StateStore implements JobStore {
   private readonly turn: Turn;
   /** Upload intents this store wrote: one found that it did not write is another process's. */
   private readonly ownUploads = new Set<string>();
+  /** Budget sessions this store started or resumed: the others' processes are gone (the lock). */
+  private readonly ownSessions = new Set<number>();
   readonly journalScope: { readonly state: string; readonly service: string } | undefined;
 
   private constructor(
@@ -241,11 +245,14 @@ export class StateStore implements JobStore {
   async withdrawSubmitting(id: number): Promise<void> {
     states.withdrawSubmitting(this.c, id);
   }
-  async markSubmitted(id: number, taskId: string): Promise<void> {
-    states.markSubmitted(this.c, id, taskId);
+  async markSubmitted(id: number, taskId: string): Promise<string | undefined> {
+    return states.markSubmitted(this.c, id, taskId);
   }
   async markUncertain(id: number, error: string): Promise<void> {
     states.markUncertain(this.c, id, error);
+  }
+  async markSpeechDoubt(id: number, error: string): Promise<void> {
+    states.markSpeechDoubt(this.c, id, error);
   }
   async markFailed(id: number, kind: FailKind, error: string): Promise<void> {
     states.markFailed(this.c, id, kind, error);
@@ -327,14 +334,21 @@ export class StateStore implements JobStore {
 
   // ---- the ledger of capped runs (sql/budget.ts) ----
 
-  async openBudgetSessions(scope: string): Promise<BudgetSessionRow[]> {
-    return budget.openBudgetSessions(this.c, scope);
+  async openBudgetSessions(scope: string): Promise<OpenBudgetSession[]> {
+    // The file's lock lets one process write it: every session not this store's has no run left.
+    return budget
+      .openBudgetSessions(this.c, scope)
+      .map((session) => ({ ...session, runs: this.ownSessions.has(session.id) ? "here" : "gone" }));
   }
   async startBudgetSession(scope: string, owner: BudgetOwner): Promise<BudgetSessionRow> {
-    return budget.startBudgetSession(this.c, scope, owner);
+    const session = budget.startBudgetSession(this.c, scope, owner);
+    this.ownSessions.add(session.id);
+    return session;
   }
-  async takeBudgetSession(id: number, fromPid: number, owner: BudgetOwner): Promise<boolean> {
-    return budget.takeBudgetSession(this.c, id, fromPid, owner);
+  async takeBudgetSession(session: BudgetSessionRow, owner: BudgetOwner): Promise<boolean> {
+    const taken = this.ownSessions.has(session.id) || budget.takeBudgetSession(this.c, session, owner);
+    if (taken) this.ownSessions.add(session.id);
+    return taken;
   }
   async budgetSpent(id: number): Promise<SpendTally> {
     return budget.budgetSpent(this.c, id);
@@ -398,6 +412,18 @@ export class StateStore implements JobStore {
   }
   async writeRunTimes(data: string): Promise<void> {
     learned.writeRunTimes(this.c, data);
+  }
+
+  // ---- the manifests of each output folder (sql/out-manifests.ts) ----
+
+  async recordOutManifest(outDir: string, manifest: string): Promise<void> {
+    outputs.recordOutManifest(this.c, outDir, manifest);
+  }
+  async outManifests(outDir: string): Promise<string[]> {
+    return outputs.outManifests(this.c, outDir);
+  }
+  async forgetOutManifest(outDir: string, manifest: string): Promise<boolean> {
+    return outputs.forgetOutManifest(this.c, outDir, manifest);
   }
 
   // ---- local caches (sql/caches.ts) ----

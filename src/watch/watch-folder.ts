@@ -19,6 +19,7 @@ import {
   PROBLEM_CODES,
 } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
+import { folderRows } from "../report/folder-rows.js";
 import { writeResults } from "../report/results.js";
 import { writeDecisionRecords } from "../review/decision-records.js";
 import { staleRetakeLines, withRetakes } from "../review/retake.js";
@@ -35,6 +36,7 @@ import {
 } from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import { isIgnoredPath } from "./manifest-files.js";
+import { plural } from "../plural.js";
 
 const DEFAULT_SETTLE_MS = DEFAULTS.settle.ms;
 /** How often the watched folder is checked for having been deleted or replaced. */
@@ -136,23 +138,35 @@ async function watchWithProgress(
   }
   await engine.followInFlight();
 
-  /** results.jsonl and index.html, for the jobs of the manifests in the folder now, with their decisions. */
+  /**
+   * results.jsonl and index.html: the jobs of the manifests in the folder now, marked as the watch's,
+   * and the other videos of the output folder (report/folder-rows.ts), with their decisions.
+   */
   async function writeOutputs(): Promise<void> {
     const rows = await engine.wantedRows();
     sayFinished(rows);
+    const folder = await folderRows(
+      options.store,
+      options.outDir,
+      rows,
+      rows,
+      rows.map((row) => row.manifest),
+    );
     const latest = await options.store.latestDecisions();
     decisionsSeen = lastDecision(latest);
     const decisions = decisionsByVersion(latest);
-    await writeResults(options.outDir, rows, decisions);
-    await writeHtmlReport(options.outDir, rows, {
+    await writeResults(options.outDir, folder.rows, folder.thisRun, decisions);
+    await writeHtmlReport(options.outDir, folder.rows, {
+      thisRun: folder.thisRun,
       run: {
         outcome: watching ? "watching" : "stopped",
         ...(options.service !== undefined ? { service: options.service } : {}),
+        ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
         startedAt,
       },
       decisions,
     });
-    writeDecisionRecords(options.outDir, rows, decisions);
+    writeDecisionRecords(options.outDir, folder.rows, decisions);
   }
 
   /** Decisions are made beside the watch (reel approve, the review page): looked for at each check. */
@@ -323,15 +337,9 @@ async function watchWithProgress(
     const reading = await readManifestJobs(options.store, manifest, options.load.cwd, retaken.retakes);
     progress.event({
       stage: "note",
-      detail: `${display(file)}: ${manifest.jobs.length} video(s) of '${manifest.name}'; ${reading.why === "" ? "nothing new to generate" : `to generate: ${reading.why}`}`,
+      detail: `${display(file)}: ${plural(manifest.jobs.length, "video")} of '${manifest.name}'; ${reading.why === "" ? "nothing new to generate" : `to generate: ${reading.why}`}`,
     });
-    progress.event({
-      stage: "manifest",
-      key: manifest.name,
-      total: manifest.jobs.length,
-      done: reading.done,
-      toMake: reading.toMake,
-    });
+    progress.event({ stage: "manifest", key: manifest.name, jobs: reading.jobs });
     await noteRepeatedJobs(progress, options.store, manifest.jobs);
     finishedSaid.delete(manifest.name); // said again once this reading's jobs are all final
     await engine.setManifestJobs(manifest.name, manifest.jobs);
@@ -382,7 +390,7 @@ async function watchWithProgress(
       if (name === undefined) return;
       nameOf.delete(file);
       await release(name);
-      progress.event({ stage: "manifest", key: name, total: 0, done: 0 });
+      progress.event({ stage: "manifest", key: name, jobs: [] });
       progress.event({
         stage: "note",
         detail: `${display(file)} deleted: its unsubmitted videos are dropped`,

@@ -2,8 +2,11 @@
 // the cap, finish what is in flight, say what is left and exit 3; the count survives kill -9 and is
 // resumed by the rerun; speech counts when priced. Real runs over HTTP on a sandbox whose tasks take
 // long enough for several to be in flight at once, real files, a real child process for the kill.
+import { spawnSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
 import { describe, expect, it, type TestContext } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, until, useCommands, useReelProcesses, writeTree } from "../helpers/cli.js";
@@ -47,6 +50,25 @@ function secondsSent(s: Sandbox): number {
   return total;
 }
 
+/**
+ * Commands that run reel as another machine or container would: under another host name, or in a
+ * PID namespace of its own (where it is pid 1, as in a container). Undefined where this user cannot
+ * make namespaces: the test then writes into the store what such a run would have recorded.
+ */
+const NAMESPACES = {
+  host: ["unshare", "--uts", "--map-root-user", "sh", "-c", 'hostname reel-elsewhere && exec "$0" "$@"'],
+  pid: ["unshare", "--pid", "--fork", "--mount-proc", "--map-root-user"],
+} as const;
+const namespace = (kind: keyof typeof NAMESPACES): string[] | undefined => {
+  const wrapper = [...NAMESPACES[kind]];
+  const works =
+    process.platform === "linux" &&
+    spawnSync(wrapper[0]!, [...wrapper.slice(1), "true"], { stdio: "ignore" }).status === 0;
+  if (!works)
+    console.warn(`unshare (${kind}) is not available here: what it would record is written instead`);
+  return works ? wrapper : undefined;
+};
+
 const statuses = async (dir: string): Promise<Record<string, number>> => {
   const counts: Record<string, number> = {};
   for (const r of await readResults<{ status: string }>(dir)) counts[r.status] = (counts[r.status] ?? 0) + 1;
@@ -72,7 +94,7 @@ describe("the budget cap", () => {
       /stopped before spending more: m\/v\d+ \(5 s of video\) would pass --max-seconds 97/,
     );
     expect(run.stderr).toContain("Spent: 95 s of video.");
-    expect(run.stderr).toContain("Not submitted: 21 job(s), 105 s of video");
+    expect(run.stderr).toContain("Not submitted: 21 jobs, 105 s of video");
     expect(run.stderr).toContain("--max-seconds 200 covers");
   });
 
@@ -92,7 +114,7 @@ describe("the budget cap", () => {
     // The rerun counts what the first sent: 20 s more fit under 50.
     const second = await run(50);
     expect(second.code, second.stderr).toBe(3);
-    expect(second.stderr).toContain("30 s of video already spent by the run(s) it resumes");
+    expect(second.stderr).toContain("30 s of video already spent by the earlier work it resumes");
     expect(secondsSent(s)).toBe(50);
     const third = await run(1_000);
     expect(third.code, third.stderr).toBe(0);
@@ -119,13 +141,128 @@ describe("the budget cap", () => {
     const sentBefore = secondsSent(s);
     const rerun = await runCli(args, { cwd: dir, env: env(s) });
     expect(rerun.code, rerun.stderr).toBe(3);
-    expect(rerun.stderr).toMatch(/\d+ s of video already spent by the run\(s\) it resumes/);
+    expect(rerun.stderr).toMatch(/\d+ s of video already spent by the earlier work it resumes/);
     // Never past 40 over both runs (a submission cut off by the kill counts: it may have been paid).
     expect(secondsSent(s)).toBeLessThanOrEqual(40);
     expect(secondsSent(s)).toBeGreaterThan(sentBefore);
     expect(s.counters.duplicateGenerations()).toBe(0);
     const counts = await statuses(dir);
     expect((counts.Success ?? 0) + (counts.uncertain ?? 0)).toBe(8);
+  });
+
+  it.for(["state file", "PostgreSQL"] as const)(
+    "counts what was spent at the prices it was sent at: a price cut after the cap makes no room (%s)",
+    async (store, context: TestContext) => {
+      const s = await sandbox({ timeScale: 0.05 });
+      const dir = await tempDir();
+      await writeTree(dir, {
+        "m.yaml": manifest("m", Array(12).fill(5)),
+        "prices.yaml": "version: 1\nvideo:\n  actor-2: 2\n",
+      });
+      const storeArgs = store === "PostgreSQL" ? ["--store", await database(context)] : [];
+      const args = ["run", "m.yaml", ...storeArgs, "--concurrency", "4", "--max-credits", "70"];
+      // 10 credits a video: seven fit in 70.
+      const first = await runCli(args, { cwd: dir, env: env(s) });
+      expect(first.code, first.stderr).toBe(3);
+      expect(secondsSent(s)).toBe(35);
+      // Half the price now: the 70 credits spent are still 70, not 35.
+      await writeFile(join(dir, "prices.yaml"), "version: 1\nvideo:\n  actor-2: 1\n");
+      const rerun = await runCli(args, { cwd: dir, env: env(s) });
+      expect(rerun.code, rerun.stderr).toBe(3);
+      expect(rerun.stderr).toContain("70 credits already spent by the earlier work it resumes");
+      expect(secondsSent(s)).toBe(35);
+    },
+  );
+
+  it.for([
+    ["another host name", "host"],
+    ["a PID namespace of its own", "pid"],
+  ] as const)(
+    "resumes the count of a run stopped at the cap under %s: the state file's lock says who runs, not host and pid",
+    async ([, kind]) => {
+      const s = await sandbox({ timeScale: 0.05 });
+      const dir = await tempDir();
+      await writeTree(dir, { "m.yaml": manifest("m", Array(8).fill(5)) });
+      const args = ["run", "m.yaml", "--state", "state.db", "--max-seconds", "20"];
+      const wrapper = namespace(kind);
+      // The first run in a container (pid 1 there), or the rerun on another machine's name.
+      const first = reel(args, dir, env(s), kind === "pid" ? wrapper : undefined);
+      expect(await first.exit, first.stderr()).toBe(3);
+      expect(secondsSent(s)).toBe(20);
+      if (!wrapper) {
+        const db = new Database(join(dir, "state.db"));
+        db.prepare(
+          `UPDATE budget_sessions SET ${kind === "host" ? "host = 'reel-elsewhere'" : "pid = 1"}`,
+        ).run();
+        db.close();
+      }
+      const rerun = reel(args, dir, env(s), kind === "host" ? wrapper : undefined);
+      expect(await rerun.exit, rerun.stderr()).toBe(3);
+      expect(rerun.stderr()).toContain("20 s of video already spent by the earlier work it resumes");
+      expect(secondsSent(s)).toBe(20);
+    },
+  );
+
+  it("on PostgreSQL, resumes the count of a runner killed on another machine once its lease tells it is gone", async (context: TestContext) => {
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 0.1 });
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manifest("m", Array(12).fill(5)) });
+    const args = ["run", "m.yaml", "--store", url, "--concurrency", "4", "--max-seconds", "30"];
+    // A short lease; and submissions the kill cut off (uncertain) hold no slot of the account, which
+    // would otherwise keep the rerun from claiming for ten minutes if the kill met four on the wire.
+    const lease = { REEL_LEASE_SECONDS: "1", REEL_UNCERTAIN_HOLD_SECONDS: "0" };
+    const wrapper = namespace("host");
+    const killed = reel(args, dir, { ...env(s), ...lease }, wrapper);
+    await until(() => s.counters.generationsCreated >= 2, "two submissions");
+    killed.child.kill("SIGKILL");
+    await killed.exit;
+    if (!wrapper) {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query("UPDATE runners SET host = 'reel-elsewhere'");
+      await client.query("UPDATE budget_sessions SET host = 'reel-elsewhere'");
+      await client.end();
+    }
+    const sentBefore = secondsSent(s);
+    const rerun = await runCli(args, { cwd: dir, env: { ...env(s), ...lease } });
+    expect(rerun.code, rerun.stderr).toBe(3);
+    // The count resumed holds every claim the killed runner charged: what the service received, and
+    // the claims the kill may have cut off before their request left (uncertain), never less.
+    const resumed = Number(
+      /(\d+) s of video already spent by the earlier work it resumes/.exec(rerun.stderr)?.[1],
+    );
+    expect(resumed).toBeGreaterThanOrEqual(sentBefore);
+    expect(secondsSent(s)).toBeLessThanOrEqual(30);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+  });
+
+  it("in a fleet, a capped runner spends its own cap: jobs another runner claimed hold none of it", async (context: TestContext) => {
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 0.05 });
+    const dir = await tempDir();
+    // Twelve jobs both runners walk first, in the same order, then twelve only the capped one runs.
+    await writeTree(dir, {
+      "m.yaml": manifest("m", Array(24).fill(5)).replace(/id: v(\d+)/g, (_, i: string) =>
+        Number(i) < 12 ? `id: both${i}` : `id: own${i}`,
+      ),
+    });
+    const runner = (more: string[]): ReturnType<typeof runCli> =>
+      runCli(["run", "m.yaml", "--store", url, "--concurrency", "4", ...more], { cwd: dir, env: env(s) });
+    const other = runner(["--only", "m/both*"]);
+    await until(() => s.counters.generationsCreated >= 4, "the other runner submitting");
+    const capped = await runner(["--max-seconds", "20"]);
+    // It stops at its own cap, having sent 20 s of the jobs only it runs; before, it stopped at
+    // once, holding the budget for jobs the other runner then sent ("Spent: 0 s").
+    expect(capped.code, capped.stderr).toBe(3);
+    expect(capped.stderr).toContain("Spent: 20 s of video.");
+    expect((await other).code).toBe(0);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+    // The help of --max-seconds says what the cap covers in a fleet.
+    const help = (await runCli(["run", "--help"], { cwd: dir })).stdout.replace(/\s+/g, " ");
+    expect(help).toMatch(
+      /--max-seconds N [^]* In a fleet \(--store postgres:\/\/\.\.\.\) the cap is per runner: it counts what this runner submits[^]* --max-credits N/,
+    );
   });
 
   it("on a PostgreSQL store too: a runner killed with kill -9 and started again counts what it sent", async (context: TestContext) => {
@@ -143,7 +280,7 @@ describe("the budget cap", () => {
     await killed.exit;
     const rerun = await runCli(args, { cwd: dir, env: { ...env(s), REEL_LEASE_SECONDS: "2" } });
     expect(rerun.code, rerun.stderr).toBe(3);
-    expect(rerun.stderr).toMatch(/\d+ s of video already spent by the run\(s\) it resumes/);
+    expect(rerun.stderr).toMatch(/\d+ s of video already spent by the earlier work it resumes/);
     expect(secondsSent(s)).toBeLessThanOrEqual(30);
     expect(s.counters.duplicateGenerations()).toBe(0);
   });
@@ -169,6 +306,43 @@ describe("the budget cap", () => {
     expect(doc.budget.spent.credits).toBe(14);
     expect(doc.budget.left.jobs).toBe(4);
     expect(doc.nextSteps.map((step) => step.code)).toContain("RAISE_BUDGET");
+  });
+
+  it("advises the cap that covers the whole count, speech included: a rerun with exactly it finishes within it", async () => {
+    const s = await sandbox({ timeScale: 0.05 });
+    const dir = await tempDir();
+    // 12 videos of 5 and 10 s, each with a line of its own: 90 s x 2.1 + 12 x 0.35 = 193.2 credits.
+    await writeTree(dir, {
+      "m.yaml": manifest(
+        "m",
+        Array.from({ length: 12 }, (_, i) => (i % 2 ? 10 : 5)),
+        true,
+      ),
+      "prices.yaml": "version: 1\nvideo:\n  actor-2: 2.1\nspeech: 0.35\n",
+    });
+    const credits = (): number => secondsSent(s) * 2.1 + s.counters.speechByInput.size * 0.35;
+    const run = (cap: number): ReturnType<typeof runCli> =>
+      runCli(["run", "m.yaml", "--concurrency", "4", "--max-credits", String(cap)], {
+        cwd: dir,
+        env: env(s),
+      });
+    const first = await run(50);
+    expect(first.code, first.stderr).toBe(3);
+    // The advice is the last cap the output names.
+    const advised = Number([...first.stderr.matchAll(/--max-credits (\d+)/g)].at(-1)![1]);
+    expect(advised).toBe(194);
+    // Past the note that the budget is reached, only the submissions it names as on their way.
+    const lines = first.stderr.split("\n");
+    const note = lines.findIndex((line) => line.includes("budget reached"));
+    expect(note, first.stderr).toBeGreaterThanOrEqual(0);
+    for (const line of lines.slice(note + 1)) {
+      const key = /^\[[^\]]*\] submitted +(\S+)/.exec(line)?.[1];
+      if (key) expect(lines[note], first.stderr).toContain(key);
+    }
+    const rerun = await run(advised);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(await statuses(dir)).toEqual({ Success: 12 });
+    expect(credits()).toBeLessThanOrEqual(advised);
   });
 
   it("refuses a cap it cannot count before anything is sent: no price list, a model not priced, not a number", async () => {

@@ -169,6 +169,37 @@ describe("reel approve, reject, undecide", () => {
     expect(page).toContain('"note":"smile too wide"');
   });
 
+  it("keeps the decisions of the folder's other videos in its reports: after a run of another manifest, and after reel forget", async () => {
+    const s = await sandbox();
+    const dir = await ranShop(s);
+    const approve = await runCli(["approve", "shop/mug~1", "--reviewer", "ana"], { cwd: dir, env: env(s) });
+    expect(approve.code, approve.stderr).toBe(0);
+    await writeTree(dir, {
+      "desk.yaml":
+        "version: 1\nname: desk\nvideos:\n  - id: pen\n    model: actor-2\n    chunks:\n      - duration: 5\n        text: a pen\n",
+    });
+    const run = await runCli(["run", "desk.yaml"], { cwd: dir, env: env(s) });
+    expect(run.code, run.stderr).toBe(0);
+    type Row = StatusJob & { thisRun: boolean };
+    const listed = await readResults<Row>(dir);
+    expect(listed.map((row) => `${row.manifest}/${row.id} ${row.thisRun}`).sort()).toEqual([
+      "desk/pen true",
+      "shop/ghost false",
+      "shop/lamp false",
+      "shop/mug~1 false",
+      "shop/mug~2 false",
+    ]);
+    expect(decisionOf(listed, "mug~1")).toMatchObject({ decision: "approved", reviewer: "ana" });
+    expect(decisionOf(listed, "pen").decision).toBeNull();
+    const forget = await runCli(["forget", "desk"], { cwd: dir, env: env(s) });
+    expect(forget.code, forget.stderr).toBe(0);
+    const left = await readResults<Row>(dir);
+    expect(left.map((row) => row.manifest)).not.toContain("desk");
+    expect(decisionOf(left, "mug~1")).toMatchObject({ decision: "approved", reviewer: "ana" });
+    const page = await readFile(join(dir, "out", "index.html"), "utf8");
+    expect(page).toContain('"decision":"approved","reviewer":"ana"');
+  });
+
   it("refuses, changing nothing, a job that does not exist, a take without a video, or no reviewer", async () => {
     const s = await sandbox();
     const dir = await ranShop(s);

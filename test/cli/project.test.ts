@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, useCommands, writeTree } from "../helpers/cli.js";
+import { usePostgres } from "../helpers/postgres.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { until } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -15,6 +16,7 @@ import { shownPath } from "../../src/user-path.js";
 
 const sandbox = useSandboxes();
 const startCommand = useCommands();
+const database = usePostgres();
 
 const PROMO = `version: 1
 name: promo
@@ -378,6 +380,34 @@ describe("the project file", () => {
     });
   });
 
+  // plan compares with the service run would use: the project's base URL too, on a shared store
+  // (which must be told the service) as on a state file (which would otherwise take the last used).
+  it("plan compares with the project file's base URL, on a PostgreSQL store and on a state file", async (context) => {
+    const url = await database(context);
+    const s = await sandbox();
+    for (const store of [{ REEL_STORE: url }, {}]) {
+      const root = await tempDir();
+      await writeTree(root, {
+        "p/reel.yaml": `version: 1\nbaseUrl: ${s.baseUrl}\n`,
+        "p/m/promo.yaml": PROMO,
+      });
+      const ran = await runCli(["run", "p/m"], { cwd: root, env: { REEL_API_KEY: s.apiKey, ...store } });
+      expect(ran.code, ran.stderr).toBe(0);
+      // Then a try on the sandbox: a state file's last service, which the project's address is not.
+      if (!("REEL_STORE" in store))
+        expect((await runCli(["run", "p/m", "--sandbox"], { cwd: root, env: store })).code).toBe(0);
+      const plan = await runCli(["plan", "p/m", "--json"], { cwd: root, env: store });
+      expect(plan.code, plan.stderr).toBe(0);
+      const shown = JSON.parse(plan.stdout) as {
+        service: string;
+        plan: { jobs: { done: string[]; new: string[] } };
+      };
+      expect(shown.service).toBe(s.baseUrl);
+      expect(shown.plan.jobs).toMatchObject({ done: ["promo/teaser", "promo/trailer"], new: [] });
+    }
+    expect(s.counters.generationsCreated).toBe(4);
+  });
+
   it("is refused at its line and column, with the fix, before anything is sent", async () => {
     const s = await sandbox();
     const root = await tempDir();
@@ -457,7 +487,7 @@ describe("the end of a run", () => {
     expect(text.code).toBe(1);
     expect(text.stderr).toContain("reel run: completed. 2 Success, 1 Fail");
     expect(text.stderr).toMatch(/\n {2}promo\/ghost: Fail: .+/);
-    expect(text.stderr).toContain("or rerun with --retry-failed");
+    expect(text.stderr).toContain("rerun with --retry-failed to try it again");
     expect(text.stderr).toContain("Videos: out/promo/ (2)");
     expect(text.stderr).toContain("Report: out/index.html");
     expect(text.stderr).not.toContain("Files hashed");

@@ -1,6 +1,7 @@
 // `--store postgres://...`: whole runs with the jobs kept in a real PostgreSQL (a database per test),
 // against the sandbox over HTTP, and a real reel process killed with kill -9 in the middle. The
 // money line: the sandbox's own counts of generations, uploads and speech.
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { hostname } from "node:os";
@@ -13,6 +14,11 @@ import { usePostgres } from "../helpers/postgres.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { readResults } from "../helpers/results.js";
 import { tempDir } from "../helpers/temp-dir.js";
+
+/** Whether `unshare --pid --fork --mount-proc` works here (root, or user namespaces allowed). */
+const canUnshare =
+  process.platform === "linux" &&
+  spawnSync("unshare", ["--pid", "--fork", "--mount-proc", "true"], { stdio: "ignore" }).status === 0;
 
 const sandbox = useSandboxes();
 const database = usePostgres();
@@ -197,6 +203,57 @@ describe("reel on a PostgreSQL store", () => {
     expect(s.counters.peakUnfinished).toBeLessThanOrEqual(2);
   });
 
+  // Two containers given one host name, each its own PID namespace (two machines alike): the runner
+  // started second saw no process under the first one's pid in its namespace, took it for killed,
+  // and took it over at once; told it "was silent for longer than its lease", it stopped (exit 3).
+  it("two machines with one host name (two PID namespaces): neither runner is taken over while it beats", async (context) => {
+    if (!canUnshare) {
+      console.warn("skipped: `unshare --pid --fork --mount-proc` is not available to this user");
+      return;
+    }
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 0.3 });
+    const dir = await tempDir();
+    await writeTree(dir, {
+      "promo.yaml": manifest(4),
+      "other.yaml": manifest(2).replace("name: promo", "name: other").replaceAll("take", "shot"),
+      "face.png": { fixture: "tiny.png" },
+    });
+    const namespace = ["unshare", "--pid", "--fork", "--mount-proc"];
+    // The first's pid comes after some forty processes in its namespace; the second is pid 1 in its
+    // own, where no such pid exists (its threads take the few after 1).
+    const first = reel(["run", "promo.yaml", "--concurrency", "6", "--out", "out1"], dir, env(s, url), [
+      ...namespace,
+      "sh",
+      "-c",
+      'for i in $(seq 40); do /bin/true; done; "$@"; exit $?',
+      "sh",
+    ]);
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    try {
+      await until(
+        async () => (await db.query("SELECT 1 FROM runners").catch(() => ({ rowCount: 0 }))).rowCount === 1,
+        "the first runner to register",
+      );
+    } finally {
+      await db.end();
+    }
+    const second = reel(
+      ["run", "other.yaml", "--concurrency", "6", "--out", "out2"],
+      dir,
+      env(s, url),
+      namespace,
+    );
+    const codes = await Promise.all([first.exit, second.exit]);
+    const said = `${first.stderr()}\n----\n${second.stderr()}`;
+    expect(codes, said).toEqual([0, 0]);
+    expect(said).not.toMatch(/silent|taken over/);
+    expect(s.counters.generationsCreated).toBe(6);
+    expect(s.counters.peakUnfinished).toBeLessThanOrEqual(6);
+    expect(s.counters.duplicateGenerations()).toBe(0);
+  });
+
   it("status lists the runners: a run in progress as running with its pid and the jobs it holds, then stopped", async (context) => {
     const url = await database(context);
     const s = await sandbox({ timeScale: 1 });
@@ -257,6 +314,10 @@ describe("reel on a PostgreSQL store", () => {
     const made = s.counters.generationsCreated;
 
     const rerun = await runCli(["run", "promo.yaml"], { cwd: dir, env: env(s, url) });
+    // Taken over at once, and said for what it is: killed, not silent.
+    expect(rerun.stderr).toMatch(
+      /runner \d+ on .* \(pid \d+\) ended without stopping \(no process under its pid on this machine\): its work is taken over/,
+    );
     const results = await readResults<{ id: string; status: string }>(dir);
     // A submission caught between its intent and its answer is uncertain, never sent again.
     const uncertain = results.filter((r) => r.status === "uncertain");

@@ -95,7 +95,7 @@ it("with --json, an option mistake is a JSON error in reel's words; plan takes r
   expect(JSON.parse(invalid.stdout)).toMatchObject({
     ok: false,
     outcome: "invalid",
-    error: { code: "E_INVALID", message: "1 problem(s); nothing was sent" },
+    error: { code: "E_INVALID", message: "1 problem in 1 file; nothing was sent" },
   });
   const plan = await runCli(["plan", "one.yaml", "--out", "elsewhere", "--concurrency", "8"], { cwd: dir });
   expect(plan.code, plan.stderr).toBe(0);

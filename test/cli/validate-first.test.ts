@@ -45,7 +45,7 @@ it("an invalid manifest run against a state file another reel holds reports the 
     const result = await runCli(["run", "--sandbox", "bad.yaml"], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("actor-9");
-    expect(result.stderr).toContain("reel run: 1 problem(s); nothing was sent.");
+    expect(result.stderr).toContain("reel run: 1 problem in 1 file; nothing was sent.");
     expect(result.stderr).not.toContain("another reel process");
     expect(logsOf(dir)).toEqual(logsBefore);
   } finally {

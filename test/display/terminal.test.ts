@@ -47,7 +47,7 @@ describe("the live display in an 80-column terminal", () => {
       "a job in flight and the others waiting for the slot",
       SCREEN_MS,
     );
-    expect(screen).toMatch(/^░+ {2}0\/3 videos$/m);
+    expect(screen).toMatch(/^░+ {2}0\/3 videos · ETA learning$/m);
     expect(screen).toContain("this run: 0 done · 0 failed · 0 uncertain · 0 done before");
     expect(screen).toContain("waiting: 2 jobs for a slot, 1 of 1 generations in flight (--concurrency 1)");
     for (const line of screen.split("\n")) expect(line.length).toBeLessThan(80);
@@ -128,6 +128,65 @@ describe("the live display in an 80-column terminal", () => {
     expect(screen).toMatch(/^reel: stopping; press Ctrl-C again to quit at once\.\n░+ {2}0\/2 videos$/m);
     expect(screen.match(/videos/g)).toHaveLength(1);
     expect(screen).toContain("reel run: interrupted.");
+  }, 20_000);
+
+  it("breaks no line in the middle of a word: the live display, the summary at the end, plan's output", async () => {
+    // 0.5 s a task; a failure whose message and next step are longer than a line; a --state path
+    // that makes the first line long.
+    const s = await sandbox({ timeScale: 0.1, slots: 4 });
+    const dir = await tempDir();
+    await writeTree(dir, {
+      "spring.yaml": manifest("spring", ["intro", "founder-message", "customer-story", "outro"]).concat(
+        "  - id: teaser-with-a-rather-long-name-for-a-video\n    chunks:\n      - duration: 5\n        text: teaser\n        audio: { asset: 99999999 }\n",
+      ),
+      "prices.yaml": "version: 1\nvideo:\n  actor-2: 1234.5678\n",
+    });
+    const state = "spring-campaign-state-kept-here/state.db";
+    const env = { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey };
+    const reel = reelInPty(["run", "--concurrency", "2", "--state", state, "spring.yaml"], dir, env);
+    /** What the terminal wrapped, or the display cut, at any moment. */
+    const cut = new Set<string>();
+    const look = async (): Promise<string> => {
+      const screen = await reel.screen();
+      for (const row of await reel.wrapped()) cut.add(row);
+      for (const line of screen.split("\n")) if (line.endsWith("…") || line.length > 79) cut.add(line);
+      return screen;
+    };
+    let during = "";
+    await until(
+      async () => {
+        const screen = await look();
+        if (/^ {8}submitted \d+ · Pending \d+ · Running [12] · downloading \d+$/m.test(screen))
+          during = screen;
+        return during !== "";
+      },
+      "a task running",
+      SCREEN_MS,
+    );
+    expect(await reel.exit).toBe(1);
+    const end = await look();
+    expect([...cut]).toEqual([]);
+    // The long lines are there, whole, broken between words.
+    expect(during).toMatch(/^jobs: {3}waiting \d+ · preparing \d+ · for a slot \d+$/m);
+    expect(end).toMatch(
+      /^reel run: state spring-campaign-state-kept-here\/state\.db .*\n.*given by --state$/m,
+    );
+    expect(end).toMatch(
+      /^✗ failed spring\/teaser-with-a-rather-long-name-for-a-video: asset 99999999 .*\n {2}\S/m,
+    );
+    expect(end).toMatch(
+      /^--retry-failed to try it again \(a new, paid attempt\), or edit it in the\nmanifest \(a changed video is a new job\)\.$/m,
+    );
+
+    const plan = reelInPty(["plan", "--state", state, "--retry-failed", "spring.yaml"], dir, env);
+    expect(await plan.exit).toBe(0);
+    const planned = await plan.screen();
+    expect(await plan.wrapped()).toEqual([]);
+    for (const line of planned.split("\n")) expect(line.length, line).toBeLessThan(80);
+    expect(planned).toMatch(/^ {2}total +5 +0 +5 +20 +0 +6172\.84 +24691\.36$/m);
+    expect(planned).toMatch(
+      /^failed \(run --retry-failed to resubmit, up to --max-attempts attempts a job, 3\nby default\):$/m,
+    );
   }, 20_000);
 
   it("NO_COLOR and --no-color leave the colours out", async () => {

@@ -181,6 +181,58 @@ describe("answers reel cannot read (item 9)", () => {
   });
 });
 
+describe("one task id for every submission", () => {
+  /** A service that answers task 1001 to every submission, and that task's one video. */
+  async function oneTaskService() {
+    const server = await hostile((req, res) => {
+      if (req.method === "POST") json(res, 200, { id: 1001 });
+      else if (req.url === "/v1/generations/1001") {
+        const url = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}/v.mp4`;
+        json(res, 200, { id: 1001, status: "Success", resultVideoURL: url });
+      } else if (req.url === "/v.mp4") res.writeHead(200, { "content-type": "video/mp4" }).end(MP4);
+      else res.writeHead(404).end();
+    });
+    return server;
+  }
+
+  it("a task id another job holds is the service's fault: said, that job uncertain naming the other, never followed; the run sends no more", async () => {
+    const server = await oneTaskService();
+    const dir = await workspace(4);
+    const first = await run(dir, server.baseUrl, ["--concurrency", "1"]);
+    expect(first.code, first.stderr).toBe(3);
+    expect(first.stderr).toMatch(
+      /POST \/v1\/generations answered task 1001 for m\/v2, which m\/v1 already holds: a fault of the service/,
+    );
+    const shown = await resultsById(dir);
+    expect(shown.v1!.status).toBe("Success");
+    expect(shown.v2!.status).toBe("uncertain");
+    expect(shown.v2!.error).toContain("the service answered task 1001, which m/v1 already holds");
+    expect(shown.v2!.taskId).toBeNull();
+    expect([shown.v3!.status, shown.v4!.status]).toEqual(["unsent", "unsent"]);
+    expect(server.count("POST", "/v1/generations")).toBe(2);
+    // What was paid for is collected: v1's video, and never a copy of it under another job's name.
+    const videos = async () => (await readdir(join(dir, "out", "m"))).filter((f) => f.endsWith(".mp4"));
+    expect(await videos()).toEqual(["v1.mp4"]);
+    // A rerun stops again at the next answer of the same task id.
+    expect((await run(dir, server.baseUrl, ["--concurrency", "1"])).code).toBe(3);
+    expect((await resultsById(dir)).v3!.status).toBe("uncertain");
+    expect(await videos()).toEqual(["v1.mp4"]);
+    expect(server.count("POST", "/v1/generations")).toBe(3);
+  });
+
+  it("at once: of four submissions answered with one task id, one job follows it and three are uncertain", async () => {
+    const server = await oneTaskService();
+    const dir = await workspace(4);
+    const first = await run(dir, server.baseUrl, ["--concurrency", "4"]);
+    expect(first.code, first.stderr).toBe(3);
+    await run(dir, server.baseUrl);
+    const statuses = Object.values(await resultsById(dir)).map((r) => r.status);
+    expect(statuses.sort()).toEqual(["Success", "uncertain", "uncertain", "uncertain"]);
+    expect((await readdir(join(dir, "out", "m"))).filter((f) => f.endsWith(".mp4"))).toHaveLength(1);
+    expect(server.count("POST", "/v1/generations")).toBe(4);
+  });
+});
+
 describe("the key, echoed by the service (item 7)", () => {
   const KEY = "sk-live/0123456789+abcdef=SECRET";
   const echo = `Bearer ${KEY} token=${encodeURIComponent(KEY)} b64=${Buffer.from(KEY).toString("base64")} auth=${Buffer.from(`Bearer ${KEY}`).toString("base64")}`;

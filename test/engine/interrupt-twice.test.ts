@@ -116,7 +116,9 @@ it.each([
     sandbox.setFaults(undefined);
     const rerun = await runCli(["run", "m.yaml"], { cwd: dir, env });
     expect(rerun.stderr).toContain(
-      `${cutOff.length} submission(s) of an interrupted run have an unknown outcome`,
+      cutOff.length === 1
+        ? "1 submission of an interrupted run has an unknown outcome"
+        : `${cutOff.length} submissions of an interrupted run have an unknown outcome`,
     );
     expect(rerun.code, rerun.stderr).toBe(1); // PRODUCT.md: 1 when a job ended uncertain
     expect(sandbox.counters.duplicateGenerations()).toBe(0);

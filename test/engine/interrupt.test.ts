@@ -94,7 +94,7 @@ it("Ctrl-C while submissions wait 2.5 s for their answer: says it waits, records
   first.child.kill("SIGINT");
   expect(await first.exit).toBe(130);
   const stderr = first.output().stderr;
-  expect(stderr).toContain("waiting up to 15 s for the answer to 2 submission(s) already sent");
+  expect(stderr).toContain("waiting up to 15 s for the answer to 2 submissions already sent");
   expect(stderr).not.toMatch(/\] uncertain|\d uncertain/); // no job marked so, in the log or the summary
   expect(stderr.match(/submitted +slow\/v\d task/g)).toHaveLength(2);
 

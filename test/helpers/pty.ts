@@ -9,6 +9,11 @@ import { BIN } from "./cli.js";
 export interface PtyProcess {
   /** The screen now: the visible rows, trailing spaces cut, blank rows at the end dropped. */
   screen(): Promise<string>;
+  /**
+   * The rows of the whole buffer (scrollback included) the terminal wrapped there itself, a line too
+   * long for it: each as `previous row⏎row`, where it cut the line.
+   */
+  wrapped(): Promise<string[]>;
   /** Everything written to the terminal (colour codes included). */
   raw(): string;
   /** Typed at the keyboard (\x03 is Ctrl-C). */
@@ -62,8 +67,21 @@ export function usePty(): (
     });
     child.stderr!.resume();
     const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const settled = (): Promise<void> => new Promise((resolve) => term.write("", resolve));
     return {
       raw: () => raw,
+      wrapped: async () => {
+        await settled();
+        const buffer = term.buffer.active;
+        const rows: string[] = [];
+        for (let i = 1; i < buffer.length; i++) {
+          const line = buffer.getLine(i);
+          if (line?.isWrapped) {
+            rows.push(`${buffer.getLine(i - 1)!.translateToString(true)}⏎${line.translateToString(true)}`);
+          }
+        }
+        return rows;
+      },
       type: (text) => child.stdin!.write(text),
       exit,
       screen: () =>

@@ -136,7 +136,7 @@ describe("--skip-invalid", () => {
     await writeTree(dir, { "m/good.yaml": COMMENTED, "m/cut.yaml": CUT });
     const run = await runCli(["run", "--sandbox", "m"], { cwd: dir });
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("reel run: 1 problem(s); nothing was sent.");
+    expect(run.stderr).toContain("reel run: 1 problem in 1 file; nothing was sent.");
     expect(run.stderr).toContain("(--skip-invalid would run the 1 valid manifest and list the invalid ones)");
     expect(existsSync(join(dir, ".reel"))).toBe(false);
   });
@@ -189,7 +189,7 @@ describe("--skip-invalid", () => {
     expect((await runCli(["run", "--sandbox", "--skip-invalid", "ok"], { cwd: dir })).code).toBe(0);
     const none = await runCli(["run", "--sandbox", "--skip-invalid", "bad"], { cwd: dir });
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain("reel run: 2 problem(s); nothing was sent.");
+    expect(none.stderr).toContain("reel run: 2 problems in 2 files; nothing was sent.");
   });
 
   it("plan plans the valid manifests and lists the invalid ones (exit 1; --json: skipped)", async () => {

@@ -294,7 +294,7 @@ describe("renderHtmlReport", () => {
       { run: { outcome: "completed" } },
     );
     expect(failed).toContain(
-      "1 job failed: fix the manifest (a changed video is a new job), or run again with --retry-failed.",
+      "1 job failed with attempts left (3 attempts allowed per job): rerun with --retry-failed to try it again (a new, paid attempt), or edit it in the manifest (a changed video is a new job).",
     );
     const allDone = renderHtmlReport(rows.slice(0, 1), { run: { outcome: "completed" } });
     expect(allDone).toContain(

@@ -6,9 +6,11 @@ import { PassThrough } from "node:stream";
 import { describe, expect, test } from "vitest";
 import type { CliIO } from "../../src/cli/command.js";
 import { main } from "../../src/cli/main.js";
+import { BIN, writeTree } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
 import { ensureBuilt, ROOT } from "./build.js";
 
-const LINES = /^REEL_BASE_URL=(http:\/\/127\.0\.0\.1:\d+)\nREEL_API_KEY=(\S+)\n$/;
+const LINES = /^export REEL_BASE_URL=(http:\/\/127\.0\.0\.1:\d+)\nexport REEL_API_KEY=(\S+)\n$/;
 
 function capture(): { stream: PassThrough; text: () => string } {
   const stream = new PassThrough();
@@ -194,6 +196,45 @@ describe("reel sandbox", () => {
     // A client resuming after the restart is told its task is unknown, never given another's video.
     expect(BigInt(second)).toBeGreaterThan(BigInt(first));
   });
+
+  test(
+    "its two lines pasted into a shell reach reel: a run in that shell uses the sandbox",
+    { timeout: 30_000 },
+    async () => {
+      await ensureBuilt();
+      const sandbox = await startInProcess();
+      const dir = await tempDir();
+      await writeTree(dir, {
+        "m.yaml": `version: 1
+name: m
+videos:
+  - id: a
+    model: actor-2
+    resolution: 720p
+    chunks:
+      - duration: 5
+        text: "a lake at dawn"
+`,
+      });
+      // As a user pastes them: the lines fed to a shell, then reel run in that same shell. Nothing
+      // of REEL_* in the shell's own environment.
+      const shell = spawn("sh", ["-s"], { cwd: dir, env: { PATH: process.env.PATH ?? "" } });
+      let out = "";
+      let err = "";
+      shell.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      shell.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => shell.on("exit", (code) => resolve(code)));
+      shell.stdin.end(`${sandbox.stdout()}"${process.execPath}" "${BIN}" run --json m.yaml\n`);
+      try {
+        expect(await exited, err).toBe(0);
+        expect(JSON.parse(out)).toMatchObject({ ok: true, outcome: "completed", counts: { Success: 1 } });
+        expect(sandbox.stderr()).toMatch(/ POST {3}\/v1\/generations +200 /);
+      } finally {
+        if (shell.exitCode === null) shell.kill("SIGKILL");
+        expect(await sandbox.stop()).toBe(0);
+      }
+    },
+  );
 
   test("bad flags exit 2 before listening", async () => {
     const stdout = capture();

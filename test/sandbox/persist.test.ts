@@ -251,7 +251,7 @@ async function spawnSandbox(dataDir: string, key: string) {
   const baseUrl = await new Promise<string>((resolve, reject) => {
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString();
-      const found = /^REEL_BASE_URL=(\S+)\nREEL_API_KEY=\S+\n$/.exec(out);
+      const found = /^export REEL_BASE_URL=(\S+)\nexport REEL_API_KEY=\S+\n$/.exec(out);
       if (found?.[1]) resolve(found[1]);
     });
     void exited.then((code) => reject(new Error(`reel sandbox exited ${code} before listening`)));

@@ -172,6 +172,24 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await store.close();
     });
 
+    it("keeps the manifests of each output folder, whatever the service, until one is forgotten", async () => {
+      const storage = await makeHarness();
+      const a = await storage.open("https://a.example");
+      await a.recordOutManifest("/work/out", "promo");
+      await a.recordOutManifest("/work/out", "broll");
+      await a.recordOutManifest("/work/out", "promo"); // again: once
+      await a.recordOutManifest("/elsewhere/out", "spring");
+      await a.close();
+      const b = await storage.open("https://b.example");
+      expect(await b.outManifests("/work/out")).toEqual(["broll", "promo"]);
+      expect(await b.outManifests("/nowhere")).toEqual([]);
+      expect(await b.forgetOutManifest("/work/out", "broll")).toBe(true);
+      expect(await b.forgetOutManifest("/work/out", "broll")).toBe(false);
+      expect(await b.outManifests("/work/out")).toEqual(["promo"]);
+      expect(await b.outManifests("/elsewhere/out")).toEqual(["spring"]);
+      await b.close();
+    });
+
     // Costed intents are compare-and-set: whatever fooled the lock, one job, speech or upload is
     // claimed once (see test/state/two-runners.test.ts for two real runners).
     it("claims a job for submission once: a row another process claimed is not sent again", async () => {
@@ -200,6 +218,56 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       expect(await store.markPending(fresh.id, "--resubmit-uncertain")).toBe(true);
       expect(await store.markSubmitting(fresh.id)).toBe(3);
       await store.close();
+    });
+
+    it("tells a job in doubt for its speech alone (never claimed) from one whose own submission may have been sent", async () => {
+      const storage = await makeHarness();
+      const store = await storage.open("x");
+      const row = await store.upsertJob(JOB);
+      await store.markSpeechDoubt(row.id, "its speech has no answer");
+      expect(await store.getJob(row.id)).toMatchObject({
+        state: "uncertain",
+        fail_kind: "speech",
+        attempts: 0,
+      });
+      // Back to pending, claimed: the claim clears the mark, and a doubt of the submission has none.
+      expect(await store.markPending(row.id, "its speech is known")).toBe(true);
+      expect(await store.markSubmitting(row.id)).toBe(1);
+      await store.markUncertain(row.id, "lost answer");
+      expect(await store.getJob(row.id)).toMatchObject({ state: "uncertain", fail_kind: null, attempts: 1 });
+      // Never over a job claimed (another process's intent, or an answer): only before any claim.
+      const other = storage.outside();
+      const claimed = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+      await store.flush();
+      await other.claimJob(claimed.id);
+      await other.close();
+      await store.markSpeechDoubt(claimed.id, "its speech has no answer");
+      expect(await store.getJob(claimed.id)).toMatchObject({ state: "submitting", fail_kind: null });
+      await store.markSpeechDoubt(row.id, "its speech has no answer");
+      expect(await store.getJob(row.id)).toMatchObject({ state: "uncertain", fail_kind: null });
+      await store.close();
+    });
+
+    it("records a task id for one job of a service: an answer naming a task another job holds writes nothing and names it", async () => {
+      const storage = await makeHarness();
+      const store = await storage.open("x");
+      const [a, b] = [
+        await store.upsertJob(JOB),
+        await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" }),
+      ];
+      expect(await store.markSubmitting(a.id)).toBe(1);
+      expect(await store.markSubmitting(b.id)).toBe(1);
+      expect(await store.markSubmitted(a.id, "7")).toBeUndefined();
+      expect(await store.markSubmitted(b.id, "7")).toBe("m/a");
+      expect(await store.getJob(b.id)).toMatchObject({ state: "submitting", task_id: null });
+      expect(await store.getJob(a.id)).toMatchObject({ state: "submitted", task_id: "7" });
+      await store.close();
+      // Task 7 of another service is another task.
+      const other = await storage.open("y");
+      const c = await other.upsertJob(JOB);
+      expect(await other.markSubmitting(c.id)).toBe(1);
+      expect(await other.markSubmitted(c.id, "7")).toBeUndefined();
+      await other.close();
     });
 
     it("makes one speech intent and one upload intent win", async () => {
@@ -406,56 +474,75 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await writer.close();
     });
 
-    it("charges a capped run's claims and speech with their intents, once, and refunds them", async () => {
+    it("charges a capped run's claims and speech with their intents, once, at their price then, and refunds them", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");
       const owner = { host: "here", pid: 101 };
       const session = await store.startBudgetSession("run a", owner);
-      const charge = { session: session.id, model: "actor-2", resolution: "720p", seconds: 5 };
+      expect(await store.openBudgetSessions("run a")).toMatchObject([{ id: session.id, runs: "here" }]);
+      const charge = { session: session.id, model: "actor-2", resolution: "720p", seconds: 5, credits: 12.5 };
       const a = await store.upsertJob(JOB);
       const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b", specHash: "h2", seconds: 8 });
+      const c = await store.upsertJob({ ...JOB, key: "m/c", videoId: "c", specHash: "h3" });
       expect(await store.markSubmitting(a.id, charge)).toBe(1);
       // A claim refused (the row moved on) is charged nothing.
       expect(await store.markSubmitting(a.id, charge)).toBeNull();
-      expect(await store.markSubmitting(b.id, { ...charge, seconds: 8, resolution: "1080p" })).toBe(1);
-      await store.markSpeechCreating("17", "hello", { session: session.id });
+      // Sent with no price known (no price list): its credits are left to the reader.
+      expect(
+        await store.markSubmitting(b.id, { ...charge, seconds: 8, resolution: "1080p", credits: null }),
+      ).toBe(1);
+      // The same model and resolution at another price (the list changed between two runs).
+      expect(await store.markSubmitting(c.id, { ...charge, credits: 5 })).toBe(1);
+      await store.markSpeechCreating("17", "hello", { session: session.id, credits: 0.25 });
+      await store.markSpeechCreating("19", "hey", { session: session.id, credits: null });
       // Another process's speech intent wins over this one: charged nothing.
       const outside = storage.outside();
       await outside.startSpeech("18", "hi");
       await outside.close();
-      await expect(store.markSpeechCreating("18", "hi", { session: session.id })).rejects.toThrow(
-        ClaimLostError,
-      );
+      await expect(
+        store.markSpeechCreating("18", "hi", { session: session.id, credits: 0.25 }),
+      ).rejects.toThrow(ClaimLostError);
       await store.flush();
       expect(await store.budgetSpent(session.id)).toEqual({
         videos: [
-          { model: "actor-2", resolution: "1080p", seconds: 8, count: 1 },
-          { model: "actor-2", resolution: "720p", seconds: 5, count: 1 },
+          { model: "actor-2", resolution: "1080p", seconds: 8, count: 1, credits: null },
+          { model: "actor-2", resolution: "720p", seconds: 10, count: 2, credits: 17.5 },
         ],
-        speech: 1,
+        speech: [
+          { count: 1, credits: 0.25 },
+          { count: 1, credits: null },
+        ],
       });
-      // Withdrawn (nothing sent) and refused speech: refunded; b's charge stays.
+      // Withdrawn (nothing sent) and refused speech: refunded; the other charges stay.
       await store.withdrawSubmitting(a.id);
       await store.refundVideo(session.id, a.id, 1);
       await store.clearSpeech("17", "hello");
       await store.refundSpeech(session.id, "17", "hello");
       expect(await store.budgetSpent(session.id)).toEqual({
-        videos: [{ model: "actor-2", resolution: "1080p", seconds: 8, count: 1 }],
-        speech: 0,
+        videos: [
+          { model: "actor-2", resolution: "1080p", seconds: 8, count: 1, credits: null },
+          { model: "actor-2", resolution: "720p", seconds: 5, count: 1, credits: 5 },
+        ],
+        speech: [{ count: 1, credits: null }],
       });
       // Claimed again, and a lost refund's charge met again: counted once.
       expect(await store.markSubmitting(a.id, charge)).toBe(1);
-      expect((await store.budgetSpent(session.id)).videos).toHaveLength(2);
+      expect((await store.budgetSpent(session.id)).videos.map((v) => v.credits)).toEqual([null, 17.5]);
       await store.close();
 
-      // Another process resumes the session once; an ended session is not open.
+      // Its run is gone once its store is closed, whatever host and pid it recorded; another process
+      // resumes it, and then runs it; an ended session is not open.
       const again = await storage.open("x");
       const [open] = await again.openBudgetSessions("run a");
-      expect(open).toMatchObject({ id: session.id, host: "here", pid: 101, scope: "run a" });
+      expect(open).toMatchObject({ id: session.id, host: "here", pid: 101, scope: "run a", runs: "gone" });
       expect(await again.openBudgetSessions("run b")).toEqual([]);
-      expect(await again.takeBudgetSession(session.id, 101, { host: "here", pid: 202 })).toBe(true);
-      expect(await again.takeBudgetSession(session.id, 101, { host: "here", pid: 303 })).toBe(false);
-      expect((await again.budgetSpent(session.id)).videos.map((v) => v.seconds)).toEqual([8, 5]);
+      expect(await again.takeBudgetSession(open!, { host: "there", pid: 202 })).toBe(true);
+      expect(await again.openBudgetSessions("run a")).toMatchObject([
+        { host: "there", pid: 202, runs: "here" },
+      ]);
+      // Taken again by the same process (a retry): still its own.
+      expect(await again.takeBudgetSession(open!, { host: "there", pid: 202 })).toBe(true);
+      expect((await again.budgetSpent(session.id)).videos.map((v) => v.seconds)).toEqual([8, 10]);
       await again.endBudgetSession(session.id);
       expect(await again.openBudgetSessions("run a")).toEqual([]);
       // Sessions are scoped by service.

@@ -81,7 +81,7 @@ describe("the journal of submissions", () => {
     expect(sandbox!.counters.generationsCreated).toBe(JOBS);
     expect(sandbox!.counters.duplicateGenerations()).toBe(0);
     expect(journalLines).toHaveLength(8); // 4 intents, 4 answers
-    expect(rebuilt.stderr()).toMatch(/4 job\(s\) written \(0 done, 4 followed by task id/);
+    expect(rebuilt.stderr()).toMatch(/4 jobs written \(0 done, 4 followed by task id/);
     const results = await readResults<{ status: string; taskId: string }>(dir);
     expect(results.map((r) => r.status)).toEqual(Array(JOBS).fill("Success"));
     expect(new Set(results.map((r) => r.taskId)).size).toBe(JOBS);
@@ -110,7 +110,9 @@ describe("the journal of submissions", () => {
     // Before: the state (not empty, the first run's) was taken as it was, and 4 tasks paid twice.
     expect(sandbox!.counters.duplicateGenerations()).toBe(0);
     expect(code).toBe(2);
-    expect(refused.stderr()).toMatch(/does not know 4 submission\(s\) that .*\.reel-journal\.jsonl shows/);
+    expect(refused.stderr()).toMatch(
+      /does not know 4 submissions that .*\.reel-journal\.jsonl shows were sent/,
+    );
     expect(refused.stderr()).toContain("--rebuild-state");
     expect(refused.stderr()).toContain("Nothing was sent");
     expect(sandbox!.counters.generationsCreated).toBe(6);
@@ -119,7 +121,11 @@ describe("the journal of submissions", () => {
     expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
     expect(sandbox!.counters.duplicateGenerations()).toBe(0);
     expect(sandbox!.counters.generationsCreated).toBe(2 + 6);
-    const results = await readResults<{ status: string }>(dir);
-    expect(results.map((r) => r.status)).toEqual(Array(6).fill("Success"));
+    // The first run's videos are listed too, as the folder's: 6 of this run, 2 earlier.
+    const results = await readResults<{ manifest: string; status: string; thisRun: boolean }>(dir);
+    expect(results.map((r) => [r.manifest, r.status, r.thisRun])).toEqual([
+      ...Array(6).fill(["later", "Success", true]),
+      ...Array(2).fill(["earlier", "Success", false]),
+    ]);
   }, 60_000);
 });

@@ -53,7 +53,7 @@ describe("a lost state file", () => {
     expect(sandbox!.counters.generationsCreated).toBe(JOBS);
     expect(refusedCode).toBe(2);
     expect(refused.stderr()).toContain(`the state file ${state} is empty`);
-    expect(refused.stderr()).toMatch(/30 job record\(s\) in .*out/);
+    expect(refused.stderr()).toMatch(/30 job records in .*out/);
     expect(refused.stderr()).toContain("--rebuild-state");
     expect(refused.stderr()).toContain("Nothing was sent");
     // Refused again, not taken for new the second time either.
@@ -61,7 +61,7 @@ describe("a lost state file", () => {
 
     const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
     expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
-    expect(rebuilt.stderr()).toMatch(/state rebuilt from the records .*: 30 job\(s\) written \(30 done/);
+    expect(rebuilt.stderr()).toMatch(/state rebuilt from the records .*: 30 jobs written \(30 done/);
     expect(sandbox!.counters.generationsCreated).toBe(JOBS);
     // The videos were not overwritten by new takes.
     expect(statSync(video).ino).toBe(before.ino);
@@ -69,6 +69,23 @@ describe("a lost state file", () => {
     const results = await readResults<{ status: string; taskId: string }>(dir);
     expect(results.map((r) => r.status)).toEqual(Array(JOBS).fill("Success"));
   }, 60_000);
+
+  it("rebuilt, lists again in the folder's reports the manifests whose records are in it", async () => {
+    const { dir, env, state } = await setUp(2);
+    await writeTree(dir, { "other.yaml": manifest(1).replace("name: lost", "name: other") });
+    expect(await reel(["run", "other.yaml"], dir, env).exit).toBe(0);
+    expect(await reel(["run", "m.yaml"], dir, env).exit).toBe(0);
+    truncateSync(state, 0);
+    const rebuilt = reel(["run", "m.yaml", "--rebuild-state"], dir, env);
+    expect(await rebuilt.exit, rebuilt.stderr()).toBe(0);
+    const results = await readResults<{ manifest: string; id: string; thisRun: boolean }>(dir);
+    expect(results.map((r) => [`${r.manifest}/${r.id}`, r.thisRun])).toEqual([
+      ["lost/v0", true],
+      ["lost/v1", true],
+      ["other/v0", false],
+    ]);
+    expect(sandbox!.counters.generationsCreated).toBe(3);
+  });
 
   // Review: records are files anyone can edit. One whose `file` said ../victim.txt had that file
   // moved into OUT as an old version of the video, and one whose manifest said ../.. aimed outside.
@@ -107,7 +124,7 @@ describe("a lost state file", () => {
       const again = reel(args, dir, env);
       expect(await again.exit).toBe(2);
       expect(again.stderr()).toMatch(
-        /5 job\(s\) of these manifests have records in .* showing they were sent already/,
+        /5 jobs of these manifests have records in .* showing they were sent already/,
       );
       expect(again.stderr()).toContain("--rebuild-state");
     }
@@ -125,7 +142,7 @@ describe("a lost state file", () => {
     for (const suffix of ["", "-wal", "-shm"]) rmSync(`${state}${suffix}`, { force: true });
     const refused = reel(["run", "m.yaml"], dir, env);
     expect(await refused.exit).toBe(2);
-    expect(refused.stderr()).toMatch(/is missing, but the logs of 1 earlier run\(s\)/);
+    expect(refused.stderr()).toMatch(/is missing, but the log of 1 earlier run in/);
     expect(sandbox!.counters.generationsCreated).toBe(3);
     // Another state file of its own folder, with an output folder of its own: new, and runs (the
     // user's choice to pay). Sharing OUT, it would meet the records of the jobs paid already (see

@@ -3,7 +3,8 @@
 // in a message.
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { openPool, redactedUrl } from "../../src/state/pg/connect.js";
+import { openPool } from "../../src/state/pg/connect.js";
+import { redactedUrl } from "../../src/state/pg/store-url.js";
 import { migratePg, type PgMigrations, schemaVersionOf } from "../../src/state/pg/migrate.js";
 import { PG_MIGRATIONS } from "../../src/state/pg/migrations.js";
 import { usePostgres } from "../helpers/postgres.js";

@@ -10,6 +10,7 @@ import { DEFAULT_LEASE } from "../../src/state/pg/lease.js";
 import { isConnectionError, Outage } from "../../src/state/pg/outage.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { StoreUnreachableError } from "../../src/state/store.js";
+import { until } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";
 import { throughProxy, useTcpProxies } from "../helpers/tcp-proxy.js";
 
@@ -173,5 +174,57 @@ describe("a PostgreSQL store that stops answering", () => {
       await rows.end();
     }
     cutA.restore();
+  });
+});
+
+describe("a PostgreSQL store whose session the server ends (pg_terminate_backend, a restart)", () => {
+  it("reads a statement's answer and the end of its session at once, while a claim waits for the connection, without crashing: both go on", async (context) => {
+    const url = await database(context);
+    const proxied = await proxy({ host: "127.0.0.1", port: Number(new URL(url).port) });
+    const writer = await open(throughProxy(url, proxied));
+    const [job] = await writer.upsertJobs([
+      {
+        key: "m/a",
+        manifest: "m",
+        videoId: "a",
+        specHash: "h1",
+        specJson: "{}",
+        seconds: 5,
+        model: "actor-1",
+      },
+    ]);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    // What would end a reel process (an 'error' event nobody listens to), counted here.
+    const crashes: string[] = [];
+    const crashed = (error: Error): void => void crashes.push(error.message);
+    process.on("uncaughtException", crashed);
+    try {
+      // The writer's one connection answers a statement; a claim (a transaction) waits for it. The
+      // server ends the session just after that answer, and the writer reads both at once, as a busy
+      // process does: the connection is handed to the claim in between.
+      proxied.hold();
+      const listed = writer.listJobs();
+      const claim = writer.markSubmitting(job!.id);
+      await until(async () => {
+        const { rows } = await admin.query<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle' AND query LIKE '%FROM jobs%'",
+        );
+        return rows[0]!.n === "1";
+      }, "the statement answered");
+      const { rows } = await admin.query<{ ended: boolean }>(
+        "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = current_database() AND usename = current_user AND pid <> pg_backend_pid()",
+      );
+      await until(() => proxied.closedWhileHeld >= rows.length, "the sessions closed");
+      proxied.release();
+      expect((await listed).map((row) => row.job_key)).toEqual(["m/a"]);
+      expect(crashes).toEqual([]);
+      expect(await claim).toBe(1);
+      expect((await writer.getJob(job!.id)).state).toBe("submitting");
+    } finally {
+      process.off("uncaughtException", crashed);
+      proxied.release();
+      await admin.end();
+    }
   });
 });

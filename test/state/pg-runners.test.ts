@@ -3,6 +3,7 @@
 // without closing (kill -9) shows as lost once its lease ends. On a real server, a database per test.
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
+import { AddressInUseError } from "../../src/state/service-address.js";
 import { DEFAULT_LEASE, LEASE_MS, RUNNERS_SHOWN_MS } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { until } from "../helpers/cli.js";
@@ -48,6 +49,9 @@ async function runnerRow(url: string, id: number): Promise<RunnerRow> {
   );
   return row!;
 }
+
+/** Above Linux's largest pid (2^22): no process has it. */
+const GONE_PID = 2 ** 22 + 7;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -154,5 +158,91 @@ describe("the runners of a PostgreSQL store", () => {
     const gone = runners.find((r) => r.id === killed)!;
     expect(gone.heartbeatAgeMs).toBeGreaterThanOrEqual(LEASE_MS);
     expect(gone).toMatchObject({ pid: 4242, concurrency: 4, stoppedAt: null });
+  });
+
+  it("of two writers starting at the same instant through two addresses, exactly one registers: round after round", async (context) => {
+    const url = await database(context);
+    const exclusiveAddress = { free: ["sandbox:local"] };
+    const addresses = ["http://127.0.0.1:8080", "http://localhost:8080"];
+    const winners: string[] = [];
+    for (let round = 0; round < 12; round++) {
+      const started = await Promise.allSettled(
+        addresses.map((baseUrl) => PgStore.open(url, { baseUrl, exclusiveAddress })),
+      );
+      const won = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+      const refused = started.flatMap((s) => (s.status === "rejected" ? [s.reason as Error] : []));
+      opened.push(...won);
+      expect(won).toHaveLength(1);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]).toBeInstanceOf(AddressInUseError);
+      const winner = addresses[started.findIndex((s) => s.status === "fulfilled")]!;
+      const loser = addresses.find((a) => a !== winner)!;
+      expect(refused[0]!.message).toContain(
+        `another address of the service: ${winner} (1 live runner), not ${loser}`,
+      );
+      winners.push(winner);
+      // Stopped, its address rests: the next round is open to either.
+      await won[0]!.close();
+    }
+    // A refused runner left no row, and its address was not recorded unless it won a round.
+    expect(await query(url, "SELECT count(*)::int AS n FROM runners")).toEqual([{ n: 12 }]);
+    expect(
+      (await query<{ base_url: string }>(url, "SELECT base_url FROM services ORDER BY base_url")).map(
+        (r) => r.base_url,
+      ),
+    ).toEqual([...new Set(winners)].sort());
+  });
+
+  it("a runner of another address silent past its lease does not block a new one, and is taken over by it: it cannot wake up beside it", async (context) => {
+    const url = await database(context);
+    const exclusiveAddress = { free: [] };
+    // Its next beat far off: the test is over before it comes.
+    const lease = { ...DEFAULT_LEASE, leaseMs: 30_000, heartbeatMs: 25_000 };
+    const paused = await open(url, { baseUrl: "http://127.0.0.1:8080", exclusiveAddress, lease });
+    const pausedId = paused.runnerId!;
+    // Its heartbeat stopped, as a paused process's (its row's last beat past the lease).
+    await query(url, "UPDATE runners SET heartbeat_at = heartbeat_at - 60000 WHERE id = $1", [pausedId]);
+    const moved = await open(url, { baseUrl: "http://localhost:8080", exclusiveAddress, lease });
+    expect(await query(url, "SELECT taken_by::int AS by FROM runners WHERE id = $1", [pausedId])).toEqual([
+      { by: moved.runnerId },
+    ]);
+    // Awake, the first runner's next claim finds it taken over.
+    await expect(paused.fleet!.takeOverLost()).rejects.toThrow(/silent for longer than its lease/);
+  });
+
+  // Two machines given one host name, whose runners have the same pid (two containers, each its
+  // reel as pid 1): what is known of a process on one says nothing of a process on the other.
+  it("two live runners with one host name and one pid on two machines are never taken over while they beat; a runner of this machine whose process is gone is, at once", async (context) => {
+    const url = await database(context);
+    const lease = { ...DEFAULT_LEASE, leaseMs: 2_000, heartbeatMs: 200 };
+    const twin = (pidSpace: string) => open(url, { host: "twin", pid: GONE_PID, pidSpace, lease });
+    const a = await twin("boot-a/pid:[4026531836]");
+    const b = await twin("boot-b/pid:[4026531836]");
+    // Beat after beat, each takes over what it finds lost (as a runner does every heartbeat): never
+    // the other.
+    for (let beat = 0; beat < 4; beat++) {
+      expect((await a.fleet!.takeOverLost()).lost).toEqual([]);
+      expect((await b.fleet!.takeOverLost()).lost).toEqual([]);
+      await sleep(lease.heartbeatMs);
+    }
+    const live = await query<{ n: number }>(
+      url,
+      "SELECT count(*)::int AS n FROM runners WHERE stopped_at IS NULL",
+    );
+    expect(live).toEqual([{ n: 2 }]);
+
+    // A runner of this machine (this boot, this PID namespace) whose process is gone is lost at once,
+    // its lease not waited out, and told why; the twins, still beating, stay.
+    const here = await open(url, { host: "twin", lease });
+    const killed = await open(url, { host: "twin", pid: GONE_PID, lease });
+    expect((await here.fleet!.takeOverLost()).lost).toEqual([
+      { id: killed.runnerId, host: "twin", pid: GONE_PID, why: "gone" },
+    ]);
+    await expect(killed.fleet!.takeOverLost()).rejects.toThrow(
+      `this runner (${killed.runnerId} in the store) was taken for ended: a runner of its machine found no process under its pid (taken over by runner ${here.runnerId})`,
+    );
+    expect(await query(url, "SELECT count(*)::int AS n FROM runners WHERE stopped_at IS NULL")).toEqual([
+      { n: 3 },
+    ]);
   });
 });

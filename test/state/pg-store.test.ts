@@ -5,7 +5,8 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClaimLostError, StateFileError } from "../../src/state/errors.js";
 import type { NewJob } from "../../src/state/job-store.js";
-import { DEFAULT_LEASE } from "../../src/state/pg/lease.js";
+import { openBudget } from "../../src/budget/index.js";
+import { DEFAULT_LEASE, leaseTimingOf } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { usePostgres } from "../helpers/postgres.js";
 
@@ -185,6 +186,29 @@ describe("the PostgreSQL store", () => {
     expect(await two.getJob(id!)).toMatchObject({ state: "submitted", task_id: "t9" });
     expect((await two.fleet!.takeOverLost()).unheld).toBe(1);
     expect(await two.fleet!.holdTask(id!)).toBe(true);
+  });
+
+  it("records one task id for one job when two stores' answers name it at the same moment", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    for (let round = 0; round < 10; round++) {
+      const [a, b] = (await one.upsertJobs([job(2 * round), job(2 * round + 1)])).map((head) => head.id);
+      expect(await one.markSubmitting(a!)).toBe(1);
+      expect(await two.markSubmitting(b!)).toBe(1);
+      const answers = await Promise.all([
+        one.markSubmitted(a!, `t${round}`),
+        two.markSubmitted(b!, `t${round}`),
+      ]);
+      // One is recorded; the other names the job that holds the task, and writes nothing.
+      expect(
+        answers.filter((holder) => holder === undefined),
+        `round ${round}`,
+      ).toHaveLength(1);
+      const rows = await query<{ n: number }>(url, "SELECT count(*)::int AS n FROM jobs WHERE task_id = $1", [
+        `t${round}`,
+      ]);
+      expect(rows).toEqual([{ n: 1 }]);
+    }
   });
 
   it("claims a job once when two stores race for twenty jobs", async (context) => {
@@ -630,6 +654,33 @@ describe("the PostgreSQL store", () => {
       size: 99,
     });
     expect(await there.findRemote("https://x.example/a.jpg")).toBeUndefined();
+  });
+
+  it("resumes a runner's budget count once it stopped, whatever host and pid it recorded; never a live runner's", async (context) => {
+    const url = await database(context);
+    const lease = leaseTimingOf({ REEL_LEASE_SECONDS: "1" });
+    const request = { caps: { maxSeconds: 10 }, prices: undefined, scope: "run x" };
+    const waits: string[] = [];
+    const onWait = (line: string): number => waits.push(line);
+    const a = await open(url, undefined, { lease });
+    const first = await openBudget(a, request, { onWait });
+    // A second runner of the same manifests meanwhile: the first one's heartbeat says it runs, so
+    // each counts its own (the same host and pid as here, which once resumed it).
+    const b = await open(url, undefined, { lease });
+    const second = await openBudget(b, request, { onWait });
+    expect(second.session.id).not.toBe(first.session.id);
+    expect(waits).toHaveLength(1);
+    // The first stops; it was on another machine: the next runner resumes its count.
+    await query(url, "UPDATE budget_sessions SET host = 'elsewhere', pid = 1 WHERE id = $1", [
+      first.session.id,
+    ]);
+    await a.close();
+    const c = await open(url, undefined, { lease });
+    const third = await openBudget(c, request, { onWait });
+    expect(third.session.id).toBe(first.session.id);
+    expect(
+      await query(url, "SELECT runner_id FROM budget_sessions WHERE id = $1", [first.session.id]),
+    ).toEqual([{ runner_id: String(c.runnerId) }]);
   });
 
   it("never shows the URL's password, in its path nor in an error", async (context) => {

@@ -25,6 +25,29 @@ const JOB = {
 };
 
 describe("state store", () => {
+  it("upgraded, knows the manifests of each output folder from the videos it recorded there", async () => {
+    const path = join(await tempDir(), "state.db");
+    // Schema 10: two manifests with a video in /work/out, one failed before any video.
+    const old = new Database(path);
+    old.pragma("journal_mode = WAL");
+    for (const sql of MIGRATIONS.slice(0, 10)) old.exec(sql);
+    old.prepare("INSERT INTO meta (key, value) VALUES ('app', 'reel-state')").run();
+    old.prepare("INSERT INTO services (base_url) VALUES ('https://a.example')").run();
+    const insert = old.prepare(
+      `INSERT INTO jobs (service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, file, out_dir, created_at, updated_at)
+       VALUES (1, ?, ?, 'a', 'h1', '{}', 5, 'actor-2', ?, ?, ?, 1, 1)`,
+    );
+    insert.run("promo/a", "promo", "Success", "promo/a.mp4", "/work/out");
+    insert.run("broll/a", "broll", "Success", "broll/a.mp4", "/work/out");
+    insert.run("spring/a", "spring", "Fail", null, null);
+    old.pragma("user_version = 10");
+    old.close();
+
+    const store = StateStore.open(path, { baseUrl: "https://a.example" });
+    expect(await store.outManifests("/work/out")).toEqual(["broll", "promo"]);
+    await store.close();
+  });
+
   it("upgrades a state file of an earlier schema in place, keeping its jobs", async () => {
     const path = join(await tempDir(), "state.db");
     // A file as the previous release left it: schema 2, one job in flight.

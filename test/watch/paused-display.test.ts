@@ -53,7 +53,9 @@ it("paused for credits: the 402-refused requests are not shown as generations in
   screen = await reel.screen();
   expect(screen).toContain("paused: no credits left");
   expect(screen).not.toContain("generations in flight");
-  expect(screen).toMatch(/^jobs: +for a slot 6 · submitted 0 · Pending 0 · Running 0$/m);
+  expect(screen).toMatch(
+    /^jobs: +waiting 0 · preparing 0 · for a slot 6\n +submitted 0 · Pending 0 · Running 0 · downloading 0$/m,
+  );
   expect(screen).not.toMatch(/c\/v\d +submitting/);
   expect(s.counters.generationsCreated).toBe(0);
   reel.type("\x03");

@@ -164,7 +164,7 @@ describe("reel watch", () => {
     await until(() => submissions() === 2, "the retry");
     await until(() => w.output().stderr.split("failed    r/bad").length === 3, "the retry's failure");
     await writeFile(join(dir, "incoming", "r.yaml"), `${broken}\n`); // and again: no more
-    await until(() => w.output().stderr.split("video(s) of 'r'").length === 4, "the third read");
+    await until(() => w.output().stderr.split("1 video of 'r'").length === 4, "the third read");
     await new Promise((r) => setTimeout(r, 1_000));
     await w.stop();
     expect(submissions()).toBe(2);

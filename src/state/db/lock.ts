@@ -16,6 +16,7 @@
 import { closeSync, fstatSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { flockSync } from "fs-ext";
 import { ReelError } from "../../errors.js";
+import { bootId } from "../pid-space.js";
 
 export class StateLockedError extends ReelError {
   constructor(path: string, holder: string | undefined) {
@@ -138,20 +139,6 @@ function ownerRuns(owner: Owner): boolean {
     if (now !== "" && now !== owner.start) return false; // the pid was given to another process
   }
   return true;
-}
-
-let thisBoot: string | undefined;
-
-/** This boot's id (Linux), or "" where the system does not say; read once per process. */
-function bootId(): string {
-  if (thisBoot === undefined) {
-    try {
-      thisBoot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-    } catch {
-      thisBoot = "";
-    }
-  }
-  return thisBoot;
 }
 
 /** When process `pid` started, in clock ticks since boot (Linux), or "" where it cannot be read. */

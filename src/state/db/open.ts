@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { ReelError } from "../../errors.js";
 import { migrate } from "../../sqlite/migrate.js";
 import { StateFileError } from "../errors.js";
+import type { ExclusiveAddress } from "../service-address.js";
 import { checkHeader, checkOwned, isEmpty, stateMigrations } from "./checks.js";
 import { acquireLock, type StateLock } from "./lock.js";
 import { ensureService, findService } from "./services.js";
@@ -32,6 +33,8 @@ export interface OpenStateOptions {
    * emptied file, a deleted WAL): the caller may throw to refuse it, before anything is paid again.
    */
   readonly whenNew?: (how: "missing" | "empty") => void;
+  /** A writer that must be its service's only address in use (see service-address.ts). */
+  readonly exclusiveAddress?: ExclusiveAddress;
 }
 
 export interface OpenedState {
@@ -83,7 +86,7 @@ export function openStateDatabase(path: string, options: OpenStateOptions): Open
         ? -1
         : readonly || review
           ? (findService(db, options.baseUrl) ?? 0) // 0 matches no row: that service has none
-          : ensureService(db, options.baseUrl);
+          : ensureService(db, options.baseUrl, options.exclusiveAddress);
     if (review && serviceId === 0) {
       throw new StateFileError(`the state file ${path} has no jobs of ${options.baseUrl}`);
     }

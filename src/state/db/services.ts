@@ -3,13 +3,42 @@
 import type Database from "better-sqlite3";
 import { canonicalBaseUrl } from "../../service/base-url.js";
 import { schemaVersion } from "../../sqlite/migrate.js";
+import { type AddressInUse, AddressInUseError, type ExclusiveAddress } from "../service-address.js";
 
-/** The row id of the service at `baseUrl`, created if new. */
-export function ensureService(db: Database.Database, baseUrl: string): number {
-  const known = findService(db, baseUrl);
-  if (known !== undefined) return known;
-  db.prepare("INSERT INTO services (base_url) VALUES (?)").run(baseUrl);
-  return findService(db, baseUrl)!;
+/**
+ * The row id of the service at `baseUrl`, created if new. With `exclusive`, refused
+ * (AddressInUseError) while another address has jobs being made (see service-address.ts): read and
+ * written in one transaction, under the state file's lock.
+ */
+export function ensureService(db: Database.Database, baseUrl: string, exclusive?: ExclusiveAddress): number {
+  return db
+    .transaction(() => {
+      if (exclusive) {
+        const others = addressesInUse(db, baseUrl, exclusive);
+        if (others.length > 0) throw new AddressInUseError("state file", canonicalBaseUrl(baseUrl), others);
+      }
+      const known = findService(db, baseUrl);
+      if (known !== undefined) return known;
+      db.prepare("INSERT INTO services (base_url) VALUES (?)").run(baseUrl);
+      return findService(db, baseUrl)!;
+    })
+    .immediate();
+}
+
+/** The other addresses (not `baseUrl`'s, nor free) with jobs being submitted or made. */
+function addressesInUse(db: Database.Database, baseUrl: string, exclusive: ExclusiveAddress): AddressInUse[] {
+  const here = canonicalBaseUrl(baseUrl);
+  const free = new Set(exclusive.free.map(canonicalBaseUrl));
+  const rows = db
+    .prepare(
+      `SELECT services.base_url, count(*) FROM jobs JOIN services ON services.id = jobs.service_id
+         WHERE jobs.state IN ('submitting', 'submitted') GROUP BY services.id ORDER BY services.id`,
+    )
+    .raw()
+    .all() as [string, number][];
+  return rows
+    .map(([url, n]) => ({ baseUrl: canonicalBaseUrl(url), liveRunners: 0, unfinishedJobs: n }))
+    .filter((o) => o.baseUrl !== here && !free.has(o.baseUrl));
 }
 
 /**

@@ -1,34 +1,21 @@
-// The PostgreSQL store's connection (issue 18): a pool from a postgres:// URL. The password in the
-// URL is a secret like the API key: every message names the URL with it masked, and it is never
-// written anywhere. PGPASSWORD and ~/.pgpass work as for psql (node-postgres reads them).
+// The PostgreSQL store's connection: a pool from a postgres:// URL. The URL's secrets (its password,
+// store-url.ts says which) are secrets like the API key: every message names the URL with them
+// masked, and they are never written anywhere. PGPASSWORD and ~/.pgpass work as for psql
+// (node-postgres reads them).
 import pg from "pg";
 import { StateFileError } from "../errors.js";
-
-/** Whether `value` names a PostgreSQL store rather than a SQLite file. */
-export function isPostgresUrl(value: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(value);
-}
-
-/** `url` with its password masked, for every message and log line. */
-export function redactedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    // Not parseable as a URL: hide whatever sits between the scheme's user and the host.
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
-  }
-}
+import { isConnectionError, type Outage } from "./outage.js";
+import { redactedUrl, scrubStoreSecrets } from "./store-url.js";
 
 /** How long a connection may take before the store is said unreachable. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
- * A pool on `url`, checked by one query. Throws StateFileError naming the URL without its password
- * when the server cannot be reached or refuses the login.
+ * A pool on `url`, checked by one query: through `outage` when given (a writer rides out a store that
+ * does not answer yet, as it does later), else failing at once. Throws StateFileError naming the URL
+ * without its password when the login is refused or the store cannot be reached (see storeOpenError).
  */
-export async function openPool(url: string, max = 4): Promise<pg.Pool> {
+export async function openPool(url: string, max = 4, outage?: Outage): Promise<pg.Pool> {
   const pool = new pg.Pool({
     connectionString: url,
     max,
@@ -43,24 +30,43 @@ export async function openPool(url: string, max = 4): Promise<pg.Pool> {
   });
   // An idle client's error (the server restarted) must not crash the process: the next query says it.
   pool.on("error", () => {});
+  // Nor a checked-out client's. The pool listens only while a client is idle, and hands one to a
+  // waiting connect() before its caller can listen: a session ended by the server (a restart,
+  // pg_terminate_backend) read in the same chunk as the last answer would be an 'error' event nobody
+  // hears, which ends the process. Heard from birth, on every client; the failed query rejects,
+  // which is what counts, and the pool drops the broken client when it is released.
+  pool.on("connect", (client) => client.on("error", () => {}));
   try {
-    await pool.query("SELECT 1");
+    const check = (): Promise<unknown> => pool.query("SELECT 1");
+    await (outage ? outage.run(check) : check());
   } catch (error) {
     await pool.end().catch(() => {});
-    throw new StateFileError(
-      `cannot use the store ${redactedUrl(url)}: ${scrubbed((error as Error).message, url)}. Check the URL, that the server runs, and the password (PGPASSWORD, ~/.pgpass or the URL).`,
-    );
+    throw storeOpenError(error, url, true);
   }
   return pool;
 }
 
-/** A driver message with the URL's password taken out, should the driver ever echo it. */
-function scrubbed(message: string, url: string): string {
-  let password = "";
-  try {
-    password = decodeURIComponent(new URL(url).password);
-  } catch {
-    // no password to take out
+/**
+ * What opening the store at `url` failed with, as the user is told, naming the URL without its
+ * password: a store that stayed unreachable (a writer's outage, StoreUnreachableError) as it is; one
+ * that does not answer, for a reader (which waits for nothing), said so; at the login (`login`),
+ * any other failure as the login refused; after it, the database's own refusal (a SQLSTATE). Anything
+ * else (a bug) passes on.
+ */
+export function storeOpenError(error: unknown, url: string, login: boolean): unknown {
+  if (!(error instanceof Error) || error instanceof StateFileError) return error;
+  const message = scrubStoreSecrets(error.message, url);
+  if (isConnectionError(error)) {
+    return new StateFileError(
+      `the store ${redactedUrl(url)} does not answer (${message}). Check that the database server runs and that the URL names it, then rerun.`,
+    );
   }
-  return password.length > 0 ? message.split(password).join("***") : message;
+  if (login) {
+    return new StateFileError(
+      `cannot use the store ${redactedUrl(url)}: ${message}. Check the URL, that the server runs, and the password (PGPASSWORD, ~/.pgpass or the URL).`,
+    );
+  }
+  if (error instanceof pg.DatabaseError)
+    return new StateFileError(`cannot use the store ${redactedUrl(url)}: ${message}.`);
+  return error;
 }

@@ -15,13 +15,14 @@ export interface PgMigrations {
 /** The advisory lock key of reel's migrations (any constant; "reel" in ASCII). */
 const MIGRATION_LOCK = 0x7265656c;
 
-/** Brings the database of `pool` to the last version of `migrations`; returns the version found. */
+/**
+ * Brings the database of `pool` (from openPool) to the last version of `migrations`; returns the
+ * version found. Safe to run again after a failure (a broken connection): what was applied is
+ * recorded, and the lock went with the session.
+ */
 export async function migratePg(pool: pg.Pool, migrations: PgMigrations): Promise<number> {
   const client = await pool.connect();
-  // A broken connection also emits 'error' on a checked-out client: heard here, or it would end the
-  // process (the failed query rejects, which is what counts).
-  const ignore = (): void => {};
-  client.on("error", ignore);
+  let failure: Error | undefined;
   try {
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
     try {
@@ -37,17 +38,24 @@ export async function migratePg(pool: pg.Pool, migrations: PgMigrations): Promis
           await client.query("INSERT INTO reel_schema (version) VALUES ($1)", [version + 1]);
           await client.query("COMMIT");
         } catch (error) {
-          await client.query("ROLLBACK");
+          // On a broken connection this fails too: the error that counts is the first.
+          await client.query("ROLLBACK").catch(() => {});
           throw error;
         }
       }
       return found;
     } finally {
-      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch((error: Error) => {
+        failure ??= error;
+      });
     }
+  } catch (error) {
+    failure ??= error as Error;
+    throw error;
   } finally {
-    client.off("error", ignore);
-    client.release();
+    // After a failure the connection is closed rather than pooled: it could still hold the lock
+    // (an unlock that failed) and would keep every other runner from starting.
+    client.release(failure);
   }
 }
 

@@ -138,7 +138,7 @@ export const PG_MIGRATIONS: PgMigrations = {
     CREATE INDEX jobs_uncertain ON jobs (service_id, updated_at) WHERE state = 'uncertain';
     `,
     // 3: the budget of a capped run, as the state file's migration 7 (src/state/migrations.ts). A
-    // session belongs to one runner's process (host, pid): in a fleet each runner counts its own.
+    // session belongs to one runner (migration 6): in a fleet each runner counts its own.
     `
     CREATE TABLE budget_sessions (
       id bigserial PRIMARY KEY,
@@ -171,7 +171,44 @@ export const PG_MIGRATIONS: PgMigrations = {
       updated_at bigint NOT NULL
     );
     `,
-    // 5: reviewers' decisions on takes, as the state file's migration 9.
+    // 5: what each charge cost when it was sent, as the state file's migration 9.
+    `
+    ALTER TABLE spend ADD COLUMN credits double precision;
+    `,
+    // 6: the runner that runs a budget session. Its heartbeats and lease say whether it still runs;
+    // a host name and a pid cannot (another machine, a container restarted in a new PID namespace).
+    // Sessions of earlier reels get the runner their host and pid name, if any.
+    `
+    ALTER TABLE budget_sessions ADD COLUMN runner_id bigint REFERENCES runners(id);
+    UPDATE budget_sessions s SET runner_id = (
+      SELECT max(r.id) FROM runners r WHERE r.host = s.host AND r.pid = s.pid AND r.started_at <= s.started_at);
+    `,
+    // 7: the jobs by task id, as the state file's migration 10.
+    `
+    CREATE INDEX jobs_by_task ON jobs (service_id, task_id) WHERE task_id IS NOT NULL;
+    `,
+    // 8: where a runner's pid means its process (src/state/pid-space.ts): a runner whose process is
+    // gone is taken over at once only from its own pid space, never by its host name alone (two
+    // machines may share one). NULL on rows of earlier reels: their lease decides. lost_why: why a
+    // lost runner was taken for lost ('silent' past its lease, or its process 'gone'), for the
+    // message it and the runner that took it over say.
+    `
+    ALTER TABLE runners ADD COLUMN pid_space text;
+    ALTER TABLE runners ADD COLUMN lost_why text;
+    `,
+    // 9: the manifests run into each output folder, as the state file's migration 11. A path names a
+    // folder of the machine that wrote it: the runners of one folder share its list.
+    `
+    CREATE TABLE out_manifests (
+      out_dir text NOT NULL,
+      manifest text NOT NULL,
+      PRIMARY KEY (out_dir, manifest)
+    );
+    INSERT INTO out_manifests (out_dir, manifest)
+      SELECT DISTINCT out_dir, manifest FROM jobs WHERE out_dir IS NOT NULL
+      ON CONFLICT DO NOTHING;
+    `,
+    // 10: reviewers' decisions on takes, as the state file's migration 12.
     `
     CREATE TABLE decisions (
       id bigserial PRIMARY KEY,
@@ -185,7 +222,7 @@ export const PG_MIGRATIONS: PgMigrations = {
     );
     CREATE INDEX decisions_by_version ON decisions (service_id, job_key, spec_hash, id);
     `,
-    // 6: retakes, as the state file's migration 10.
+    // 11: retakes, as the state file's migration 13.
     `
     CREATE TABLE retakes (
       id bigserial PRIMARY KEY,

@@ -63,11 +63,18 @@ export class Outage {
       new Promise((resolve) => setTimeout(resolve, ms)),
   ) {}
 
-  /** `listener` is told of every change from now on, and at once if the store is down now. */
-  onChange(listener: (event: OutageEvent) => void): void {
+  /**
+   * `listener` is told of every change from now on, and at once if the store is down now; until the
+   * function returned is called.
+   */
+  onChange(listener: (event: OutageEvent) => void): () => void {
     this.listeners.push(listener);
     if (this.downSince !== undefined)
       listener({ state: "down", error: this.lastError ?? "no answer", limitMs: this.limitMs });
+    return () => {
+      const at = this.listeners.indexOf(listener);
+      if (at >= 0) this.listeners.splice(at, 1);
+    };
   }
 
   /** Whether the store is unreachable now, as the last operation found it. */

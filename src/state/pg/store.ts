@@ -15,7 +15,8 @@
 //   nothing of it is left), and no write that resolved can be lost afterwards.
 // - The caches of local files are keyed by host, as paths mean nothing on another machine.
 // - A fleet: any number of writers (runners) on any machines. A writer registers at open (a row in
-//   `runners`: host, pid, service, concurrency), beats every heartbeat on a connection of its own
+//   `runners`: host, pid, service, concurrency; refused there while another address is in use, see
+//   ../service-address.ts), beats every heartbeat on a connection of its own
 //   (heartbeat.ts; lease.ts says why those times), and records its stop at close. What it claims
 //   names it; the fleet's rules (fencing, the account-wide bound, takeover) are in sql/fleet.ts,
 //   reached through `fleet` (FleetStore). `reel status` lists the runners (listRunners).
@@ -25,10 +26,13 @@ import { hostname } from "node:os";
 import pg from "pg";
 import { canonicalBaseUrl } from "../../service/base-url.js";
 import { LeaseLostError, StateFileError } from "../errors.js";
+import { pidSpace } from "../pid-space.js";
+import type { ExclusiveAddress } from "../service-address.js";
 import type {
   BudgetOwner,
   BudgetSessionRow,
   DecisionRow,
+  OpenBudgetSession,
   FailKind,
   FileStamp,
   FleetStore,
@@ -39,6 +43,7 @@ import type {
   RetakeRequest,
   RetakeRow,
   NewJob,
+  OutageEvent,
   RestoredJob,
   SpeechCharge,
   SpeechRow,
@@ -49,7 +54,8 @@ import type {
   VideoFacts,
 } from "../job-store.js";
 import * as budget from "./sql/budget.js";
-import { openPool, redactedUrl } from "./connect.js";
+import { openPool, storeOpenError } from "./connect.js";
+import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
 import { type Landed, Outage } from "./outage.js";
 import { DEFAULT_LEASE, type LeaseTiming, RUNNERS_SHOWN_MS } from "./lease.js";
@@ -63,6 +69,7 @@ import * as retakes from "./sql/retakes.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import * as learned from "./sql/learned.js";
+import * as outputs from "./sql/out-manifests.js";
 import { restoreJobs } from "./sql/restore.js";
 import * as fleet from "./sql/fleet.js";
 import * as runners from "./sql/runners.js";
@@ -79,6 +86,16 @@ export interface OpenPgStoreOptions {
    * @defaultValue os.hostname()
    */
   readonly host?: string;
+  /**
+   * The writer's process id, as its runner records it (a test stands in for another machine's).
+   * @defaultValue process.pid
+   */
+  readonly pid?: number;
+  /**
+   * Where the writer's pid names it (see ../pid-space.ts; a test stands in for another machine's).
+   * @defaultValue pidSpace()
+   */
+  readonly pidSpace?: string;
   /**
    * A reader (`reel status`): the service's row is not created, and journalScope is undefined.
    * @defaultValue false
@@ -102,11 +119,20 @@ export interface OpenPgStoreOptions {
    * @defaultValue DEFAULT_LEASE
    */
   readonly lease?: LeaseTiming;
+  /**
+   * Told while the store opens that it does not answer, and when it answers again (a writer's
+   * start-up waits for it; see outage.ts). The engine is told of later outages by fleet.onOutage.
+   */
+  readonly onOutage?: (event: OutageEvent) => void;
+  /** A writer that must be its service's only address in use (see ../service-address.ts). */
+  readonly exclusiveAddress?: ExclusiveAddress;
 }
 
 /** A writer's runner: its row in `runners`, and the heartbeat that keeps it alive there. */
 interface Runner {
   readonly id: number;
+  /** Where its pid names it (see ../pid-space.ts). */
+  readonly pidSpace: string;
   readonly heartbeat: Heartbeat;
   /** The heartbeat's own connection. */
   readonly pool: pg.Pool;
@@ -122,8 +148,6 @@ export class PgStore implements JobStore {
   private readonly ownUploads = new Set<string>();
   private readonly leaseListeners: ((error: LeaseLostError) => void)[] = [];
   private leaseLostError: LeaseLostError | undefined;
-  /** Rides out a database that stops answering (a writer only: a reader fails at once). */
-  private readonly outage: Outage;
   private closed = false;
   readonly writeFailure: StateFileError | undefined = undefined;
   /** The fleet's operations (see FleetStore); undefined for a reader. */
@@ -131,6 +155,8 @@ export class PgStore implements JobStore {
 
   private constructor(
     private readonly pool: pg.Pool,
+    /** Rides out a database that stops answering (a writer only: a reader fails at once). */
+    private readonly outage: Outage,
     serviceId: number,
     host: string,
     now: () => number,
@@ -142,8 +168,7 @@ export class PgStore implements JobStore {
     private readonly runner: Runner | undefined,
   ) {
     this.c = { pool, serviceId, host, now };
-    this.outage = new Outage(runner ? lease.outageMs : 0, path);
-    this.w = runner && { ...this.c, runnerId: runner.id, lease };
+    this.w = runner && { ...this.c, runnerId: runner.id, pidSpace: runner.pidSpace, lease };
     this.fleet = this.w && this.fleetOf(this.w, runner!);
   }
 
@@ -229,35 +254,63 @@ export class PgStore implements JobStore {
       );
     }
     const host = options.host ?? hostname();
-    const pool = await openPool(url, readonly || review ? 4 : 1);
+    const path = redactedUrl(url);
+    // A writer rides out a store that does not answer from its first statement on, as it does later
+    // (a server restarting as the fleet starts); a reader (and a reviewer, one command) fails at
+    // once. Every step below is safe to run again after a broken connection (registering, through
+    // its `landed`).
+    const outage = new Outage(readonly || review ? 0 : lease.outageMs, path);
+    const told = options.onOutage && outage.onChange(options.onOutage);
+    let pool: pg.Pool | undefined;
+    const space = options.pidSpace ?? pidSpace();
     let beatPool: pg.Pool | undefined;
     let runner: Runner | undefined;
     let store: PgStore | undefined;
     try {
-      await migratePg(pool, PG_MIGRATIONS);
-      const serviceId =
-        options.baseUrl === undefined
-          ? -1
-          : await serviceIdOf(pool, canonicalBaseUrl(options.baseUrl), readonly || review);
-      if (review && serviceId === 0) {
-        throw new StateFileError(`the store ${redactedUrl(url)} has no jobs of ${options.baseUrl}`);
-      }
-      if (!readonly && !review) {
-        beatPool = await openPool(url, 1);
-        const id = await runners.registerRunner(
-          { pool },
-          { host, pid: process.pid, serviceId, concurrency: options.concurrency ?? 0 },
+      pool = await openPool(url, readonly || review ? 4 : 1, outage);
+      const c = { pool };
+      await outage.run(() => migratePg(c.pool, PG_MIGRATIONS));
+      let serviceId = -1;
+      if (readonly || review) {
+        // A reviewer registers no runner and claims no address (see docs/review.md): it pays for
+        // nothing, so it neither holds a lease nor keeps another address's runners out.
+        if (options.baseUrl !== undefined)
+          serviceId = await outage.run(() => serviceIdOf(c.pool, canonicalBaseUrl(options.baseUrl!)));
+        if (review && serviceId === 0) {
+          throw new StateFileError(`the store ${path} has no jobs of ${options.baseUrl}`);
+        }
+      } else {
+        beatPool = await openPool(url, 1, outage);
+        const me: runners.NewRunner = {
+          host,
+          pid: options.pid ?? process.pid,
+          pidSpace: space,
+          baseUrl: canonicalBaseUrl(options.baseUrl!),
+          concurrency: options.concurrency ?? 0,
+          ...(options.exclusiveAddress ? { exclusive: options.exclusiveAddress } : {}),
+        };
+        const since = await outage.run(() => runners.dbNow(c));
+        const registered = await outage.run(
+          () => runners.registerRunner(c, me, lease.leaseMs),
+          () => runners.registeredSince(c, me, since),
         );
+        serviceId = registered.serviceId;
+        const id = registered.runnerId;
         const revoked = (): void => {
           const w = store?.w;
           if (!w) return;
           void fleet.leaseLostError(w, "It stops taking work.").then((error) => store?.leaseLost(error));
         };
-        runner = { id, pool: beatPool, heartbeat: new Heartbeat(beatPool, id, lease.heartbeatMs, revoked) };
+        runner = {
+          id,
+          pidSpace: space,
+          pool: beatPool,
+          heartbeat: new Heartbeat(beatPool, id, lease.heartbeatMs, revoked),
+        };
       }
-      const path = redactedUrl(url);
       store = new PgStore(
         pool,
+        outage,
         serviceId,
         host,
         options.now ?? Date.now,
@@ -272,8 +325,10 @@ export class PgStore implements JobStore {
     } catch (error) {
       await runner?.heartbeat.stop();
       await beatPool?.end().catch(() => {});
-      await pool.end().catch(() => {});
-      throw error;
+      await pool?.end().catch(() => {});
+      throw storeOpenError(error, url, false);
+    } finally {
+      told?.();
     }
   }
 
@@ -378,7 +433,7 @@ export class PgStore implements JobStore {
   withdrawSubmitting(id: number): Promise<void> {
     return this.io(() => states.withdrawSubmitting(this.writer(), id));
   }
-  markSubmitted(id: number, taskId: string): Promise<void> {
+  markSubmitted(id: number, taskId: string): Promise<string | undefined> {
     const w = this.writer();
     return this.fenced(
       this.io(
@@ -389,6 +444,9 @@ export class PgStore implements JobStore {
   }
   markUncertain(id: number, error: string): Promise<void> {
     return this.io(() => states.markUncertain(this.writer(), id, error));
+  }
+  markSpeechDoubt(id: number, error: string): Promise<void> {
+    return this.io(() => states.markSpeechDoubt(this.writer(), id, error));
   }
   markFailed(id: number, kind: FailKind, error: string): Promise<void> {
     return this.io(() => states.markFailed(this.writer(), id, kind, error));
@@ -477,14 +535,14 @@ export class PgStore implements JobStore {
 
   // ---- the ledger of capped runs (sql/budget.ts) ----
 
-  openBudgetSessions(scope: string): Promise<BudgetSessionRow[]> {
-    return this.io(() => budget.openBudgetSessions(this.c, scope));
+  openBudgetSessions(scope: string): Promise<OpenBudgetSession[]> {
+    return this.io(() => budget.openBudgetSessions(this.writer(), scope));
   }
   startBudgetSession(scope: string, owner: BudgetOwner): Promise<BudgetSessionRow> {
-    return this.io(() => budget.startBudgetSession(this.c, scope, owner));
+    return this.io(() => budget.startBudgetSession(this.writer(), scope, owner));
   }
-  takeBudgetSession(id: number, fromPid: number, owner: BudgetOwner): Promise<boolean> {
-    return this.io(() => budget.takeBudgetSession(this.c, id, fromPid, owner));
+  takeBudgetSession(session: BudgetSessionRow, owner: BudgetOwner): Promise<boolean> {
+    return this.io(() => budget.takeBudgetSession(this.writer(), session, owner));
   }
   budgetSpent(id: number): Promise<SpendTally> {
     return this.io(() => budget.budgetSpent(this.c, id));
@@ -532,6 +590,18 @@ export class PgStore implements JobStore {
     return this.io(() => learned.writeRunTimes(this.c, data));
   }
 
+  // ---- the manifests of each output folder (sql/out-manifests.ts) ----
+
+  recordOutManifest(outDir: string, manifest: string): Promise<void> {
+    return this.io(() => outputs.recordOutManifest(this.c, outDir, manifest));
+  }
+  outManifests(outDir: string): Promise<string[]> {
+    return this.io(() => outputs.outManifests(this.c, outDir));
+  }
+  forgetOutManifest(outDir: string, manifest: string): Promise<boolean> {
+    return this.io(() => outputs.forgetOutManifest(this.c, outDir, manifest));
+  }
+
   // ---- local caches of this host (sql/caches.ts) ----
 
   findFileHash(path: string, stamp: FileStamp): Promise<string | undefined> {
@@ -549,16 +619,10 @@ export class PgStore implements JobStore {
 }
 
 /**
- * The row id of the service at `baseUrl` (canonical), created if new unless `readonly` (then 0,
- * which matches no row, when the store never saw it). One statement: runners starting at once get
- * the same row. DO UPDATE rather than DO NOTHING, so that RETURNING gives the row that was there.
+ * The row id of the service at `baseUrl` (canonical) for a reader: 0, which matches no row, when the
+ * store never saw it. (A writer's is created with its runner: runners.registerRunner.)
  */
-async function serviceIdOf(pool: pg.Pool, baseUrl: string, readonly: boolean): Promise<number> {
-  const { rows } = await pool.query<{ id: string }>(
-    readonly
-      ? "SELECT id FROM services WHERE base_url = $1"
-      : "INSERT INTO services (base_url) VALUES ($1) ON CONFLICT (base_url) DO UPDATE SET base_url = excluded.base_url RETURNING id",
-    [baseUrl],
-  );
+async function serviceIdOf(pool: pg.Pool, baseUrl: string): Promise<number> {
+  const { rows } = await pool.query<{ id: string }>("SELECT id FROM services WHERE base_url = $1", [baseUrl]);
   return rows[0] ? toNumber(rows[0].id) : 0;
 }

@@ -12,21 +12,31 @@ export function speechKey(voiceId: string, text: string): string {
 export function chargeVideo(c: SqlContext, jobId: number, attempt: number, charge: VideoCharge): void {
   sql(
     c,
-    `INSERT INTO spend (session_id, job_id, attempt, model, resolution, seconds, at) VALUES (?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO spend (session_id, job_id, attempt, model, resolution, seconds, credits, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (session_id, job_id, attempt) WHERE job_id IS NOT NULL DO NOTHING`,
-  ).run(charge.session, jobId, attempt, charge.model, charge.resolution, charge.seconds, c.now());
-}
-
-/** Part of a speech call's intent. */
-export function chargeSpeech(c: SqlContext, voiceId: string, text: string, charge: SpeechCharge): void {
-  sql(c, "INSERT INTO spend (session_id, speech, seconds, at) VALUES (?, ?, 0, ?)").run(
+  ).run(
     charge.session,
-    speechKey(voiceId, text),
+    jobId,
+    attempt,
+    charge.model,
+    charge.resolution,
+    charge.seconds,
+    charge.credits,
     c.now(),
   );
 }
 
-const SESSION_COLUMNS = "id, scope, host, pid, started_at AS startedAt";
+/** Part of a speech call's intent. */
+export function chargeSpeech(c: SqlContext, voiceId: string, text: string, charge: SpeechCharge): void {
+  sql(c, "INSERT INTO spend (session_id, speech, seconds, credits, at) VALUES (?, ?, 0, ?, ?)").run(
+    charge.session,
+    speechKey(voiceId, text),
+    charge.credits,
+    c.now(),
+  );
+}
+
+const SESSION_COLUMNS = "id, scope, host, pid, started_at AS startedAt, NULL AS runner";
 
 export function openBudgetSessions(c: SqlContext, scope: string): BudgetSessionRow[] {
   return sql(
@@ -45,26 +55,33 @@ export function startBudgetSession(c: SqlContext, scope: string, owner: BudgetOw
   );
 }
 
-export function takeBudgetSession(c: SqlContext, id: number, fromPid: number, owner: BudgetOwner): boolean {
+export function takeBudgetSession(c: SqlContext, session: BudgetSessionRow, owner: BudgetOwner): boolean {
   return c.turn.writeStatement(
     () =>
       sql(
         c,
-        "UPDATE budget_sessions SET host = ?, pid = ? WHERE id = ? AND pid = ? AND ended_at IS NULL",
-      ).run(owner.host, owner.pid, id, fromPid).changes === 1,
+        "UPDATE budget_sessions SET host = ?, pid = ? WHERE id = ? AND host = ? AND pid = ? AND ended_at IS NULL",
+      ).run(owner.host, owner.pid, session.id, session.host, session.pid).changes === 1,
   );
 }
 
+/**
+ * Grouped by whether a price was recorded with the charge: sum(credits) is NULL exactly for the
+ * charges made with no price known.
+ */
 export function budgetSpent(c: SqlContext, id: number): SpendTally {
   const videos = sql(
     c,
-    `SELECT model, resolution, sum(seconds) AS seconds, count(*) AS count FROM spend
-       WHERE session_id = ? AND job_id IS NOT NULL GROUP BY model, resolution ORDER BY model, resolution`,
-  ).all(id) as { model: string; resolution: string | null; seconds: number; count: number }[];
-  const { n } = sql(c, "SELECT count(*) AS n FROM spend WHERE session_id = ? AND speech IS NOT NULL").get(
-    id,
-  ) as { n: number };
-  return { videos, speech: n };
+    `SELECT model, resolution, sum(seconds) AS seconds, count(*) AS count, sum(credits) AS credits FROM spend
+       WHERE session_id = ? AND job_id IS NOT NULL
+       GROUP BY model, resolution, credits IS NULL ORDER BY model, resolution, credits IS NULL`,
+  ).all(id) as SpendTally["videos"][number][];
+  const speech = sql(
+    c,
+    `SELECT count(*) AS count, sum(credits) AS credits FROM spend WHERE session_id = ? AND speech IS NOT NULL
+       GROUP BY credits IS NULL ORDER BY credits IS NULL`,
+  ).all(id) as SpendTally["speech"][number][];
+  return { videos, speech };
 }
 
 export function refundVideo(c: SqlContext, session: number, jobId: number, attempt: number): void {

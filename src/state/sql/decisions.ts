@@ -1,4 +1,4 @@
-// Reviewers' decisions (migration 9; ReviewRecords in job-store.ts).
+// Reviewers' decisions (migration 12; ReviewRecords in job-store.ts).
 import { schemaVersion } from "../../sqlite/migrate.js";
 import type { DecisionRow, NewDecision } from "../job-store.js";
 import { type SqlContext, sql } from "./context.js";
@@ -8,7 +8,7 @@ import { type SqlContext, sql } from "./context.js";
  * earlier reel wrote has none, so nothing was decided in it.
  */
 export function hasDecisions(c: SqlContext): boolean {
-  return schemaVersion(c.db) >= 9;
+  return schemaVersion(c.db) >= 12;
 }
 
 const DECISION_COLUMNS =

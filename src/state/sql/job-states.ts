@@ -75,7 +75,13 @@ export function withdrawSubmitting(c: SqlContext, id: number): void {
 }
 
 /** Not forced to disk (see JobRecords.markSubmitted). */
-export function markSubmitted(c: SqlContext, id: number, taskId: string): void {
+export function markSubmitted(c: SqlContext, id: number, taskId: string): string | undefined {
+  // Synchronous: no other write comes between the look-up and the write.
+  const holder = sql(
+    c,
+    "SELECT job_key FROM jobs WHERE service_id = ? AND task_id = ? AND id != ? LIMIT 1",
+  ).get(c.serviceId, taskId, id) as { job_key: string } | undefined;
+  if (holder) return holder.job_key;
   c.turn.writeStatement(() => {
     const now = c.now();
     setJob(c, id, {
@@ -86,12 +92,25 @@ export function markSubmitted(c: SqlContext, id: number, taskId: string): void {
     });
     c.turn.event(id, "submitted", taskId);
   });
+  return undefined;
 }
 
 export function markUncertain(c: SqlContext, id: number, error: string): void {
   c.turn.writeStatement(() => {
-    setJob(c, id, { state: "uncertain", error });
+    setJob(c, id, { state: "uncertain", fail_kind: null, error });
     c.turn.event(id, "uncertain", error);
+  });
+}
+
+/** A compare-and-set: only from a state no submission was claimed in (see JobRecords). */
+export function markSpeechDoubt(c: SqlContext, id: number, error: string): void {
+  c.turn.writeStatement(() => {
+    const changed = sql(
+      c,
+      `UPDATE jobs SET state = 'uncertain', fail_kind = 'speech', error = ?, updated_at = ?
+         WHERE id = ? AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))`,
+    ).run(error, c.now(), id).changes;
+    if (changed === 1) c.turn.event(id, "uncertain", `speech: ${error}`);
   });
 }
 

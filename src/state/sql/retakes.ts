@@ -1,4 +1,4 @@
-// Retakes (migration 10; ReviewRecords.queueRetake in job-store.ts). A retake's state is read from
+// Retakes (migration 13; ReviewRecords.queueRetake in job-store.ts). A retake's state is read from
 // its job: queued while the job is unsent and unclaimed, sent once claimed, dropped once forgotten.
 import { isTakeOf, takeOf } from "../../manifest/takes.js";
 import { schemaVersion } from "../../sqlite/migrate.js";
@@ -43,7 +43,7 @@ function retakeOf(r: Record<string, unknown>): RetakeRow {
 
 export function listRetakes(c: SqlContext, manifests?: readonly string[]): RetakeRow[] {
   // A reader does not migrate: a file an earlier reel wrote has no retakes.
-  if (schemaVersion(c.db) < 10) return [];
+  if (schemaVersion(c.db) < 13) return [];
   const rows = (
     sql(
       c,

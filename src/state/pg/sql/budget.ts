@@ -2,8 +2,9 @@
 // The charges go with their intents, in the claim's transaction and the speech intent's statement
 // (fleet.ts: claimJob, startSpeech).
 import { speechKey } from "../../sql/budget.js";
-import type { BudgetOwner, BudgetSessionRow, SpendTally } from "../../job-store.js";
+import type { BudgetOwner, BudgetSessionRow, OpenBudgetSession, SpendTally } from "../../job-store.js";
 import { type PgContext, toNumber } from "./context.js";
+import type { FleetContext } from "./fleet.js";
 
 interface SessionColumns {
   id: string;
@@ -11,9 +12,10 @@ interface SessionColumns {
   host: string;
   pid: number;
   started_at: string;
+  runner_id: string | null;
 }
 
-const SESSION_COLUMNS = "id, scope, host, pid, started_at";
+const SESSION_COLUMNS = "s.id, s.scope, s.host, s.pid, s.started_at, s.runner_id";
 
 function sessionOf(row: SessionColumns): BudgetSessionRow {
   return {
@@ -22,60 +24,87 @@ function sessionOf(row: SessionColumns): BudgetSessionRow {
     host: row.host,
     pid: row.pid,
     startedAt: toNumber(row.started_at),
+    runner: row.runner_id === null ? null : toNumber(row.runner_id),
   };
 }
 
-export async function openBudgetSessions(c: PgContext, scope: string): Promise<BudgetSessionRow[]> {
-  const { rows } = await c.pool.query<SessionColumns>(
-    `SELECT ${SESSION_COLUMNS} FROM budget_sessions WHERE service_id = $1 AND scope = $2 AND ended_at IS NULL ORDER BY id`,
+/**
+ * The open sessions of `scope`, each with whether its runner runs: this one's (`here`); stopped,
+ * marked lost, or none known (`gone`); else when it was last heard (its heartbeat).
+ */
+export async function openBudgetSessions(c: FleetContext, scope: string): Promise<OpenBudgetSession[]> {
+  const { rows } = await c.pool.query<SessionColumns & { gone: boolean; heard_at: string | null }>(
+    `SELECT ${SESSION_COLUMNS}, r.stopped_at IS NOT NULL OR r.id IS NULL AS gone, r.heartbeat_at AS heard_at
+       FROM budget_sessions s LEFT JOIN runners r ON r.id = s.runner_id
+       WHERE s.service_id = $1 AND s.scope = $2 AND s.ended_at IS NULL ORDER BY s.id`,
     [c.serviceId, scope],
   );
-  return rows.map(sessionOf);
+  return rows.map((row) => {
+    const session = sessionOf(row);
+    const runs =
+      session.runner === c.runnerId
+        ? ("here" as const)
+        : row.gone
+          ? ("gone" as const)
+          : { heardAt: toNumber(row.heard_at!) };
+    return { ...session, runs };
+  });
 }
 
 export async function startBudgetSession(
-  c: PgContext,
+  c: FleetContext,
   scope: string,
   owner: BudgetOwner,
 ): Promise<BudgetSessionRow> {
   const { rows } = await c.pool.query<SessionColumns>(
-    `INSERT INTO budget_sessions (service_id, scope, host, pid, started_at) VALUES ($1, $2, $3, $4, $5) RETURNING ${SESSION_COLUMNS}`,
-    [c.serviceId, scope, owner.host, owner.pid, c.now()],
+    `INSERT INTO budget_sessions AS s (service_id, scope, host, pid, started_at, runner_id) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${SESSION_COLUMNS}`,
+    [c.serviceId, scope, owner.host, owner.pid, c.now(), c.runnerId],
   );
   return sessionOf(rows[0]!);
 }
 
+/** A compare-and-set on the session's runner; taken again by this runner, it is still taken (a retry). */
 export async function takeBudgetSession(
-  c: PgContext,
-  id: number,
-  fromPid: number,
+  c: FleetContext,
+  session: BudgetSessionRow,
   owner: BudgetOwner,
 ): Promise<boolean> {
   const { rowCount } = await c.pool.query(
-    "UPDATE budget_sessions SET host = $1, pid = $2 WHERE id = $3 AND pid = $4 AND ended_at IS NULL",
-    [owner.host, owner.pid, id, fromPid],
+    `UPDATE budget_sessions SET host = $1, pid = $2, runner_id = $3
+       WHERE id = $4 AND (runner_id IS NOT DISTINCT FROM $5 OR runner_id = $3) AND ended_at IS NULL`,
+    [owner.host, owner.pid, c.runnerId, session.id, session.runner],
   );
   return rowCount === 1;
 }
 
+/** As the state file's (sql/budget.ts): grouped by whether a price was recorded with the charge. */
 export async function budgetSpent(c: PgContext, id: number): Promise<SpendTally> {
-  const { rows } = await c.pool.query<{
+  const videos = await c.pool.query<{
     model: string;
     resolution: string | null;
     seconds: number;
     count: string;
+    credits: number | null;
   }>(
-    `SELECT model, resolution, sum(seconds) AS seconds, count(*) AS count FROM spend
-       WHERE session_id = $1 AND job_id IS NOT NULL GROUP BY model, resolution ORDER BY model, resolution`,
+    `SELECT model, resolution, sum(seconds) AS seconds, count(*) AS count, sum(credits) AS credits FROM spend
+       WHERE session_id = $1 AND job_id IS NOT NULL
+       GROUP BY model, resolution, credits IS NULL ORDER BY model, resolution, credits IS NULL`,
     [id],
   );
-  const speech = await c.pool.query<{ n: string }>(
-    "SELECT count(*) AS n FROM spend WHERE session_id = $1 AND speech IS NOT NULL",
+  const speech = await c.pool.query<{ count: string; credits: number | null }>(
+    `SELECT count(*) AS count, sum(credits) AS credits FROM spend WHERE session_id = $1 AND speech IS NOT NULL
+       GROUP BY credits IS NULL ORDER BY credits IS NULL`,
     [id],
   );
+  const credits = (n: number | null): number | null => (n === null ? null : Number(n));
   return {
-    videos: rows.map((row) => ({ ...row, seconds: Number(row.seconds), count: toNumber(row.count) })),
-    speech: toNumber(speech.rows[0]!.n),
+    videos: videos.rows.map((row) => ({
+      ...row,
+      seconds: Number(row.seconds),
+      count: toNumber(row.count),
+      credits: credits(row.credits),
+    })),
+    speech: speech.rows.map((row) => ({ count: toNumber(row.count), credits: credits(row.credits) })),
   };
 }
 

@@ -29,12 +29,13 @@ export function toNumberOrNull(value: unknown): number | null {
 }
 
 /** Runs `fn` in one transaction on one client: committed whole, or rolled back whole. */
-export async function inTransaction<T>(c: PgContext, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  c: Pick<PgContext, "pool">,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  // Its connection breaking is heard by the listener every client of the store's pool has
+  // (connect.ts): the failed query rejects, which is what counts.
   const client = await c.pool.connect();
-  // A checked-out client whose connection breaks emits 'error' (the pool listens only while it is
-  // idle): unheard, it would end the process. The failed query rejects too, which is what counts.
-  const ignore = (): void => {};
-  client.on("error", ignore);
   try {
     await client.query("BEGIN");
     try {
@@ -46,7 +47,6 @@ export async function inTransaction<T>(c: PgContext, fn: (client: pg.PoolClient)
       throw error;
     }
   } finally {
-    client.off("error", ignore);
     client.release();
   }
 }

@@ -16,8 +16,9 @@
 //   takes a new snapshot per statement, so the count sees every claim committed before the lock
 //   was granted). Claims are serialized per service: a few milliseconds each, hundreds a second.
 // - Takeover. A runner is lost when it was silent past its lease while another was heard (so an outage
-//   of the database itself takes nobody for lost: see SILENT_WHILE_REACHABLE), or when it ran on
-//   this machine and its process is gone. Submissions of a lost (or stopped) runner without an answer become uncertain, exactly
+//   of the database itself takes nobody for lost: see SILENT_WHILE_REACHABLE), or when it ran in
+//   this runner's pid space (this boot and PID namespace, never judged by host name: goneHere) and
+//   its process is gone. Submissions of a lost (or stopped) runner without an answer become uncertain, exactly
 //   as after a crash; its tasks become unheld, for any live runner to follow; its speech intents
 //   become uncertain and its upload intents are dropped (uploaded again if needed, no credits).
 // - No runner holds the fleet's locks while silent. A claim holds its service's row, and a takeover
@@ -28,7 +29,7 @@
 //   and its session, once it has waited half a lease on its runner (fleetTransaction).
 import type pg from "pg";
 import { ClaimLostError, JobGoneError, LeaseLostError } from "../../errors.js";
-import type { SpeechCharge, TakeOver, VideoCharge } from "../../job-store.js";
+import type { LostWhy, SpeechCharge, TakeOver, VideoCharge } from "../../job-store.js";
 import { speechKey } from "../../sql/budget.js";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
@@ -52,6 +53,8 @@ function fleetTransaction<T>(c: FleetContext, fn: (client: pg.PoolClient) => Pro
 /** A writer's context: the store's, with its runner and the fleet's timing. */
 export interface FleetContext extends PgContext {
   readonly runnerId: number;
+  /** Where this runner's pid names it (see ../../pid-space.ts); "" unknown. */
+  readonly pidSpace: string;
   readonly lease: LeaseTiming;
 }
 
@@ -68,13 +71,18 @@ function fence(c: FleetContext, n = 1): string {
 
 /** The error of a runner taken over; `what`: what it no longer does. */
 export async function leaseLostError(c: FleetContext, what: string): Promise<LeaseLostError> {
-  // Who took over, if the database says: only for the message.
+  // Who took over and why, if the database says: only for the message.
+  type Row = { taken_by: string | null; lost_why: string | null };
   const { rows } = await c.pool
-    .query<{ taken_by: string | null }>("SELECT taken_by FROM runners WHERE id = $1", [c.runnerId])
-    .catch(() => ({ rows: [] as { taken_by: string | null }[] }));
+    .query<Row>("SELECT taken_by, lost_why FROM runners WHERE id = $1", [c.runnerId])
+    .catch(() => ({ rows: [] as Row[] }));
   const by = rows[0]?.taken_by ? ` (taken over by runner ${rows[0].taken_by})` : "";
+  const why =
+    rows[0]?.lost_why === "gone"
+      ? `was taken for ended: a runner of its machine found no process under its pid${by}`
+      : `was silent for longer than its lease of ${c.lease.leaseMs / 1_000} s${by}`;
   return new LeaseLostError(
-    `this runner (${c.runnerId} in the store) was silent for longer than its lease of ${c.lease.leaseMs / 1_000} s${by}: its work is now the other runners'. ${what} It stops here; rerun reel to go on.`,
+    `this runner (${c.runnerId} in the store) ${why}: its work is now the other runners'. ${what} It stops here; rerun reel to go on.`,
   );
 }
 
@@ -99,8 +107,8 @@ export async function claimJob(c: FleetContext, id: number, charge?: VideoCharge
            RETURNING id, attempts),
        noted AS (INSERT INTO events (at, job_id, runner_id, kind) SELECT $2::bigint, id, $3, 'submitting' FROM claimed),
        charged AS (
-         INSERT INTO spend (session_id, job_id, attempt, model, resolution, seconds, at)
-           SELECT $4::bigint, id, attempts, $5, $6, $7, $2::bigint FROM claimed WHERE $4::bigint IS NOT NULL
+         INSERT INTO spend (session_id, job_id, attempt, model, resolution, seconds, credits, at)
+           SELECT $4::bigint, id, attempts, $5, $6, $7, $8::double precision, $2::bigint FROM claimed WHERE $4::bigint IS NOT NULL
            ON CONFLICT (session_id, job_id, attempt) WHERE job_id IS NOT NULL DO NOTHING)
        SELECT attempts FROM claimed`,
       [
@@ -111,6 +119,7 @@ export async function claimJob(c: FleetContext, id: number, charge?: VideoCharge
         charge?.model ?? null,
         charge?.resolution ?? null,
         charge?.seconds ?? 0,
+        charge?.credits ?? null,
       ],
     );
     if (rows[0]) return rows[0].attempts;
@@ -180,10 +189,22 @@ export async function answerLanded(
  * the wire finds its job uncertain (the takeover's doing): the answer is still recorded, the task
  * unheld for a live runner to follow, so that nothing paid is lost; then it stops (LeaseLostError).
  */
-export async function answerJob(c: FleetContext, id: number, taskId: string): Promise<void> {
+export async function answerJob(c: FleetContext, id: number, taskId: string): Promise<string | undefined> {
   const now = c.now();
-  const { rows } = await c.pool.query<{ late: boolean }>(
-    `WITH answered AS (
+  const answered = await fleetTransaction(c, async (client) => {
+    // Answers naming one task wait for each other here, so that the look-up below sees the one
+    // recorded first (READ COMMITTED: each statement reads what was committed before it began).
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1::text || ' ' || $2, 0))", [
+      c.serviceId,
+      taskId,
+    ]);
+    const holder = await client.query<{ job_key: string }>(
+      "SELECT job_key FROM jobs WHERE service_id = $1 AND task_id = $2 AND id <> $3 LIMIT 1",
+      [c.serviceId, taskId, id],
+    );
+    if (holder.rows[0]) return { holder: holder.rows[0].job_key };
+    const { rows } = await client.query<{ late: boolean }>(
+      `WITH answered AS (
        UPDATE jobs SET state = 'submitted', task_id = $2, task_status = 'PreProcessing', submitted_at = $3, error = NULL,
                        runner_id = CASE WHEN state = 'submitting' THEN runner_id END, updated_at = $3
          WHERE id = $1 AND runner_id = $4 AND state IN ('submitting', 'uncertain')
@@ -192,9 +213,13 @@ export async function answerJob(c: FleetContext, id: number, taskId: string): Pr
        INSERT INTO events (at, job_id, runner_id, kind, detail)
          SELECT $3::bigint, id, $4, CASE WHEN late THEN 'late-answer' ELSE 'submitted' END, $2 FROM answered)
      SELECT late FROM answered`,
-    [id, taskId, now, c.runnerId],
-  );
-  if (rows[0] && !rows[0].late) return;
+      [id, taskId, now, c.runnerId],
+    );
+    return { rows };
+  });
+  if ("holder" in answered) return answered.holder;
+  const { rows } = answered;
+  if (rows[0] && !rows[0].late) return undefined;
   throw await leaseLostError(
     c,
     rows[0]
@@ -263,11 +288,20 @@ export async function startSpeech(
        -- Charged once: not again when this runner's own intent is tried again (its snapshot is the
        -- statement's, before the upsert).
        charged AS (
-         INSERT INTO spend (session_id, speech, seconds, at)
-           SELECT $6::bigint, $7, 0, $4 FROM made WHERE $6::bigint IS NOT NULL
+         INSERT INTO spend (session_id, speech, seconds, credits, at)
+           SELECT $6::bigint, $7, 0, $8::double precision, $4 FROM made WHERE $6::bigint IS NOT NULL
              AND NOT EXISTS (SELECT 1 FROM speech WHERE service_id = $1 AND voice_id = $2 AND text = $3 AND state = 'creating'))
      SELECT (SELECT count(*) FROM me) = 1 AS alive, (SELECT count(*) FROM made) = 1 AS made`,
-    [c.serviceId, voiceId, text, c.now(), c.runnerId, charge?.session ?? null, speechKey(voiceId, text)],
+    [
+      c.serviceId,
+      voiceId,
+      text,
+      c.now(),
+      c.runnerId,
+      charge?.session ?? null,
+      speechKey(voiceId, text),
+      charge?.credits ?? null,
+    ],
   );
   const row = rows[0] as { alive: boolean; made: boolean } | undefined;
   if (!row?.alive) throw await leaseLostError(c, "No speech is made by it.");
@@ -284,16 +318,17 @@ export async function startSpeech(
  * at any time (each step matches only rows no live runner holds).
  */
 export async function takeOverLost(c: FleetContext): Promise<TakeOver> {
-  const dead = await deadOnThisHost(c);
+  const dead = await goneHere(c);
   const result = await fleetTransaction(c, async (client) => {
     // A lost runner takes nothing over; and this one's own silence (an outage) is recorded first.
     if ((await client.query(fence(c), [c.runnerId])).rowCount !== 1) return "lost-lease" as const;
     const now = c.now();
-    const { rows: lost } = await client.query<{ id: string; host: string; pid: number }>(
-      `UPDATE runners r SET stopped_at = ${DB_NOW}, lost_at = ${DB_NOW}, taken_by = $1
+    const { rows: lost } = await client.query<{ id: string; host: string; pid: number; lost_why: LostWhy }>(
+      `UPDATE runners r SET stopped_at = ${DB_NOW}, lost_at = ${DB_NOW}, taken_by = $1,
+              lost_why = CASE WHEN r.id = ANY ($3::bigint[]) THEN 'gone' ELSE 'silent' END
          WHERE r.stopped_at IS NULL AND r.id <> $1
            AND (r.id = ANY ($3::bigint[]) OR (r.heartbeat_at < ${DB_NOW} - $2 AND ${SILENT_WHILE_REACHABLE}))
-         RETURNING r.id, r.host, r.pid`,
+         RETURNING r.id, r.host, r.pid, r.lost_why`,
       [c.runnerId, c.lease.leaseMs, dead],
     );
     const holder = `coalesce((SELECT 'runner ' || r.id || ' on ' || r.host || ' (pid ' || r.pid || ')' FROM runners r WHERE r.id = jobs.runner_id), 'its runner')`;
@@ -330,7 +365,7 @@ export async function takeOverLost(c: FleetContext): Promise<TakeOver> {
       [c.serviceId],
     );
     return {
-      lost: lost.map((row) => ({ id: toNumber(row.id), host: row.host, pid: row.pid })),
+      lost: lost.map((row) => ({ id: toNumber(row.id), host: row.host, pid: row.pid, why: row.lost_why })),
       uncertain: uncertain.rowCount ?? 0,
       released: released.rowCount ?? 0,
       unheld: toNumber(unheld[0]?.n ?? 0),
@@ -353,17 +388,19 @@ const SILENT_WHILE_REACHABLE = `EXISTS (SELECT 1 FROM runners s WHERE s.id <> r.
     AND s.heartbeat_at - greatest(r.heartbeat_at, s.connected_at) >= $2)`;
 
 /**
- * The runners of this machine that have not stopped but whose process is gone (killed with kill -9,
- * or crashed): lost at once, without waiting out their lease, so that a rerun on the machine of a
- * run that was killed goes on at once. Only where the process surely is gone (ESRCH); a process
- * alive (or another user's: EPERM) keeps its lease. Machines that share a host name would take one
- * another's live runners for gone: the fencing keeps the money safe, and the runner so taken over
- * stops (give machines distinct names).
+ * The runners of this pid space (this boot, this PID namespace: see ../../pid-space.ts) that have not
+ * stopped but whose process is gone (killed with kill -9, or crashed): lost at once, without waiting
+ * out their lease, so that a rerun on the machine of a run that was killed goes on at once. Only
+ * where the process surely is gone (ESRCH); a process alive (or another user's: EPERM) keeps its
+ * lease. Never by host name: machines (or containers) that share one see nothing of each other's
+ * processes, and a live runner there must not be taken for gone; the lease decides for them, and
+ * for every runner where the pid space is unknown.
  */
-async function deadOnThisHost(c: FleetContext): Promise<number[]> {
+async function goneHere(c: FleetContext): Promise<number[]> {
+  if (c.pidSpace === "") return [];
   const { rows } = await c.pool.query<{ id: string; pid: number }>(
-    "SELECT id, pid FROM runners WHERE host = $1 AND stopped_at IS NULL AND id <> $2",
-    [c.host, c.runnerId],
+    "SELECT id, pid FROM runners WHERE pid_space = $1 AND stopped_at IS NULL AND id <> $2",
+    [c.pidSpace, c.runnerId],
   );
   return rows.filter((row) => !processAlive(row.pid)).map((row) => toNumber(row.id));
 }

@@ -78,8 +78,21 @@ export async function markUncertain(c: FleetContext, id: number, error: string):
   await setJob(
     c,
     id,
-    { state: "uncertain", error },
+    { state: "uncertain", fail_kind: null, error },
     { event: { kind: "uncertain", detail: error }, guard: mineOrUnclaimed(c) },
+  );
+}
+
+/** Only on a job no one claimed: a speech doubt comes before this runner's claim. */
+export async function markSpeechDoubt(c: PgContext, id: number, error: string): Promise<void> {
+  await setJob(
+    c,
+    id,
+    { state: "uncertain", fail_kind: "speech", error },
+    {
+      event: { kind: "uncertain", detail: `speech: ${error}` },
+      guard: " AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))",
+    },
   );
 }
 
