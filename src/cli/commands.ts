@@ -1,5 +1,6 @@
 import type { Command } from "./command.js";
 import { makeCompletionCommand } from "./completion-command.js";
+import { cleanCommand } from "./clean-command.js";
 import { approveCommand, rejectCommand, undecideCommand } from "./decide-command.js";
 import { initCommand } from "./init-command.js";
 import { planCommand } from "./plan-command.js";
@@ -22,6 +23,7 @@ export const COMMANDS: readonly Command[] = [
   rejectCommand,
   undecideCommand,
   retakeCommand,
+  cleanCommand,
   sandboxCommand,
   makeCompletionCommand(() => COMMANDS),
 ];
