@@ -1,5 +1,6 @@
 import type { Command } from "./command.js";
 import { makeCompletionCommand } from "./completion-command.js";
+import { cleanCommand } from "./clean-command.js";
 import { approveCommand, rejectCommand, undecideCommand } from "./decide-command.js";
 import { forgetCommand } from "./forget-command.js";
 import { initCommand } from "./init-command.js";
@@ -24,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   undecideCommand,
   retakeCommand,
   forgetCommand,
+  cleanCommand,
   sandboxCommand,
   makeCompletionCommand(() => COMMANDS),
 ];

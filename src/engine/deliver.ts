@@ -60,6 +60,9 @@ export async function checkDone(ctx: EngineContext, job: Job, row: JobRow): Prom
     }
     return;
   }
+  // A rejected take's video removed (reel clean, or by hand) stays removed: it was turned down, so
+  // fetching it again would only undo the cleaning. Undeciding it brings it back at the next run.
+  if (found?.kind === "missing" && (await isRejected(ctx, row))) return;
   // Not the video reel saved (cut short, edited, replaced): the user's file is kept under another
   // name, never overwritten, and the video is fetched again from its task (never generated again).
   if (found?.kind === "changed") {
@@ -75,6 +78,11 @@ export async function checkDone(ctx: EngineContext, job: Job, row: JobRow): Prom
   // Its result address is from an earlier run: it may have expired, or (the sandbox) name a
   // server that is gone. The service is asked for the task again first.
   await download(ctx, row.file === null ? row : await store.forgetDownload(row), { addressFresh: false });
+}
+
+async function isRejected(ctx: EngineContext, row: JobRow): Promise<boolean> {
+  const [latest] = await ctx.store.latestDecisions([{ key: row.job_key, specHash: row.spec_hash }]);
+  return latest?.decision === "rejected";
 }
 
 /** `addressFresh`: the row's result URL was polled by this run (else it is asked for again). */

@@ -70,6 +70,7 @@ it("every command's --help lists its options and its exit codes", async () => {
     "reject",
     "undecide",
     "retake",
+    "clean",
     "sandbox",
   ]) {
     const help = await runCli([command, "--help"], { cwd: dir });

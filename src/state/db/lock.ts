@@ -19,7 +19,11 @@ import { ReelError } from "../../errors.js";
 import { bootId } from "../pid-space.js";
 
 export class StateLockedError extends ReelError {
-  constructor(path: string, holder: string | undefined) {
+  constructor(
+    path: string,
+    /** Who holds it, as far as can be told ("pid 1234"). */
+    readonly holder: string | undefined,
+  ) {
     super(
       "E_STATE_LOCKED",
       `another reel process${holder ? ` (${holder})` : ""} is using the state file ${path}. Wait for it to finish or stop it; two runners on one state file could pay twice for the same job. The lock is the system's own and ends with that process, even one killed.`,
