@@ -4,6 +4,7 @@ import { approveCommand, rejectCommand, undecideCommand } from "./decide-command
 import { initCommand } from "./init-command.js";
 import { planCommand } from "./plan-command.js";
 import { retakeCommand } from "./retake-command.js";
+import { reviewCommand } from "./review-command.js";
 import { runCommand } from "./run-command.js";
 import { sandboxCommand } from "./sandbox-command.js";
 import { statusCommand } from "./status-command.js";
@@ -22,6 +23,7 @@ export const COMMANDS: readonly Command[] = [
   rejectCommand,
   undecideCommand,
   retakeCommand,
+  reviewCommand,
   sandboxCommand,
   makeCompletionCommand(() => COMMANDS),
 ];

@@ -36,21 +36,27 @@ function namedService(args: ParsedArgs, io: CliIO, place: Workplace): string | u
   return url === undefined ? undefined : canonicalBaseUrl(url);
 }
 
+/** The state and service a reviewer acts on, and the current version of every job of it. */
+export interface ReviewService {
+  readonly place: Workplace;
+  /** The service, as the store names it (its row's base URL). */
+  readonly baseUrl: string;
+  /** The current version of every job of that service. */
+  readonly allRows: readonly JobRow[];
+}
+
 /**
- * Finds the state, the service and the jobs `patterns` name. Refuses (UsageError, exit 2, nothing
- * read further) no pattern, a state with no jobs, an unnamed service when the state has several, and
- * a pattern that names no job of the service.
+ * Finds the state and the service (as status finds the state, as run names the service; else the
+ * one the state has jobs of). Refuses (UsageError, exit 2) a state with no jobs and an unnamed
+ * service when the state has several. `paths`: manifests or folders the state is found from.
  */
-export async function findReviewTarget(
+export async function findReviewService(
   command: string,
-  patterns: readonly string[],
   args: ParsedArgs,
   io: CliIO,
-): Promise<ReviewTarget> {
-  if (patterns.length === 0) {
-    throw new UsageError(`name the jobs: reel ${command} MANIFEST/ID..., e.g. 'shop/mug~2' or 'shop/*'`);
-  }
-  const place = workplaceOf([], args, io);
+  paths: readonly string[] = [],
+): Promise<ReviewService> {
+  const place = workplaceOf(paths, args, io);
   const named = namedService(args, io, place);
   if (place.storeUrl === undefined && !existsSync(place.statePath)) {
     throw new UsageError(
@@ -83,7 +89,24 @@ export async function findReviewTarget(
   } else {
     baseUrl = services[0]!;
   }
-  const allRows = latest.filter((row) => row.base_url === baseUrl);
+  return { place, baseUrl, allRows: latest.filter((row) => row.base_url === baseUrl) };
+}
+
+/**
+ * Finds the state, the service and the jobs `patterns` name. Refuses (UsageError, exit 2, nothing
+ * read further) no pattern, a state with no jobs, an unnamed service when the state has several, and
+ * a pattern that names no job of the service.
+ */
+export async function findReviewTarget(
+  command: string,
+  patterns: readonly string[],
+  args: ParsedArgs,
+  io: CliIO,
+): Promise<ReviewTarget> {
+  if (patterns.length === 0) {
+    throw new UsageError(`name the jobs: reel ${command} MANIFEST/ID..., e.g. 'shop/mug~2' or 'shop/*'`);
+  }
+  const { place, baseUrl, allRows } = await findReviewService(command, args, io);
   const chosen = new Set<JobRow>();
   for (const pattern of patterns) {
     const matches = makeJobFilter([pattern]);
