@@ -6,6 +6,7 @@ import { forgetCommand } from "./forget-command.js";
 import { initCommand } from "./init-command.js";
 import { planCommand } from "./plan-command.js";
 import { retakeCommand } from "./retake-command.js";
+import { reviewCommand } from "./review-command.js";
 import { runCommand } from "./run-command.js";
 import { sandboxCommand } from "./sandbox-command.js";
 import { statusCommand } from "./status-command.js";
@@ -26,6 +27,7 @@ export const COMMANDS: readonly Command[] = [
   retakeCommand,
   forgetCommand,
   cleanCommand,
+  reviewCommand,
   sandboxCommand,
   makeCompletionCommand(() => COMMANDS),
 ];

@@ -14,7 +14,8 @@ const CONTROL = /[\x00-\x1f\x7f]/;
 // eslint-disable-next-line no-control-regex -- in a note, line breaks and tabs are text
 const NOTE_CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/;
 
-function checkReviewer(name: string, from: string): string {
+/** `name` trimmed, or refused (UsageError) when empty, too long or not one line; `from` names it. */
+export function checkReviewer(name: string, from: string): string {
   const trimmed = name.trim();
   if (trimmed === "") throw new UsageError(`${from} is empty: give the reviewer's name`);
   if (trimmed.length > REVIEWER_MAX || CONTROL.test(trimmed)) {
@@ -62,12 +63,16 @@ export async function reviewerOf(given: string | undefined, command: string, io:
 /** --note, checked; undefined when not given. */
 export function noteGiven(args: ParsedArgs): string | undefined {
   const note = args.values.note;
-  if (typeof note !== "string") return undefined;
+  return typeof note === "string" ? checkNote(note, "--note") : undefined;
+}
+
+/** A note trimmed (undefined when empty), or refused (UsageError); `from` names where it came from. */
+export function checkNote(note: string, from: string): string | undefined {
   const trimmed = note.trim();
   if (trimmed === "") return undefined;
   if (trimmed.length > NOTE_MAX) {
-    throw new UsageError(`--note is ${trimmed.length} characters long; keep it to ${NOTE_MAX}`);
+    throw new UsageError(`${from} is ${trimmed.length} characters long; keep it to ${NOTE_MAX}`);
   }
-  if (NOTE_CONTROL.test(trimmed)) throw new UsageError("--note holds a control character; write it as text");
+  if (NOTE_CONTROL.test(trimmed)) throw new UsageError(`${from} holds a control character; write it as text`);
   return trimmed;
 }

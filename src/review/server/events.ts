@@ -1,0 +1,64 @@
+// Live updates: the server reads the takes from the store every second while a page listens, and
+// sends each page the takes that changed (a new video, a decision made elsewhere, a retake sent) as
+// server-sent events. Nothing is read while no page listens: an idle server costs nothing.
+import type { ServerResponse } from "node:http";
+import type { TakeView } from "./takes-view.js";
+
+export const POLL_MS = 1000;
+
+export class TakeEvents {
+  private readonly clients = new Set<ServerResponse>();
+  private last = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+  private reading = false;
+
+  constructor(private readonly read: () => Promise<TakeView[]>) {}
+
+  /** Keeps `res` open as an event stream until the page goes. */
+  async listen(res: ServerResponse): Promise<void> {
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-store",
+      connection: "keep-alive",
+    });
+    res.write("retry: 1000\n\n");
+    if (this.clients.size === 0)
+      this.last = new Map((await this.read()).map((t) => [t.job, JSON.stringify(t)]));
+    this.clients.add(res);
+    res.on("close", () => {
+      this.clients.delete(res);
+      if (this.clients.size === 0) this.stop();
+    });
+    this.timer ??= setInterval(() => void this.poll(), POLL_MS);
+  }
+
+  /** Reads now and sends what changed: after the page's own writes, so every page sees them at once. */
+  async poll(): Promise<void> {
+    if (this.reading || this.clients.size === 0) return;
+    this.reading = true;
+    try {
+      const now = new Map((await this.read()).map((t) => [t.job, JSON.stringify(t)]));
+      const changed = [...now].filter(([job, json]) => this.last.get(job) !== json).map(([, json]) => json);
+      const gone = [...this.last.keys()].filter((job) => !now.has(job));
+      this.last = now;
+      if (changed.length === 0 && gone.length === 0) return;
+      const data = `{"takes":[${changed.join(",")}],"gone":${JSON.stringify(gone)}}`;
+      for (const client of this.clients) client.write(`event: takes\ndata: ${data}\n\n`);
+    } catch {
+      // A store briefly unreachable: the next poll tries again.
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  close(): void {
+    this.stop();
+    for (const client of this.clients) client.end();
+    this.clients.clear();
+  }
+}
