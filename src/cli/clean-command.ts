@@ -4,7 +4,7 @@
 import { UsageError } from "../errors.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { outFolderOf } from "../output/out-folder.js";
-import { decisionFieldsOf } from "../review/decision-fields.js";
+import { decisionFieldsOf } from "../output/decision-fields.js";
 import { checkCandidates, cleanCandidates, type Removable, removeFiles } from "../review/clean.js";
 import { StateLockedError, type StateLock, acquireLock } from "../state/db/lock.js";
 import type { JobRow } from "../state/job-store.js";

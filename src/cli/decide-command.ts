@@ -4,7 +4,7 @@
 // without a video, refuses the whole command (exit 2, nothing changed).
 import { UsageError } from "../errors.js";
 import { plural } from "../plural.js";
-import { type DecisionFields, decisionFieldsOf } from "../review/decision-fields.js";
+import { type DecisionFields, decisionFieldsOf } from "../output/decision-fields.js";
 import {
   type DecisionAction,
   decisionsByVersion,

@@ -17,7 +17,17 @@ import {
 } from "../project/index.js";
 import { StateStore } from "../state/store.js";
 import { shownPath } from "../user-path.js";
-import type { Workplace } from "./workplace.js";
+
+/**
+ * What of a command's workplace (cli/workplace.ts) the rule reads: said here rather than imported, as
+ * the workplace applies the rule when it is made.
+ */
+export interface AnchoredState {
+  readonly anchor: Anchor;
+  readonly statePath: string;
+  readonly stateFrom: string;
+  readonly storeUrl?: string;
+}
 
 /** A state file other than the one a command uses, and the output folder that goes with it. */
 interface OtherState {
@@ -102,7 +112,7 @@ const quoted = (names: readonly string[]): string => names.map((n) => `'${n}'`).
  * that has work of these manifests: the old default in the current folder, or a state above.
  */
 export function refusePassedOverStates(
-  place: Workplace,
+  place: AnchoredState,
   cwd: string,
   manifestNames: readonly string[],
 ): void {
@@ -112,7 +122,7 @@ export function refusePassedOverStates(
 
 /** Why refusePassedOverStates refuses, or undefined (a watch skips such a manifest until fixed). */
 export function passedOverMessage(
-  place: Workplace,
+  place: AnchoredState,
   cwd: string,
   manifestNames: readonly string[],
 ): string | undefined {

@@ -6,7 +6,7 @@ import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { type JobResult, resultOf } from "../output/job-record.js";
 import { plural } from "../plural.js";
 import { type DecisionCounts, countDecisions } from "../review/decision-counts.js";
-import { decisionFieldsOf } from "../review/decision-fields.js";
+import { decisionFieldsOf } from "../output/decision-fields.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import type { DecisionRow, JobStore, RetakeRow } from "../state/store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";

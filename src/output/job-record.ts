@@ -2,7 +2,7 @@
 // job as `results.jsonl` shows it plus the spec that was sent and what the video held.
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type DecisionFields, decisionFieldsOf } from "../review/decision-fields.js";
+import { type DecisionFields, decisionFieldsOf } from "./decision-fields.js";
 import type { DecisionRow, JobRow } from "../state/store.js";
 import { writeSmallFileAtomicSync } from "./atomic-write.js";
 import { recordFile } from "./layout.js";

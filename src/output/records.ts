@@ -5,7 +5,7 @@
 import { type Dirent, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type JournaledJob, type JournalScope, readJournal } from "./journal.js";
-import type { DecisionFields } from "../review/decision-fields.js";
+import type { DecisionFields } from "./decision-fields.js";
 import type { JobResult } from "./job-record.js";
 import { isRecordName, RESULTS_NAME } from "./layout.js";
 

@@ -13,8 +13,8 @@ import { plural } from "../plural.js";
 import { writeFileAtomic } from "../output/atomic-write.js";
 import { resultOf } from "../output/job-record.js";
 import { recordFile, REPORT_NAME } from "../output/layout.js";
-import type { DecisionFields } from "../review/decision-fields.js";
-import { failureSteps } from "../run/next-steps.js";
+import type { DecisionFields } from "../output/decision-fields.js";
+import { failureSteps } from "../advice/failure-steps.js";
 import { type DecisionRow, type JobRow, versionKey } from "../state/store.js";
 import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
 import { REPORT_CSS, REPORT_JS } from "./report-page.js";
@@ -440,7 +440,7 @@ function fatalBanner(fatal: NonNullable<ReportRun["fatal"]>): Banner {
 
 /**
  * What the jobs that did not succeed call for, once the work is over: for failed ones, the steps the
- * run's summary gives (run/next-steps.ts), worded for a watch after one.
+ * run's summary gives (advice/failure-steps.ts), worded for a watch after one.
  */
 function jobsBanner(
   summary: ReportSummary,

@@ -1,6 +1,6 @@
 // Decisions counted per manifest, as `status` shows them: what a team still has to look at.
 import type { JobRow, RetakeRow } from "../state/job-store.js";
-import type { DecisionFields } from "./decision-fields.js";
+import type { DecisionFields } from "../output/decision-fields.js";
 
 /**
  * approved and rejected: takes whose latest decision is that; undecided: takes with a video and no

@@ -7,7 +7,7 @@ import { writeJobRecord } from "../output/job-record.js";
 import { recordFile } from "../output/layout.js";
 import { readRecordFields } from "../output/records.js";
 import { type DecisionRow, type JobRow, versionKey } from "../state/store.js";
-import { decisionFieldsOf, sameDecision, UNDECIDED } from "./decision-fields.js";
+import { decisionFieldsOf, sameDecision, UNDECIDED } from "../output/decision-fields.js";
 
 /**
  * Writes again the record of each row of `rows` whose record in `outDir` is its own (the same

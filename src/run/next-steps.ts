@@ -1,38 +1,12 @@
-// What a person does next after a run, as data: the run's summary prints each step's text, `--json`
-// gives the same steps by code so a script can branch on them, and the report's banner says the
-// same of failed jobs. One place for the advice, so the words a user reads and the codes a script
-// reads cannot drift apart. Each step names what would change the outcome: advice to do what would
-// send nothing (--retry-failed on a job that used every attempt) would only send the user round.
+// What a person does next after a run, as data: the run's summary prints each step's text, and
+// `--json` gives the same steps by code so a script can branch on them: the words a user reads and
+// the codes a script reads cannot drift apart. The steps for failed jobs, which the report's banner
+// says too, are advice/failure-steps.ts's.
 import { describeStop } from "../budget/index.js";
-import { plural, agree } from "../plural.js";
-import { INJECTED_FAILURE_REASON } from "../sandbox/options.js";
-import type { JobRow } from "../state/store.js";
-import type { RunSummary } from "./run-batch.js";
+import type { RunSummary } from "./run-summary.js";
+import { failureSteps, keyOf, type NextStep } from "../advice/failure-steps.js";
 
-export type NextStepCode =
-  | "FIX_OR_RETRY_FAILED"
-  | "EDIT_FAILED"
-  | "EDIT_REFUSED"
-  | "FIX_AND_RERUN"
-  | "SANDBOX_FAILURE"
-  | "RESUBMIT_UNCERTAIN"
-  | "RERUN_TO_DOWNLOAD"
-  | "RERUN_TO_RESUME"
-  | "RERUN_TO_FINISH"
-  | "RAISE_BUDGET"
-  | "FIX_KEY"
-  | "ADD_CREDITS"
-  | "CHECK_SERVICE"
-  | "FREE_DISK";
-
-export interface NextStep {
-  readonly code: NextStepCode;
-  readonly text: string;
-  /** The jobs (`manifest/id`) it is about, when it is about some. */
-  readonly jobs?: readonly string[];
-}
-
-const keyOf = (row: JobRow): string => `${row.manifest}/${row.video_id}`;
+export type { NextStep, NextStepCode } from "../advice/failure-steps.js";
 
 /**
  * How a stopped run ended, in a few words for the summary's first line (`stopped: out of credits`);
@@ -56,74 +30,6 @@ export function stopCause(code: string): string {
  * again: the summary shows the service's words alone beside the step.
  */
 export const ADVISED_STOPS: ReadonlySet<string> = new Set(["E_AUTH", "E_CREDITS"]);
-
-/**
- * Why a job failed, as far as the next step goes: `local`, before anything was sent (tried again by
- * itself); `sandbox`, on purpose by the sandbox's --fail-rate; `refused`, the service refused the
- * request as sent (the same request gets the same answer); `exhausted`, on the service, with every
- * attempt allowed used; `retry`, on the service, with attempts left.
- */
-export type FailureKind = "local" | "sandbox" | "refused" | "exhausted" | "retry";
-
-export function failureKind(row: JobRow, maxAttempts: number): FailureKind | undefined {
-  if (row.state !== "Fail" && row.state !== "Canceled") return undefined;
-  if (row.fail_kind === "local") return "local";
-  if (row.error?.includes(INJECTED_FAILURE_REASON)) return "sandbox";
-  if (row.fail_kind === "rejected") return "refused";
-  return row.attempts >= maxAttempts ? "exhausted" : "retry";
-}
-
-/**
- * The steps for the failed jobs of `rows`: one per kind of failure, with the jobs it is about.
- * `again`: how the user goes on, "rerun" after a run, "start the watch again" after a watch.
- */
-export function failureSteps(rows: readonly JobRow[], maxAttempts: number, again = "rerun"): NextStep[] {
-  const byKind = new Map<FailureKind, JobRow[]>();
-  for (const row of rows) {
-    const kind = failureKind(row, maxAttempts);
-    if (kind !== undefined) byKind.set(kind, [...(byKind.get(kind) ?? []), row]);
-  }
-  const steps: NextStep[] = [];
-  const step = (kind: FailureKind, code: NextStepCode, text: (n: number, them: string) => string): void => {
-    const jobs = byKind.get(kind);
-    if (!jobs) return;
-    steps.push({ code, text: text(jobs.length, agree(jobs.length, "it", "them")), jobs: jobs.map(keyOf) });
-  };
-  const used = `${maxAttempts} of ${maxAttempts} used`;
-  step(
-    "retry",
-    "FIX_OR_RETRY_FAILED",
-    (n, them) =>
-      `${plural(n, "job")} failed with attempts left (${plural(maxAttempts, "attempt")} allowed per job): ${again} with --retry-failed to try ${them} again (a new, paid attempt), or edit ${them} in the manifest (a changed video is a new job).`,
-  );
-  step(
-    "exhausted",
-    "EDIT_FAILED",
-    (n, them) =>
-      `${plural(n, "job")} failed on every attempt allowed (${used}): running again does not send ${them} again; edit ${them} in the manifest (a changed video is a new job).`,
-  );
-  step(
-    "refused",
-    "EDIT_REFUSED",
-    (n, them) =>
-      `${plural(n, "job")} ${agree(n, "was", "were")} refused by the service as sent (see the error): the same request gets the same answer, so edit ${them} in the manifest.`,
-  );
-  step(
-    "local",
-    "FIX_AND_RERUN",
-    (n, them) =>
-      `${plural(n, "job")} failed before anything was sent (nothing was paid): fix what the error says, then ${again}; ${them} ${agree(n, "is", "are")} tried again without being asked.`,
-  );
-  const injected = byKind.get("sandbox") ?? [];
-  const spent = injected.filter((row) => row.attempts >= maxAttempts).length;
-  step(
-    "sandbox",
-    "SANDBOX_FAILURE",
-    (n, them) =>
-      `${plural(n, "job")} failed on purpose: the sandbox's --fail-rate fails tasks, whatever the video, and the same request again under one --seed. Restart the sandbox without --fail-rate (or with another --seed), then ${again} with --retry-failed to make ${them}${spent > 0 ? `, and a --max-attempts above ${maxAttempts} for the ${plural(spent, "job")} that used all ${maxAttempts}` : ""}.`,
-  );
-  return steps;
-}
 
 /** The steps that apply after a run that ended as `summary` says. */
 export function nextSteps(summary: RunSummary): NextStep[] {

@@ -1,7 +1,5 @@
 // `reel run`'s driver: one engine, every job of the run's manifests to a final state, then the
 // reports (results.jsonl and index.html). `reel watch` is the other driver (src/watch).
-import type { Budget, Cost } from "../budget/index.js";
-import type { ServiceError } from "../client/index.js";
 import { DEFAULTS } from "../defaults.js";
 import { type Engine, type EngineOptions, makeEngine, newJobOf } from "../engine/engine.js";
 import { silentProgress } from "../engine/progress.js";
@@ -21,6 +19,7 @@ import {
   versionKey,
 } from "../state/store.js";
 import { startProgress } from "./notes.js";
+import type { RunSummary } from "./run-summary.js";
 
 export interface RunBatchOptions extends EngineOptions {
   readonly jobs: readonly Job[];
@@ -32,31 +31,6 @@ export interface RunBatchOptions extends EngineOptions {
   readonly listedJobs?: readonly Job[];
   /** The service as index.html names it: "sandbox" or the base URL. @defaultValue not named */
   readonly service?: string;
-}
-
-export interface RunSummary {
-  /** incomplete: not stopped, yet some job is not final (its task outlived --poll-deadline, or the
-   * service kept refusing it): a rerun goes on. */
-  readonly outcome: "completed" | "incomplete" | "capped" | "fatal" | "interrupted";
-  /**
-   * The error that stopped the run (rejected key, exhausted credits, a service never reached, the
-   * output folder's disk full).
-   */
-  readonly fatal?: ServiceError | OutputDiskError;
-  /** The current row of every job of the run, after the run. */
-  readonly rows: readonly JobRow[];
-  /** The latest decision of each job version of the service, by versionKey, after the run. */
-  readonly decisions?: ReadonlyMap<string, DecisionRow>;
-  /** A capped run's budget: what it spent, where it stopped (outcome "capped"), what it left unsent. */
-  readonly budget?: BudgetEnd;
-  /** Attempts a job may have in all (--max-attempts): whether --retry-failed would send a failed one. */
-  readonly maxAttempts: number;
-}
-
-/** A capped run's end: the budget (caps, spend, why it stopped) and the jobs it did not send. */
-export interface BudgetEnd {
-  readonly budget: Budget;
-  readonly left: { readonly jobs: number; readonly cost: Cost };
 }
 
 /** Where a job's run ends: nothing more happens to it unless the user asks. */

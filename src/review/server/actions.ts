@@ -3,7 +3,7 @@
 // take of the service is refused, and so is a decision on a take without a video or a retake of one
 // not ended. Nothing here can pay: a retake is an unsent job that the next run sends once.
 import { UsageError } from "../../errors.js";
-import { checkNote, checkReviewer } from "../../cli/reviewer.js";
+import { checkNote, checkReviewer } from "../reviewer-rules.js";
 import { type DecisionAction, type JobRow, type ReviewStore } from "../../state/store.js";
 import { planRetake } from "../retake.js";
 

@@ -10,8 +10,8 @@ import {
   decisionsByVersion,
 } from "../../state/store.js";
 import { resultOf } from "../../output/job-record.js";
-import type { DecisionFields } from "../decision-fields.js";
-import { decisionFieldsOf } from "../decision-fields.js";
+import type { DecisionFields } from "../../output/decision-fields.js";
+import { decisionFieldsOf } from "../../output/decision-fields.js";
 
 export interface TakeView extends DecisionFields {
   /** The job key: `manifest/id~n`. */

@@ -1,0 +1,31 @@
+// What a run ended with, as `reel run` prints it, `--json` gives it and the next steps read it: the
+// types alone, apart from the driver (run-batch.ts), so that what reads a summary needs no driver.
+import type { Budget, Cost } from "../budget/index.js";
+import type { ServiceError } from "../client/index.js";
+import type { OutputDiskError } from "../errors.js";
+import type { DecisionRow, JobRow } from "../state/store.js";
+
+export interface RunSummary {
+  /** incomplete: not stopped, yet some job is not final (its task outlived --poll-deadline, or the
+   * service kept refusing it): a rerun goes on. */
+  readonly outcome: "completed" | "incomplete" | "capped" | "fatal" | "interrupted";
+  /**
+   * The error that stopped the run (rejected key, exhausted credits, a service never reached, the
+   * output folder's disk full).
+   */
+  readonly fatal?: ServiceError | OutputDiskError;
+  /** The current row of every job of the run, after the run. */
+  readonly rows: readonly JobRow[];
+  /** The latest decision of each job version of the service, by versionKey, after the run. */
+  readonly decisions?: ReadonlyMap<string, DecisionRow>;
+  /** A capped run's budget: what it spent, where it stopped (outcome "capped"), what it left unsent. */
+  readonly budget?: BudgetEnd;
+  /** Attempts a job may have in all (--max-attempts): whether --retry-failed would send a failed one. */
+  readonly maxAttempts: number;
+}
+
+/** A capped run's end: the budget (caps, spend, why it stopped) and the jobs it did not send. */
+export interface BudgetEnd {
+  readonly budget: Budget;
+  readonly left: { readonly jobs: number; readonly cost: Cost };
+}
