@@ -229,13 +229,17 @@ describe("a WAL deleted while reel runs", () => {
     expect(createdAtStop).toBeLessThan(JOBS);
 
     const rerun = reel(["run", "m.yaml", "--concurrency", "4"], dir, env);
-    expect([0, 1]).toContain(await rerun.exit);
+    const code = await rerun.exit;
     expect(sandbox!.counters.duplicateGenerations()).toBe(0);
-    expect(sandbox!.counters.generationsCreated).toBe(JOBS);
-    expect(
-      readFileSync(join(dir, "out", "results.jsonl"), "utf8")
-        .trim()
-        .split("\n"),
-    ).toHaveLength(JOBS);
+    const lines = readFileSync(join(dir, "out", "results.jsonl"), "utf8")
+      .trim()
+      .split("\n");
+    expect(lines).toHaveLength(JOBS);
+    // A claim the killed run had committed, its request perhaps never sent, is uncertain (exit 1)
+    // and not sent again; every other job was generated once.
+    const uncertain = lines.filter((line) => (JSON.parse(line) as { status: string }).status === "uncertain");
+    expect(code).toBe(uncertain.length > 0 ? 1 : 0);
+    expect(sandbox!.counters.generationsCreated).toBeGreaterThanOrEqual(JOBS - uncertain.length);
+    expect(sandbox!.counters.generationsCreated).toBeLessThanOrEqual(JOBS);
   }, 90_000);
 });
