@@ -239,6 +239,8 @@ function fieldPlaces(text: string, delimiter: string): Place[][] {
       col = 1;
     } else col++;
   }
+  // An empty last field at the end of a file without a final line break ("1,").
+  if (record !== undefined && fieldStart) record.push({ line, col });
   return out;
 }
 

@@ -165,3 +165,14 @@ describe("rows", () => {
     expect(result.problems[0]!.message).toContain("this manifest makes 30 videos");
   });
 });
+
+describe("rows: the last cell", () => {
+  it("places a problem of an empty last field in a file without a final line break", async () => {
+    await ws.write("welcome.yaml", welcome({ text: "{year}" }).replace('"{voice}"', '"{v}"'));
+    await ws.write("leads.csv", "lead_id,first_name,year,v\n1,Anna,2024,");
+    const result = await loadManifests(["welcome.yaml"], { cwd: ws.dir });
+    expect(shown(result.problems)).toEqual([
+      'leads.csv:2:13: welcome-1: column v, as voice "" is not a voice id (a whole number)',
+    ]);
+  });
+});
