@@ -95,6 +95,11 @@ export class FileChecker {
 
   constructor(private readonly options: FileCheckerOptions) {}
 
+  /** The folders files may be read from (a rows CSV too). */
+  get allowedDirs(): readonly string[] {
+    return this.options.allowed;
+  }
+
   /**
    * Checks one media string of a manifest (a path relative to `manifestDir`, or an https URL)
    * used as `field` ("source", "audio"). `written` is the text as the user wrote it, for messages.

@@ -12,6 +12,8 @@ import { rememberSource } from "./format-problems.js";
 import { locate, type PathSegment } from "./locate.js";
 import { inheritChunks } from "./default-chunks.js";
 import { ExpansionProblems, expandMatrices, templatePath } from "./matrix-places.js";
+import type { RowsOfVideo } from "./matrix.js";
+import { readRowsFile, type RowsOptions, type RowsTable } from "./rows-file.js";
 import { isManifestFile, nameFromFileName } from "./manifest-file.js";
 import { nearestPath } from "./near-path.js";
 import { show } from "./messages.js";
@@ -190,6 +192,72 @@ interface FileOutcome {
   name?: { name: string; position: () => { line: number; col: number } };
   /** Refused for taking the run past the video limit: its count, and the video that passes it. */
   overRun?: { count: number; line: number; col: number };
+  /** The texts of other files problems are placed in (a rows CSV), by the name problems give. */
+  sources?: Map<string, string>;
+}
+
+/** A video's `rows:` as written: the file and its options, or what is wrong with it. */
+function rowsField(value: unknown): { file: string; options: RowsOptions } | string {
+  const usage =
+    'rows takes a CSV file relative to the manifest, e.g. rows: ./leads.csv, or rows: { file: ./leads.csv, delimiter: ";" }';
+  if (typeof value === "string" && value !== "") return { file: value, options: {} };
+  if (!isRecord(value) || typeof value.file !== "string" || value.file === "") return usage;
+  const extra = Object.keys(value).filter((key) => key !== "file" && key !== "delimiter");
+  if (extra.length > 0) return `rows takes file and delimiter, not ${extra.join(", ")}`;
+  const { delimiter } = value;
+  if (delimiter === undefined) return { file: value.file, options: {} };
+  if (typeof delimiter !== "string" || [...delimiter].length !== 1 || /["\r\n]/.test(delimiter))
+    return `rows delimiter is one character, e.g. ";" or "\\t" (not a quote or a line break)`;
+  return { file: value.file, options: { delimiter } };
+}
+
+/** The rows of every video of `value` that has `rows:`, read (rows-file.ts), by video index. */
+async function readRowsOfVideos(
+  value: unknown,
+  dir: string,
+  cwd: string,
+  allowed: readonly string[],
+): Promise<Map<number, RowsOfVideo>> {
+  const out = new Map<number, RowsOfVideo>();
+  const videos = isRecord(value) && Array.isArray(value.videos) ? value.videos : [];
+  await Promise.all(
+    videos.map(async (video: unknown, index) => {
+      if (!isRecord(video) || !("rows" in video)) return;
+      const at: PathSegment[] = ["videos", index, "rows"];
+      const field = rowsField(video.rows);
+      if (typeof field === "string") {
+        out.set(index, { path: at, message: field, code: PROBLEM_CODES.invalidValue });
+        return;
+      }
+      const read = await readRowsFile(field.file, dir, cwd, allowed, field.options);
+      if (read.ok) out.set(index, read.table);
+      else
+        out.set(index, {
+          path: at,
+          message: read.message,
+          code: read.code,
+          ...(read.at ? { at: read.at } : {}),
+          ...(read.code === PROBLEM_CODES.fileMissing ? { media: path.resolve(dir, field.file) } : {}),
+        });
+    }),
+  );
+  return out;
+}
+
+/** The placeholders `{name}` of a text. */
+function placeholdersIn(text: string): string[] {
+  return [...text.matchAll(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].flatMap((m) =>
+    m[1] === undefined ? [] : [m[1]],
+  );
+}
+
+/** The cell of `table`'s row a field written `template` took its value from, if one column. */
+function cellOf(template: unknown, table: RowsTable, row: RowsTable["rows"][number]) {
+  if (typeof template !== "string") return undefined;
+  const columns = placeholdersIn(template).filter((name) => table.header.includes(name));
+  if (new Set(columns).size !== 1) return undefined;
+  const column = table.header.indexOf(columns[0]!);
+  return { column: columns[0]!, ...row.places[column]! };
 }
 
 /** The videos of one load's manifests, counted against the limit (video-count.ts). */
@@ -210,8 +278,9 @@ function overVideoLimit(
   value: unknown,
   tally: VideoTally,
   file: string,
+  rowsOf: ReadonlyMap<number, RowsOfVideo>,
 ): FileOutcome | undefined {
-  const counts = countVideos(value);
+  const counts = countVideos(value, rowsOf);
   const total = counts.reduce((sum, n) => sum + n, 0);
   tally.all += total;
   // Where the fast parser saw the video start: locate() would build the whole document, which for
@@ -318,9 +387,17 @@ async function loadFile(
   // Defaults' chunks first, into the videos that give none: a matrix's placeholders reach them too.
   const withChunks = inheritChunks(parsed.value);
   // Counted before the expansion allocates anything: the limit holds however many it would make.
-  const over = overVideoLimit(parsed, withChunks.value, tally, file);
+  // Rows read first (the same read rule as media): counted with the matrices, and expanded with them.
+  const rowsOf = await readRowsOfVideos(
+    withChunks.value,
+    path.dirname(abs),
+    options.cwd,
+    checker.allowedDirs,
+  );
+  const over = overVideoLimit(parsed, withChunks.value, tally, file, rowsOf);
   if (over) return { ...over, text };
-  const expansion = expandMatrices(withChunks.value, withChunks.inherited);
+  const expansion = expandMatrices(withChunks.value, withChunks.inherited, rowsOf);
+  const sources = new Map<string, string>();
   const raw = expansion.value;
   const atTemplate = (p: readonly PathSegment[], target: "value" | "key" = "value") =>
     locate(parsed, p, target);
@@ -332,10 +409,27 @@ async function loadFile(
   problems.push(...texts.errors.map((p) => ({ file, ...p })));
   const warnings: Warning[] = texts.warnings.map((w) => ({ file, ...w }));
 
-  for (const p of expansion.problems)
-    problems.push({ file, ...atTemplate(p.path), message: p.message, code: p.code });
+  for (const p of expansion.problems) {
+    if (p.at === undefined) {
+      // A missing rows file is awaited by a watcher as a missing media file is.
+      const media = p.media !== undefined ? { media: shownPath(options.cwd, p.media) } : {};
+      problems.push({ file, ...atTemplate(p.path), message: p.message, code: p.code, ...media });
+      continue;
+    }
+    const inFile = shownPath(options.cwd, p.at.file);
+    sources.set(inFile, p.at.text);
+    problems.push({
+      file: inFile,
+      line: p.at.line,
+      col: p.at.col,
+      message: p.message,
+      code: p.code,
+    });
+  }
+
   // A problem of an expanded video names it and its combination, once per place and message.
   const inExpansion = new ExpansionProblems(expansion, raw);
+  const cellsSaid = new Set<string>();
   const place = (
     p: readonly PathSegment[],
     message: string,
@@ -343,6 +437,30 @@ async function loadFile(
     target: "value" | "key" = "value",
     media?: string,
   ) => {
+    // A field of a row's video that took its value from a cell is wrong in the CSV: said at the cell.
+    const origin = p[0] === "videos" ? expansion.origins[Number(p[1])] : undefined;
+    if (origin?.row) {
+      const { table, row } = origin.row;
+      const cell = cellOf(valueAt(withChunks.value, templatePath(expansion, p)), table, row);
+      if (cell) {
+        const inFile = shownPath(options.cwd, table.file);
+        const key = `${inFile}:${cell.line}:${cell.col}\n${message}`;
+        if (cellsSaid.has(key)) return;
+        cellsSaid.add(key);
+        sources.set(inFile, table.text);
+        const id = valueAt(raw, ["videos", p[1]!, "id"]);
+        const field = p.filter((segment) => typeof segment === "string").at(-1);
+        const column = cell.column === field ? "" : `column ${cell.column}, as `;
+        problems.push({
+          file: inFile,
+          line: cell.line,
+          col: cell.col,
+          message: `${typeof id === "string" ? `${id}: ` : ""}${column}${message}`,
+          code,
+        });
+        return;
+      }
+    }
     const said = inExpansion.say(p, message);
     if (said === undefined) return;
     problems.push({
@@ -478,7 +596,7 @@ async function loadFile(
     }),
   );
 
-  if (problems.length > 0 || !validated.ok || !name) return { problems, warnings, name, text };
+  if (problems.length > 0 || !validated.ok || !name) return { problems, warnings, name, text, sources };
 
   // 4. Normalize.
   const manifest = normalizeManifest(validated.manifest, {
@@ -568,8 +686,17 @@ export async function loadManifests(paths: string[], options: LoadOptions): Prom
         });
       }
     }
-    fileProblems.sort(compareProblems);
-    if (outcome.text !== undefined) for (const p of fileProblems) rememberSource(p, outcome.text);
+    // The manifest's own problems first, then those placed in its rows files.
+    fileProblems.sort(
+      (a, b) =>
+        Number(a.file !== file) - Number(b.file !== file) ||
+        (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||
+        compareProblems(a, b),
+    );
+    for (const p of fileProblems) {
+      const source = p.file === file ? outcome.text : outcome.sources?.get(p.file);
+      if (source !== undefined) rememberSource(p, source);
+    }
     problems.push(...fileProblems);
     const fileWarnings = [...(outcome.warnings ?? [])].sort(compareProblems);
     if (outcome.text !== undefined) for (const w of fileWarnings) rememberSource(w, outcome.text);

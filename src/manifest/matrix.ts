@@ -13,7 +13,11 @@
 // Placeholders `{name}` stand in any text of the video (id, texts, speech, voices, paths, assets);
 // a text that is exactly one placeholder takes the value as written (a number stays a number), and
 // `{{` / `}}` write a brace. The id must name every axis, so expanded ids stay unique.
+import path from "node:path";
+import { didYouMean } from "../edit-distance.js";
 import { show } from "./messages.js";
+import { convertCell, rowsIdProblem } from "./rows.js";
+import type { Row, RowsTable } from "./rows-file.js";
 import type { PathSegment } from "./locate.js";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
 
@@ -36,13 +40,22 @@ export interface VideoOrigin {
   readonly index: number;
   /** Its axes' values (matrix videos only), as named in messages: "lang=de, face=ben". */
   readonly combination?: string;
+  /** The row it was made from (videos with `rows:`). */
+  readonly row?: { readonly table: RowsTable; readonly row: Row };
 }
 
 export interface MatrixProblem {
   readonly path: readonly PathSegment[];
   readonly message: string;
   readonly code: ProblemCode;
+  /** A rows file that is not there (absolute): a watcher waits for it. */
+  readonly media?: string;
+  /** Said in another file than the manifest (a cell of a rows CSV): absolute, with its text. */
+  readonly at?: { readonly file: string; readonly text: string; readonly line: number; readonly col: number };
 }
+
+/** A video's rows as read (rows-file.ts), or why they could not be. */
+export type RowsOfVideo = RowsTable | MatrixProblem;
 
 export interface Expansion {
   /** The manifest with each matrix video replaced by its videos, in order; `raw` itself if none. */
@@ -59,14 +72,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** A video written as a template: of a matrix, of rows or both. */
+const expands = (video: Record<string, unknown>): boolean => "matrix" in video || "rows" in video;
+
 const isScalar = (value: unknown): value is Scalar =>
   typeof value === "string" ||
   (typeof value === "number" && Number.isFinite(value)) ||
   typeof value === "boolean";
 
 /** Expands every video of `raw` that has a `matrix:` (see above). */
-export function expandMatrices(raw: unknown, inheritedChunks: ReadonlySet<number> = new Set()): Expansion {
-  if (!isRecord(raw) || !Array.isArray(raw.videos) || !raw.videos.some((v) => isRecord(v) && "matrix" in v)) {
+export function expandMatrices(
+  raw: unknown,
+  inheritedChunks: ReadonlySet<number> = new Set(),
+  rowsOf: ReadonlyMap<number, RowsOfVideo> = new Map(),
+): Expansion {
+  if (!isRecord(raw) || !Array.isArray(raw.videos) || !raw.videos.some((v) => isRecord(v) && expands(v))) {
     const count = isRecord(raw) && Array.isArray(raw.videos) ? raw.videos.length : 0;
     return {
       value: raw,
@@ -79,16 +99,21 @@ export function expandMatrices(raw: unknown, inheritedChunks: ReadonlySet<number
   const videos: unknown[] = [];
   const origins: VideoOrigin[] = [];
   raw.videos.forEach((video: unknown, index) => {
-    if (!isRecord(video) || !("matrix" in video)) {
+    if (!isRecord(video) || !expands(video)) {
       videos.push(video);
       origins.push({ index });
       return;
     }
-    const found = expandVideo(video, ["videos", index]);
+    const rows = rowsOf.get(index);
+    if (rows !== undefined && !("header" in rows)) {
+      problems.push(rows);
+      return;
+    }
+    const found = expandVideo(video, ["videos", index], rows);
     problems.push(...found.problems);
     for (const made of found.videos) {
       videos.push(made.video);
-      origins.push({ index, combination: made.combination });
+      origins.push({ index, combination: made.combination, ...(made.row ? { row: made.row } : {}) });
     }
   });
   return { value: { ...raw, videos }, inheritedChunks, origins, problems };
@@ -118,6 +143,8 @@ function readMatrix(video: Record<string, unknown>, at: readonly PathSegment[]):
   ) => problems.push({ path, message, code });
   const matrixAt = [...at, "matrix"];
   const matrix = video.matrix;
+  if (matrix === undefined && "rows" in video)
+    return { axes: [], excludes: [], givenBy: new Map(), problems };
   if (!isRecord(matrix)) {
     problem(matrixAt, "matrix takes named lists, e.g. `matrix: { lang: [en, de] }`");
     return { axes: [], excludes: [], givenBy: new Map(), problems };
@@ -241,10 +268,13 @@ export function countMatrixVideos(
   return count;
 }
 
+type Made = { video: unknown; combination: string; row?: { table: RowsTable; row: Row } };
+
 function expandVideo(
   video: Record<string, unknown>,
   at: readonly PathSegment[],
-): { videos: { video: unknown; combination: string }[]; problems: MatrixProblem[] } {
+  table?: RowsTable,
+): { videos: Made[]; problems: MatrixProblem[] } {
   const { axes, excludes, givenBy, problems } = readMatrix(video, at);
   const problem = (
     path: readonly PathSegment[],
@@ -252,18 +282,119 @@ function expandVideo(
     code: ProblemCode = PROBLEM_CODES.invalidValue,
   ) => problems.push({ path, message, code });
   const none = { videos: [], problems };
+  const known = new Map<string, string>(givenBy);
+  if (table) {
+    const fileName = path.basename(table.file);
+    for (const [i, column] of table.header.entries()) {
+      if (givenBy.has(column))
+        problems.push({
+          path: [...at, "rows"],
+          message: `{${column}} is given by both the matrix (axis ${givenBy.get(column)}) and a column of ${fileName}; rename one`,
+          code: PROBLEM_CODES.invalidValue,
+          at: { file: table.file, text: table.text, ...table.headerPlaces[i]! },
+        });
+      known.set(column, `column of ${fileName}`);
+    }
+    const idProblem = rowsIdProblem(video.id, table);
+    if (idProblem !== undefined) problem([...at, "id"], idProblem);
+  }
   if (problems.length > 0) return none;
 
-  const template = Object.fromEntries(Object.entries(video).filter(([key]) => key !== "matrix"));
+  const template = Object.fromEntries(
+    Object.entries(video).filter(([key]) => key !== "matrix" && key !== "rows"),
+  );
   const placed = new Set<string>(); // problems of placeholders, once per path
-  const videos: { video: unknown; combination: string }[] = [];
-  for (const values of combinations(axes, excludes)) {
-    const axisValues = axes.map((axis) => [axis.name, values[axis.name]!] as const);
-    const combination = axisValues.map(([name, value]) => `${name}=${String(value)}`).join(", ");
-    const expanded = substitute(template, at, values, givenBy, combination, placed, problem);
-    videos.push({ video: expanded, combination });
+  const unknown = (name: string): string => {
+    if (!table)
+      return `unknown placeholder {${name}}; this matrix gives ${[...known.keys()].map((k) => `{${k}}`).join(", ")} (write {{ for a brace)`;
+    const near = didYouMean(name, [...known.keys()]);
+    const matrixNames = [...givenBy.keys()];
+    return `unknown placeholder {${name}}: ${path.basename(table.file)} has no such column${near ? `; did you mean {${near}}?` : ""} Its columns: ${table.header.join(", ")}${matrixNames.length > 0 ? `; the matrix gives ${matrixNames.map((k) => `{${k}}`).join(", ")}` : ""} (write {{ for a brace)`;
+  };
+  const videos: Made[] = [];
+  const rows: readonly (Row | undefined)[] = table ? table.rows : [undefined];
+  const keys = new Map<string, Row>(); // a row's id (its key columns' values) -> the first row with it
+  for (const row of rows) {
+    let rowValues: Record<string, string> = {};
+    let rowName = "";
+    if (table && row) {
+      rowValues = Object.fromEntries(table.header.map((column, i) => [column, row.values[i]!]));
+      rowName = `${path.basename(table.file)}:${row.line}`;
+      const key = substitute(
+        video.id,
+        [...at, "id"],
+        rowValues,
+        known,
+        rowName,
+        new Set(),
+        unknown,
+        () => undefined,
+      );
+      const first = keys.get(String(key));
+      if (first) {
+        const column = table.header.findIndex((c) => String(video.id).includes(`{${c}}`));
+        problems.push({
+          path: [...at, "id"],
+          message: `${String(key)}: lines ${first.line} and ${row.line} of ${path.basename(table.file)} make the same id; the id's column (${table.header[column]}) must hold a different value in every row`,
+          code: PROBLEM_CODES.duplicateId,
+          at: { file: table.file, text: table.text, ...row.places[Math.max(0, column)]! },
+        });
+        continue;
+      }
+      keys.set(String(key), row);
+    }
+    for (const values of combinations(axes, excludes)) {
+      const axisValues = axes.map((axis) => [axis.name, values[axis.name]!] as const);
+      const combination = [
+        ...(rowName ? [rowName] : []),
+        ...axisValues.map(([name, value]) => `${name}=${String(value)}`),
+      ].join(", ");
+      const state = { bad: false };
+      const convert =
+        table && row
+          ? (where: readonly PathSegment[], name: string): Scalar | undefined => {
+              const column = table.header.indexOf(name);
+              if (column < 0 || name in values) return undefined;
+              const converted = convertCell(where, row.values[column]!);
+              if (converted.ok) return converted.value;
+              state.bad = true;
+              const id = substitute(
+                video.id,
+                [...at, "id"],
+                { ...rowValues, ...values },
+                known,
+                combination,
+                new Set(),
+                unknown,
+                () => undefined,
+              );
+              const field = where[where.length - 1];
+              problems.push({
+                path: where,
+                message: `${String(id)}: ${name === field ? "" : `column ${name}, as `}${converted.message}`,
+                code: PROBLEM_CODES.invalidValue,
+                at: { file: table.file, text: table.text, ...row.places[column]! },
+              });
+              return undefined;
+            }
+          : () => undefined;
+      const expanded = substitute(
+        template,
+        at,
+        { ...rowValues, ...values },
+        known,
+        combination,
+        placed,
+        unknown,
+        convert,
+        problem,
+      );
+      if (state.bad) continue;
+      videos.push({ video: expanded, combination, ...(table && row ? { row: { table, row } } : {}) });
+    }
   }
-  return problems.length > 0 ? none : { videos, problems };
+  const bad = problems.some((p) => p.at === undefined);
+  return bad ? none : { videos, problems };
 }
 
 function excludesOf(
@@ -329,7 +460,9 @@ function substitute(
   known: ReadonlyMap<string, string>,
   combination: string,
   placed: Set<string>,
-  problem: (path: readonly PathSegment[], message: string, code?: ProblemCode) => void,
+  unknown: (name: string) => string,
+  convert: (path: readonly PathSegment[], name: string) => Scalar | undefined,
+  problem: (path: readonly PathSegment[], message: string, code?: ProblemCode) => void = () => undefined,
 ): unknown {
   if (typeof value === "string") {
     const whole = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value);
@@ -341,10 +474,12 @@ function substitute(
         path,
         known.has(name)
           ? `{${name}} has no value for ${combination}: give every item of axis ${known.get(name)} a ${name} key`
-          : `unknown placeholder {${name}}; this matrix gives ${[...known.keys()].map((k) => `{${k}}`).join(", ")} (write {{ for a brace)`,
+          : unknown(name),
       );
     };
     if (whole) {
+      const converted = convert(path, whole[1]!);
+      if (converted !== undefined) return converted;
       const found = values[whole[1]!];
       if (found === undefined) missing(whole[1]!);
       return found ?? value;
@@ -361,12 +496,22 @@ function substitute(
   }
   if (Array.isArray(value))
     return value.map((item, i) =>
-      substitute(item, [...path, i], values, known, combination, placed, problem),
+      substitute(item, [...path, i], values, known, combination, placed, unknown, convert, problem),
     );
   if (isRecord(value)) {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value))
-      out[key] = substitute(item, [...path, key], values, known, combination, placed, problem);
+      out[key] = substitute(
+        item,
+        [...path, key],
+        values,
+        known,
+        combination,
+        placed,
+        unknown,
+        convert,
+        problem,
+      );
     return out;
   }
   return value;

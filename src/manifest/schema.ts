@@ -315,6 +315,43 @@ function buildTypes() {
     },
   );
 
+  const rows = written<unknown>(
+    {
+      title: "Rows",
+      description:
+        "A CSV file (relative to the manifest) whose every row makes one video (times the matrix, if any): each column is a placeholder {column}; the id names the column(s) whose values are unique. A cell that is a field's whole value takes that field's type (a voice a whole number); texts stay texts.",
+      examples: ["./leads.csv", { file: "./leads.csv", delimiter: ";" }],
+    },
+    {
+      anyOf: [
+        { type: "string", minLength: 1 },
+        {
+          type: "object",
+          properties: {
+            file: {
+              title: "Rows file",
+              description: "The CSV file, relative to the manifest.",
+              examples: ["./leads.csv"],
+              type: "string",
+              minLength: 1,
+            },
+            delimiter: {
+              title: "Delimiter",
+              examples: [";", "\t"],
+              type: "string",
+              minLength: 1,
+              maxLength: 1,
+              description:
+                "The field separator; by default the one of , ; and tab the header line uses most.",
+            },
+          },
+          required: ["file"],
+          additionalProperties: false,
+        },
+      ],
+    },
+  );
+
   const video = defs.define(
     "video",
     refine(
@@ -333,6 +370,7 @@ function buildTypes() {
           }),
           ...videoFields,
           matrix,
+          rows,
         },
         ["id"],
       ),

@@ -3,7 +3,7 @@
 // videos, which would take minutes and gigabytes to expand (and stall a watcher) before a refusal.
 // One limit applies to each manifest and to the manifests of one run (or one watcher's load)
 // together; --max-videos, REEL_MAX_VIDEOS or reel.yaml's maxVideos raise it.
-import { countMatrixVideos, type Combination } from "./matrix.js";
+import { countMatrixVideos, type Combination, type RowsOfVideo } from "./matrix.js";
 import { inherit } from "./normalize.js";
 import { TAKES_MAX } from "./schema.js";
 
@@ -21,15 +21,26 @@ const WHOLE_PLACEHOLDER = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
  * The videos each video as written in `raw` makes, by index: its takes, times its matrix's
  * combinations (those left in by `exclude`) for a matrix video. `raw` as parsed, defaults' chunks in.
  */
-export function countVideos(raw: unknown): number[] {
+export function countVideos(raw: unknown, rowsOf: ReadonlyMap<number, RowsOfVideo> = new Map()): number[] {
   if (!isRecord(raw) || !Array.isArray(raw.videos)) return [];
   const defaults = isRecord(raw.defaults) ? raw.defaults : {};
-  return raw.videos.map((video: unknown) => {
+  return raw.videos.map((video: unknown, index) => {
     if (!isRecord(video)) return 1;
     const takes = inherit(video.takes, defaults.takes);
-    if (!("matrix" in video)) return validTakes(takes);
-    // `takes: "{n}"` takes each combination's value of n.
+    // `takes: "{n}"` takes each combination's (or row's) value of n.
     const placeholder = typeof takes === "string" ? WHOLE_PLACEHOLDER.exec(takes)?.[1] : undefined;
+    const rows = rowsOf.get(index);
+    if ("rows" in video) {
+      if (rows === undefined || !("header" in rows)) return 0;
+      const column = placeholder === undefined ? -1 : rows.header.indexOf(placeholder);
+      const perRow =
+        column < 0
+          ? (): number => validTakes(takes)
+          : (values: readonly string[]) => validTakes(Number(values[column]));
+      const combos = "matrix" in video ? countMatrixVideos(video, 1) : 1;
+      return rows.rows.reduce((sum, row) => sum + combos * perRow(row.values), 0);
+    }
+    if (!("matrix" in video)) return validTakes(takes);
     return countMatrixVideos(
       video,
       placeholder === undefined

@@ -45,7 +45,7 @@ afterEach(async () => {
 describe("reel validate", () => {
   it("exits 0 with a summary line on valid manifests", async () => {
     const run = await reel(ws.dir, "validate", "manifests");
-    expect(run).toEqual({ code: 0, stdout: "4 manifests, 23 videos, 243 s of video: ok\n", stderr: "" });
+    expect(run).toEqual({ code: 0, stdout: "5 manifests, 35 videos, 315 s of video: ok\n", stderr: "" });
   });
 
   it("exits 2 and prints every problem as file:line:col: message", async () => {

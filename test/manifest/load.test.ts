@@ -26,8 +26,9 @@ describe("loadManifests", () => {
       ["avatar-examples", "manifests/avatar.yaml"],
       ["summer-campaign", "manifests/campaign.yaml"],
       ["spring-campaign", "manifests/mixed.yaml"],
+      ["welcome", "manifests/welcome.yaml"],
     ]);
-    for (const file of ["actor.yaml", "avatar.yaml", "campaign.yaml", "mixed.yaml"]) {
+    for (const file of ["actor.yaml", "avatar.yaml", "campaign.yaml", "mixed.yaml", "welcome.yaml"]) {
       const text = await readFile(path.join(REPO, "manifests", file), "utf8");
       expect(text.startsWith("# yaml-language-server: $schema=../schemas/manifest.schema.json\n")).toBe(true);
     }

@@ -89,7 +89,16 @@ describe("manifest JSON Schema", () => {
       { voice: number | string; text: string } | undefined
     >();
     expectTypeOf<keyof VideoInput>().toEqualTypeOf<
-      "id" | "model" | "resolution" | "aspectRatio" | "seed" | "source" | "takes" | "matrix" | "chunks"
+      | "id"
+      | "model"
+      | "resolution"
+      | "aspectRatio"
+      | "seed"
+      | "source"
+      | "takes"
+      | "matrix"
+      | "rows"
+      | "chunks"
     >();
   });
 });
