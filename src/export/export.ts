@@ -12,6 +12,7 @@ import { checkSavedVideo } from "../output/video-check.js";
 import type { ExportItem } from "./choose.js";
 import { type Ledger, readLedger, writeLedger } from "./ledger.js";
 import { nameProblem, placeholderValues, renderName } from "./name-template.js";
+import { inParallel } from "./in-parallel.js";
 import { ensureFoldersIn, placeVideo } from "./place-file.js";
 import { buildSheet, SHEET_NAMES, type SheetFormat, type SheetLine, sheetCsv, sheetJsonl } from "./sheet.js";
 
@@ -57,14 +58,22 @@ export async function exportVideos(options: ExportOptions): Promise<ExportOutcom
   const copied: string[] = [];
   let ledgerChanged = false;
   try {
-    for (const p of planned) {
-      if (!p.write) continue;
-      await ensureFoldersIn(dir, p.file);
-      const placed = await placeVideo(p.item.source, join(dir, p.file), p.sha256, p.size);
+    // Folders first, one at a time (two videos of one folder would make it twice), then the files.
+    const toWrite = planned.filter((p) => p.write);
+    for (const folder of new Set(toWrite.map((p) => p.file.split("/").slice(0, -1).join("/"))))
+      if (folder !== "") await ensureFoldersIn(dir, `${folder}/x`);
+    await inParallel(toWrite, async (p) => {
+      const placed = await placeVideo(
+        p.item.source,
+        join(dir, p.file),
+        p.sha256,
+        p.size,
+        p.item.row.file_stamp,
+      );
       ledger.set(p.file, { job: p.item.row.job_key, size: p.size, sha256: p.sha256, stamp: placed.stamp });
       ledgerChanged = true;
       (placed.how === "linked" ? linked : copied).push(p.file);
-    }
+    });
   } finally {
     // What was written is recorded even when a later file failed: it stays ours to replace or prune.
     if (ledgerChanged) await writeLedger(dir, ledger);
@@ -108,8 +117,8 @@ export async function exportVideos(options: ExportOptions): Promise<ExportOutcom
   if (ledgerChanged) await writeLedger(dir, ledger);
   return {
     files: planned.map((p) => ({ file: p.file, job: p.item.row.job_key })),
-    linked,
-    copied,
+    linked: linked.sort(),
+    copied: copied.sort(),
     unchanged: planned.filter((p) => !p.write).map((p) => p.file),
     removed,
     kept,
@@ -145,25 +154,25 @@ async function checkSources(
   named: readonly { item: ExportItem; file: string }[],
 ): Promise<{ item: ExportItem; file: string; size: number; sha256: string }[]> {
   const bad: string[] = [];
-  const out: { item: ExportItem; file: string; size: number; sha256: string }[] = [];
-  for (const { item, file } of named) {
+  const checked = await inParallel(named, async ({ item, file }) => {
     const check = await checkSavedVideo(item.source, item.row);
     if (check.kind !== "same") {
       bad.push(
         `${item.row.job_key}: ${item.source} is ${check.kind === "missing" ? "missing" : "not the video reel wrote (its size or SHA-256 changed)"}`,
       );
-      continue;
+      return undefined;
     }
     const { row } = item;
     // A video saved by an earlier reel has no recorded hash: its content now is what is delivered.
     const sha256 = row.file_sha256 ?? (await sha256File(item.source));
     const size = row.file_size ?? (await lstat(item.source)).size;
-    out.push({ item, file, size, sha256 });
-  }
+    return { item, file, size, sha256 };
+  });
+  const out = checked.filter((c) => c !== undefined);
   if (bad.length > 0)
     throw new ReelError(
       "E_EXPORT_SOURCE",
-      `${bad.length === 1 ? "a chosen video cannot" : `${bad.length} chosen videos cannot`} be exported:\n  ${bad.join("\n  ")}\nRerun 'reel run' to fetch them again, or leave them out with --only. Nothing was written.`,
+      `${bad.length === 1 ? "a chosen video cannot" : `${bad.length} chosen videos cannot`} be exported:\n  ${bad.sort().join("\n  ")}\nRerun 'reel run' to fetch them again, or leave them out with --only. Nothing was written.`,
     );
   return out;
 }
@@ -175,15 +184,11 @@ async function planTargets(
   ledger: Ledger,
 ): Promise<Planned[]> {
   const refused: string[] = [];
-  const planned: Planned[] = [];
-  for (const s of sources) {
+  const planned = await inParallel(sources, async (s): Promise<Planned | undefined> => {
     const path = join(dir, s.file);
     const info = await lstat(path).catch(() => undefined);
     const entry = ledger.get(s.file);
-    if (info === undefined) {
-      planned.push({ ...s, write: true });
-      continue;
-    }
+    if (info === undefined) return { ...s, write: true };
     const ours =
       entry !== undefined &&
       info.isFile() &&
@@ -198,13 +203,13 @@ async function planTargets(
       refused.push(
         `${s.file} (for ${s.item.row.job_key}) ${entry === undefined ? "was not written by reel export" : "changed since reel export wrote it"}`,
       );
-      continue;
+      return undefined;
     }
-    planned.push({ ...s, write: entry.sha256 !== s.sha256 });
-  }
+    return { ...s, write: entry.sha256 !== s.sha256 };
+  });
   if (refused.length > 0)
     throw new UsageError(
-      `${dir} holds files reel export leaves alone:\n  ${refused.join("\n  ")}\nMove them, or choose another --name or DIR. Nothing was written.`,
+      `${dir} holds files reel export leaves alone:\n  ${refused.sort().join("\n  ")}\nMove them, or choose another --name or DIR. Nothing was written.`,
     );
-  return planned;
+  return planned.filter((p) => p !== undefined);
 }

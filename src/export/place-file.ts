@@ -1,6 +1,7 @@
 // One video into DIR, whole or not at all: hard-linked when DIR is on the output folder's file system
 // (no bytes copied), copied otherwise, always under a temp name first, its content checked against
 // the size and SHA-256 the state recorded, then renamed over the final name.
+import type { BigIntStats } from "node:fs";
 import { copyFile, link, lstat, mkdir, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { ReelError } from "../errors.js";
@@ -31,12 +32,16 @@ export async function ensureFoldersIn(dir: string, name: string): Promise<void> 
   }
 }
 
-/** Places `source` at `target`; `sha256`/`size`: what the state recorded of it. */
+/**
+ * Places `source` at `target`; `sha256`/`size`: what the state recorded of it, `recordedStamp` the
+ * stamp it recorded (video-check.ts stampOf: mtime:ctime:inode).
+ */
 export async function placeVideo(
   source: string,
   target: string,
   sha256: string,
   size: number,
+  recordedStamp: string | null,
 ): Promise<Placed> {
   const temp = tempPathFor(target);
   let how: Placed["how"] = "linked";
@@ -50,8 +55,11 @@ export async function placeVideo(
       how = "copied";
       await copyFile(source, temp);
     }
-    const placed = await lstat(temp);
-    if (placed.size !== size || (await sha256File(temp)) !== sha256)
+    const placed = await lstat(temp, { bigint: true });
+    if (
+      Number(placed.size) !== size ||
+      (!sameInodeAsRecorded(placed, recordedStamp) && (await sha256File(temp)) !== sha256)
+    )
       throw new ReelError(
         "E_SOURCE_CHANGED",
         `${source} changed while it was exported (its size or SHA-256 is no longer what reel recorded); nothing was written under ${target}`,
@@ -62,4 +70,14 @@ export async function placeVideo(
     await unlink(temp).catch(() => {});
     throw error;
   }
+}
+
+/**
+ * Whether a link is to the very file the state recorded, unwritten since: the same inode and mtime
+ * (a link changes the ctime of the stamp, not these). Its bytes need not be read again then.
+ */
+function sameInodeAsRecorded(info: BigIntStats, stamp: string | null): boolean {
+  if (stamp === null) return false;
+  const [mtime, , ino] = stamp.split(":");
+  return `${info.mtimeNs}` === mtime && `${info.ino}` === ino;
 }
