@@ -11,6 +11,7 @@ const scripts = [
   "report-bench.js",
   "fleet-bench.js",
   "poll-bench.js",
+  "export-bench.js",
 ];
 let failed = 0;
 for (const script of scripts) {

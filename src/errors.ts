@@ -43,6 +43,7 @@ export const ERROR_CODES = [
   "E_DOWNLOAD_EXPIRED", // DownloadError("expired"): the result address expired
   "E_DOWNLOAD_RETRY", // DownloadError("retry"): broke off, worth another try
   "E_DOWNLOAD_REFUSED", // DownloadError("refused"): trying again cannot help
+  "E_EXPORT_SOURCE", // reel export: a chosen video is missing or not what reel wrote (exit 1)
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

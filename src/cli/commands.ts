@@ -1,6 +1,7 @@
 import type { Command } from "./command.js";
 import { makeCompletionCommand } from "./completion-command.js";
 import { cleanCommand } from "./clean-command.js";
+import { exportCommand } from "./export-command.js";
 import { approveCommand, rejectCommand, undecideCommand } from "./decide-command.js";
 import { forgetCommand } from "./forget-command.js";
 import { initCommand } from "./init-command.js";
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   retakeCommand,
   forgetCommand,
   cleanCommand,
+  exportCommand,
   reviewCommand,
   sandboxCommand,
   makeCompletionCommand(() => COMMANDS),

@@ -607,6 +607,7 @@ async function loadFile(
       const video = validated.manifest.videos[i];
       return (video && parsed.positionOfObject(video)) ?? at(["videos", i]);
     },
+    variablesOf: (i) => expansion.origins[i]?.values,
   });
   return { manifest, problems, warnings, name, text };
 }

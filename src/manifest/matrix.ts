@@ -42,6 +42,8 @@ export interface VideoOrigin {
   readonly combination?: string;
   /** The row it was made from (videos with `rows:`). */
   readonly row?: { readonly table: RowsTable; readonly row: Row };
+  /** Its placeholders' values (matrix videos only): the variables `reel export` puts in its sheet. */
+  readonly values?: Combination;
 }
 
 export interface MatrixProblem {
@@ -113,7 +115,12 @@ export function expandMatrices(
     problems.push(...found.problems);
     for (const made of found.videos) {
       videos.push(made.video);
-      origins.push({ index, combination: made.combination, ...(made.row ? { row: made.row } : {}) });
+      origins.push({
+        index,
+        combination: made.combination,
+        values: made.values,
+        ...(made.row ? { row: made.row } : {}),
+      });
     }
   });
   return { value: { ...raw, videos }, inheritedChunks, origins, problems };
@@ -268,7 +275,13 @@ export function countMatrixVideos(
   return count;
 }
 
-type Made = { video: unknown; combination: string; row?: { table: RowsTable; row: Row } };
+type Made = {
+  video: unknown;
+  combination: string;
+  /** Its placeholders' values: the row's columns and the matrix's (the variables `reel export` puts in its sheet). */
+  values: Combination;
+  row?: { table: RowsTable; row: Row };
+};
 
 function expandVideo(
   video: Record<string, unknown>,
@@ -390,7 +403,12 @@ function expandVideo(
         problem,
       );
       if (state.bad) continue;
-      videos.push({ video: expanded, combination, ...(table && row ? { row: { table, row } } : {}) });
+      videos.push({
+        video: expanded,
+        combination,
+        values: { ...rowValues, ...values },
+        ...(table && row ? { row: { table, row } } : {}),
+      });
     }
   }
   const bad = problems.some((p) => p.at === undefined);

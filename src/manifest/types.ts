@@ -67,6 +67,11 @@ export interface Job {
   /** Where the video is written in its manifest. */
   line: number;
   col: number;
+  /**
+   * The placeholders' values of the combination it was expanded from (a matrix video): not part of
+   * the request (the spec has them substituted), kept so that a delivery sheet joins back to them.
+   */
+  variables?: Readonly<Record<string, string | number | boolean>>;
 }
 
 export interface NormalizedManifest {
