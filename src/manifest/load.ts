@@ -489,6 +489,7 @@ async function loadFile(
       const video = validated.manifest.videos[i];
       return (video && parsed.positionOfObject(video)) ?? at(["videos", i]);
     },
+    varsOfVideo: (i) => expansion.origins[i]?.vars,
   });
   return { manifest, problems, warnings, name, text };
 }

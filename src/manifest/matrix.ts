@@ -36,6 +36,8 @@ export interface VideoOrigin {
   readonly index: number;
   /** Its axes' values (matrix videos only), as named in messages: "lang=de, face=ben". */
   readonly combination?: string;
+  /** Its axes' values (matrix videos only), by axis: what the review page shows and filters by. */
+  readonly vars?: Combination;
 }
 
 export interface MatrixProblem {
@@ -88,7 +90,7 @@ export function expandMatrices(raw: unknown, inheritedChunks: ReadonlySet<number
     problems.push(...found.problems);
     for (const made of found.videos) {
       videos.push(made.video);
-      origins.push({ index, combination: made.combination });
+      origins.push({ index, combination: made.combination, vars: made.vars });
     }
   });
   return { value: { ...raw, videos }, inheritedChunks, origins, problems };
@@ -244,7 +246,7 @@ export function countMatrixVideos(
 function expandVideo(
   video: Record<string, unknown>,
   at: readonly PathSegment[],
-): { videos: { video: unknown; combination: string }[]; problems: MatrixProblem[] } {
+): { videos: { video: unknown; combination: string; vars: Combination }[]; problems: MatrixProblem[] } {
   const { axes, excludes, givenBy, problems } = readMatrix(video, at);
   const problem = (
     path: readonly PathSegment[],
@@ -256,12 +258,12 @@ function expandVideo(
 
   const template = Object.fromEntries(Object.entries(video).filter(([key]) => key !== "matrix"));
   const placed = new Set<string>(); // problems of placeholders, once per path
-  const videos: { video: unknown; combination: string }[] = [];
+  const videos: { video: unknown; combination: string; vars: Combination }[] = [];
   for (const values of combinations(axes, excludes)) {
     const axisValues = axes.map((axis) => [axis.name, values[axis.name]!] as const);
     const combination = axisValues.map(([name, value]) => `${name}=${String(value)}`).join(", ");
     const expanded = substitute(template, at, values, givenBy, combination, placed, problem);
-    videos.push({ video: expanded, combination });
+    videos.push({ video: expanded, combination, vars: Object.fromEntries(axisValues) });
   }
   return problems.length > 0 ? none : { videos, problems };
 }

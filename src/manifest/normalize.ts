@@ -18,6 +18,8 @@ export interface NormalizeContext {
   readonly refs: ReadonlyMap<RefKey, AssetRef | SpeechRef>;
   /** Position of a video entry in the file. */
   readonly positionOfVideo: (index: number) => Position;
+  /** A matrix video's axes' values, by the video's index among the expanded videos. */
+  readonly varsOfVideo?: (index: number) => Job["vars"];
 }
 
 function mustRef(refs: NormalizeContext["refs"], key: RefKey): AssetRef | SpeechRef {
@@ -82,6 +84,7 @@ function normalizeVideo(
   });
 
   const position = ctx.positionOfVideo(index);
+  const vars = ctx.varsOfVideo?.(index);
   const job = (id: string, spec: JobSpec): Job => ({
     manifest: ctx.name,
     id,
@@ -92,6 +95,7 @@ function normalizeVideo(
     model,
     line: position.line,
     col: position.col,
+    ...(vars !== undefined ? { vars } : {}),
   });
   if (takes === undefined) return [job(video.id, specOf(seed))];
   return Array.from({ length: takes }, (_, k) =>

@@ -67,6 +67,8 @@ export interface Job {
   /** Where the video is written in its manifest. */
   line: number;
   col: number;
+  /** A matrix video's axes' values (`{ lang: "de", face: "ben" }`); not part of the request. */
+  vars?: Readonly<Record<string, string | number | boolean>>;
 }
 
 export interface NormalizedManifest {
