@@ -9,6 +9,7 @@ const scripts = [
   "engine-bench.js",
   "watch-bench.js",
   "report-bench.js",
+  "review-bench.js",
   "fleet-bench.js",
   "poll-bench.js",
   "export-bench.js",

@@ -4,13 +4,14 @@
 import { spawn } from "node:child_process";
 import { basename } from "node:path";
 import { UsageError } from "../errors.js";
+import { ManifestVars } from "../review/server/manifest-vars.js";
 import { startReviewServer } from "../review/server/server.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToReview } from "./read-state.js";
 import { findService } from "./review-target.js";
 import { reviewerGiven } from "./reviewer.js";
-import { workplaceLine } from "./workplace.js";
+import { withProjectRoot, workplaceLine } from "./workplace.js";
 
 export const reviewCommand: Command = {
   name: "review",
@@ -22,7 +23,9 @@ given that address may use the page. Runs until Ctrl-C. The page shows the takes
 by side; decisions and retakes made there are recorded in the store, as reel approve, reject and
 retake record them, beside any run or watch using it.
 
-PATH: manifest files or folders, to find the state from (default: the current folder).
+PATH: manifest files or folders: the page shows their jobs only, with their matrix variables
+(default: every job of the state found from the current folder, with the variables of the
+project's manifests).
 
 Options:
   --port N           the port (default: a free one)
@@ -81,6 +84,15 @@ async function runReview(args: ParsedArgs, io: CliIO): Promise<number> {
   const reviewer = reviewerGiven(args, io);
   const { place, baseUrl } = await findService("review", args.positionals, args, io);
   io.stderr.write(`reel review: ${workplaceLine(place, io.cwd, true)}\n`);
+  // PATH limits the page to its manifests; without it, the project's manifests lend their variables.
+  const limit = args.positionals.length > 0;
+  const manifests = new ManifestVars({
+    paths: limit ? args.positionals : place.anchor.kind === "new" ? [] : [place.anchor.dir],
+    cwd: io.cwd,
+    allowRead: withProjectRoot([], place),
+    limit,
+  });
+  await manifests.load().catch(() => undefined);
   const store = await openStateToReview(place.statePath, baseUrl, place.storeUrl);
   try {
     const server = await startReviewServer({
@@ -89,6 +101,7 @@ async function runReview(args: ParsedArgs, io: CliIO): Promise<number> {
       outDir: place.outDir,
       port,
       title: basename(place.anchor.dir),
+      manifests,
       ...(reviewer === undefined ? {} : { reviewer }),
     }).catch((error: unknown) => {
       const code = (error as NodeJS.ErrnoException).code;

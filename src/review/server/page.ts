@@ -9,27 +9,33 @@ export interface PageOptions {
   readonly reviewer: string | null;
 }
 
+/** The height of one video's row: every row is as high, so the list draws only the rows in view. */
+const ROW_PX = 250;
+
 const STYLE = `
 body{font:14px system-ui,sans-serif;margin:0;background:#111;color:#ddd}
 header{position:sticky;top:0;background:#1b1b1b;padding:8px 12px;display:flex;gap:8px;align-items:center;flex-wrap:wrap;z-index:2;border-bottom:1px solid #333}
 header h1{font-size:15px;margin:0 12px 0 0}
 button{background:#2a2a2a;color:#ddd;border:1px solid #444;border-radius:4px;padding:3px 8px;cursor:pointer}
 button[aria-pressed=true]{background:#3a5a8a;border-color:#6a8aca}
-input{background:#222;color:#ddd;border:1px solid #444;border-radius:4px;padding:3px 6px}
+input,select{background:#222;color:#ddd;border:1px solid #444;border-radius:4px;padding:3px 6px}
 #counts{margin-left:auto;color:#aaa}
+#vars label{margin-right:6px;color:#aaa}
 #message{padding:4px 12px;min-height:18px;color:#fc6}
-main{padding:8px 12px}
-section.video{margin:0 0 14px;padding:6px;border:2px solid transparent;border-radius:6px}
+main{position:relative;margin:8px 12px}
+section.video{position:absolute;left:0;right:0;box-sizing:border-box;height:${ROW_PX - 8}px;padding:6px;border:2px solid transparent;border-radius:6px;overflow:hidden}
 section.video.current{border-color:#555}
-section.video h2{font-size:13px;margin:0 0 6px;color:#bbb}
-.takes{display:flex;gap:10px;flex-wrap:wrap}
-figure.take{margin:0;width:240px;background:#1c1c1c;border:2px solid #333;border-radius:6px;padding:4px}
+section.video h2{font-size:13px;margin:0 0 6px;color:#bbb;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.var{margin-left:8px;padding:0 5px;border-radius:3px;background:#2c3440;color:#cde;font-weight:normal}
+.takes{display:flex;gap:10px;overflow-x:auto;overflow-y:hidden}
+figure.take{margin:0;flex:0 0 240px;box-sizing:border-box;background:#1c1c1c;border:2px solid #333;border-radius:6px;padding:4px}
 figure.take.current{border-color:#6a8aca}
 figure.take.approved{box-shadow:inset 0 0 0 2px #3c3}
 figure.take.rejected{opacity:.6}
-figure.take video,figure.take .novideo{width:100%;aspect-ratio:16/9;background:#000;display:block}
-figure.take .novideo{display:flex;align-items:center;justify-content:center;color:#888}
-figcaption{font-size:12px;line-height:1.4;padding-top:3px;word-break:break-word}
+figure.take video,figure.take .novideo{width:100%;aspect-ratio:16/9;background:#000;display:block;object-fit:contain}
+figure.take .novideo{display:flex;align-items:center;justify-content:center;color:#888;overflow:hidden}
+figcaption{font-size:12px;line-height:1.4;padding-top:3px}
+figcaption div{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .decision.approved{color:#5d5}.decision.rejected{color:#e66}
 #help,#noteform{position:fixed;inset:auto 20px 20px auto;background:#222;border:1px solid #555;border-radius:6px;padding:10px 14px;z-index:3}
 #help[hidden],#noteform[hidden]{display:none}
@@ -44,16 +50,21 @@ const HELP = `<h3 style="margin:0 0 6px">Keys</h3>
 <div><kbd>u</kbd> undo the take's latest decision</div>
 <div><kbd>?</kbd> this help</div>`;
 
-// The page's script: state (takes by job), the view (groups of takes by video), keys, API calls.
+// The page's script: state (takes by job), the view (groups of takes by video, drawn as a windowed
+// list: only the rows in view and a few around them are in the document, so 10,000 takes open as
+// fast as 20), keys, API calls.
 const SCRIPT = String.raw`
 "use strict";
 const config = JSON.parse(document.getElementById("config").textContent);
+const ROW = config.rowPx, AROUND = 4;
 const takes = new Map();
-let filter = "all", query = "", videoAt = 0, takeAt = 0;
+let filter = "all", query = "", videoAt = 0, takeAt = 0, list = [], varsSeen = "";
+const varFilter = new Map();
 const sections = new Map(), figures = new Map();
 const $ = (id) => document.getElementById(id);
 const FAILED = new Set(["Fail", "Canceled", "uncertain"]);
 const say = (text) => { $("message").textContent = text; };
+const varsText = (t) => t.vars ? Object.entries(t.vars).map(([k, v]) => k + "=" + v).join(" ") : "";
 
 function reviewer() {
   let name = config.reviewer || localStorage.getItem("reel-reviewer");
@@ -71,8 +82,9 @@ function matches(t) {
   if (filter === "approved" && t.decision !== "approved") return false;
   if (filter === "rejected" && t.decision !== "rejected") return false;
   if (filter === "failed" && !FAILED.has(t.status)) return false;
+  for (const [name, value] of varFilter) if (!t.vars || String(t.vars[name]) !== value) return false;
   if (query) {
-    const hay = [t.job, t.status, t.note || "", t.reviewer || "", String(t.seed)].join(" ").toLowerCase();
+    const hay = [t.job, t.status, t.note || "", t.reviewer || "", String(t.seed), varsText(t)].join(" ").toLowerCase();
     if (!hay.includes(query)) return false;
   }
   return true;
@@ -86,9 +98,41 @@ function groups() {
     if (!byVideo.has(key)) byVideo.set(key, []);
     byVideo.get(key).push(t);
   }
-  const list = [...byVideo].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const [, ts] of list) ts.sort((a, b) => a.take - b.take);
-  return list;
+  const sorted = [...byVideo].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [, ts] of sorted) ts.sort((a, b) => a.take - b.take);
+  return sorted;
+}
+
+// One select per matrix variable, its values those the takes have; rebuilt only when they change.
+function varFilters() {
+  const values = new Map();
+  for (const t of takes.values()) {
+    for (const [k, v] of Object.entries(t.vars || {})) {
+      if (!values.has(k)) values.set(k, new Set());
+      values.get(k).add(String(v));
+    }
+  }
+  const names = [...values.keys()].sort();
+  const seen = JSON.stringify(names.map((k) => [k, [...values.get(k)].sort()]));
+  if (seen === varsSeen) return;
+  varsSeen = seen;
+  const box = $("vars");
+  box.replaceChildren();
+  for (const name of names) {
+    const label = document.createElement("label");
+    label.textContent = name + " ";
+    const select = document.createElement("select");
+    select.dataset.var = name;
+    for (const v of ["", ...[...values.get(name)].sort()]) {
+      const o = document.createElement("option"); o.value = v; o.textContent = v || "any"; select.append(o);
+    }
+    select.value = varFilter.get(name) || "";
+    select.addEventListener("change", () => {
+      if (select.value) varFilter.set(name, select.value); else varFilter.delete(name);
+      videoAt = 0; takeAt = 0; render(); select.blur();
+    });
+    label.append(select); box.append(label);
+  }
 }
 
 function caption(t) {
@@ -116,6 +160,7 @@ function updateFigure(fig, t) {
   const dec = document.createElement("div");
   dec.className = "decision " + (t.decision || "undecided");
   dec.textContent = t.decision ? t.decision + " by " + t.reviewer + (t.note ? ": " + t.note : "") : "undecided";
+  dec.title = dec.textContent;
   cap.append(line, dec);
 }
 
@@ -133,59 +178,109 @@ function figureOf(t) {
   return fig;
 }
 
+function sectionOf(key, ts) {
+  let sec = sections.get(key);
+  if (!sec) {
+    sec = document.createElement("section"); sec.className = "video"; sec.dataset.video = key;
+    const h = document.createElement("h2");
+    const row = document.createElement("div"); row.className = "takes";
+    sec.append(h, row); sections.set(key, sec);
+  }
+  const h = sec.firstChild;
+  h.replaceChildren(key);
+  for (const [k, v] of Object.entries(ts[0].vars || {})) {
+    const chip = document.createElement("span"); chip.className = "var"; chip.textContent = k + " " + v; h.append(chip);
+  }
+  const row = sec.lastChild;
+  ts.forEach((t, j) => place(row, figureOf(t), j));
+  while (row.children.length > ts.length) row.lastChild.remove();
+  return sec;
+}
+
+/** A row leaves the document with its players: their downloads stop, and nothing keeps them. */
+function drop(sec) {
+  for (const fig of sec.querySelectorAll("figure")) {
+    const v = fig.querySelector("video");
+    if (v) { v.removeAttribute("src"); v.load(); }
+    figures.delete(fig.dataset.job);
+  }
+  sections.delete(sec.dataset.video);
+  sec.remove();
+}
+
 function place(parent, node, i) {
   if (parent.children[i] !== node) parent.insertBefore(node, parent.children[i] || null);
 }
 
-function render() {
-  const list = groups();
+const mainTop = () => $("takes").getBoundingClientRect().top + scrollY;
+
+/** Draws the rows in view (and a few around), in order; the others leave the document. */
+function paint() {
   const main = $("takes");
+  const top = scrollY - mainTop();
+  const from = Math.max(0, Math.floor(top / ROW) - AROUND);
+  const to = Math.min(list.length, Math.ceil((top + innerHeight) / ROW) + AROUND);
   const shown = new Set();
-  list.forEach(([key, ts], i) => {
-    let sec = sections.get(key);
-    if (!sec) {
-      sec = document.createElement("section"); sec.className = "video"; sec.dataset.video = key;
-      const h = document.createElement("h2"); h.textContent = key;
-      const row = document.createElement("div"); row.className = "takes";
-      sec.append(h, row); sections.set(key, sec);
-    }
-    place(main, sec, i); shown.add(sec);
-    const row = sec.lastChild;
-    ts.forEach((t, j) => place(row, figureOf(t), j));
-    while (row.children.length > ts.length) row.lastChild.remove();
-  });
-  for (const sec of [...main.children]) if (!shown.has(sec)) sec.remove();
-  const all = [...takes.values()];
-  const n = (d) => all.filter((t) => t.status === "Success" && (t.decision || null) === d).length;
-  $("counts").textContent = n("approved") + " approved · " + n("rejected") + " rejected · " + n(null) + " undecided · " + all.length + " takes";
-  highlight();
+  for (let i = from; i < to; i++) {
+    const [key, ts] = list[i];
+    const sec = sectionOf(key, ts);
+    sec.style.top = i * ROW + "px";
+    sec.dataset.index = String(i);
+    place(main, sec, i - from); shown.add(sec);
+  }
+  for (const sec of [...main.children]) if (!shown.has(sec)) drop(sec);
+  mark();
+}
+
+function render() {
+  varFilters();
+  list = groups();
+  $("takes").style.height = list.length * ROW + "px";
+  let approved = 0, rejected = 0, undecided = 0;
+  for (const t of takes.values()) {
+    if (t.status !== "Success") continue;
+    if (t.decision === "approved") approved++; else if (t.decision === "rejected") rejected++; else undecided++;
+  }
+  $("counts").textContent = approved + " approved · " + rejected + " rejected · " + undecided + " undecided · " + takes.size + " takes";
+  paint();
 }
 
 function current() {
-  const secs = $("takes").children;
-  if (secs.length === 0) return null;
-  videoAt = Math.max(0, Math.min(videoAt, secs.length - 1));
-  const figs = secs[videoAt].lastChild.children;
-  takeAt = Math.max(0, Math.min(takeAt, figs.length - 1));
-  return { sec: secs[videoAt], fig: figs[takeAt] };
+  if (list.length === 0) return null;
+  videoAt = Math.max(0, Math.min(videoAt, list.length - 1));
+  const ts = list[videoAt][1];
+  takeAt = Math.max(0, Math.min(takeAt, ts.length - 1));
+  return ts[takeAt];
 }
 
-function highlight() {
+function mark() {
   for (const el of document.querySelectorAll(".current")) el.classList.remove("current");
-  const c = current();
-  if (!c) return;
-  c.sec.classList.add("current"); c.fig.classList.add("current");
-  c.fig.scrollIntoView({ block: "nearest" });
+  const t = current();
+  if (!t) return;
+  const fig = figures.get(t.job);
+  if (!fig) return;
+  fig.classList.add("current"); fig.closest("section").classList.add("current");
+}
+
+/** Brings the current take into view, then marks it. */
+function highlight() {
+  const t = current();
+  if (!t) return mark();
+  const head = document.querySelector("header").offsetHeight;
+  const rowTop = mainTop() + videoAt * ROW;
+  if (rowTop < scrollY + head) scrollTo(0, rowTop - head - 8);
+  else if (rowTop + ROW > scrollY + innerHeight) scrollTo(0, rowTop + ROW - innerHeight);
+  paint();
+  figures.get(t.job)?.scrollIntoView({ block: "nearest", inline: "nearest" });
 }
 
 function select(fig) {
-  const secs = [...$("takes").children];
-  videoAt = secs.indexOf(fig.closest("section"));
+  videoAt = Number(fig.closest("section").dataset.index);
   takeAt = [...fig.parentNode.children].indexOf(fig);
   highlight();
 }
 
-function merge(list) { for (const t of list) takes.set(t.job, t); }
+function merge(entries) { for (const t of entries) takes.set(t.job, t); }
 
 async function refresh() {
   const res = await fetch("/api/takes");
@@ -203,9 +298,8 @@ async function post(path, body) {
 }
 
 async function act(kind) {
-  const c = current();
-  if (!c) return;
-  const t = takes.get(c.fig.dataset.job);
+  const t = current();
+  if (!t) return;
   let done;
   if (kind === "approve") done = await post("/api/decide", { job: t.job, decision: "approved" });
   else if (kind === "undo") done = await post("/api/undo", { job: t.job });
@@ -218,21 +312,20 @@ async function act(kind) {
 }
 
 function askNote() {
-  const c = current();
-  if (!c) return;
+  if (!current()) return;
   $("noteform").hidden = false; $("note").value = ""; $("note").focus();
 }
 
 $("noteform").addEventListener("submit", async (e) => {
   e.preventDefault();
-  const c = current();
+  const t = current();
   $("noteform").hidden = true;
-  if (!c) return;
-  if (await post("/api/decide", { job: c.fig.dataset.job, decision: "rejected", note: $("note").value })) await refresh();
+  if (!t) return;
+  if (await post("/api/decide", { job: t.job, decision: "rejected", note: $("note").value })) await refresh();
 });
 
 document.addEventListener("keydown", (e) => {
-  if (e.target.tagName === "INPUT") {
+  if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT") {
     if (e.key === "Escape") { $("noteform").hidden = true; e.target.blur(); }
     return;
   }
@@ -250,7 +343,7 @@ document.addEventListener("keydown", (e) => {
     "/": () => $("search").focus(),
   };
   const run = keys[e.key];
-  if (run) { e.preventDefault(); run(); }
+  if (run) { e.preventDefault(); run(); performance.mark("reel-key"); }
 });
 
 for (const b of document.querySelectorAll("[data-filter]")) {
@@ -262,6 +355,13 @@ for (const b of document.querySelectorAll("[data-filter]")) {
 }
 $("search").addEventListener("input", () => { query = $("search").value.trim().toLowerCase(); videoAt = 0; takeAt = 0; render(); });
 $("helpbutton").addEventListener("click", () => { $("help").hidden = !$("help").hidden; });
+let painting = false;
+addEventListener("scroll", () => {
+  if (painting) return;
+  painting = true;
+  requestAnimationFrame(() => { painting = false; paint(); });
+}, { passive: true });
+addEventListener("resize", () => paint());
 
 const events = new EventSource("/api/events");
 events.addEventListener("takes", (e) => {
@@ -272,7 +372,10 @@ events.addEventListener("takes", (e) => {
 });
 events.addEventListener("open", () => { document.body.dataset.live = "true"; });
 if (config.reviewer || localStorage.getItem("reel-reviewer")) reviewer();
-refresh().catch(() => say("the takes could not be read"));
+refresh().then(() => {
+  document.body.dataset.ready = "true";
+  performance.mark("reel-ready");
+}, () => say("the takes could not be read"));
 `;
 
 /** `value` as JSON that is safe inside a script element. */
@@ -294,6 +397,7 @@ export function reviewPage(options: PageOptions): string {
 <button data-filter="approved" aria-pressed="false">approved</button>
 <button data-filter="rejected" aria-pressed="false">rejected</button>
 <button data-filter="failed" aria-pressed="false">failed</button>
+<span id="vars"></span>
 <input id="search" type="search" placeholder="search (/)" aria-label="search">
 <button id="helpbutton" title="keys">?</button>
 <span id="who"></span>
@@ -303,7 +407,7 @@ export function reviewPage(options: PageOptions): string {
 <main id="takes"></main>
 <div id="help" hidden>${HELP}</div>
 <form id="noteform" hidden><label>Why rejected? <input id="note" maxlength="2000" autocomplete="off"></label> <button>reject</button></form>
-<script id="config" type="application/json">${scriptJson({ reviewer: options.reviewer })}</script>
+<script id="config" type="application/json">${scriptJson({ reviewer: options.reviewer, rowPx: ROW_PX })}</script>
 <script nonce="${options.nonce}">${SCRIPT}</script>
 </body></html>
 `;

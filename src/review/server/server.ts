@@ -8,6 +8,7 @@ import type { ReviewStore } from "../../state/store.js";
 import { decide, RequestRefused, retake, undo } from "./actions.js";
 import { TakeEvents } from "./events.js";
 import { checkToken, fileInOut, hostAllowed, tokenCookie, tokenMatches } from "./guards.js";
+import type { ManifestVars } from "./manifest-vars.js";
 import { reviewPage } from "./page.js";
 import { sendFile } from "./static-file.js";
 import { readTakes } from "./takes-view.js";
@@ -23,6 +24,8 @@ export interface ReviewServerOptions {
   readonly reviewer?: string;
   /** What the page's title says of the project. */
   readonly title: string;
+  /** The manifests whose variables the page shows (and, PATH given, the only ones it shows). */
+  readonly manifests?: ManifestVars;
 }
 
 export interface ReviewServer {
@@ -69,7 +72,7 @@ async function bodyOf(req: IncomingMessage): Promise<Record<string, unknown>> {
 
 export async function startReviewServer(options: ReviewServerOptions): Promise<ReviewServer> {
   const token = randomBytes(24).toString("base64url");
-  const read = () => readTakes(options.store, options.baseUrl, options.outDir);
+  const read = () => readTakes(options.store, options.baseUrl, options.outDir, options.manifests);
   const events = new TakeEvents(read);
   let port = 0;
 

@@ -12,6 +12,7 @@ import {
 import { resultOf } from "../../output/job-record.js";
 import type { DecisionFields } from "../../output/decision-fields.js";
 import { decisionFieldsOf } from "../../output/decision-fields.js";
+import type { ManifestVars, Vars } from "./manifest-vars.js";
 
 export interface TakeView extends DecisionFields {
   /** The job key: `manifest/id~n`. */
@@ -22,6 +23,8 @@ export interface TakeView extends DecisionFields {
   readonly video: string;
   readonly take: number;
   readonly seed: number | null;
+  /** A matrix video's variables (`{ lang: "de" }`), when its manifest is read. */
+  readonly vars: Vars | null;
   readonly status: string;
   readonly error: string | null;
   readonly model: string;
@@ -48,9 +51,19 @@ function srcOf(row: JobRow, realOut: string): string | null {
   return `/out/${row.file.split("/").map(encodeURIComponent).join("/")}`;
 }
 
-/** Every take of service `baseUrl` in `store`, by manifest, video and take number. */
-export async function readTakes(store: ReviewStore, baseUrl: string, outDir: string): Promise<TakeView[]> {
-  const rows = (await store.listLatestJobs()).filter((row) => row.base_url === baseUrl);
+/**
+ * Every take of service `baseUrl` in `store`, by manifest, video and take number; of the manifests
+ * `manifests` shows, with their variables.
+ */
+export async function readTakes(
+  store: ReviewStore,
+  baseUrl: string,
+  outDir: string,
+  manifests?: ManifestVars,
+): Promise<TakeView[]> {
+  const rows = (await store.listLatestJobs()).filter(
+    (row) => row.base_url === baseUrl && (manifests?.shows(row.manifest) ?? true),
+  );
   const decisions = decisionsByVersion(await store.latestDecisions());
   const retakes = new Map<string, RetakeRow>(
     (await store.listRetakes()).filter((r) => r.state !== "withdrawn").map((r) => [r.key, r]),
@@ -67,6 +80,7 @@ export async function readTakes(store: ReviewStore, baseUrl: string, outDir: str
       video,
       take: n,
       seed: seedOf(row),
+      vars: manifests?.of(row.manifest, video) ?? null,
       status: result.status,
       error: result.error,
       model: row.model,
