@@ -123,9 +123,11 @@ describe.skipIf(!HAS_CHROMIUM)("reel review in Chromium: variables, reviewer, re
       "promo/promo-en-anna",
       "promo/promo-en-ben",
     ]);
+    // Every placeholder of its combination, as the delivery sheet has them: a zipped axis gives two.
     expect(await all.locator('section[data-video="promo/promo-de-ben"] .var').allTextContents()).toEqual([
       "lang de",
       "face ben",
+      "line hi",
     ]);
     // other.yaml is gone: its jobs show, without variables.
     expect(await all.locator('section[data-video="other/spot-m"] .var').count()).toBe(0);
