@@ -211,12 +211,16 @@ function rowsField(value: unknown): { file: string; options: RowsOptions } | str
   return { file: value.file, options: { delimiter } };
 }
 
-/** The rows of every video of `value` that has `rows:`, read (rows-file.ts), by video index. */
+/**
+ * The rows of every video of `value` that has `rows:`, read (rows-file.ts), by video index. Each CSV
+ * there, readable under the read rule, is added to `files` (a watcher follows them).
+ */
 async function readRowsOfVideos(
   value: unknown,
   dir: string,
   cwd: string,
   allowed: readonly string[],
+  files: Set<string>,
 ): Promise<Map<number, RowsOfVideo>> {
   const out = new Map<number, RowsOfVideo>();
   const videos = isRecord(value) && Array.isArray(value.videos) ? value.videos : [];
@@ -230,6 +234,9 @@ async function readRowsOfVideos(
         return;
       }
       const read = await readRowsFile(field.file, dir, cwd, allowed, field.options);
+      if (read.ok) files.add(read.table.file);
+      else if (read.code !== PROBLEM_CODES.pathOutside && read.code !== PROBLEM_CODES.fileMissing)
+        files.add(read.at?.file ?? path.resolve(dir, field.file));
       if (read.ok) out.set(index, read.table);
       else
         out.set(index, {
@@ -312,6 +319,7 @@ async function loadFile(
   options: LoadOptions,
   checker: FileChecker,
   tally: VideoTally,
+  rowsFiles: Set<string>,
 ): Promise<FileOutcome> {
   const file = shownPath(options.cwd, abs);
   const problems: Problem[] = [];
@@ -393,6 +401,7 @@ async function loadFile(
     path.dirname(abs),
     options.cwd,
     checker.allowedDirs,
+    rowsFiles,
   );
   const over = overVideoLimit(parsed, withChunks.value, tally, file, rowsOf);
   if (over) return { ...over, text };
@@ -661,7 +670,8 @@ export async function loadManifests(paths: string[], options: LoadOptions): Prom
   const checker = new FileChecker({ cwd, allowed, hashFile: options.hashFile ?? hashFileStreaming });
   const outcomes: FileOutcome[] = [];
   const tally: VideoTally = { limit: options.maxVideos ?? DEFAULTS.maxVideos, admitted: 0, all: 0 };
-  for (const file of files) outcomes.push(await loadFile(file, opts, checker, tally));
+  const rowsFiles = new Set<string>();
+  for (const file of files) outcomes.push(await loadFile(file, opts, checker, tally, rowsFiles));
 
   // Manifest names name output folders: unique across the run, whatever the case.
   const names = new Map<string, string>();
@@ -706,5 +716,5 @@ export async function loadManifests(paths: string[], options: LoadOptions): Prom
   });
 
   const found = outcomes.flatMap((outcome) => (outcome.name ? [outcome.name.name] : []));
-  return { manifests, problems, warnings, names: found };
+  return { manifests, problems, warnings, names: found, rowsFiles: [...rowsFiles] };
 }

@@ -113,4 +113,9 @@ export interface LoadResult {
    * so a manifest broken by an edit still shows the jobs it already ran.
    */
   names: string[];
+  /**
+   * The CSV files of the manifests' `rows:` that were found (absolute, links followed), valid or
+   * not: a watcher reads a manifest again when one of its CSVs changes.
+   */
+  rowsFiles: string[];
 }

@@ -36,6 +36,7 @@ import {
 } from "../state/store.js";
 import { shownPath } from "../user-path.js";
 import { isIgnoredPath } from "./manifest-files.js";
+import { RowsFiles } from "./rows-files.js";
 import { plural } from "../plural.js";
 
 const DEFAULT_SETTLE_MS = DEFAULTS.settle.ms;
@@ -260,7 +261,8 @@ async function watchWithProgress(
 
   async function loadFile(file: string): Promise<void> {
     if (await stillBeingWritten(file)) return;
-    const { manifests, problems, warnings } = await loadManifests([file], options.load);
+    const { manifests, problems, warnings, rowsFiles: csvs } = await loadManifests([file], options.load);
+    rowsFiles.set(file, csvs);
     const manifest = manifests[0];
     // Compared without case, as `run` does: on macOS and Windows `Promo` and `promo` share a folder.
     const same = (name: string): boolean => name.toLowerCase() === manifest?.name.toLowerCase();
@@ -375,6 +377,11 @@ async function watchWithProgress(
     queue.set(file, next);
   }
 
+  // A manifest is read again when its rows CSV changes, as when it changes itself.
+  const rowsFiles = new RowsFiles(options.settleMs ?? DEFAULT_SETTLE_MS, (manifests) => {
+    for (const file of manifests) schedule(file, () => loadFile(file));
+  });
+
   const onFile = (path: string): void => {
     if (!isManifestFile(path)) return;
     const file = resolve(path);
@@ -386,6 +393,7 @@ async function watchWithProgress(
       const name = nameOf.get(file);
       reported.delete(file);
       awaitingMedia.delete(file);
+      rowsFiles.set(file, []);
       clashes.delete(file);
       if (name === undefined) return;
       nameOf.delete(file);
@@ -465,6 +473,7 @@ async function watchWithProgress(
   clearInterval(guard);
   for (const timer of graceTimers) clearTimeout(timer);
   await watcher.close();
+  await rowsFiles.close();
   await Promise.all([...queue.values()]);
   await engine.whenIdle();
   await engine.dispose();
