@@ -496,6 +496,12 @@ export interface ReviewRecords {
    * only, when given), in the order queued, each with its state.
    */
   listRetakes(manifests?: readonly string[]): Promise<RetakeRow[]>;
+  /**
+   * A mark of the jobs, decisions and retakes of this service (of every service, for a reader opened
+   * without one) that differs once any of them changed: a few aggregates, no rows, so a live review
+   * page checks it each second and reads the takes only when it moved. Marks are only compared.
+   */
+  changeMark(): Promise<string>;
 }
 
 /**

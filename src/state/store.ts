@@ -43,6 +43,7 @@ import * as caches from "./sql/caches.js";
 import type { SqlContext } from "./sql/context.js";
 import * as decisions from "./sql/decisions.js";
 import * as retakes from "./sql/retakes.js";
+import * as changeMarks from "./sql/change-mark.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import * as learned from "./sql/learned.js";
@@ -403,6 +404,9 @@ export class StateStore implements JobStore {
   }
   async listRetakes(manifests?: readonly string[]): Promise<RetakeRow[]> {
     return retakes.listRetakes(this.c, manifests);
+  }
+  async changeMark(): Promise<string> {
+    return changeMarks.changeMark(this.c);
   }
 
   // ---- what reel learned of the service (sql/learned.ts) ----

@@ -370,6 +370,55 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await all.close();
     });
 
+    it("moves the change mark on each write a review page shows, of its service only, and not on a read", async () => {
+      const storage = await makeHarness();
+      let writer = await storage.open("x");
+      await writer.upsertJob({ ...JOB, key: "n/b", manifest: "n", videoId: "b" });
+      await writer.close();
+      const reviewer = await storage.openReviewer("x");
+      // A job's updated_at is the clock's millisecond: each step starts on a new one, as real writes do.
+      let tick = Date.now();
+      const step = async (write: () => Promise<unknown>): Promise<string> => {
+        while (Date.now() === tick) await new Promise((resolve) => setImmediate(resolve));
+        await write();
+        await writer.flush();
+        tick = Date.now();
+        return reviewer.changeMark();
+      };
+      const marks = [await reviewer.changeMark()];
+      const moved = async (write: () => Promise<unknown>): Promise<void> => {
+        const mark = await step(write);
+        expect(marks).not.toContain(mark);
+        marks.push(mark);
+      };
+      const still = async (write: () => Promise<unknown>): Promise<void> => {
+        expect(await step(write)).toBe(marks.at(-1));
+      };
+      // Another service's writer (one writer at a time holds a state file).
+      await still(async () => {
+        const other = await storage.open("y");
+        await other.upsertJob(take(1));
+        await other.close();
+      });
+      writer = await storage.open("x");
+      await moved(() => writer.upsertJobs([take(1), take(2)]));
+      const one = (await writer.findJob("m/a~1", "h1"))!;
+      await still(() => reviewer.listLatestJobs());
+      await moved(() => writer.markSubmitting(one.id));
+      await moved(() => writer.markSubmitted(one.id, "1801"));
+      await moved(() => writer.markFailed(one.id, "task", "refused"));
+      await moved(() =>
+        reviewer.recordDecisions([{ key: "m/a~2", specHash: "h2", decision: "approved", reviewer: "ana" }]),
+      );
+      await moved(() =>
+        reviewer.queueRetake({ from: { key: "m/a~2", specHash: "h2" }, reviewer: "ana", plan: nextTake }),
+      );
+      await moved(() => reviewer.withdrawRetake("m/a~3"));
+      await still(() => reviewer.listRetakes());
+      await reviewer.close();
+      await writer.close();
+    });
+
     it("queues a retake as the next take of its video, rejects the take retaken, and withdraws it until claimed", async () => {
       const storage = await makeHarness();
       const writer = await storage.open("x");

@@ -1,6 +1,8 @@
-// Live updates: the server reads the takes from the store every second while a page listens, and
-// sends each page the takes that changed (a new video, a decision made elsewhere, a retake sent) as
-// server-sent events. Nothing is read while no page listens: an idle server costs nothing.
+// Live updates: while a page listens, the server asks the store each second for its change mark (a
+// few aggregates, ReviewRecords.changeMark), reads the takes only when it moved, and sends each page
+// the takes that changed (a new video, a decision made elsewhere, a retake sent) as server-sent
+// events. Nothing is read while no page listens: an idle server costs nothing, and a page open on
+// takes that do not change costs next to nothing.
 import type { ServerResponse } from "node:http";
 import type { TakeView } from "./takes-view.js";
 
@@ -9,10 +11,14 @@ export const POLL_MS = 1000;
 export class TakeEvents {
   private readonly clients = new Set<ServerResponse>();
   private last = new Map<string, string>();
+  private lastMark: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reading = false;
 
-  constructor(private readonly read: () => Promise<TakeView[]>) {}
+  constructor(
+    private readonly read: () => Promise<TakeView[]>,
+    private readonly mark: () => Promise<string>,
+  ) {}
 
   /** Keeps `res` open as an event stream until the page goes. */
   async listen(res: ServerResponse): Promise<void> {
@@ -22,8 +28,11 @@ export class TakeEvents {
       connection: "keep-alive",
     });
     res.write("retry: 1000\n\n");
-    if (this.clients.size === 0)
+    if (this.clients.size === 0) {
+      // The mark before the read: a write between the two moves it, and the next poll reads again.
+      this.lastMark = await this.mark();
       this.last = new Map((await this.read()).map((t) => [t.job, JSON.stringify(t)]));
+    }
     this.clients.add(res);
     res.on("close", () => {
       this.clients.delete(res);
@@ -37,7 +46,10 @@ export class TakeEvents {
     if (this.reading || this.clients.size === 0) return;
     this.reading = true;
     try {
+      const mark = await this.mark();
+      if (mark === this.lastMark) return;
       const now = new Map((await this.read()).map((t) => [t.job, JSON.stringify(t)]));
+      this.lastMark = mark;
       const changed = [...now].filter(([job, json]) => this.last.get(job) !== json).map(([, json]) => json);
       const gone = [...this.last.keys()].filter((job) => !now.has(job));
       this.last = now;

@@ -73,7 +73,7 @@ async function bodyOf(req: IncomingMessage): Promise<Record<string, unknown>> {
 export async function startReviewServer(options: ReviewServerOptions): Promise<ReviewServer> {
   const token = randomBytes(24).toString("base64url");
   const read = () => readTakes(options.store, options.baseUrl, options.outDir, options.manifests);
-  const events = new TakeEvents(read);
+  const events = new TakeEvents(read, () => options.store.changeMark());
   let port = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -66,6 +66,7 @@ import * as caches from "./sql/caches.js";
 import { type PgContext, toNumber } from "./sql/context.js";
 import * as decisions from "./sql/decisions.js";
 import * as retakes from "./sql/retakes.js";
+import * as changeMarks from "./sql/change-mark.js";
 import * as states from "./sql/job-states.js";
 import * as jobs from "./sql/jobs.js";
 import * as learned from "./sql/learned.js";
@@ -579,6 +580,9 @@ export class PgStore implements JobStore {
   }
   listRetakes(manifests?: readonly string[]): Promise<RetakeRow[]> {
     return this.io(() => retakes.listRetakes(this.c, manifests));
+  }
+  changeMark(): Promise<string> {
+    return this.io(() => changeMarks.changeMark(this.c));
   }
 
   // ---- what the runners learned of the service (sql/learned.ts) ----
