@@ -1,4 +1,4 @@
-// Exit codes of PRODUCT.md ("Commands"). Scripts depend on these numbers.
+// Exit codes of the README ("Commands"). Scripts depend on these numbers.
 export const EXIT = {
   ok: 0,
   someJobsFailed: 1,

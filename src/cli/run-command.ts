@@ -1,5 +1,5 @@
 // `reel run PATH...`: validate every manifest (nothing is sent if one is invalid), then drive every
-// job to a final state, resuming from the state file; print a summary and exit with PRODUCT.md's codes.
+// job to a final state, resuming from the state file; print a summary and exit with the README's codes.
 import { existsSync } from "node:fs";
 import { describeBudget, endBudgetScope, openBudget, runScope } from "../budget/index.js";
 import { SentElsewhereError } from "../engine/sent-elsewhere.js";

@@ -1,5 +1,5 @@
 // `reel sandbox`: the emulator as a standalone server, so a user can point any client (curl, a
-// second shell running `reel run`) at it. The two stdout lines are a contract of PRODUCT.md:
+// second shell running `reel run`) at it. The two stdout lines are a contract of the README:
 // scripts `eval` them, so nothing else may ever be printed to stdout. Each is an `export`: a plain
 // `VAR=value` pasted into a shell sets a shell variable that `reel` never sees.
 import { resolve } from "node:path";

@@ -1,4 +1,4 @@
-// The options every command that talks to the service takes (PRODUCT.md, "Options"), read from flags
+// The options every command that talks to the service takes (the README, "Options"), read from flags
 // and the environment once, checked before any work, and turned into a client.
 import { dirname, join } from "node:path";
 import type { Dispatcher } from "undici";

@@ -1,4 +1,4 @@
-// The typed client of the service: one function per endpoint of api-spec.md section 4, over one
+// The typed client of the service: one function per endpoint of docs/service-api.md, over one
 // keep-alive undici Agent (transport.ts), with the retry rules of retry-policy.ts. The key goes only into the
 // Authorization header of requests to `baseUrl`; nothing else ever sees it.
 import { randomBytes } from "node:crypto";

@@ -1,4 +1,4 @@
-// JobSpec -> the JSON body of POST /v1/generations (api-spec.md 2.5), once every asset has an id.
+// JobSpec -> the JSON body of POST /v1/generations (docs/service-api.md), once every asset has an id.
 import type { Chunk, Condition, GenerationRequest, Id } from "../service/api-types.js";
 import type { AssetRef, JobSpec, SpeechRef } from "./types.js";
 

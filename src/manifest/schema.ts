@@ -219,7 +219,7 @@ function buildTypes() {
     { minimum: 0, maximum: SEED_MAX },
   );
 
-  // The rules of api-spec.md 4.1, one definition per model, applied to a video (and to defaults)
+  // The rules of docs/service-api.md, one definition per model, applied to a video (and to defaults)
   // whose model is that model. Chunk rules only match videos: defaults have no chunks.
   for (const m of MODELS) {
     const rules = MODEL_RULES[m];
@@ -235,7 +235,7 @@ function buildTypes() {
     // model needs.
     const orNull = (rule: JsonSchema): JsonSchema => conditional({ type: "null" }, undefined, rule);
     defs.defineRaw(modelRulesDef(m), {
-      description: `What ${m} accepts (api-spec.md 4.1). A source image is ${rules.source}.`,
+      description: `What ${m} accepts (docs/service-api.md). A source image is ${rules.source}.`,
       properties: {
         resolution: orNull({ enum: rules.resolutions }),
         aspectRatio: orNull({ enum: rules.aspectRatios }),

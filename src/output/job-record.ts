@@ -1,4 +1,4 @@
-// Each job's record (PRODUCT.md, "Output layout"): `OUT/<manifest>/<id>.json` beside its video, the
+// Each job's record (the README, "Output layout"): `OUT/<manifest>/<id>.json` beside its video, the
 // job as `results.jsonl` shows it plus the spec that was sent and what the video held.
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// The names of everything reel writes under OUT (PRODUCT.md, "Output layout"), in one place:
+// The names of everything reel writes under OUT (the README, "Output layout"), in one place:
 //
 //   OUT/<manifest>/<id>.mp4              the current version's video
 //   OUT/<manifest>/<id>.json             its record

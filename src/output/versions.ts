@@ -1,5 +1,5 @@
 // Versions of a video kept side by side. Editing a video's spec makes a new job, and the old result
-// stays on disk (PRODUCT.md): the manifest's current version holds `<id>.mp4`, the others
+// stays on disk (the README): the manifest's current version holds `<id>.mp4`, the others
 // `<id>.<hash>.mp4`, each with its record beside it. A file found at a video's name that is not the
 // video reel saved is moved aside the same way, never written over.
 import { lstat, rename, unlink } from "node:fs/promises";

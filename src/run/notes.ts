@@ -41,7 +41,7 @@ export function jobFacts(jobs: readonly Job[], done: ReadonlySet<string>): JobFa
 }
 
 /**
- * A job's identity is manifest/id (PRODUCT.md): a renamed manifest makes every video new, to be
+ * A job's identity is manifest/id (the README): a renamed manifest makes every video new, to be
  * paid for again. Allowed (without a seed, the same request makes another take), but never
  * silently. Called before the jobs are recorded.
  */

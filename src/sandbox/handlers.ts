@@ -1,4 +1,4 @@
-// One function per endpoint of api-spec.md section 4. Each computes a Reply and never writes to
+// One function per endpoint of docs/service-api.md. Each computes a Reply and never writes to
 // the socket itself, so the server can still swap a success for an injected 500 or a dropped
 // connection after the effect has happened.
 

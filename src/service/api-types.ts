@@ -1,4 +1,4 @@
-// Wire types of the service (api-spec.md sections 2 and 4). Every int64 id travels as a
+// Wire types of the service (docs/service-api.md). Every int64 id travels as a
 // decimal string inside reel: JavaScript numbers lose precision above 2^53, and the spec
 // accepts numeric strings wherever an asset id is sent.
 

@@ -1,4 +1,4 @@
-// The checks a generation request (api-spec.md 2.5 and 4.1) must pass, as data. The sandbox turns
+// The checks a generation request (docs/service-api.md) must pass, as data. The sandbox turns
 // them into its FastAPI-style 422 and the manifest validator tests itself against them, so what
 // reel refuses locally and what the emulated service refuses are the same list. Pure: no I/O.
 //
@@ -18,7 +18,7 @@ import {
 /**
  * One problem of a request. `loc` is the path inside the request body (the sandbox prefixes
  * `"body"`, as FastAPI does); `type` follows pydantic's names where one fits (`missing`,
- * `literal_error`, `int_type` ...) and is `model_rule` for a rule of api-spec.md 4.1.
+ * `literal_error`, `int_type` ...) and is `model_rule` for a rule of docs/service-api.md
  */
 export interface Violation {
   loc: (string | number)[];
@@ -278,7 +278,7 @@ function checkChunk(chunk: unknown, index: number, context: RuleContext | undefi
 }
 
 /**
- * Every structural problem (api-spec.md 2.5) and every broken per-model rule (4.1, from
+ * Every structural problem (docs/service-api.md) and every broken per-model rule (4.1, from
  * MODEL_RULES) of a generation request body; an empty list means the service accepts it.
  * Accepts bodies parsed by `JSON.parse` or by lossless-json. All problems are reported at once.
  */

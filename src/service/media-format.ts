@@ -1,4 +1,4 @@
-// The upload formats of api-spec.md section 2.2, in one table: what kind of media each is, how it is
+// The upload formats of docs/service-api.md, in one table: what kind of media each is, how it is
 // served, named on disk and named in messages. The manifest validator, the engine (fetched sources)
 // and the sandbox all read it, so a format added or renamed here changes every one of them.
 // A file's format is recognised by its first bytes, never by its name: a PNG renamed `.mp3` is an image.

@@ -1,4 +1,4 @@
-// The per-model rules of api-spec.md section 4.1, defined once. The manifest schema is generated
+// The per-model rules of docs/service-api.md, defined once. The manifest schema is generated
 // from this table and the sandbox enforces it, so the validator and the emulator cannot drift.
 import type { AspectRatio, Model, Resolution } from "./api-types.js";
 

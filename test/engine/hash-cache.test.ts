@@ -155,7 +155,7 @@ it("reads an edited file again (same name, same size), uploads it once, and rema
   expect(after["a/copy"]).toBe(before["a/copy"]);
   expect(after["a/voice"]).not.toBe(before["a/voice"]);
   expect(after["b/both"]).not.toBe(before["b/both"]);
-  // The previous result stays on disk beside the new one (PRODUCT.md: "the old result stays").
+  // The previous result stays on disk beside the new one (the README: "the old result stays").
   const kept = (await readdir(join(dir, "out", "a"))).filter((f) => /^voice\.[0-9a-f]{8}\.mp4$/.test(f));
   expect(kept).toHaveLength(1);
   expect((await readFile(join(dir, "out", "a", kept[0]!))).equals(oldVoiceVideo)).toBe(true);

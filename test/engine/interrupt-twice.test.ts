@@ -2,7 +2,7 @@
 // submissions already on the wire finish (a grace of 15 s, SUBMIT_GRACE_MS in src/engine/engine.ts)
 // so that their answers are recorded; the second leaves at once (src/cli/main.ts), and the state
 // file must still be consistent: no job is paid twice by the rerun, tasks recorded as submitted are
-// picked up, and a submission cut off on the wire is `uncertain` (PRODUCT.md), never resent blindly.
+// picked up, and a submission cut off on the wire is `uncertain` (the README), never resent blindly.
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, expect, it } from "vitest";
@@ -120,7 +120,7 @@ it.each([
         ? "1 submission of an interrupted run has an unknown outcome"
         : `${cutOff.length} submissions of an interrupted run have an unknown outcome`,
     );
-    expect(rerun.code, rerun.stderr).toBe(1); // PRODUCT.md: 1 when a job ended uncertain
+    expect(rerun.code, rerun.stderr).toBe(1); // the README: 1 when a job ended uncertain
     expect(sandbox.counters.duplicateGenerations()).toBe(0);
     const afterRerun = byId(await readResults<JobStatus>(dir));
     for (const [id, before] of Object.entries(atExit)) {

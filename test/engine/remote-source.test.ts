@@ -1,5 +1,5 @@
 // Remote sources: an https URL in a manifest is fetched (once per URL), then uploaded (once per
-// content), as api-spec.md requires. Media is served over real TLS on loopback; `reel run` runs in a
+// content), as docs/service-api.md requires. Media is served over real TLS on loopback; `reel run` runs in a
 // child process that trusts the test certificate through NODE_EXTRA_CA_CERTS, and is given
 // --allow-private-sources (loopback is refused without it: private-sources.test.ts).
 import { readFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// The bad-manifest corpus: every file under bad/ breaks one rule (a per-model rule of api-spec.md
+// The bad-manifest corpus: every file under bad/ breaks one rule (a per-model rule of docs/service-api.md
 // 4.1, a structural rule, YAML safety, or a file check) and ends with the exact problems expected,
 // one comment each: `# expect: LINE:COL CODE message`. `<cwd>` stands for the folder reel runs in,
 // `<outside>` for the folder the symlink trap points into. Problems must match exactly, in order.

@@ -1,5 +1,5 @@
 // The structural and per-model checks of a generation request, directly and through the sandbox's
-// 422, table-driven so every rule of api-spec.md 4.1 has a row.
+// 422, table-driven so every rule of docs/service-api.md has a row.
 import { parse } from "lossless-json";
 import { describe, expect, test } from "vitest";
 import { MODELS } from "../../src/service/api-types.js";
