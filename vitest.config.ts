@@ -15,5 +15,8 @@ export default defineConfig({
     // are slower and noisier than a laptop. Timing is measured by the benchmarks, not asserted here.
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // expect.poll waits for an event (a page updated live, a file written): 1 s by default, short on
+    // a busy machine running three test files at once.
+    expect: { poll: { timeout: 10_000 } },
   },
 });
