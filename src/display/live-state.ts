@@ -44,6 +44,11 @@ export interface JobView {
    */
   claimedAt?: number;
   facts?: JobFacts;
+  /**
+   * Its video was made before this run, which only fetches it again (into another output folder, or
+   * a deleted file): when that ends it is done before, as it was, not done by this run.
+   */
+  madeBefore?: boolean;
 }
 
 export interface LiveState {
@@ -230,7 +235,8 @@ export function applyEvent(state: LiveState, e: ProgressEvent, now: number): voi
         state.downloads.sumMs += now - view.since;
         state.downloads.count++;
       }
-      moveTo(view, place, now);
+      if (view.place === "doneBefore") view.madeBefore = true;
+      moveTo(view, place === "done" && view.madeBefore ? "doneBefore" : place, now);
       if (place === "submitting" && knownTime(state, view)) view.claimedAt = now;
       if (place === "PreProcessing") view.submittedAt = now;
       // A task no manifest lists is no more of this run's concern once it ended or was left.

@@ -133,3 +133,48 @@ it("counts every job of a run exactly once on every frame, never more at the ser
     await store.close();
   }
 }, 30_000);
+
+it("says videos made before and only fetched again (another output folder) are done before, not done by this run", async () => {
+  const s = await sandbox({ timeScale: 0.01 });
+  const dir = await tempDir();
+  const manifest = `version: 1\nname: m\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${[0, 1, 2].map((i) => `  - id: v${i}\n    chunks:\n      - duration: 5\n        text: "video ${i}"\n`).join("")}`;
+  await writeTree(dir, { "m.yaml": manifest });
+  const store = StateStore.open(join(dir, "state.db"), { baseUrl: s.baseUrl });
+  const client = makeClient({ baseUrl: s.baseUrl, apiKey: s.apiKey });
+  const { manifests } = await loadManifests(["m.yaml"], { cwd: dir });
+  const run = (out: string, progress?: ProgressSink) =>
+    runBatch({
+      jobs: manifests[0]!.jobs,
+      client,
+      store,
+      outDir: join(dir, out),
+      cacheDir: join(dir, "cache"),
+      httpOrigins: [s.baseUrl],
+      pollTiming: DEFAULTS.localPolling.timing,
+      ...(progress ? { progress } : {}),
+    });
+  try {
+    expect((await run("out")).rows.map((row) => row.state)).toEqual(["Success", "Success", "Success"]);
+    const state = makeLiveState(DEFAULTS.concurrency, Date.now());
+    let downloading = 0;
+    const summary = await run("other", {
+      start() {},
+      event: (e) => {
+        applyEvent(state, e, Date.now());
+        if (e.stage === "downloading") downloading++;
+      },
+      stop() {},
+    });
+    expect(summary.rows.map((row) => row.state)).toEqual(["Success", "Success", "Success"]);
+    // Each video was fetched again into the other folder, none generated again...
+    expect(downloading).toBe(3);
+    expect(s.counters.generationsCreated).toBe(3);
+    // ...and the last frame says so: 3 done before, none done by this run.
+    const { counts } = countsOf(renderFrame(state, { now: Date.now(), width: 80, colors: plain }));
+    expect(counts.get("done before")).toBe(3);
+    expect(counts.get("done") ?? 0).toBe(0);
+  } finally {
+    await client.close();
+    await store.close();
+  }
+}, 20_000);
