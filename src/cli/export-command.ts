@@ -4,10 +4,21 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
-import { type ExportScope, chooseVideos, type VariableValue } from "../export/choose.js";
+import { chooseVideos, type VariableValue } from "../export/choose.js";
 import { exportVideos } from "../export/export.js";
-import { DEFAULT_NAME } from "../export/name-template.js";
-import type { SheetFormat } from "../export/sheet.js";
+import { flagTemplate, type NameTemplate } from "../export/name-template.js";
+import {
+  choicesSaid,
+  DEFAULT_NAME,
+  DEFAULT_SHEET,
+  DEFAULT_STATUS,
+  type ExportScope,
+  isChoice,
+  SHEET_CHOICES,
+  type SheetChoice,
+  sheetsOf,
+  STATUS_CHOICES,
+} from "../export-rules.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { makeJobFilter } from "../manifest/job-filter.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
@@ -34,7 +45,7 @@ Options:
   --name TEMPLATE    each video's name in DIR (default ${DEFAULT_NAME}): {manifest} {id} (with
                      the take: promo-en~2) {video} (without) {take} {seed} {model} {resolution}
                      {aspectRatio} {duration} {date} (the day it was made) and the job's variables
-  --status success   every finished video, decided or not (default: the approved ones)
+  --status success   every finished video, decided or not (default: approved, the approved takes)
   --only GLOB        only the jobs whose manifest/id matches (repeatable)
   --sheet csv|jsonl  write only that sheet (default: both)
   --prune            remove the videos an earlier export wrote that are no longer chosen
@@ -44,6 +55,8 @@ Options:
   --sandbox          only the jobs run with --sandbox
   --allow-read DIR   let manifests read files under DIR too (repeatable)
   --json             a machine-readable summary on stdout
+
+--name, --status and --sheet override export: in reel.yaml (name, status, sheet).
 
 Exit codes: 0 done (also when nothing is chosen: nothing is written), 1 a chosen video missing or
 damaged (nothing written), 2 bad options, names or a file of DIR in the way (nothing written).`,
@@ -70,17 +83,31 @@ async function runExport(args: ParsedArgs, io: CliIO): Promise<number> {
   const dir = resolve(io.cwd, dirArg);
   const json = args.values.json === true;
   const status = args.values.status as string | undefined;
-  if (status !== undefined && status !== "success")
-    throw new UsageError(`--status takes success (every finished video), not ${JSON.stringify(status)}`);
-  const scope: ExportScope = status === "success" ? "success" : "approved";
+  if (status !== undefined && !isChoice(STATUS_CHOICES, status))
+    throw new UsageError(
+      `--status takes ${choicesSaid(STATUS_CHOICES)} (approved takes, or every finished video), not ${JSON.stringify(status)}`,
+    );
   const sheetArg = args.values.sheet as string | undefined;
-  if (sheetArg !== undefined && sheetArg !== "csv" && sheetArg !== "jsonl")
-    throw new UsageError(`--sheet takes csv or jsonl, not ${JSON.stringify(sheetArg)}`);
-  const sheets: SheetFormat[] = sheetArg === undefined ? ["csv", "jsonl"] : [sheetArg];
+  if (sheetArg !== undefined && !isChoice(SHEET_CHOICES, sheetArg))
+    throw new UsageError(`--sheet takes ${choicesSaid(SHEET_CHOICES)}, not ${JSON.stringify(sheetArg)}`);
   const only = makeJobFilter((args.values.only as string[] | undefined) ?? []);
-  const template = (args.values.name as string | undefined) ?? DEFAULT_NAME;
+  const nameArg = args.values.name as string | undefined;
 
   const place = workplaceOf(paths, args, io);
+  // Each setting from its flag, else the project's export:, else the default.
+  const fromFile = place.project?.export;
+  const scope: ExportScope = status ?? fromFile?.status ?? DEFAULT_STATUS;
+  const sheets = sheetsOf((sheetArg as SheetChoice | undefined) ?? fromFile?.sheet ?? DEFAULT_SHEET);
+  const template: NameTemplate =
+    nameArg !== undefined
+      ? flagTemplate(nameArg)
+      : fromFile?.name !== undefined
+        ? {
+            text: fromFile.name.template,
+            said: `${fromFile.name.at}: export.name ${JSON.stringify(fromFile.name.template)}`,
+            fix: "; fix export.name in the project file, or give --name",
+          }
+        : flagTemplate(DEFAULT_NAME);
   let inPaths: ((key: string) => boolean) | undefined;
   const variables = new Map<string, Readonly<Record<string, VariableValue>>>();
   if (paths.length > 0) {

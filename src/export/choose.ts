@@ -1,9 +1,8 @@
 // Which videos `reel export` hands over: the current version of each job, finished and downloaded,
 // and by default only those whose latest decision is approved (`--status success`: every one).
 import { join } from "node:path";
+import type { ExportScope } from "../export-rules.js";
 import type { DecisionRow, JobRow } from "../state/store.js";
-
-export type ExportScope = "approved" | "success";
 
 /** A variable's value as the manifest gave it: a number stays a number in delivery.jsonl. */
 export type VariableValue = string | number | boolean;

@@ -11,15 +11,17 @@ import { ensureRealDir, writeFileAtomic } from "../output/atomic-write.js";
 import { checkSavedVideo } from "../output/video-check.js";
 import type { ExportItem } from "./choose.js";
 import { type Ledger, readLedger, writeLedger } from "./ledger.js";
-import { nameProblem, placeholderValues, renderName } from "./name-template.js";
+import { nameProblem } from "../export-rules.js";
+import { type NameTemplate, placeholderValues, renderName } from "./name-template.js";
 import { inParallel } from "./in-parallel.js";
 import { ensureFoldersIn, placeVideo } from "./place-file.js";
-import { buildSheet, SHEET_NAMES, type SheetFormat, type SheetLine, sheetCsv, sheetJsonl } from "./sheet.js";
+import type { SheetFormat } from "../export-rules.js";
+import { buildSheet, SHEET_NAMES, type SheetLine, sheetCsv, sheetJsonl } from "./sheet.js";
 
 export interface ExportOptions {
   readonly dir: string;
   readonly items: readonly ExportItem[];
-  readonly template: string;
+  readonly template: NameTemplate;
   readonly sheets: readonly SheetFormat[];
   readonly prune: boolean;
 }
@@ -128,19 +130,23 @@ export async function exportVideos(options: ExportOptions): Promise<ExportOutcom
 }
 
 /** Each video's name in DIR, all checked: valid, and one per video (compared as a case-blind disk would). */
-function nameVideos(items: readonly ExportItem[], template: string): { item: ExportItem; file: string }[] {
+function nameVideos(
+  items: readonly ExportItem[],
+  template: NameTemplate,
+): { item: ExportItem; file: string }[] {
+  const fix = template.fix ?? "";
   const byName = new Map<string, { item: ExportItem; file: string }>();
   const named = items.map((item) => {
     const file = renderName(template, placeholderValues(item), item.row.job_key);
     const problem = nameProblem(file);
     if (problem !== undefined)
       throw new UsageError(
-        `--name ${JSON.stringify(template)} names ${item.row.job_key} ${JSON.stringify(file)}, which ${problem}. Nothing was written.`,
+        `${template.said} names ${item.row.job_key} ${JSON.stringify(file)}, which ${problem}${fix}. Nothing was written.`,
       );
     const other = byName.get(file.toLowerCase());
     if (other !== undefined)
       throw new UsageError(
-        `--name ${JSON.stringify(template)} gives ${other.item.row.job_key} and ${item.row.job_key} one name, ${JSON.stringify(other.file === file ? file : `${other.file}" and "${file}`)}${other.file === file ? "" : " (the same to a case-blind file system)"}. Add a placeholder that tells them apart ({id}, {take}, a variable). Nothing was written.`,
+        `${template.said} gives ${other.item.row.job_key} and ${item.row.job_key} one name, ${JSON.stringify(other.file === file ? file : `${other.file}" and "${file}`)}${other.file === file ? "" : " (the same to a case-blind file system)"}. Add a placeholder that tells them apart ({id}, {take}, a variable)${fix}. Nothing was written.`,
       );
     const entry = { item, file };
     byName.set(file.toLowerCase(), entry);

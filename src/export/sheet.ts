@@ -1,12 +1,12 @@
 // The delivery sheet: one line per exported video, so that a delivery joins back to its source (a
 // spreadsheet's key column, a matrix's values). delivery.jsonl keeps every value exact;
 // delivery.csv is for spreadsheet programs, so a cell one would run as a formula is kept text.
+import type { SheetFormat } from "../export-rules.js";
 import { takeOf } from "../manifest/takes.js";
 import { decisionFieldsOf } from "../output/decision-fields.js";
 import type { ExportItem, VariableValue } from "./choose.js";
 import { specOf } from "./spec-fields.js";
 
-export type SheetFormat = "csv" | "jsonl";
 export const SHEET_NAMES: Readonly<Record<SheetFormat, string>> = {
   csv: "delivery.csv",
   jsonl: "delivery.jsonl",

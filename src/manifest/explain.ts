@@ -7,6 +7,7 @@
 import { isAbsolute, relative } from "node:path";
 import { plural } from "../plural.js";
 import type { ExplainView, Plan } from "./plan.js";
+import { type CellSource, changedColumns, columnsSaid, type OldValue } from "./row-cells.js";
 import type { AssetRef, Job, NormalizedManifest, SpeechRef } from "./types.js";
 
 export type ReasonCode =
@@ -27,6 +28,8 @@ export interface Reason {
   readonly changes?: readonly string[];
   /** CHANGED: the path of each field that differs (`chunks[0].text`), in the order of `changes`. */
   readonly fields?: readonly string[];
+  /** CHANGED, a job of `rows:`: the CSV cells the changes came from (each also said in its change). */
+  readonly cells?: readonly CellSource[];
 }
 
 export interface Explained {
@@ -103,12 +106,20 @@ export function explainNew(job: Job, view: Partial<ExplainView> | undefined, cwd
     before = undefined;
   }
   const diff = diffFields(before, JSON.parse(JSON.stringify(job.spec)) as unknown, cwd);
-  const changes = diff.map((d) => d.text);
+  const cells: CellSource[] = [];
+  const changes = diff.map((d) => {
+    const columns = job.row && changedColumns(job.row, job.variables, d.field, d.old);
+    if (!job.row || !columns) return d.text;
+    const cell = { field: d.field, file: fileShown(job.row.file, cwd), line: job.row.line, columns };
+    cells.push(cell);
+    return `${d.text} (${cell.file}:${cell.line}, ${columnsSaid(columns)})`;
+  });
   return {
     code: "CHANGED",
     text: `changed since its last version${earlier.sent ? "" : " (which was never sent)"}: ${changes.length > 0 ? changes.join("; ") : "its request differs"}`,
     changes,
     fields: diff.map((d) => d.field),
+    ...(cells.length > 0 ? { cells } : {}),
   };
 }
 
@@ -180,6 +191,25 @@ export function diffSpecs(before: unknown, after: unknown, cwd: string): string[
 interface FieldChange {
   readonly field: string;
   readonly text: string;
+  /** Its old value as a cell of a row could have made it; none when no cell could have changed it. */
+  readonly old?: OldValue;
+}
+
+/** A value as a template makes it: a text, a number; a file by its path, an asset by its id. */
+function oldValueOf(value: unknown): OldValue | undefined {
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean")
+    return { text: String(value) };
+  if (!isRef(value)) return undefined;
+  switch (value.kind) {
+    case "file":
+      return { text: value.path, isPath: true };
+    case "url":
+      return { text: value.url };
+    case "asset":
+      return { text: String(value.id) };
+    case "speech":
+      return undefined;
+  }
 }
 
 function diffFields(before: unknown, after: unknown, cwd: string): FieldChange[] {
@@ -209,37 +239,56 @@ function diffValue(before: unknown, after: unknown, path: string, changes: Field
   }
   if (isRef(before) || isRef(after)) {
     const side = (value: unknown): string => (isRef(value) ? refShown(value, cwd) : shown(value));
-    changes.push({ field: path, text: `${path} ${side(before)} -> ${side(after)}` });
+    changes.push({ field: path, text: `${path} ${side(before)} -> ${side(after)}`, ...old(before) });
     return;
   }
   if (JSON.stringify(before) === JSON.stringify(after)) return;
   // Texts quoted; a model, a resolution, a seed as they are written.
   const show = (value: unknown): string =>
     typeof value === "string" && !/(^|\.)text$/.test(path) ? value : shown(value);
-  changes.push({ field: path, text: `${path} ${show(before)} -> ${show(after)}` });
+  changes.push({ field: path, text: `${path} ${show(before)} -> ${show(after)}`, ...old(before) });
 }
+
+const old = (value: unknown): { old?: OldValue } => {
+  const found = oldValueOf(value);
+  return found === undefined ? {} : { old: found };
+};
 
 function diffRef(before: Ref, after: Ref, path: string, changes: FieldChange[], cwd: string): void {
   if (before.kind === "file" && after.kind === "file") {
     if (before.sha256 === after.sha256) return; // the same content, whatever its name: the same request
-    changes.push({
-      field: path,
-      text:
-        before.path === after.path
-          ? `${path}: ${fileShown(after.path, cwd)} content changed`
-          : `${path} ${fileShown(before.path, cwd)} -> ${fileShown(after.path, cwd)} (other content)`,
-    });
+    // The same file with other content: no cell changed.
+    if (before.path === after.path)
+      changes.push({ field: path, text: `${path}: ${fileShown(after.path, cwd)} content changed` });
+    else
+      changes.push({
+        field: path,
+        text: `${path} ${fileShown(before.path, cwd)} -> ${fileShown(after.path, cwd)} (other content)`,
+        ...old(before),
+      });
     return;
   }
   if (before.kind === "speech" && after.kind === "speech") {
     // Written as `speech:` in the manifest (sent as the chunk's audio).
     const at = path.replace(/\.audio$/, ".speech");
     if (before.voiceId !== after.voiceId)
-      changes.push({ field: `${at}.voice`, text: `${at}.voice ${before.voiceId} -> ${after.voiceId}` });
+      changes.push({
+        field: `${at}.voice`,
+        text: `${at}.voice ${before.voiceId} -> ${after.voiceId}`,
+        old: { text: String(before.voiceId) },
+      });
     if (before.text !== after.text)
-      changes.push({ field: `${at}.text`, text: `${at}.text ${shown(before.text)} -> ${shown(after.text)}` });
+      changes.push({
+        field: `${at}.text`,
+        text: `${at}.text ${shown(before.text)} -> ${shown(after.text)}`,
+        old: { text: before.text },
+      });
     return;
   }
   if (JSON.stringify(before) !== JSON.stringify(after))
-    changes.push({ field: path, text: `${path} ${refShown(before, cwd)} -> ${refShown(after, cwd)}` });
+    changes.push({
+      field: path,
+      text: `${path} ${refShown(before, cwd)} -> ${refShown(after, cwd)}`,
+      ...old(before),
+    });
 }

@@ -12,7 +12,8 @@ import { rememberSource } from "./format-problems.js";
 import { locate, type PathSegment } from "./locate.js";
 import { inheritChunks } from "./default-chunks.js";
 import { ExpansionProblems, expandMatrices, templatePath } from "./matrix-places.js";
-import type { RowsOfVideo } from "./matrix.js";
+import type { RowsOfVideo, VideoOrigin } from "./matrix.js";
+import { rowFieldTemplates } from "./rows.js";
 import { readRowsFile, type RowsOptions, type RowsTable } from "./rows-file.js";
 import { isManifestFile, nameFromFileName } from "./manifest-file.js";
 import { nearestPath } from "./near-path.js";
@@ -22,7 +23,7 @@ import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
 import { compareProblems, PROBLEM_CODES, type Problem, type Warning } from "./problem.js";
 import { MEDIA_STRING_PATTERN, SAFE_NAME_MAX, SAFE_NAME_PATTERN, SEED_MAX } from "./schema.js";
 import { checkTexts, notTextMessage } from "./text-checks.js";
-import type { AssetRef, LoadOptions, LoadResult, NormalizedManifest, SpeechRef } from "./types.js";
+import type { AssetRef, LoadOptions, LoadResult, NormalizedManifest, RowOrigin, SpeechRef } from "./types.js";
 import { valueAt } from "./messages.js";
 import { validateManifestValue } from "./validate.js";
 import { countVideos, manifestOverLimit, passedAt, runOverLimit } from "./video-count.js";
@@ -265,6 +266,35 @@ function cellOf(template: unknown, table: RowsTable, row: RowsTable["rows"][numb
   if (new Set(columns).size !== 1) return undefined;
   const column = table.header.indexOf(columns[0]!);
   return { column: columns[0]!, ...row.places[column]! };
+}
+
+/**
+ * Each expanded video's CSV row, for plan --explain: one object per row (its jobs share it), the
+ * field templates read once per video as written.
+ */
+function rowOrigins(
+  origins: readonly VideoOrigin[],
+  written: unknown,
+): (index: number) => RowOrigin | undefined {
+  const videos = isRecord(written) && Array.isArray(written.videos) ? written.videos : [];
+  const templates = new Map<number, Map<string, string>>();
+  const rows = new Map<RowsTable["rows"][number], RowOrigin>();
+  return (index) => {
+    const origin = origins[index];
+    if (!origin?.row) return undefined;
+    const { table, row } = origin.row;
+    let made = rows.get(row);
+    if (made === undefined) {
+      let fields = templates.get(origin.index);
+      if (fields === undefined) {
+        fields = rowFieldTemplates(videos[origin.index], table.header);
+        templates.set(origin.index, fields);
+      }
+      made = { file: table.file, line: row.line, header: table.header, templates: fields };
+      rows.set(row, made);
+    }
+    return made;
+  };
 }
 
 /** The videos of one load's manifests, counted against the limit (video-count.ts). */
@@ -617,6 +647,7 @@ async function loadFile(
       return (video && parsed.positionOfObject(video)) ?? at(["videos", i]);
     },
     variablesOf: (i) => expansion.origins[i]?.values,
+    rowOf: rowOrigins(expansion.origins, withChunks.value),
   });
   return { manifest, problems, warnings, name, text };
 }

@@ -6,7 +6,7 @@ import type { Position } from "./locate.js";
 import type { ChunkInput, ManifestInput, VideoInput } from "./schema.js";
 import { computeSpecHash } from "./spec-hash.js";
 import { seedOfTake, takeId } from "./takes.js";
-import type { AssetRef, Job, JobChunk, JobSpec, NormalizedManifest, SpeechRef } from "./types.js";
+import type { AssetRef, Job, JobChunk, JobSpec, NormalizedManifest, RowOrigin, SpeechRef } from "./types.js";
 
 /** Where a reference sits in the manifest, as a "/"-joined path: "videos/3/chunks/0/audio". */
 export type RefKey = string;
@@ -20,6 +20,8 @@ export interface NormalizeContext {
   readonly positionOfVideo: (index: number) => Position;
   /** The placeholders' values a video was expanded with (none for a video written out). */
   readonly variablesOf?: (index: number) => Readonly<Record<string, string | number | boolean>> | undefined;
+  /** The CSV row a video was made from (none for a video that is not of `rows:`). */
+  readonly rowOf?: (index: number) => RowOrigin | undefined;
 }
 
 function mustRef(refs: NormalizeContext["refs"], key: RefKey): AssetRef | SpeechRef {
@@ -85,6 +87,7 @@ function normalizeVideo(
 
   const position = ctx.positionOfVideo(index);
   const variables = ctx.variablesOf?.(index);
+  const row = ctx.rowOf?.(index);
   const job = (id: string, spec: JobSpec): Job => ({
     manifest: ctx.name,
     id,
@@ -96,6 +99,7 @@ function normalizeVideo(
     line: position.line,
     col: position.col,
     ...(variables === undefined ? {} : { variables }),
+    ...(row === undefined ? {} : { row }),
   });
   if (takes === undefined) return [job(video.id, specOf(seed))];
   return Array.from({ length: takes }, (_, k) =>

@@ -43,6 +43,44 @@ export function convertCell(where: readonly PathSegment[], cell: string): Conver
 
 const PLACEHOLDER = /\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
+/** The columns of `header` that `template` names, in the header's order. */
+export function columnsIn(template: string, header: readonly string[]): string[] {
+  const named = new Set(
+    [...template.matchAll(PLACEHOLDER)].flatMap((m) => (m[1] === undefined ? [] : [m[1]])),
+  );
+  return header.filter((column) => named.has(column));
+}
+
+/**
+ * The fields of a video of `rows:` as written (its defaults' chunks in) that name a column, by the
+ * request field they make, as `plan --explain` names fields: `chunks[0].text`, `source`,
+ * `chunks[0].speech.voice`. Read once per video as written; every row's jobs share it.
+ */
+export function rowFieldTemplates(video: unknown, header: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const add = (field: string, value: unknown): void => {
+    if (isRecord(value) && "asset" in value) value = value.asset;
+    if (typeof value === "string" && columnsIn(value, header).length > 0) out.set(field, value);
+  };
+  if (!isRecord(video)) return out;
+  for (const key of ["model", "resolution", "aspectRatio", "seed", "source"]) add(key, video[key]);
+  if (Array.isArray(video.chunks))
+    video.chunks.forEach((chunk: unknown, j) => {
+      if (!isRecord(chunk)) return;
+      for (const key of ["duration", "text", "audio", "enablePromptEnhancement"])
+        add(`chunks[${j}].${key}`, chunk[key]);
+      if (isRecord(chunk.speech)) {
+        add(`chunks[${j}].speech.voice`, chunk.speech.voice);
+        add(`chunks[${j}].speech.text`, chunk.speech.text);
+      }
+    });
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /** Why `id` can't name the videos of `table`'s rows, if it can't: it must name a column. */
 export function rowsIdProblem(id: unknown, table: RowsTable): string | undefined {
   if (typeof id !== "string") return undefined;

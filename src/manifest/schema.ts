@@ -324,9 +324,10 @@ function buildTypes() {
     },
     {
       anyOf: [
-        { type: "string", minLength: 1 },
+        { type: "string", minLength: 1, description: "The CSV file, relative to the manifest." },
         {
           type: "object",
+          description: "The CSV file and its field separator.",
           properties: {
             file: {
               title: "Rows file",
@@ -341,8 +342,10 @@ function buildTypes() {
               type: "string",
               minLength: 1,
               maxLength: 1,
+              // As the loader reads it (load.ts): a quote or a line break would end a field's text.
+              pattern: '^[^"\\r\\n]$',
               description:
-                "The field separator; by default the one of , ; and tab the header line uses most.",
+                "The field separator: one character, not a quote or a line break; by default the one of , ; and tab the header line uses most.",
             },
           },
           required: ["file"],

@@ -72,6 +72,22 @@ export interface Job {
    * the request (the spec has them substituted), kept so that a delivery sheet joins back to them.
    */
   variables?: Readonly<Record<string, string | number | boolean>>;
+  /** The CSV row it was made from (a video of `rows:`): `plan --explain` names the cell a change came from. */
+  row?: RowOrigin;
+}
+
+/** Where a job of `rows:` comes from in its CSV. Shared by the jobs of one row; its templates by every row. */
+export interface RowOrigin {
+  /** The CSV, absolute. */
+  readonly file: string;
+  /** The physical line the row starts at. */
+  readonly line: number;
+  readonly header: readonly string[];
+  /**
+   * Each request field written with a column's placeholder (`chunks[0].text`, `source`,
+   * `chunks[0].speech.voice`, as explain names fields), and its text as written: "Hi {first_name}".
+   */
+  readonly templates: ReadonlyMap<string, string>;
 }
 
 export interface NormalizedManifest {

@@ -4,11 +4,19 @@
 // API key: that comes from the environment alone.
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import { isMap, isScalar, LineCounter, type Pair, parseDocument } from "yaml";
+import { didYouMean } from "../edit-distance.js";
 import { UsageError } from "../errors.js";
+import {
+  choicesSaid,
+  type ExportScope,
+  isChoice,
+  type SheetChoice,
+  templateProblem,
+} from "../export-rules.js";
 import { PROBLEM_CODES, type Problem } from "../manifest/index.js";
 import { isPostgresUrl, secretAdvice, storeUrlSecrets } from "../state/pg/store-url.js";
-import { PROJECT_FIELDS, PROJECT_FILE_NAME, type ProjectField } from "./project-schema.js";
+import { EXPORT_FIELDS, PROJECT_FIELDS, PROJECT_FILE_NAME, type ProjectField } from "./project-schema.js";
 
 export { PROJECT_FILE_NAME };
 
@@ -26,6 +34,16 @@ export interface Project {
   readonly baseUrl?: string;
   /** A shared store's postgres:// URL (no secret: see state/pg/store-url.ts). */
   readonly store?: string;
+  /** What `reel export` does when its flags do not say. */
+  readonly export?: ProjectExport;
+}
+
+/** `export:`: each setting given (the flags override each). */
+export interface ProjectExport {
+  /** The name template, and where it is written (`reel.yaml:3:9`) for the messages about it. */
+  readonly name?: { readonly template: string; readonly at: string };
+  readonly sheet?: SheetChoice;
+  readonly status?: ExportScope;
 }
 
 /** A project file that cannot be used: its problems, each at `file:line:col`. */
@@ -74,6 +92,11 @@ export function readProject(file: string, shown: string): Project {
       continue;
     }
     const node = pair.value;
+    if (field.type === "export") {
+      const read = readExport(pair, keyAt, at, shown, lineCounter);
+      if (read !== undefined) values[key] = read;
+      continue;
+    }
     const value = isScalar(node) ? node.value : node === null ? null : undefined;
     const problem = checkValue(field, value);
     if (problem) at(isScalar(node) ? node.range?.[0] : keyAt, problem, PROBLEM_CODES.invalidValue);
@@ -106,7 +129,81 @@ export function readProject(file: string, shown: string): Project {
     ...(typeof values.maxVideos === "number" ? { maxVideos: values.maxVideos } : {}),
     ...(typeof values.baseUrl === "string" ? { baseUrl: values.baseUrl } : {}),
     ...(typeof values.store === "string" ? { store: values.store } : {}),
+    ...(values.export !== undefined ? { export: values.export as ProjectExport } : {}),
   };
+}
+
+/**
+ * `export:`, checked: a mapping of the settings of EXPORT_FIELDS, each at its own place when wrong;
+ * the name template judged as reel export judges one before it copies (export-rules.ts).
+ */
+function readExport(
+  pair: Pair,
+  keyAt: number | undefined,
+  at: (offset: number | undefined, message: string, code: Problem["code"]) => void,
+  shown: string,
+  lineCounter: LineCounter,
+): ProjectExport | undefined {
+  const node = pair.value;
+  if (node === null || (isScalar(node) && node.value === null)) return {};
+  const known = EXPORT_FIELDS.map((f) => f.name);
+  if (!isMap(node)) {
+    at(
+      isScalar(node) ? node.range?.[0] : keyAt,
+      `export takes settings (${known.join(", ")}), e.g. export: { name: "{manifest}/{id}.mp4" }`,
+      PROBLEM_CODES.invalidValue,
+    );
+    return undefined;
+  }
+  const out: { -readonly [K in keyof ProjectExport]: ProjectExport[K] } = {};
+  let bad = false;
+  for (const item of node.items) {
+    const key = isScalar(item.key) ? String(item.key.value) : "";
+    const itemKeyAt = isScalar(item.key) ? item.key.range?.[0] : keyAt;
+    const field = EXPORT_FIELDS.find((f) => f.name === key);
+    if (!field) {
+      const near = didYouMean(key, known);
+      at(
+        itemKeyAt,
+        `unknown export setting '${key}'${near ? `; did you mean ${near}?` : ""} (export takes ${known.join(", ")})`,
+        PROBLEM_CODES.unknownField,
+      );
+      bad = true;
+      continue;
+    }
+    const valueNode = item.value;
+    const value = isScalar(valueNode) ? valueNode.value : valueNode === null ? null : undefined;
+    const valueAt = isScalar(valueNode) ? valueNode.range?.[0] : itemKeyAt;
+    const refuse = (message: string): void => {
+      at(valueAt, message, PROBLEM_CODES.invalidValue);
+      bad = true;
+    };
+    if (field.choices) {
+      if (!isChoice(field.choices, value)) {
+        refuse(`export.${key} takes ${choicesSaid(field.choices)}, not ${JSON.stringify(value ?? null)}`);
+        continue;
+      }
+      if (field.name === "sheet") out.sheet = value as SheetChoice;
+      else out.status = value as ExportScope;
+      continue;
+    }
+    if (typeof value !== "string") {
+      refuse(
+        `export.name takes a name template, e.g. "{manifest}/{id}.mp4", not ${JSON.stringify(value ?? null)}`,
+      );
+      continue;
+    }
+    const problem = templateProblem(value);
+    if (problem !== undefined) {
+      refuse(
+        `export.name ${JSON.stringify(value)} ${problem}; write a name relative to the export folder, e.g. "{manifest}/{id}.mp4"`,
+      );
+      continue;
+    }
+    const { line, col } = valueAt === undefined ? { line: 1, col: 1 } : lineCounter.linePos(valueAt);
+    out.name = { template: value, at: `${shown}:${line}:${col}` };
+  }
+  return bad ? undefined : out;
 }
 
 function checkValue(field: ProjectField, value: unknown): string | undefined {

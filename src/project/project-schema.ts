@@ -2,12 +2,20 @@
 // Schema editors use (schemas/project.schema.json, written by `npm run gen:schema`) is made from it.
 
 import { DEFAULTS } from "../defaults.js";
+import {
+  DEFAULT_NAME,
+  DEFAULT_SHEET,
+  DEFAULT_STATUS,
+  FIXED_PLACEHOLDERS,
+  SHEET_CHOICES,
+  STATUS_CHOICES,
+} from "../export-rules.js";
 
 export { PROJECT_FILE_NAME } from "../manifest/index.js";
 
 export interface ProjectField {
   readonly name: string;
-  readonly type: "version" | "path" | "count" | "url" | "store";
+  readonly type: "version" | "path" | "count" | "url" | "store" | "export";
   /** What the value must be, as an error message says it ("state takes ..."). */
   readonly expects: string;
   readonly description: string;
@@ -55,9 +63,52 @@ export const PROJECT_FIELDS: readonly ProjectField[] = [
     description:
       "A shared store on PostgreSQL for every runner of the project (postgres://user@host/db). Never the password (user:password@ or password=) nor another secret (passfile=, sslpassword=, sslkey=): it would be committed; PGPASSWORD or ~/.pgpass give the password. Overridden by --store and REEL_STORE.",
   },
+  {
+    name: "export",
+    type: "export",
+    expects: "a mapping of name, sheet and status",
+    description: "What reel export delivers, when its flags do not say: the names, the sheet, the videos.",
+  },
+];
+
+/** The settings of `export:`; each a choice of values, or the name template. */
+export interface ExportField {
+  readonly name: "name" | "sheet" | "status";
+  /** The values it takes; none for the template. */
+  readonly choices?: readonly string[];
+  readonly description: string;
+}
+
+export const EXPORT_FIELDS: readonly ExportField[] = [
+  {
+    name: "name",
+    description: `Each video's name in the export folder (default ${DEFAULT_NAME}), relative to it: ${FIXED_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")} and the job's variables; {{ and }} write a brace. Checked before anything is copied. Overridden by --name.`,
+  },
+  {
+    name: "sheet",
+    choices: SHEET_CHOICES,
+    description: `The delivery sheet written: delivery.csv, delivery.jsonl or both (default ${DEFAULT_SHEET}). Overridden by --sheet.`,
+  },
+  {
+    name: "status",
+    choices: STATUS_CHOICES,
+    description: `The videos delivered: the approved takes, or every finished video (default ${DEFAULT_STATUS}). Overridden by --status.`,
+  },
 ];
 
 const JSON_TYPES: Record<ProjectField["type"], object> = {
+  export: {
+    type: "object",
+    additionalProperties: false,
+    properties: Object.fromEntries(
+      EXPORT_FIELDS.map((f) => [
+        f.name,
+        f.choices
+          ? { enum: f.choices, description: f.description }
+          : { type: "string", minLength: 1, description: f.description },
+      ]),
+    ),
+  },
   version: { const: 1 },
   path: { type: "string", minLength: 1 },
   count: { type: "integer", minimum: 1 },

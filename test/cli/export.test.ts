@@ -43,9 +43,9 @@ async function cli(dir: string, s: Sandbox, argv: string[], code = 0) {
 }
 
 /** promo run; promo-en~1 and promo-de~2 approved, promo-en~2 rejected, promo-de~1 undecided. */
-async function campaign(s: Sandbox) {
+async function campaign(s: Sandbox, files: Record<string, string> = {}) {
   const dir = await tempDir();
-  await writeTree(dir, { "promo.yaml": PROMO });
+  await writeTree(dir, { "promo.yaml": PROMO, ...files });
   await cli(dir, s, ["run", "promo.yaml"]);
   await cli(dir, s, ["approve", "promo/promo-en~1"]);
   await cli(dir, s, ["approve", "promo/promo-de~2"]);
@@ -255,5 +255,81 @@ describe("reel export", () => {
     expect(none.stdout).toContain("Nothing to export: no approved take");
     expect(none.stdout).toContain("--status success");
     expect(existsSync(join(dir, "other"))).toBe(false);
+  });
+
+  it("takes the name template, the sheet and the status from reel.yaml's export:, and the flags override it", async () => {
+    const s = await sandbox();
+    const project = `version: 1
+export:
+  name: "{lang}/take{take}.mp4"
+  sheet: jsonl
+  status: success
+`;
+    const dir = await campaign(s, { "reel.yaml": project });
+    const fromFile = await cli(dir, s, ["export", "delivery", "promo.yaml"]);
+    expect(fromFile.stdout).toContain("exported 4 videos to delivery");
+    expect(await filesUnder(join(dir, "delivery"))).toEqual([
+      ".reel-export.json",
+      "de/take1.mp4",
+      "de/take2.mp4",
+      "delivery.jsonl",
+      "en/take1.mp4",
+      "en/take2.mp4",
+    ]);
+
+    const flags = await cli(dir, s, [
+      "export",
+      "other",
+      "promo.yaml",
+      "--name",
+      "{id}.mp4",
+      "--sheet",
+      "csv",
+      "--status",
+      "approved",
+    ]);
+    expect(flags.stdout).toContain("exported 2 videos to other");
+    expect(await filesUnder(join(dir, "other"))).toEqual([
+      ".reel-export.json",
+      "delivery.csv",
+      "promo-de~2.mp4",
+      "promo-en~1.mp4",
+    ]);
+  });
+
+  it("refuses a bad export: in reel.yaml at its line and column, with the fix, and copies nothing", async () => {
+    const s = await sandbox();
+    const dir = await campaign(s);
+    const delivery = join(dir, "delivery");
+    const bad = async (exportLines: string, expected: string) => {
+      await writeFile(join(dir, "reel.yaml"), `version: 1\nexport:\n${exportLines}`);
+      const refused = await cli(dir, s, ["export", "delivery", "promo.yaml"], 2);
+      expect(refused.stderr).toContain(expected);
+      expect(refused.stderr).not.toMatch(/\n\s+at /); // no stack trace
+      expect(existsSync(delivery)).toBe(false);
+    };
+    // Outside DIR: refused as the file is read, at the template.
+    await bad(
+      '  name: "../{id}.mp4"\n',
+      'reel.yaml:3:9: export.name "../{id}.mp4" has "..": names stay inside DIR',
+    );
+    await bad("  name: /srv/{id}.mp4\n", 'reel.yaml:3:9: export.name "/srv/{id}.mp4" is an absolute path');
+    // A placeholder no video has: refused before the first copy, at the template.
+    await bad(
+      '  name: "{lang}/{region}.mp4"\n',
+      'reel.yaml:3:9: export.name "{lang}/{region}.mp4": promo/promo-de~2 has no {region}',
+    );
+    // Two videos under one name.
+    await bad(
+      '  status: success\n  name: "{lang}.mp4"\n',
+      'reel.yaml:4:9: export.name "{lang}.mp4" gives promo/promo-de~1 and promo/promo-de~2 one name',
+    );
+    await bad("  sheet: xlsx\n", 'reel.yaml:3:10: export.sheet takes csv, jsonl or both, not "xlsx"');
+    await bad("  status: done\n", 'reel.yaml:3:11: export.status takes approved or success, not "done"');
+    await bad("  names: x\n", "reel.yaml:3:3: unknown export setting 'names'; did you mean name?");
+    // The flag overrides the file's template (one that names a placeholder no video has).
+    await writeFile(join(dir, "reel.yaml"), 'version: 1\nexport:\n  name: "{region}.mp4"\n');
+    const flag = await cli(dir, s, ["export", "delivery", "promo.yaml", "--name", "{id}.mp4"]);
+    expect(flag.stdout).toContain("exported 2 videos");
   });
 });

@@ -41,10 +41,23 @@ describe("rows: a campaign from a CSV", () => {
     );
     const plan = await runCli(["plan", "--explain", ...args], { cwd: dir, env: env(s) });
     expect(plan.code, plan.stderr).toBe(0);
+    // The row's physical line in the reordered file, and the column of the cell that changed.
+    const benLine = (await readFile(csvPath, "utf8")).split("\n").findIndex((l) => l.startsWith("1002,")) + 1;
+    expect(benLine).toBe(13);
     expect(plan.stdout).toContain(
-      "why (1 to submit):\n  welcome/welcome-1002: changed since its last version:\n",
+      "why (1 to submit):\n  welcome/welcome-1002: changed since its last version:\n" +
+        '      chunks[0].speech.text "Hi Ben, your order ships from Hamburg today." -> "Hi Ben, our order ships from Hamburg today." (manifests/leads.csv:13, column "script")\n',
     );
-    expect(plan.stdout).toContain('"Hi Ben, our order ships from Hamburg today."');
+    const json = await runCli(["plan", "--explain", "--json", ...args], { cwd: dir, env: env(s) });
+    const explained = (
+      JSON.parse(json.stdout) as { explain: { key: string; reasons: { cells?: unknown }[] }[] }
+    ).explain;
+    expect(explained.map((e) => [e.key, e.reasons.map((r) => r.cells)])).toEqual([
+      [
+        "welcome/welcome-1002",
+        [[{ field: "chunks[0].speech.text", file: "manifests/leads.csv", line: 13, columns: ["script"] }]],
+      ],
+    ]);
     const edited = await runCli(["run", ...args], { cwd: dir, env: env(s) });
     expect(edited.code, edited.stderr).toBe(0);
     expect(s.counters.generationsCreated).toBe(13);
@@ -65,5 +78,54 @@ describe("rows: a campaign from a CSV", () => {
       'manifests/leads.csv:4:19: welcome-1003: voice "seventeen" is not a voice id (a whole number)',
     );
     expect(s.counters.generationsCreated).toBe(0);
+  });
+
+  it("plan --explain names the cell a change came from: the one column of several that explains it, every one when more changed, none when the manifest changed", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const manifest = (greeting: string) => `version: 1
+name: hello
+defaults: { model: actor-2, resolution: 720p }
+videos:
+  - id: hello-{key}
+    rows: ./people.csv
+    chunks:
+      - duration: 5
+        text: "${greeting} {name} from {city}, {name}!"
+`;
+    await writeFile(join(dir, "hello.yaml"), manifest("Hi"));
+    const csv = "key,name,city\n1,Ann,Rome\n2,Bob,Oslo\n3,Cy,Riga\n";
+    await writeFile(join(dir, "people.csv"), csv);
+    const run = await runCli(["run", "hello.yaml"], { cwd: dir, env: env(s) });
+    expect(run.code, run.stderr).toBe(0);
+    const explain = async () => {
+      const plan = await runCli(["plan", "--explain", "hello.yaml"], { cwd: dir, env: env(s) });
+      expect(plan.code, plan.stderr).toBe(0);
+      return plan.stdout.slice(plan.stdout.indexOf("why ("));
+    };
+
+    // One city changed, one name and city of another: each job names what explains its change.
+    await writeFile(
+      join(dir, "people.csv"),
+      csv.replace("2,Bob,Oslo", "2,Bob,Bergen").replace("3,Cy,Riga", "3,Cyd,Tartu"),
+    );
+    expect(await explain()).toBe(
+      [
+        "why (2 to submit):",
+        "  hello/hello-2: changed since its last version:",
+        '      chunks[0].text "Hi Bob from Oslo, Bob!" -> "Hi Bob from Bergen, Bob!" (people.csv:3, column "city")',
+        "  hello/hello-3: changed since its last version:",
+        '      chunks[0].text "Hi Cy from Riga, Cy!" -> "Hi Cyd from Tartu, Cyd!" (people.csv:4, columns "name", "city")',
+        "",
+      ].join("\n"),
+    );
+
+    // The manifest's text changed: every row's job, and no cell named.
+    await writeFile(join(dir, "people.csv"), csv);
+    await writeFile(join(dir, "hello.yaml"), manifest("Hello"));
+    const all = await explain();
+    expect(all).toContain("why (3 to submit):");
+    expect(all).toContain('      chunks[0].text "Hi Ann from Rome, Ann!" -> "Hello Ann from Rome, Ann!"\n');
+    expect(all).not.toContain("people.csv");
   });
 });

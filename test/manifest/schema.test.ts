@@ -53,6 +53,33 @@ describe("manifest JSON Schema", () => {
     expect(missing).toEqual([]);
   });
 
+  it("describes rows: a CSV file, or its file and a delimiter the loader takes (not a quote or a line break)", () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    const schema = JSON.parse(manifestSchemaText()) as { $defs: Record<string, unknown> };
+    const rows = (schema.$defs.video as { properties: { rows: object } }).properties.rows;
+    const check = ajv.compile({ $defs: schema.$defs, ...rows });
+    for (const good of [
+      "./leads.csv",
+      { file: "./leads.csv" },
+      { file: "leads.csv", delimiter: ";" },
+      { file: "a.csv", delimiter: "\t" },
+    ])
+      expect(check(good), JSON.stringify(good)).toBe(true);
+    for (const bad of [
+      "",
+      { delimiter: ";" },
+      { file: "a.csv", delimiter: ";;" },
+      { file: "a.csv", delimiter: '"' },
+      { file: "a.csv", delimiter: "\n" },
+      { file: "a.csv", sep: ";" },
+      3,
+    ])
+      expect(check(bad), JSON.stringify(bad)).toBe(false);
+    // Each form says what it is, for an editor's hover.
+    for (const form of (rows as { anyOf: { description?: string }[] }).anyOf)
+      expect(form.description).toBeTruthy();
+  });
+
   it("states every per-model rule of MODEL_RULES", () => {
     const defs = buildManifestSchema().$defs as Record<string, Record<string, unknown>>;
     for (const model of MODELS) {
