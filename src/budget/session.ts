@@ -13,13 +13,17 @@ import { hostname } from "node:os";
 import { UsageError } from "../errors.js";
 import type { PriceTable } from "../prices/index.js";
 import type { BudgetOwner, JobStore, OpenBudgetSession } from "../state/store.js";
+import type { Job } from "../manifest/index.js";
 import { Budget, type BudgetCaps, costOfTally } from "./budget.js";
+import { checkSharedPriced, findSharedBudget } from "./named.js";
 
 export interface BudgetRequest {
   readonly caps: BudgetCaps;
   readonly prices: PriceTable | undefined;
   /** What the session is of (see runScope, watchScope). */
   readonly scope: string;
+  /** The named budget the run spends from too (--budget NAME, or reel.yaml's budget). */
+  readonly budgetName?: string;
 }
 
 /** The scope of a run: its manifests and --only patterns. */
@@ -42,6 +46,8 @@ export interface OpenBudgetOptions {
   readonly onWait?: (line: string) => void;
   /** Ends that wait early (Ctrl-C): the runners not yet told apart are counted as gone. */
   readonly signal?: AbortSignal;
+  /** The jobs the run may send: refused before anything starts if a named budget cannot price them. */
+  readonly jobs?: readonly Job[];
 }
 
 /**
@@ -102,6 +108,9 @@ export async function openBudget(
   request: BudgetRequest,
   options: OpenBudgetOptions = {},
 ): Promise<Budget> {
+  const shared =
+    request.budgetName === undefined ? undefined : await findSharedBudget(store, request.budgetName);
+  if (options.jobs) checkSharedPriced(shared, options.jobs);
   const owner = me();
   for (const session of await goneSessions(store, request.scope, options)) {
     if (!(await store.takeBudgetSession(session, owner))) continue;
@@ -112,10 +121,10 @@ export async function openBudget(
       throw new UsageError((error as Error).message);
     }
     const resumed = { ...session, ...owner, runner: store.fleet?.runnerId ?? null };
-    return new Budget(resumed, request.caps, request.prices, earlier);
+    return new Budget(resumed, request.caps, request.prices, earlier, shared);
   }
   const session = await store.startBudgetSession(request.scope, owner);
-  return new Budget(session, request.caps, request.prices, { seconds: 0, credits: 0 });
+  return new Budget(session, request.caps, request.prices, { seconds: 0, credits: 0 }, shared);
 }
 
 /**

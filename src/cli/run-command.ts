@@ -143,6 +143,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       (await openBudget(session.store, budgetRequest, {
         onWait: (line) => io.stderr.write(`reel run: budget: ${line}\n`),
         signal: io.signal,
+        jobs,
       }));
     if (budget) io.stderr.write(`reel run: ${describeBudget(budget)}\n`);
     const summary = await runBatch({

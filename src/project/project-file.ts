@@ -8,7 +8,12 @@ import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { UsageError } from "../errors.js";
 import { PROBLEM_CODES, type Problem } from "../manifest/index.js";
 import { isPostgresUrl, secretAdvice, storeUrlSecrets } from "../state/pg/store-url.js";
-import { PROJECT_FIELDS, PROJECT_FILE_NAME, type ProjectField } from "./project-schema.js";
+import {
+  BUDGET_NAME_PATTERN,
+  PROJECT_FIELDS,
+  PROJECT_FILE_NAME,
+  type ProjectField,
+} from "./project-schema.js";
 
 export { PROJECT_FILE_NAME };
 
@@ -26,6 +31,8 @@ export interface Project {
   readonly baseUrl?: string;
   /** A shared store's postgres:// URL (no secret: see state/pg/store-url.ts). */
   readonly store?: string;
+  /** The named budget runs and watches of the project spend from (`reel budget set`). */
+  readonly budget?: string;
 }
 
 /** A project file that cannot be used: its problems, each at `file:line:col`. */
@@ -106,6 +113,7 @@ export function readProject(file: string, shown: string): Project {
     ...(typeof values.maxVideos === "number" ? { maxVideos: values.maxVideos } : {}),
     ...(typeof values.baseUrl === "string" ? { baseUrl: values.baseUrl } : {}),
     ...(typeof values.store === "string" ? { store: values.store } : {}),
+    ...(typeof values.budget === "string" ? { budget: values.budget } : {}),
   };
 }
 
@@ -125,6 +133,10 @@ function checkValue(field: ProjectField, value: unknown): string | undefined {
     case "store":
       // Not the value: it may hold a secret (a connection string that is not a URL).
       return typeof value === "string" && isPostgresUrl(value) ? undefined : wanted;
+    case "name":
+      return typeof value === "string" && BUDGET_NAME_PATTERN.test(value)
+        ? undefined
+        : `${wanted}, not ${JSON.stringify(value)}`;
     case "url":
       return typeof value === "string" && /^https?:\/\//.test(value)
         ? undefined

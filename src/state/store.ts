@@ -56,6 +56,7 @@ import * as speech from "./sql/speech.js";
 import { Turn } from "./turn.js";
 
 export {
+  BudgetReachedError,
   ClaimLostError,
   JobGoneError,
   LeaseLostError,
