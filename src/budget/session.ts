@@ -31,6 +31,11 @@ export function runScope(manifests: readonly string[], only: readonly string[]):
   return `run ${JSON.stringify({ manifests: [...new Set(manifests)].sort(), only: [...only].sort() })}`;
 }
 
+/** The scope of a run or watch that spends from named budget `name` with no cap of its own. */
+function sharedScope(scope: string, name: string): string {
+  return `${scope} budget ${name}`;
+}
+
 /** The scope of a watch: its folder (absolute). */
 export function watchScope(dir: string): string {
   return `watch ${dir}`;
@@ -112,6 +117,14 @@ export async function openBudget(
     request.budgetName === undefined ? undefined : await findSharedBudget(store, request.budgetName);
   if (options.jobs) checkSharedPriced(shared, options.jobs);
   const owner = me();
+  const { maxSeconds, maxCredits } = request.caps;
+  if (shared && maxSeconds === undefined && maxCredits === undefined) {
+    // No cap of its own: nothing of a run before it to resume (the named budget holds the count),
+    // so no wait for other runners of the same manifests; a scope of its own, so that a capped run
+    // of them never resumes this one's count.
+    const session = await store.startBudgetSession(sharedScope(request.scope, shared.row.name), owner);
+    return new Budget(session, request.caps, request.prices, { seconds: 0, credits: 0 }, shared);
+  }
   for (const session of await goneSessions(store, request.scope, options)) {
     if (!(await store.takeBudgetSession(session, owner))) continue;
     let earlier;

@@ -81,7 +81,7 @@ export function readBudgetRequest(
 }
 
 /** The named budget the run spends from: --budget NAME, else the project's `budget`. */
-function budgetNameOf(args: ParsedArgs, place: Workplace): string | undefined {
+export function budgetNameOf(args: ParsedArgs, place: Workplace): string | undefined {
   const name = flagValue(args.values, "budget") ?? place.project?.budget;
   if (name !== undefined) checkBudgetName(name);
   return name;

@@ -90,6 +90,16 @@ describe("a named budget", () => {
       /stopped before spending more: m\/v\d \(5 s of video\) would pass the budget 'team'/,
     );
     expect(first.stderr).toContain("reel budget set team --max-seconds 40 covers");
+    // plan says what is left of it, and what the run would spend.
+    const plan = await runCli(["plan", "m.yaml"], { cwd: dir, env: env(s) });
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain(
+      "budget 'team' (--max-seconds 22): 20 s of video spent, 2 s left; this run would spend 20 s of video from it, more than is left",
+    );
+    const planJson = await runCli(["plan", "n.yaml", "--json"], { cwd: dir, env: env(s) });
+    expect(JSON.parse(planJson.stdout)).toMatchObject({
+      budget: { name: "team", left: { seconds: 2 }, wouldSpend: { seconds: 20 }, fits: false },
+    });
     // Another run of the project spends from the same budget: 2 s left, so nothing.
     const second = await runCli(["run", "n.yaml"], { cwd: dir, env: env(s) });
     expect(second.code, second.stderr).toBe(3);
@@ -147,15 +157,29 @@ describe("a named budget", () => {
 
   it("on PostgreSQL: three runners sharing it under concurrency never pass it, a kill -9 of one loses no spend", async (context: TestContext) => {
     const url = await database(context);
-    const s = await sandbox({ timeScale: 0.2, slots: 12 });
+    const s = await sandbox({ timeScale: 0.1, slots: 12 });
     const dir = await tempDir();
-    await writeTree(dir, { "m.yaml": manifest("m", 30) });
+    // Each runner its own manifest (80 s, more than the budget): they meet on the budget alone.
+    await writeTree(dir, {
+      "a.yaml": manifest("a", 16),
+      "b.yaml": manifest("b", 16),
+      "c.yaml": manifest("c", 16),
+    });
     const set = await runCli(["budget", "set", "team", "--max-seconds", "62", "--store", url], { cwd: dir });
     expect(set.code, set.stderr).toBe(0);
     // A short lease, and submissions the kill cut off (uncertain) hold no slot of the account.
     const lease = { REEL_LEASE_SECONDS: "1", REEL_UNCERTAIN_HOLD_SECONDS: "0" };
-    const args = ["run", "m.yaml", "--store", url, "--budget", "team", "--concurrency", "4"];
-    const runners = [0, 1, 2].map(() => reel(args, dir, { ...env(s), ...lease }));
+    const args = (name: string) => [
+      "run",
+      `${name}.yaml`,
+      "--store",
+      url,
+      "--budget",
+      "team",
+      "--concurrency",
+      "4",
+    ];
+    const runners = ["a", "b", "c"].map((name) => reel(args(name), dir, { ...env(s), ...lease }));
     await until(() => s.counters.generationsCreated >= 3, "three submissions");
     runners[0]!.child.kill("SIGKILL");
     expect(await runners[0]!.exit).toBeNull();
