@@ -11,6 +11,7 @@ import { ReelError } from "../errors.js";
 import type { Job, JobChunk, SpeechRef } from "../manifest/index.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { Model, Resolution } from "../service/api-types.js";
+import type { BudgetReachedError } from "../state/errors.js";
 import type {
   BudgetSessionRow,
   JobRow,
@@ -19,6 +20,8 @@ import type {
   SpendTally,
   VideoCharge,
 } from "../state/store.js";
+import type { NamedBudget } from "../state/job-store.js";
+import { type SharedBudget, sharedSpeechCharge, sharedVideoCharge } from "./named.js";
 
 export interface BudgetCaps {
   /** Seconds of video sent at most. */
@@ -42,6 +45,8 @@ export interface BudgetStop {
   readonly spent: Cost;
   /** True when the price list has no price for it: it cannot be counted against --max-credits. */
   readonly unpriced: boolean;
+  /** When the named budget stopped it: that budget, as the claim's check found it. */
+  readonly shared?: NamedBudget;
 }
 
 /** A costed call the budget stopped before it was made: nothing was sent, nothing recorded. */
@@ -83,6 +88,8 @@ export class Budget {
     readonly prices: PriceTable | undefined,
     /** Spent by the runs this one resumes (the session's ledger when it started). */
     readonly earlier: Cost,
+    /** The named budget the run spends from too (--budget NAME), if any. */
+    readonly shared?: SharedBudget,
   ) {
     this.spentNow = earlier;
   }
@@ -127,20 +134,20 @@ export class Budget {
     let credits = 0;
     let jobs = 0;
     const lines = new Map<string, SpeechRef>();
+    // Stopped by the named budget: counted as it counts, by its own list.
+    const prices = this.stopReason?.shared ? this.shared?.prices : this.prices;
     for (const row of rows) {
       if (row.state !== "pending" && row.fail_kind !== "local") continue;
       const spec = JSON.parse(row.spec_json) as { resolution?: Resolution; chunks?: JobChunk[] };
-      const cost = this.costOf(row.model as Model, spec.resolution, row.seconds);
       jobs++;
-      seconds += cost.seconds;
-      credits += cost.credits ?? 0;
+      seconds += row.seconds;
+      credits += (prices && videoCredits(prices, row.model as Model, spec.resolution, row.seconds)) ?? 0;
       for (const { audio } of spec.chunks ?? []) {
         if (audio?.kind === "speech") lines.set(`${audio.voiceId}\n${audio.text}`, audio);
       }
     }
     for (const line of lines.values()) {
-      if ((await store.findSpeech(line.voiceId, line.text))?.state !== "done")
-        credits += this.speechCost().credits;
+      if ((await store.findSpeech(line.voiceId, line.text))?.state !== "done") credits += prices?.speech ?? 0;
     }
     return { jobs, cost: { seconds, credits } };
   }
@@ -164,12 +171,38 @@ export class Budget {
       resolution: job.spec.resolution ?? null,
       seconds: job.seconds,
       credits: credits ?? null,
+      ...(this.shared ? { named: sharedVideoCharge(this.shared, job) } : {}),
     };
   }
 
   /** What a speech call's intent records in the ledger (see videoCharge). */
   speechCharge(): SpeechCharge {
-    return { session: this.session.id, credits: this.prices?.speech ?? null };
+    const named = this.shared && sharedSpeechCharge(this.shared);
+    return { session: this.session.id, credits: this.prices?.speech ?? null, ...(named ? { named } : {}) };
+  }
+
+  /**
+   * Whether the named budget counts credits by a list that does not price `job`: it would count it
+   * at nothing, so the budget stops (unpriced) before anything is made for it.
+   */
+  refusesShared(job: Job): boolean {
+    if (!this.shared || this.shared.row.maxCredits === null || this.stopReason) return false;
+    const priced =
+      this.shared.prices &&
+      videoCredits(this.shared.prices, job.model, job.spec.resolution, job.seconds) !== undefined;
+    if (priced) return false;
+    this.stop(job.key, { seconds: job.seconds, credits: 0 }, true, this.shared.row);
+    return true;
+  }
+
+  /**
+   * The named budget had no room for `what` (the store refused its claim or speech intent, writing
+   * nothing): the budget stops as at its own cap.
+   */
+  reachedShared(what: string, reached: BudgetReachedError): void {
+    if (this.stopReason) return;
+    const { seconds, credits } = reached.charge;
+    this.stop(what, { seconds, credits }, false, reached.budget);
   }
 
   /**
@@ -294,8 +327,8 @@ export class Budget {
     }
   }
 
-  private stop(what: string, cost: Cost, unpriced: boolean): void {
-    const stop = { what, cost, spent: this.spentNow, unpriced };
+  private stop(what: string, cost: Cost, unpriced: boolean, shared?: NamedBudget): void {
+    const stop = { what, cost, spent: this.spentNow, unpriced, ...(shared ? { shared } : {}) };
     this.stopReason = stop;
     for (const listener of this.stopListeners) listener(stop);
     for (const waiter of this.waiting.splice(0)) waiter.done(false);

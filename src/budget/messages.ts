@@ -3,6 +3,7 @@
 
 import { type Budget, type BudgetCaps, CAP_TOLERANCE, type Cost } from "./budget.js";
 import { agree, plural } from "../plural.js";
+import type { NamedBudget } from "../state/job-store.js";
 
 /** A number of credits as a person reads it: at most two decimals. */
 export function credits(n: number): string {
@@ -30,8 +31,41 @@ function capText(caps: BudgetCaps): string {
     .join(" and ");
 }
 
+/** A named budget's caps, as `reel budget set` takes them. */
+export function sharedCapText(row: NamedBudget): string {
+  return capText({
+    ...(row.maxSeconds !== null ? { maxSeconds: row.maxSeconds } : {}),
+    ...(row.maxCredits !== null ? { maxCredits: row.maxCredits } : {}),
+  });
+}
+
+/** What a named budget has spent and has left, in the units of its caps. */
+export function sharedSpentText(row: NamedBudget): string {
+  const parts: string[] = [];
+  if (row.maxSeconds !== null)
+    parts.push(
+      `${seconds(row.spentSeconds)} of video spent, ${seconds(Math.max(0, row.maxSeconds - row.spentSeconds))} left`,
+    );
+  if (row.maxCredits !== null)
+    parts.push(
+      `${credits(row.spentCredits)} credits spent, ${credits(Math.max(0, row.maxCredits - row.spentCredits))} left`,
+    );
+  return parts.join("; ");
+}
+
+/** The line a run naming a budget starts with. */
+function describeShared(row: NamedBudget): string {
+  return `budget '${row.name}' (${sharedCapText(row)}${row.prices ? `, prices: ${row.prices.file}` : ""}), shared by every run that names it: ${sharedSpentText(row)}`;
+}
+
 /** The line a capped run starts with. */
 export function describeBudget(budget: Budget): string {
+  const shared = budget.shared && describeShared(budget.shared.row);
+  if (budget.caps.maxSeconds === undefined && budget.caps.maxCredits === undefined) return shared!;
+  return `${describeOwnCap(budget)}${shared ? `; ${shared}` : ""}`;
+}
+
+function describeOwnCap(budget: Budget): string {
   const priced = budget.prices !== undefined;
   const spent = budget.earlier;
   const resumed =
@@ -47,6 +81,7 @@ export function describeBudget(budget: Budget): string {
  */
 export function describeStop(budget: Budget, left: { jobs: number; cost: Cost }): string {
   const stop = budget.stopped!;
+  if (stop.shared) return describeSharedStop(budget, stop.shared, left);
   const priced = budget.prices !== undefined;
   const { caps } = budget;
   const lines: string[] = [];
@@ -93,6 +128,57 @@ export function budgetJson(budget: Budget, left?: { jobs: number; cost: Cost }):
     earlier: budget.earlier,
     spent: budget.spent,
     stopped: stop ? { what: stop.what, cost: stop.cost, unpriced: stop.unpriced } : null,
+    shared: budget.shared ? sharedJson(stop?.shared ?? budget.shared.row) : null,
     ...(left ? { left } : {}),
+  };
+}
+
+/** Why a run naming a budget stopped at it, what is left, and the cap that covers it. */
+function describeSharedStop(budget: Budget, row: NamedBudget, left: { jobs: number; cost: Cost }): string {
+  const stop = budget.stopped!;
+  const priced = row.prices !== null;
+  const caps = {
+    ...(row.maxSeconds !== null ? { maxSeconds: row.maxSeconds } : {}),
+    ...(row.maxCredits !== null ? { maxCredits: row.maxCredits } : {}),
+  };
+  const lines: string[] = [];
+  if (stop.unpriced) {
+    lines.push(
+      `stopped before spending more: ${stop.what} is not priced by ${row.prices?.file ?? "a price list"}, the list the budget '${row.name}' counts credits by; set it again with one that does: reel budget set ${row.name} --prices FILE.`,
+    );
+  } else {
+    lines.push(
+      `stopped before spending more: ${stop.what} (${costText(stop.cost, caps, priced)}) would pass the budget '${row.name}' (${sharedCapText(row)}), shared by every run that names it. Spent from it: ${costText({ seconds: row.spentSeconds, credits: row.spentCredits }, caps, priced)}, by this run: ${costText(budget.spent, caps, priced)}.`,
+    );
+  }
+  if (left.jobs > 0) {
+    lines.push(
+      `Not submitted: ${plural(left.jobs, "job")}, ${costText(left.cost, caps, priced)}; nothing was paid for ${agree(left.jobs, "it", "them")}. Tasks already submitted were followed and their videos downloaded.`,
+    );
+  }
+  const roundUp = (n: number): number => Math.ceil(n - CAP_TOLERANCE);
+  const raise = [
+    row.maxSeconds !== null ? `--max-seconds ${roundUp(row.spentSeconds + left.cost.seconds)}` : undefined,
+    row.maxCredits !== null ? `--max-credits ${roundUp(row.spentCredits + left.cost.credits)}` : undefined,
+  ]
+    .filter((x) => x !== undefined)
+    .join(" ");
+  lines.push(
+    `To go on, raise the budget and rerun: reel budget set ${row.name} ${raise} covers what was spent from it and what this run left (other runs naming it may spend from it too).`,
+  );
+  return lines.join("\n");
+}
+
+/** A named budget in --json: its caps, and what was spent and is left (when read). */
+export function sharedJson(row: NamedBudget): Record<string, unknown> {
+  return {
+    name: row.name,
+    caps: { maxSeconds: row.maxSeconds, maxCredits: row.maxCredits },
+    prices: row.prices?.file ?? null,
+    spent: { seconds: row.spentSeconds, credits: row.spentCredits },
+    left: {
+      seconds: row.maxSeconds === null ? null : Math.max(0, row.maxSeconds - row.spentSeconds),
+      credits: row.maxCredits === null ? null : Math.max(0, row.maxCredits - row.spentCredits),
+    },
   };
 }

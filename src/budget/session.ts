@@ -13,18 +13,27 @@ import { hostname } from "node:os";
 import { UsageError } from "../errors.js";
 import type { PriceTable } from "../prices/index.js";
 import type { BudgetOwner, JobStore, OpenBudgetSession } from "../state/store.js";
+import type { Job } from "../manifest/index.js";
 import { Budget, type BudgetCaps, costOfTally } from "./budget.js";
+import { checkSharedPriced, findSharedBudget } from "./named.js";
 
 export interface BudgetRequest {
   readonly caps: BudgetCaps;
   readonly prices: PriceTable | undefined;
   /** What the session is of (see runScope, watchScope). */
   readonly scope: string;
+  /** The named budget the run spends from too (--budget NAME, or reel.yaml's budget). */
+  readonly budgetName?: string;
 }
 
 /** The scope of a run: its manifests and --only patterns. */
 export function runScope(manifests: readonly string[], only: readonly string[]): string {
   return `run ${JSON.stringify({ manifests: [...new Set(manifests)].sort(), only: [...only].sort() })}`;
+}
+
+/** The scope of a run or watch that spends from named budget `name` with no cap of its own. */
+function sharedScope(scope: string, name: string): string {
+  return `${scope} budget ${name}`;
 }
 
 /** The scope of a watch: its folder (absolute). */
@@ -42,6 +51,8 @@ export interface OpenBudgetOptions {
   readonly onWait?: (line: string) => void;
   /** Ends that wait early (Ctrl-C): the runners not yet told apart are counted as gone. */
   readonly signal?: AbortSignal;
+  /** The jobs the run may send: refused before anything starts if a named budget cannot price them. */
+  readonly jobs?: readonly Job[];
 }
 
 /**
@@ -102,7 +113,18 @@ export async function openBudget(
   request: BudgetRequest,
   options: OpenBudgetOptions = {},
 ): Promise<Budget> {
+  const shared =
+    request.budgetName === undefined ? undefined : await findSharedBudget(store, request.budgetName);
+  if (options.jobs) checkSharedPriced(shared, options.jobs);
   const owner = me();
+  const { maxSeconds, maxCredits } = request.caps;
+  if (shared && maxSeconds === undefined && maxCredits === undefined) {
+    // No cap of its own: nothing of a run before it to resume (the named budget holds the count),
+    // so no wait for other runners of the same manifests; a scope of its own, so that a capped run
+    // of them never resumes this one's count.
+    const session = await store.startBudgetSession(sharedScope(request.scope, shared.row.name), owner);
+    return new Budget(session, request.caps, request.prices, { seconds: 0, credits: 0 }, shared);
+  }
   for (const session of await goneSessions(store, request.scope, options)) {
     if (!(await store.takeBudgetSession(session, owner))) continue;
     let earlier;
@@ -112,10 +134,10 @@ export async function openBudget(
       throw new UsageError((error as Error).message);
     }
     const resumed = { ...session, ...owner, runner: store.fleet?.runnerId ?? null };
-    return new Budget(resumed, request.caps, request.prices, earlier);
+    return new Budget(resumed, request.caps, request.prices, earlier, shared);
   }
   const session = await store.startBudgetSession(request.scope, owner);
-  return new Budget(session, request.caps, request.prices, { seconds: 0, credits: 0 });
+  return new Budget(session, request.caps, request.prices, { seconds: 0, credits: 0 }, shared);
 }
 
 /**

@@ -5,12 +5,14 @@ import { UsageError } from "../errors.js";
 import type { Job } from "../manifest/index.js";
 import { findPriceTable, videoCredits } from "../prices/index.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
-import { envSetting, type Workplace } from "./workplace.js";
+import { BUDGET_NAME_PATTERN } from "../project/project-schema.js";
+import { envSetting, flagValue, type Workplace } from "./workplace.js";
 
 export const BUDGET_OPTIONS: OptionsConfig = {
   "max-seconds": { type: "string" },
   "max-credits": { type: "string" },
   prices: { type: "string" },
+  budget: { type: "string" },
 };
 
 /** The flags' help, for `run` or `watch` (whose count is per watch). */
@@ -29,12 +31,15 @@ export function budgetUsage(kind: "run" | "watch"): string {
                          may spend up to N times it together
   --max-credits N        the same in credits, priced by the price list (see --prices); speech
                          counts too when the list prices it; per runner in a fleet too
+  --budget NAME          spend from the named budget NAME too (reel budget set NAME ...; default:
+                         reel.yaml's budget): one cap for every run and watch naming it, on any
+                         machine sharing the store; at it, the same stop and exit 3 as at a cap
   --prices FILE          the price list (env REEL_PRICES; default: prices.yaml beside the
                          project's reel.yaml, or the state, if there)`;
 }
 
 /** A cap's value: a number above 0 (decimals allowed: credits often have them). */
-function capValue(name: string, raw: unknown): number | undefined {
+export function capValue(name: string, raw: unknown): number | undefined {
   if (raw === undefined) return undefined;
   const text = String(raw).trim();
   const value = Number(text);
@@ -58,8 +63,10 @@ export function readBudgetRequest(
     ...optional("maxSeconds", capValue("--max-seconds", args.values["max-seconds"])),
     ...optional("maxCredits", capValue("--max-credits", args.values["max-credits"])),
   };
+  const budgetName = budgetNameOf(args, place);
   // An uncapped run reads no price list: a mistake in one must not stop it.
-  if (caps.maxSeconds === undefined && caps.maxCredits === undefined) return undefined;
+  if (caps.maxSeconds === undefined && caps.maxCredits === undefined)
+    return budgetName === undefined ? undefined : { caps, prices: undefined, scope, budgetName };
   const prices = findPriceTable({
     given: typeof args.values.prices === "string" ? args.values.prices : envSetting(io.env, "REEL_PRICES"),
     anchorDir: place.anchor.dir,
@@ -70,7 +77,21 @@ export function readBudgetRequest(
       "--max-credits needs a price list: the service publishes none. Write prices.yaml beside reel.yaml (README: Prices), or give --prices FILE; or cap seconds of video with --max-seconds",
     );
   }
-  return { caps, prices, scope };
+  return { caps, prices, scope, ...(budgetName !== undefined ? { budgetName } : {}) };
+}
+
+/** The named budget the run spends from: --budget NAME, else the project's `budget`. */
+export function budgetNameOf(args: ParsedArgs, place: Workplace): string | undefined {
+  const name = flagValue(args.values, "budget") ?? place.project?.budget;
+  if (name !== undefined) checkBudgetName(name);
+  return name;
+}
+
+/** A budget's name: what a person types and reads back (letters, digits, . _ -). */
+export function checkBudgetName(name: string): void {
+  if (!BUDGET_NAME_PATTERN.test(name)) {
+    throw new UsageError(`a budget's name is letters, digits, '.', '_' and '-' (at most 64), not '${name}'`);
+  }
 }
 
 function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {

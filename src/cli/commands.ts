@@ -1,5 +1,6 @@
 import type { Command } from "./command.js";
 import { makeCompletionCommand } from "./completion-command.js";
+import { budgetCommand } from "./budget-command.js";
 import { cleanCommand } from "./clean-command.js";
 import { exportCommand } from "./export-command.js";
 import { approveCommand, rejectCommand, undecideCommand } from "./decide-command.js";
@@ -21,6 +22,7 @@ export const COMMANDS: readonly Command[] = [
   planCommand,
   runCommand,
   watchCommand,
+  budgetCommand,
   statusCommand,
   approveCommand,
   rejectCommand,

@@ -18,6 +18,9 @@ import { canonicalBaseUrl } from "../service/base-url.js";
 import { findPriceTable, type PlanSpend, planSpend } from "../prices/index.js";
 import { loadPlanStateView } from "./plan-state-view.js";
 import type { JobStore } from "../state/store.js";
+import { findSharedBudget, type SharedBudget } from "../budget/named.js";
+import { sharedCapText, sharedJson, sharedSpentText } from "../budget/messages.js";
+import { budgetNameOf } from "./budget-options.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { lastServiceOf, openStateToRead } from "./read-state.js";
@@ -57,7 +60,7 @@ import {
 
 const USAGE = `Usage: reel plan PATH... [--only GLOB]... [--state FILE] [--base-url URL | --sandbox]
                  [--allow-read DIR]... [--max-videos N] [--skip-invalid] [--explain]
-                 [--prices FILE] [--json]
+                 [--prices FILE] [--budget NAME] [--json]
 
 PATH: manifest files, or folders searched for *.yaml / *.yml. Nothing is sent to the service.
 
@@ -80,6 +83,8 @@ ${maxVideosUsage(21)}
                      on request (with --retry-failed, --resubmit-uncertain, as run takes them)
   --retry-failed, --resubmit-uncertain
                      count the failed, the uncertain jobs as to submit, as run does with them
+  --budget NAME      say what the named budget NAME (default: reel.yaml's budget) has left, and
+                     what this run would spend of it, by the budget's own price list
   --prices FILE      the price list that turns seconds of video into credits (env REEL_PRICES;
                      default: prices.yaml beside the project's reel.yaml, or the state, if there)
   --json             print the plan as JSON on stdout (with --explain: "explain", with prices:
@@ -267,6 +272,7 @@ export const planCommand: Command = {
     json: { type: "boolean" },
     explain: { type: "boolean" },
     prices: { type: "string" },
+    budget: { type: "string" },
     "retry-failed": { type: "boolean" },
     "resubmit-uncertain": { type: "boolean" },
     // Taken and ignored, so that scripts can give plan the options they give run.
@@ -306,7 +312,9 @@ export const planCommand: Command = {
       retryFailed: args.values["retry-failed"] === true,
       resubmitUncertain: args.values["resubmit-uncertain"] === true,
     };
+    const budgetName = budgetNameOf(args, place);
     const { store, service } = await openStateForPlan(args, io, place);
+    let shared: SharedBudget | undefined;
     let plan: Plan;
     let explained: Explained[] | undefined;
     let manifests: NormalizedManifest[];
@@ -325,6 +333,10 @@ export const planCommand: Command = {
         throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
       }
 
+      if (budgetName !== undefined) {
+        if (!store) throw new UsageError(`no budget named '${budgetName}': nothing has run here yet`);
+        shared = await findSharedBudget(store, budgetName);
+      }
       const view = store
         ? await loadPlanStateView(store, place.outDir, manifests, retaken.retakes)
         : undefined;
@@ -342,22 +354,49 @@ export const planCommand: Command = {
     }
 
     const spend = planSpend(manifests, plan, prices, flags);
+    // What the run would spend of the named budget, priced by the budget's own list.
+    const budget = shared && sharedPlanJson(shared, planSpend(manifests, plan, shared.prices, flags));
     const summary = summarize({ manifests, problems: [] });
     const code = exitCodeWithSkipped(EXIT.ok, skipped);
     if (json) {
       const { warnings } = loaded;
       io.stdout.write(
-        `${JSON.stringify({ ok: code === EXIT.ok, ...workplaceJson(place), service: service ?? null, summary, plan, spend, ...(explained ? { explain: explained } : {}), warnings, skipped })}\n`,
+        `${JSON.stringify({ ok: code === EXIT.ok, ...workplaceJson(place), service: service ?? null, summary, plan, spend, ...(budget ? { budget } : {}), ...(explained ? { explain: explained } : {}), warnings, skipped })}\n`,
       );
     } else {
       const verdict = `${summaryText(summary)}: ok${skipped.length > 0 ? ` (${skipped.length} invalid skipped)` : ""}`;
       io.stdout.write(
-        `${workplaceLine(place, io.cwd, existsSync(statePath))}\n${formatPlan(plan, verdict, comparedWith(store, service), formatSpend(spend))}${explained ? formatExplained(explained) : ""}`,
+        `${workplaceLine(place, io.cwd, existsSync(statePath))}\n${formatPlan(plan, verdict, comparedWith(store, service), [...formatSpend(spend), ...(shared ? [sharedPlanLine(shared, budget!)] : [])])}${explained ? formatExplained(explained) : ""}`,
       );
     }
     return code;
   },
 };
+
+/** The plan's spend of a named budget: what it would take of it, and whether that fits. */
+function sharedPlanJson(shared: SharedBudget, spend: PlanSpend): Record<string, unknown> {
+  const row = shared.row;
+  const wouldSpend = {
+    seconds: spend.seconds.new + spend.seconds.retry,
+    credits: spend.credits ? spend.credits.new + spend.credits.retry : 0,
+  };
+  const fits =
+    (row.maxSeconds === null || row.spentSeconds + wouldSpend.seconds <= row.maxSeconds + 1e-9) &&
+    (row.maxCredits === null || row.spentCredits + wouldSpend.credits <= row.maxCredits + 1e-9);
+  return { ...sharedJson(row), wouldSpend, fits };
+}
+
+function sharedPlanLine(shared: SharedBudget, json: Record<string, unknown>): string {
+  const { wouldSpend, fits } = json as { wouldSpend: { seconds: number; credits: number }; fits: boolean };
+  const row = shared.row;
+  const would = [
+    row.maxSeconds !== null ? `${wouldSpend.seconds} s of video` : undefined,
+    row.maxCredits !== null ? `${Math.round(wouldSpend.credits * 100) / 100} credits` : undefined,
+  ]
+    .filter((x) => x !== undefined)
+    .join(", ");
+  return `budget '${row.name}' (${sharedCapText(row)}): ${sharedSpentText(row)}; this run would spend ${would} from it${fits ? "" : ", more than is left: it would stop at the budget"}`;
+}
 
 /** What the plan was compared with: a mistyped --state or another service explains "all new". */
 function comparedWith(store: JobStore | undefined, service: string | undefined): string {

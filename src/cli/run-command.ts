@@ -143,6 +143,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       (await openBudget(session.store, budgetRequest, {
         onWait: (line) => io.stderr.write(`reel run: budget: ${line}\n`),
         signal: io.signal,
+        jobs,
       }));
     if (budget) io.stderr.write(`reel run: ${describeBudget(budget)}\n`);
     const summary = await runBatch({
@@ -154,7 +155,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     });
     // The work of these manifests is done: the next capped run of them counts from nothing.
     if (summary.outcome === "completed" || summary.outcome === "incomplete")
-      await endBudgetScope(session.store, scope);
+      await endBudgetScope(session.store, budget?.session.scope ?? scope);
     const code = exitCodeWithSkipped(exitCodeOf(summary), skipped);
     printRunSummary({
       summary,

@@ -114,7 +114,7 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
       return EXIT.budgetReached;
     }
     // A clean stop ends the watch's session: the next watch counts from nothing.
-    await endBudgetScope(session.store, scope);
+    await endBudgetScope(session.store, budget?.session.scope ?? scope);
     io.stderr.write(
       "reel watch: stopped. Tasks already submitted keep running; start again to follow them.\n",
     );

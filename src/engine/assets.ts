@@ -26,7 +26,7 @@ import {
   SNIFF_BYTES,
   sniffFormat,
 } from "../service/media-format.js";
-import { ClaimLostError, type JobStore } from "../state/store.js";
+import { BudgetReachedError, ClaimLostError, type JobStore } from "../state/store.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
 import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "./source-address.js";
 import { makeStoppableSleep } from "./stoppable-sleep.js";
@@ -310,6 +310,11 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         await store.markSpeechCreating(ref.voiceId, ref.text, budget?.speechCharge());
       } catch (error) {
         budget?.giveBack(cost!); // no intent, so no charge was written
+        // The named budget had no room for the call: the budget stops as at its own cap.
+        if (budget && error instanceof BudgetReachedError) {
+          budget.reachedShared(`the speech of voice ${ref.voiceId}`, error);
+          throw new BudgetStoppedError(budget.stopped!);
+        }
         throw error;
       }
       progress.event({ stage: "speaking", asset, detail: `voice ${ref.voiceId}` });

@@ -225,7 +225,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         : "";
     progress.event({
       stage: "note",
-      detail: `budget reached: ${reached.unpriced ? `${reached.what} has no price in the price list` : `${reached.what} would pass the cap`}; nothing more is submitted${onTheirWay}; tasks already submitted are followed and downloaded`,
+      detail: `budget reached: ${reached.unpriced ? `${reached.what} has no price in the price list` : `${reached.what} would pass ${reached.shared ? `the budget '${reached.shared.name}'` : "the cap"}`}; nothing more is submitted${onTheirWay}; tasks already submitted are followed and downloaded`,
     });
     options.onBudgetStop?.();
   });

@@ -12,7 +12,7 @@ import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "..
 import { asDiskFailure } from "../output/atomic-write.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
 import type { Id } from "../service/api-types.js";
-import { type JobRow, JobGoneError, type VideoCharge } from "../state/store.js";
+import { BudgetReachedError, type JobRow, JobGoneError, type VideoCharge } from "../state/store.js";
 import { BudgetStoppedError, Reservation } from "../budget/index.js";
 import { SpeechUncertainError } from "./assets.js";
 import type { EngineContext } from "./context.js";
@@ -142,6 +142,7 @@ export async function submitAndFollow(ctx: EngineContext, job: Job, rowId: numbe
   // A capped run holds the video's cost from here to its claim (see Reservation), with the speech
   // it needs that is not made yet: as the advice at a stop counts what is left (leftUnsent), so a
   // rerun with that cap fits exactly.
+  if (ctx.budget?.refusesShared(job)) return "not-final";
   const reservation =
     ctx.budget &&
     new Reservation(ctx.budget, job.key, ctx.budget.videoCost(job), await speechToMake(ctx, job));
@@ -225,7 +226,7 @@ async function submitLoop(
         if (reservation && !reservation.holdNow()) return "retry";
         // The claim: a compare-and-set, so whatever ran since this job's row was read, it is sent
         // by one task of one process only.
-        const attempt = await claim(ctx, rowId, ctx.budget?.videoCharge(job));
+        const attempt = await claim(ctx, rowId, ctx.budget?.videoCharge(job), job.key);
         if (typeof attempt !== "number") return attempt;
         // On its way before its hold settles: the settling may stop the budget, which names it.
         ctx.sending.add(job.key);
@@ -270,17 +271,24 @@ async function submitLoop(
  * writer claimed first is another runner's in a fleet (waited for: "elsewhere"), and said as an
  * oddity on a state file. A row gone was forgotten by another process before it was sent: a retake
  * withdrawn (reel retake --withdraw), or in a fleet a job another watcher forgot. Nothing is sent.
+ * A named budget with no room for it stops the budget ("end").
  */
 async function claim(
   ctx: EngineContext,
   rowId: number,
   videoCharge: VideoCharge | undefined,
+  key: string,
 ): Promise<number | "end" | "elsewhere" | "full"> {
   const { store } = ctx;
   let attempt: number | null | "full";
   try {
     attempt = await store.markSubmitting(rowId, videoCharge);
   } catch (error) {
+    // The named budget had no room (nothing was claimed): the run stops as at its own cap.
+    if (error instanceof BudgetReachedError && ctx.budget) {
+      ctx.budget.reachedShared(key, error);
+      return "end";
+    }
     if (!(error instanceof JobGoneError)) throw error;
     if (!store.fleet) {
       ctx.progress.event({ stage: "note", detail: `not submitted: ${error.message} (a retake withdrawn?)` });

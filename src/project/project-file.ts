@@ -16,7 +16,13 @@ import {
 } from "../export-rules.js";
 import { PROBLEM_CODES, type Problem } from "../manifest/index.js";
 import { isPostgresUrl, secretAdvice, storeUrlSecrets } from "../state/pg/store-url.js";
-import { EXPORT_FIELDS, PROJECT_FIELDS, PROJECT_FILE_NAME, type ProjectField } from "./project-schema.js";
+import {
+  BUDGET_NAME_PATTERN,
+  EXPORT_FIELDS,
+  PROJECT_FIELDS,
+  PROJECT_FILE_NAME,
+  type ProjectField,
+} from "./project-schema.js";
 
 export { PROJECT_FILE_NAME };
 
@@ -36,6 +42,8 @@ export interface Project {
   readonly store?: string;
   /** What `reel export` does when its flags do not say. */
   readonly export?: ProjectExport;
+  /** The named budget runs and watches of the project spend from (`reel budget set`). */
+  readonly budget?: string;
 }
 
 /** `export:`: each setting given (the flags override each). */
@@ -130,6 +138,7 @@ export function readProject(file: string, shown: string): Project {
     ...(typeof values.baseUrl === "string" ? { baseUrl: values.baseUrl } : {}),
     ...(typeof values.store === "string" ? { store: values.store } : {}),
     ...(values.export !== undefined ? { export: values.export as ProjectExport } : {}),
+    ...(typeof values.budget === "string" ? { budget: values.budget } : {}),
   };
 }
 
@@ -222,6 +231,10 @@ function checkValue(field: ProjectField, value: unknown): string | undefined {
     case "store":
       // Not the value: it may hold a secret (a connection string that is not a URL).
       return typeof value === "string" && isPostgresUrl(value) ? undefined : wanted;
+    case "name":
+      return typeof value === "string" && BUDGET_NAME_PATTERN.test(value)
+        ? undefined
+        : `${wanted}, not ${JSON.stringify(value)}`;
     case "url":
       return typeof value === "string" && /^https?:\/\//.test(value)
         ? undefined

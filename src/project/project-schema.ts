@@ -15,7 +15,7 @@ export { PROJECT_FILE_NAME } from "../manifest/index.js";
 
 export interface ProjectField {
   readonly name: string;
-  readonly type: "version" | "path" | "count" | "url" | "store" | "export";
+  readonly type: "version" | "path" | "count" | "url" | "store" | "name" | "export";
   /** What the value must be, as an error message says it ("state takes ..."). */
   readonly expects: string;
   readonly description: string;
@@ -64,6 +64,13 @@ export const PROJECT_FIELDS: readonly ProjectField[] = [
       "A shared store on PostgreSQL for every runner of the project (postgres://user@host/db). Never the password (user:password@ or password=) nor another secret (passfile=, sslpassword=, sslkey=): it would be committed; PGPASSWORD or ~/.pgpass give the password. Overridden by --store and REEL_STORE.",
   },
   {
+    name: "budget",
+    type: "name",
+    expects: "a budget's name (letters, digits, '.', '_', '-')",
+    description:
+      "The named budget every run and watch of the project spends from (reel budget set NAME --max-seconds N, or --max-credits N --prices FILE): one cap shared by every runner naming it. Overridden by --budget.",
+  },
+  {
     name: "export",
     type: "export",
     expects: "a mapping of name, sheet and status",
@@ -96,6 +103,9 @@ export const EXPORT_FIELDS: readonly ExportField[] = [
   },
 ];
 
+/** A budget's name: letters, digits, '.', '_' and '-', at most 64. */
+export const BUDGET_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
 const JSON_TYPES: Record<ProjectField["type"], object> = {
   export: {
     type: "object",
@@ -114,6 +124,7 @@ const JSON_TYPES: Record<ProjectField["type"], object> = {
   count: { type: "integer", minimum: 1 },
   url: { type: "string", pattern: "^https?://" },
   store: { type: "string", pattern: "^postgres(ql)?://" },
+  name: { type: "string", pattern: BUDGET_NAME_PATTERN.source },
 };
 
 /** schemas/project.schema.json, as text. */

@@ -1,5 +1,6 @@
 // The errors of the state store, re-exported by store.ts (where callers import them from).
 import { ReelError } from "../errors.js";
+import type { NamedBudget, NamedCharge } from "./job-store.js";
 
 /**
  * E_STATE_FILE: the file cannot be used (damaged, foreign, unreadable), found before anything is
@@ -52,5 +53,18 @@ export class LeaseLostError extends StateFileError {
 export class StoreUnreachableError extends StateFileError {
   constructor(message: string) {
     super(message, { code: "E_STORE_UNREACHABLE" });
+  }
+}
+
+/**
+ * A named budget has no room for a charge: the intent it went with was not written, nothing may be
+ * sent. `budget` is the budget as the check found it.
+ */
+export class BudgetReachedError extends ReelError {
+  constructor(
+    readonly budget: NamedBudget,
+    readonly charge: NamedCharge,
+  ) {
+    super("E_BUDGET", `not sent: the budget '${budget.name}' has no room for it`);
   }
 }

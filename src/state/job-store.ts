@@ -339,6 +339,8 @@ export interface VideoCharge {
   readonly seconds: number;
   /** Its credits at the prices of the moment it is sent; null when no price is known. */
   readonly credits: number | null;
+  /** What it spends of a named budget (NamedBudgetRecords), checked and spent with the claim. */
+  readonly named?: NamedCharge;
 }
 
 /** A speech call of a capped run. */
@@ -346,6 +348,61 @@ export interface SpeechCharge {
   readonly session: number;
   /** Its credits at the prices of the moment it is made; null when no price is known. */
   readonly credits: number | null;
+  /** What it spends of a named budget, checked and spent with the intent. */
+  readonly named?: NamedCharge;
+}
+
+/** What one costed call spends of a named budget, priced by the budget's own price list. */
+export interface NamedCharge {
+  /** The budget's id (NamedBudget.id). */
+  readonly budget: number;
+  readonly seconds: number;
+  readonly credits: number;
+}
+
+/** A named budget's caps: the total it may spend in its life. */
+export interface NamedBudgetCaps {
+  readonly maxSeconds: number | null;
+  readonly maxCredits: number | null;
+}
+
+/**
+ * A named budget (`reel budget set`): one cap shared by every runner and run that names it, kept in
+ * the store. `spent` is what was charged to it (a claim or speech intent, in the intent's own
+ * transaction), refunds taken off; `prices` the list its credits are counted by (the file's name and
+ * its content as JSON), so every runner prices alike.
+ */
+export interface NamedBudget extends NamedBudgetCaps {
+  readonly id: number;
+  readonly name: string;
+  readonly prices: { readonly file: string; readonly json: string } | null;
+  readonly spentSeconds: number;
+  readonly spentCredits: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** What `reel budget set` changes: the caps given (others kept), and the price list if given. */
+export interface NamedBudgetChange {
+  readonly maxSeconds?: number;
+  readonly maxCredits?: number;
+  readonly prices?: { readonly file: string; readonly json: string };
+}
+
+/**
+ * Named budgets: not scoped by service (the money is the team's), written beside the runners that
+ * spend from them (no lock, no runner). A charge (NamedCharge) is spent by the intent it goes with:
+ * markSubmitting and markSpeechCreating check it against the budget's caps as they are at that moment
+ * and record it in the same transaction, or throw BudgetReachedError having written nothing, so no
+ * interleaving of runners passes a cap and a kill -9 loses no spend. A charge met again (the same
+ * job's attempt) is spent once. refundVideo and refundSpeech give a named charge back too.
+ */
+export interface NamedBudgetRecords {
+  /** Creates budget `name`, or changes its caps (what was spent stays spent). */
+  setBudget(name: string, change: NamedBudgetChange): Promise<NamedBudget>;
+  findBudget(name: string): Promise<NamedBudget | undefined>;
+  /** Every budget, by name. */
+  listBudgets(): Promise<NamedBudget[]>;
 }
 
 /**
@@ -654,6 +711,7 @@ export interface JobStore
     AssetRecords,
     SpeechRecords,
     BudgetRecords,
+    NamedBudgetRecords,
     LearnedRecords,
     OutputRecords,
     LocalCaches,

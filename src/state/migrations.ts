@@ -227,4 +227,36 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX retakes_by_manifest ON retakes (service_id, manifest);
   `,
+  // 14: named budgets (reel budget set; NamedBudgetRecords in job-store.ts): one cap shared by every
+  // run that names it. The counters are what the check reads and moves, in the transaction of the
+  // intent that spends (a claim, a speech intent); `budget_charges` keeps each charge, so that a
+  // refund gives back exactly it, and a charge met again is spent once. Not scoped by service: the
+  // money is the team's. A reel that does not know this schema refuses the file (it would pay past
+  // a budget it cannot see).
+  `
+  CREATE TABLE budgets (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    max_seconds REAL,
+    max_credits REAL,
+    prices_file TEXT,
+    prices_json TEXT,
+    spent_seconds REAL NOT NULL DEFAULT 0,
+    spent_credits REAL NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE TABLE budget_charges (
+    id INTEGER PRIMARY KEY,
+    budget_id INTEGER NOT NULL REFERENCES budgets(id),
+    job_id INTEGER,
+    attempt INTEGER,
+    speech TEXT,
+    seconds REAL NOT NULL,
+    credits REAL NOT NULL,
+    at INTEGER NOT NULL
+  ) STRICT;
+  CREATE UNIQUE INDEX budget_charges_once ON budget_charges (budget_id, job_id, attempt) WHERE job_id IS NOT NULL;
+  CREATE INDEX budget_charges_speech ON budget_charges (speech) WHERE speech IS NOT NULL;
+  `,
 ];

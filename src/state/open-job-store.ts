@@ -2,7 +2,7 @@
 // postgres:// URL the shared store on PostgreSQL (PgStore). Callers get a JobStore. What only a state
 // file has (its lock file, its journal scope from its real path, the service it used last) stays with
 // StateStore's static helpers, at the CLI's edge.
-import type { JobStore, OutageEvent, ReviewStore } from "./job-store.js";
+import type { JobStore, NamedBudgetRecords, OutageEvent, ReviewStore } from "./job-store.js";
 import type { LeaseTiming } from "./pg/lease.js";
 import { PgStore } from "./pg/store.js";
 import { type OpenStateOptions, StateStore } from "./store.js";
@@ -52,4 +52,17 @@ export async function openReviewStore(
 ): Promise<ReviewStore> {
   if (storeUrl !== undefined) return PgStore.open(storeUrl, { ...options, review: true });
   return StateStore.open(path, { ...options, review: true });
+}
+
+/** What `reel budget` uses of a store: the named budgets, and closing it. */
+export type BudgetStore = NamedBudgetRecords & Pick<JobStore, "path" | "close">;
+
+/**
+ * Opens the store to set and show named budgets beside the runs and watches that may hold it: the
+ * state file at `path` without its lock (created if missing), or the PostgreSQL store at `storeUrl`
+ * without a runner.
+ */
+export async function openBudgetStore(path: string, storeUrl?: string): Promise<BudgetStore> {
+  if (storeUrl !== undefined) return PgStore.open(storeUrl, { budgets: true });
+  return StateStore.open(path, { budgets: true });
 }

@@ -25,6 +25,8 @@ import type {
   JobHead,
   JobRow,
   JobStore,
+  NamedBudget,
+  NamedBudgetChange,
   NewDecision,
   RetakeRequest,
   RetakeRow,
@@ -38,6 +40,7 @@ import type {
   VideoFacts,
 } from "./job-store.js";
 import * as budget from "./sql/budget.js";
+import * as namedBudgets from "./sql/named-budgets.js";
 import * as assets from "./sql/assets.js";
 import * as caches from "./sql/caches.js";
 import type { SqlContext } from "./sql/context.js";
@@ -53,6 +56,7 @@ import * as speech from "./sql/speech.js";
 import { Turn } from "./turn.js";
 
 export {
+  BudgetReachedError,
   ClaimLostError,
   JobGoneError,
   LeaseLostError,
@@ -362,6 +366,20 @@ export class StateStore implements JobStore {
   }
   async endBudgetSession(id: number): Promise<void> {
     budget.endBudgetSession(this.c, id);
+  }
+
+  // ---- named budgets (sql/named-budgets.ts) ----
+
+  // Written beside a run that holds the file (reel budget set): resolves once committed, so the
+  // runners' next claims read it.
+  async setBudget(name: string, change: NamedBudgetChange): Promise<NamedBudget> {
+    return this.committed(() => this.turn.writeStatement(() => namedBudgets.setBudget(this.c, name, change)));
+  }
+  async findBudget(name: string): Promise<NamedBudget | undefined> {
+    return namedBudgets.findBudget(this.c, name);
+  }
+  async listBudgets(): Promise<NamedBudget[]> {
+    return namedBudgets.listBudgets(this.c);
   }
 
   // ---- reviewers' decisions (sql/decisions.ts) ----

@@ -2,11 +2,12 @@
 // a harness: bullmq's adapter-conformance idea. test/state/sqlite.conformance.test.ts runs it on the
 // SQLite state file; a second backend (PostgreSQL, issue 18) runs it on its own.
 import { describe, expect, it } from "vitest";
-import { ClaimLostError, JobGoneError } from "../../src/state/errors.js";
+import { BudgetReachedError, ClaimLostError, JobGoneError } from "../../src/state/errors.js";
 import {
   type DecisionRow,
   decisionsByVersion,
   type JobStore,
+  type NamedBudgetRecords,
   type NewDecision,
   type NewJob,
   type ReviewStore,
@@ -26,6 +27,8 @@ export interface StoreHarness {
   openReaderOfAll(): Promise<JobStore>;
   /** A reviewer (`reel approve`, the review page) beside the writer that holds the store. */
   openReviewer(baseUrl: string): Promise<ReviewStore>;
+  /** `reel budget set` beside the writer that holds the store (no lock, no runner, no service). */
+  openBudgets(): Promise<NamedBudgetRecords & { close(): Promise<void> }>;
   /** Another process writing to the same storage, that no lock stopped (an older reel, a lock bypassed). */
   outside(): OutsideWriter;
 }
@@ -599,6 +602,92 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       const other = await storage.open("https://other.example");
       expect(await other.openBudgetSessions("run a")).toEqual([]);
       await other.close();
+    });
+    it("spends a named budget in the claim's own write: never past its cap, whatever runs at once; raised, it goes on; refunded once", async () => {
+      const storage = await makeHarness();
+      const store = await storage.open("x");
+      const setter = await storage.openBudgets();
+      // Set beside the writer that holds the store, as `reel budget set` is.
+      const team = await setter.setBudget("team", { maxSeconds: 12 });
+      expect(team).toMatchObject({ name: "team", maxSeconds: 12, maxCredits: null, spentSeconds: 0 });
+      const session = await store.startBudgetSession("run a", { host: "here", pid: 1 });
+      const charge = (seconds: number) => ({
+        session: session.id,
+        model: "actor-2",
+        resolution: null,
+        seconds,
+        credits: null,
+        named: { budget: team.id, seconds, credits: 0 },
+      });
+      const rows = [];
+      for (const id of ["a", "b", "c", "d", "e", "f"])
+        rows.push(await store.upsertJob({ ...JOB, key: `m/${id}`, videoId: id, specHash: `h-${id}` }));
+      // Six claims of 5 s at once under a cap of 12: two fit; the others are refused whole.
+      const claims = await Promise.allSettled(rows.map((row) => store.markSubmitting(row.id, charge(5))));
+      const won = claims.filter((c) => c.status === "fulfilled");
+      expect(won).toHaveLength(2);
+      for (const c of claims.filter((c) => c.status === "rejected"))
+        expect((c as PromiseRejectedResult).reason).toBeInstanceOf(BudgetReachedError);
+      await store.flush();
+      const states = await Promise.all(rows.map(async (row) => (await store.findJobById(row.id))!.state));
+      expect(states.filter((state) => state === "submitting")).toHaveLength(2);
+      expect(states.filter((state) => state === "pending")).toHaveLength(4);
+      // Nothing of a refused claim is left: not its attempt, nor a charge in the run's own ledger.
+      expect((await store.budgetSpent(session.id)).videos).toMatchObject([{ seconds: 10, count: 2 }]);
+      expect(await store.findBudget("team")).toMatchObject({ spentSeconds: 10, maxSeconds: 12 });
+      const [pendingOne, pendingTwo] = rows.filter((_, i) => states[i] === "pending");
+      const refused = await store.markSubmitting(pendingOne!.id, charge(5)).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(BudgetReachedError);
+      expect((refused as BudgetReachedError).budget).toMatchObject({ name: "team", spentSeconds: 10 });
+      // Raised beside the writer (once its turn is committed, as another process would wait for it):
+      // its next claim reads the new cap; what was spent stays spent.
+      await store.flush();
+      expect(await setter.setBudget("team", { maxSeconds: 15 })).toMatchObject({ spentSeconds: 10 });
+      expect(await store.markSubmitting(pendingOne!.id, charge(5))).toBe(1);
+      // A claim withdrawn and refunded gives its charge back, once however often the refund is made.
+      await store.withdrawSubmitting(pendingOne!.id);
+      await store.refundVideo(session.id, pendingOne!.id, 1);
+      await store.refundVideo(session.id, pendingOne!.id, 1);
+      await store.flush();
+      expect(await store.findBudget("team")).toMatchObject({ spentSeconds: 10 });
+      // A claim whose refund was lost (a crash after the withdrawal) met again: spent once.
+      expect(await store.markSubmitting(pendingTwo!.id, charge(5))).toBe(1);
+      await store.withdrawSubmitting(pendingTwo!.id);
+      expect(await store.markSubmitting(pendingTwo!.id, charge(5))).toBe(1);
+      await store.flush();
+      expect(await store.findBudget("team")).toMatchObject({ spentSeconds: 15 });
+
+      // A credits budget keeps the price list it was set with; speech spends from it with its intent.
+      const prices = { file: "prices.yaml", json: '{"video":{"actor-2":2},"speech":0.6}' };
+      const voice = await setter.setBudget("voice", { maxCredits: 1, prices });
+      const speech = {
+        session: session.id,
+        credits: 0.6,
+        named: { budget: voice.id, seconds: 0, credits: 0.6 },
+      };
+      await store.markSpeechCreating("17", "hello", speech);
+      await expect(store.markSpeechCreating("17", "again", speech)).rejects.toThrow(BudgetReachedError);
+      expect(await store.findSpeech("17", "again")).toBeUndefined();
+      await store.clearSpeech("17", "hello");
+      await store.refundSpeech(session.id, "17", "hello");
+      await store.flush();
+      expect(await store.findBudget("voice")).toMatchObject({ spentCredits: 0, prices, maxCredits: 1 });
+      // Changing one cap keeps the other, and the list.
+      expect(await setter.setBudget("voice", { maxSeconds: 100 })).toMatchObject({
+        maxSeconds: 100,
+        maxCredits: 1,
+        prices,
+      });
+      expect((await store.listBudgets()).map((b) => b.name)).toEqual(["team", "voice"]);
+      await setter.close();
+      await store.close();
+      // Not scoped by service: a runner of another address spends from the same budget.
+      const other = await storage.open("https://other.example");
+      expect(await other.findBudget("team")).toMatchObject({ spentSeconds: 15, maxSeconds: 15 });
+      await other.close();
+      const reader = await storage.openReaderOfAll();
+      expect((await reader.listBudgets()).map((b) => b.name)).toEqual(["team", "voice"]);
+      await reader.close();
     });
   });
 }

@@ -3,7 +3,7 @@
 // none, except in CI, where the PostgreSQL tests must run).
 import pg from "pg";
 import { describe } from "vitest";
-import { openReviewStore } from "../../src/state/open-job-store.js";
+import { openBudgetStore, openReviewStore } from "../../src/state/open-job-store.js";
 import { PgStore } from "../../src/state/pg/store.js";
 import { hasPostgres, usePostgres } from "../helpers/postgres.js";
 import { describeStoreConformance, type StoreHarness } from "./conformance.js";
@@ -17,6 +17,7 @@ async function pgStorage(): Promise<StoreHarness> {
     openReader: (baseUrl) => PgStore.open(url, { baseUrl, readonly: true }),
     openReaderOfAll: () => PgStore.open(url, { readonly: true }),
     openReviewer: (baseUrl) => openReviewStore("", { baseUrl }, url),
+    openBudgets: () => openBudgetStore("", url),
     outside: () => {
       // Another runner's writes, straight to the database, racing the store's own.
       const client = new pg.Client({ connectionString: url });

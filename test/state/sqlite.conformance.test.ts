@@ -1,7 +1,7 @@
 // The state store conformance suite (conformance.ts) on the SQLite state file: a fresh file per test.
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { openJobStore, openReviewStore } from "../../src/state/open-job-store.js";
+import { openBudgetStore, openJobStore, openReviewStore } from "../../src/state/open-job-store.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { describeStoreConformance, type StoreHarness } from "./conformance.js";
 
@@ -12,6 +12,7 @@ async function sqliteStorage(): Promise<StoreHarness> {
     openReader: (baseUrl) => openJobStore(path, { readonly: true, baseUrl }),
     openReaderOfAll: () => openJobStore(path, { readonly: true }),
     openReviewer: (baseUrl) => openReviewStore(path, { baseUrl }),
+    openBudgets: () => openBudgetStore(path),
     outside: () => {
       // A second writer of the same file that no lock stops, as a reel that the lock did not see would be.
       const db = new Database(path);

@@ -25,6 +25,12 @@ export interface OpenStateOptions {
    * service: nothing is created but the tables of this reel's migrations.
    */
   readonly review?: boolean;
+  /**
+   * Setting named budgets (reel budget set) beside a run or watch that may hold the file: writes
+   * without taking its lock, as a reviewer does, and needs no service (budgets are not scoped by
+   * one). A file not there yet is created, under the lock while it is.
+   */
+  readonly budgets?: boolean;
   readonly now?: () => number;
   /**
    * Called, with the file locked and before any table is created, when the state holds nothing:
@@ -54,9 +60,11 @@ export function openStateDatabase(path: string, options: OpenStateOptions): Open
   if (!readonly) mkdirSync(dirname(path), { recursive: true });
   checkHeader(path);
   const existed = existsSync(path);
+  const budgets = !readonly && !review && options.budgets === true;
   // A lock on the file itself (see lock.ts): every link to it, from any process, meets it. A
-  // reviewer takes none: the lock keeps a second payer out, and a reviewer pays for nothing.
-  const lock = readonly || review ? undefined : acquireLock(realStatePath(path));
+  // reviewer takes none: the lock keeps a second payer out, and a reviewer pays for nothing; nor
+  // does a budget's writer once the file is there (it pays for nothing either).
+  const lock = readonly || review || (budgets && existed) ? undefined : acquireLock(realStatePath(path));
   let db: Database.Database | undefined;
   try {
     db = new Database(path, { readonly, fileMustExist: readonly || review });
@@ -80,7 +88,8 @@ export function openStateDatabase(path: string, options: OpenStateOptions): Open
       checkOwned(db, path);
     }
     db.pragma("foreign_keys = ON");
-    if (!readonly && options.baseUrl === undefined) throw new TypeError("baseUrl is required to write");
+    if (!readonly && !budgets && options.baseUrl === undefined)
+      throw new TypeError("baseUrl is required to write");
     const serviceId =
       options.baseUrl === undefined
         ? -1

@@ -241,6 +241,34 @@ export const PG_MIGRATIONS: PgMigrations = {
     );
     CREATE INDEX retakes_by_manifest ON retakes (service_id, manifest);
     `,
+    // 12: named budgets, as the state file's migration 14. A runner of an earlier reel refuses the
+    // store from here on (its schema is newer than it knows): it would pay past a budget it cannot see.
+    `
+    CREATE TABLE budgets (
+      id bigserial PRIMARY KEY,
+      name text NOT NULL UNIQUE,
+      max_seconds double precision,
+      max_credits double precision,
+      prices_file text,
+      prices_json text,
+      spent_seconds double precision NOT NULL DEFAULT 0,
+      spent_credits double precision NOT NULL DEFAULT 0,
+      created_at bigint NOT NULL,
+      updated_at bigint NOT NULL
+    );
+    CREATE TABLE budget_charges (
+      id bigserial PRIMARY KEY,
+      budget_id bigint NOT NULL REFERENCES budgets(id),
+      job_id bigint,
+      attempt integer,
+      speech text,
+      seconds double precision NOT NULL,
+      credits double precision NOT NULL,
+      at bigint NOT NULL
+    );
+    CREATE UNIQUE INDEX budget_charges_once ON budget_charges (budget_id, job_id, attempt) WHERE job_id IS NOT NULL;
+    CREATE INDEX budget_charges_speech ON budget_charges (speech) WHERE speech IS NOT NULL;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

@@ -39,6 +39,8 @@ import type {
   JobHead,
   JobRow,
   JobStore,
+  NamedBudget,
+  NamedBudgetChange,
   NewDecision,
   RetakeRequest,
   RetakeRow,
@@ -54,12 +56,14 @@ import type {
   VideoFacts,
 } from "../job-store.js";
 import * as budget from "./sql/budget.js";
+import * as namedBudgets from "./sql/named-budgets.js";
 import { openPool, storeOpenError } from "./connect.js";
 import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
 import { type Landed, Outage } from "./outage.js";
 import { DEFAULT_LEASE, type LeaseTiming, RUNNERS_SHOWN_MS } from "./lease.js";
 import { migratePg } from "./migrate.js";
+import { namedSpeechKey } from "../sql/named-budgets.js";
 import { PG_MIGRATIONS } from "./migrations.js";
 import * as assets from "./sql/assets.js";
 import * as caches from "./sql/caches.js";
@@ -108,6 +112,12 @@ export interface OpenPgStoreOptions {
    * @defaultValue false
    */
   readonly review?: boolean;
+  /**
+   * Setting named budgets (reel budget set): a reviewer that needs no service (budgets are not
+   * scoped by one).
+   * @defaultValue false
+   */
+  readonly budgets?: boolean;
   /** @defaultValue Date.now */
   readonly now?: () => number;
   /**
@@ -246,8 +256,9 @@ export class PgStore implements JobStore {
    */
   static async open(url: string, options: OpenPgStoreOptions): Promise<PgStore> {
     const readonly = options.readonly ?? false;
-    const review = !readonly && options.review === true;
-    if (!readonly && options.baseUrl === undefined) throw new TypeError("baseUrl is required to write");
+    const review = !readonly && (options.review === true || options.budgets === true);
+    if (!readonly && options.budgets !== true && options.baseUrl === undefined)
+      throw new TypeError("baseUrl is required to write");
     const lease = options.lease ?? DEFAULT_LEASE;
     if (!(lease.heartbeatMs > 0 && lease.heartbeatMs < lease.leaseMs)) {
       throw new RangeError(
@@ -548,11 +559,27 @@ export class PgStore implements JobStore {
   budgetSpent(id: number): Promise<SpendTally> {
     return this.io(() => budget.budgetSpent(this.c, id));
   }
-  refundVideo(session: number, jobId: number, attempt: number): Promise<void> {
-    return this.io(() => budget.refundVideo(this.c, session, jobId, attempt));
+  async refundVideo(session: number, jobId: number, attempt: number): Promise<void> {
+    await this.io(() => budget.refundVideo(this.c, session, jobId, attempt));
+    await this.io(() => namedBudgets.refundNamedVideo(this.c, jobId, attempt));
   }
-  refundSpeech(session: number, voiceId: string, text: string): Promise<void> {
-    return this.io(() => budget.refundSpeech(this.c, session, voiceId, text));
+  async refundSpeech(session: number, voiceId: string, text: string): Promise<void> {
+    await this.io(() => budget.refundSpeech(this.c, session, voiceId, text));
+    await this.io(() =>
+      namedBudgets.refundNamedSpeech(this.c, namedSpeechKey(this.c.serviceId, voiceId, text)),
+    );
+  }
+
+  // ---- named budgets (sql/named-budgets.ts) ----
+
+  setBudget(name: string, change: NamedBudgetChange): Promise<NamedBudget> {
+    return this.io(() => namedBudgets.setBudget(this.c, name, change));
+  }
+  findBudget(name: string): Promise<NamedBudget | undefined> {
+    return this.io(() => namedBudgets.findBudget(this.c, name));
+  }
+  listBudgets(): Promise<NamedBudget[]> {
+    return this.io(() => namedBudgets.listBudgets(this.c));
   }
   endBudgetSession(id: number): Promise<void> {
     return this.io(() => budget.endBudgetSession(this.c, id));

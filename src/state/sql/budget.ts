@@ -2,6 +2,7 @@
 // charges themselves are written by the intents they go with (job-states.ts, speech.ts).
 import type { BudgetOwner, BudgetSessionRow, SpeechCharge, SpendTally, VideoCharge } from "../job-store.js";
 import { type SqlContext, sql } from "./context.js";
+import { namedSpeechKey, refundNamedSpeech, refundNamedVideo } from "./named-budgets.js";
 
 /** The ledger's key of one speech (voice ids and texts never contain a newline together). */
 export function speechKey(voiceId: string, text: string): string {
@@ -85,21 +86,23 @@ export function budgetSpent(c: SqlContext, id: number): SpendTally {
 }
 
 export function refundVideo(c: SqlContext, session: number, jobId: number, attempt: number): void {
-  c.turn.writeStatement(() => {
+  c.turn.write(() => {
     sql(c, "DELETE FROM spend WHERE session_id = ? AND job_id = ? AND attempt = ?").run(
       session,
       jobId,
       attempt,
     );
+    refundNamedVideo(c, jobId, attempt);
   });
 }
 
 export function refundSpeech(c: SqlContext, session: number, voiceId: string, text: string): void {
-  c.turn.writeStatement(() => {
+  c.turn.write(() => {
     sql(
       c,
       "DELETE FROM spend WHERE id = (SELECT max(id) FROM spend WHERE session_id = ? AND speech = ?)",
     ).run(session, speechKey(voiceId, text));
+    refundNamedSpeech(c, namedSpeechKey(c.serviceId, voiceId, text));
   });
 }
 

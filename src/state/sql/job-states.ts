@@ -4,6 +4,7 @@
 import { taskStatusFields } from "../task-status-rule.js";
 import type { FailKind, JobRow, VideoCharge, VideoFacts } from "../job-store.js";
 import { chargeVideo } from "./budget.js";
+import { spendFromBudget } from "./named-budgets.js";
 import { JobGoneError } from "../errors.js";
 import { type SqlContext, sql } from "./context.js";
 import { findJobById } from "./jobs.js";
@@ -54,6 +55,8 @@ export async function markSubmitting(
     ).get(c.now(), id) as { attempts: number } | undefined;
     if (claimed) {
       if (charge) chargeVideo(c, id, claimed.attempts, charge);
+      // A named budget's check, in the claim's transaction: no room undoes the claim (it throws).
+      if (charge?.named) spendFromBudget(c, charge.named, { jobId: id, attempt: claimed.attempts });
       c.turn.event(id, "submitting");
       return claimed.attempts;
     }

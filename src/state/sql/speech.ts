@@ -2,6 +2,7 @@
 import { ClaimLostError } from "../errors.js";
 import type { SpeechCharge, SpeechRow } from "../job-store.js";
 import { chargeSpeech } from "./budget.js";
+import { namedSpeechKey, spendFromBudget } from "./named-budgets.js";
 import { type SqlContext, sql } from "./context.js";
 
 export function findSpeech(c: SqlContext, voiceId: string, text: string): SpeechRow | undefined {
@@ -32,6 +33,8 @@ export async function markSpeechCreating(
       );
     }
     if (charge) chargeSpeech(c, voiceId, text, charge);
+    if (charge?.named)
+      spendFromBudget(c, charge.named, { speech: namedSpeechKey(c.serviceId, voiceId, text) });
   }, true);
   await c.turn.durable();
 }

@@ -33,6 +33,8 @@ import type { LostWhy, SpeechCharge, TakeOver, VideoCharge } from "../../job-sto
 import { speechKey } from "../../sql/budget.js";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
+import { namedSpeechKey } from "../../sql/named-budgets.js";
+import { spendFromBudget } from "./named-budgets.js";
 import { aliveNow, DB_NOW } from "./runners.js";
 
 /**
@@ -122,7 +124,12 @@ export async function claimJob(c: FleetContext, id: number, charge?: VideoCharge
         charge?.credits ?? null,
       ],
     );
-    if (rows[0]) return rows[0].attempts;
+    if (rows[0]) {
+      // A named budget's check, in the claim's transaction: no room rolls the claim back (it throws).
+      if (charge?.named)
+        await spendFromBudget(client, now, charge.named, { jobId: id, attempt: rows[0].attempts });
+      return rows[0].attempts;
+    }
     const { rowCount } = await client.query("SELECT 1 FROM jobs WHERE id = $1", [id]);
     return rowCount === 0 ? ("gone" as const) : null;
   });
@@ -277,39 +284,54 @@ export async function startSpeech(
   text: string,
   charge?: SpeechCharge,
 ): Promise<void> {
-  const { rows } = await c.pool.query<{ alive: boolean; made: boolean }>(
-    `WITH me AS (${fence(c, 5)}),
-       made AS (
-         INSERT INTO speech (service_id, voice_id, text, state, updated_at, runner_id)
-           SELECT $1, $2, $3, 'creating', $4, id FROM me
-           ON CONFLICT (service_id, voice_id, text) DO UPDATE SET state = 'creating', asset_id = NULL, error = NULL, updated_at = excluded.updated_at, runner_id = excluded.runner_id
-           WHERE speech.state = 'uncertain' OR (speech.state = 'creating' AND speech.runner_id = excluded.runner_id)
-           RETURNING 1),
-       -- Charged once: not again when this runner's own intent is tried again (its snapshot is the
-       -- statement's, before the upsert).
-       charged AS (
-         INSERT INTO spend (session_id, speech, seconds, credits, at)
-           SELECT $6::bigint, $7, 0, $8::double precision, $4 FROM made WHERE $6::bigint IS NOT NULL
-             AND NOT EXISTS (SELECT 1 FROM speech WHERE service_id = $1 AND voice_id = $2 AND text = $3 AND state = 'creating'))
-     SELECT (SELECT count(*) FROM me) = 1 AS alive, (SELECT count(*) FROM made) = 1 AS made`,
-    [
-      c.serviceId,
-      voiceId,
-      text,
-      c.now(),
-      c.runnerId,
-      charge?.session ?? null,
-      speechKey(voiceId, text),
-      charge?.credits ?? null,
-    ],
-  );
-  const row = rows[0] as { alive: boolean; made: boolean } | undefined;
-  if (!row?.alive) throw await leaseLostError(c, "No speech is made by it.");
-  if (!row.made) {
-    throw new ClaimLostError(
-      `speech for voice ${voiceId} ("${text.slice(0, 40)}") is being or was made by another runner using this store; not paid for twice`,
+  const now = c.now();
+  const intent = async (on: Pick<pg.PoolClient, "query">) => {
+    const { rows } = await on.query<{ alive: boolean; made: boolean; fresh: boolean }>(
+      `WITH me AS (${fence(c, 5)}),
+         made AS (
+           INSERT INTO speech (service_id, voice_id, text, state, updated_at, runner_id)
+             SELECT $1, $2, $3, 'creating', $4, id FROM me
+             ON CONFLICT (service_id, voice_id, text) DO UPDATE SET state = 'creating', asset_id = NULL, error = NULL, updated_at = excluded.updated_at, runner_id = excluded.runner_id
+             WHERE speech.state = 'uncertain' OR (speech.state = 'creating' AND speech.runner_id = excluded.runner_id)
+             RETURNING 1),
+         -- Charged once: not again when this runner's own intent is tried again (its snapshot is the
+         -- statement's, before the upsert).
+         charged AS (
+           INSERT INTO spend (session_id, speech, seconds, credits, at)
+             SELECT $6::bigint, $7, 0, $8::double precision, $4 FROM made WHERE $6::bigint IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM speech WHERE service_id = $1 AND voice_id = $2 AND text = $3 AND state = 'creating'))
+       SELECT (SELECT count(*) FROM me) = 1 AS alive, (SELECT count(*) FROM made) = 1 AS made,
+         NOT EXISTS (SELECT 1 FROM speech WHERE service_id = $1 AND voice_id = $2 AND text = $3 AND state = 'creating') AS fresh`,
+      [
+        c.serviceId,
+        voiceId,
+        text,
+        now,
+        c.runnerId,
+        charge?.session ?? null,
+        speechKey(voiceId, text),
+        charge?.credits ?? null,
+      ],
     );
+    const row = rows[0] as { alive: boolean; made: boolean; fresh: boolean } | undefined;
+    if (!row?.alive) throw await leaseLostError(c, "No speech is made by it.");
+    if (!row.made) {
+      throw new ClaimLostError(
+        `speech for voice ${voiceId} ("${text.slice(0, 40)}") is being or was made by another runner using this store; not paid for twice`,
+      );
+    }
+    return row.fresh;
+  };
+  const named = charge?.named;
+  if (!named) {
+    await intent(c.pool);
+    return;
   }
+  // With a named budget, the intent and its spend in one transaction: no room rolls the intent back.
+  await fleetTransaction(c, async (client) => {
+    if (await intent(client))
+      await spendFromBudget(client, now, named, { speech: namedSpeechKey(c.serviceId, voiceId, text) });
+  });
 }
 
 /**
