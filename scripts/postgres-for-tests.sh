@@ -3,14 +3,19 @@
 # one): installs Debian's postgresql where it is missing, starts the cluster, and creates the role
 # the tests connect as (reel_test, allowed to create databases: each test makes its own).
 # Needs root for the first two steps; prints what it did, and exits 0 when the server answers.
-# Called by .ci/run and by the test suite's global setup (test/global-setup.ts) when run as root.
+# Called by .ci/run, and with --no-install by the test suite's global setup (test/global-setup.ts)
+# when run as root: a developer's `npm test` starts an installed server but never runs apt-get.
 set -euo pipefail
+
+install=yes
+if [ "${1:-}" = --no-install ]; then install=no; fi
 
 ROLE=reel_test
 PASSWORD=reel_test
 PORT=${REEL_TEST_PG_PORT:-5432}
 
 if ! command -v pg_lsclusters >/dev/null 2>&1; then
+  if [ "$install" = no ]; then echo "postgres-for-tests: PostgreSQL is not installed (.ci/run installs it; or apt-get install postgresql, as root)"; exit 1; fi
   if [ "$(id -u)" != 0 ]; then echo "postgres-for-tests: PostgreSQL is not installed (apt-get install postgresql, as root)"; exit 1; fi
   echo "postgres-for-tests: installing Debian's postgresql"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null

@@ -1,10 +1,12 @@
-// Before any test file: a PostgreSQL server for the store tests (issue 18). Tests get its URL by
-// inject("pgUrl"); undefined when none can be reached, and then they skip with a line saying how to
-// enable them, except in CI, where they must run (test/helpers/postgres.ts fails them instead).
+// Before any test file: a dist/ built from the current src/ (the tests that spawn bin/reel.js run
+// it), and a PostgreSQL server for the store tests. Tests get its URL by inject("pgUrl"); undefined
+// when none can be reached, and then they skip with a line saying how to enable them, except in CI,
+// where they must run (test/helpers/postgres.ts fails them instead).
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
+import { ensureFreshDist } from "./dist-freshness.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -30,16 +32,28 @@ async function reachable(): Promise<string | undefined> {
   }
 }
 
+/**
+ * Starts an installed PostgreSQL (as root) with the project's own script. Installing it is .ci/run's
+ * work: a developer's test run never calls apt-get. Returns undefined when the script succeeded, else
+ * what it said.
+ */
+export function startInstalledPostgres(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  try {
+    execFileSync("bash", [SCRIPT, "--no-install"], { stdio: "pipe", timeout: 60_000, env });
+    return undefined;
+  } catch (error) {
+    const { stdout, message } = error as { stdout?: Buffer; message: string };
+    return stdout?.toString().trim().split("\n").at(-1) || message;
+  }
+}
+
 export default async function setup(project: TestProject): Promise<void> {
+  await ensureFreshDist();
   let why = await reachable();
-  // As root (CI, a fresh machine), the project's own script installs and starts the server.
   if (why !== undefined && process.getuid?.() === 0 && process.env.REEL_TEST_PG_URL === undefined) {
-    try {
-      execFileSync("bash", [SCRIPT], { stdio: "ignore", timeout: 300_000 });
-    } catch {
-      // said below, through `why`
-    }
+    const scriptSaid = startInstalledPostgres();
     why = await reachable();
+    if (why !== undefined && scriptSaid !== undefined) why += `; ${scriptSaid}`;
   }
   project.provide("pgUrl", why === undefined ? ADMIN_URL : undefined);
   project.provide(

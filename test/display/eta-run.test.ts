@@ -4,17 +4,14 @@
 // ones, which take half as long (per second of video, not per video). The ETA says it is learning
 // until tasks ended, then moves with the clock, and at the half-way point lands within 25% of the
 // time left.
-import { beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { until, writeTree } from "../helpers/cli.js";
 import { usePty } from "../helpers/pty.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { ensureBuilt } from "../sandbox/build.js";
 
 const sandbox = useSandboxes();
 const reelInPty = usePty();
-
-beforeAll(ensureBuilt, 120_000);
 
 /** "2.6 s", "42 s", "1 min 5 s" in milliseconds. */
 function durationMs(text: string): number {

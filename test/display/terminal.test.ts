@@ -5,17 +5,14 @@
 // a line says when a manifest's jobs are all final.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { until, writeTree } from "../helpers/cli.js";
 import { usePty } from "../helpers/pty.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { ensureBuilt } from "../sandbox/build.js";
 
 const sandbox = useSandboxes();
 const reelInPty = usePty();
-
-beforeAll(ensureBuilt, 120_000);
 
 function manifest(name: string, ids: string[], extra = ""): string {
   const videos = ids

@@ -60,7 +60,7 @@ export async function writeTree(
   }
 }
 
-/** Spawns the real `reel` binary (needs dist/, which `npm test` builds first). */
+/** Spawns the real `reel` binary (it runs dist/, which the global setup builds when src/ is newer). */
 export function spawnReel(argv: string[], options: { cwd: string; env: Record<string, string> }) {
   return spawn(process.execPath, [BIN, ...argv], {
     cwd: options.cwd,

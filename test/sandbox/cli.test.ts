@@ -6,9 +6,8 @@ import { PassThrough } from "node:stream";
 import { describe, expect, test } from "vitest";
 import type { CliIO } from "../../src/cli/command.js";
 import { main } from "../../src/cli/main.js";
-import { BIN, writeTree } from "../helpers/cli.js";
+import { BIN, REPO as ROOT, writeTree } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { ensureBuilt, ROOT } from "./build.js";
 
 const LINES = /^export REEL_BASE_URL=(http:\/\/127\.0\.0\.1:\d+)\nexport REEL_API_KEY=(\S+)\n$/;
 
@@ -201,7 +200,6 @@ describe("reel sandbox", () => {
     "its two lines pasted into a shell reach reel: a run in that shell uses the sandbox",
     { timeout: 30_000 },
     async () => {
-      await ensureBuilt();
       const sandbox = await startInProcess();
       const dir = await tempDir();
       await writeTree(dir, {
@@ -253,7 +251,6 @@ videos:
   });
 
   test("the binary prints exactly two lines and exits 0 on SIGTERM", { timeout: 30_000 }, async () => {
-    await ensureBuilt();
     const child = spawn(process.execPath, [join(ROOT, "bin/reel.js"), "sandbox", "--port", "0"], {
       cwd: ROOT,
     });

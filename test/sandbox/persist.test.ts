@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { UsageError } from "../../src/errors.js";
 import { BIG_FIRST_ID, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
-import { ensureBuilt, ROOT } from "./build.js";
+import { REPO as ROOT } from "../helpers/cli.js";
 import { type Api, actorRequest, avatarRequest, fixture, idOf, withSandbox } from "./helpers.js";
 import { expectServedBytes } from "../helpers/videos.js";
 
@@ -261,7 +261,6 @@ async function spawnSandbox(dataDir: string, key: string) {
 
 describe("kill -9", () => {
   test("every id answered before SIGKILL is known to the next sandbox", { timeout: 60_000 }, async () => {
-    await ensureBuilt();
     const dataDir = await freshDir();
     const key = "sk-persist-test";
     const { child, exited, baseUrl } = await spawnSandbox(dataDir, key);

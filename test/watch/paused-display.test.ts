@@ -3,17 +3,14 @@
 // flight: the display says it is paused, and counts none at the service.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { until } from "../helpers/cli.js";
 import { usePty } from "../helpers/pty.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { ensureBuilt } from "../sandbox/build.js";
 
 const sandbox = useSandboxes();
 const reelInPty = usePty();
-
-beforeAll(ensureBuilt, 120_000);
 
 it("paused for credits: the 402-refused requests are not shown as generations in flight", async () => {
   const s = await sandbox({ credits: 0 });

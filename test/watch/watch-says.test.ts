@@ -5,19 +5,16 @@
 import { existsSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SandboxRequest } from "../../src/sandbox/index.js";
 import { useCommands, until } from "../helpers/cli.js";
 import { usePty } from "../helpers/pty.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { ensureBuilt } from "../sandbox/build.js";
 
 const sandbox = useSandboxes();
 const startCommand = useCommands();
 const reelInPty = usePty();
-
-beforeAll(ensureBuilt, 120_000);
 
 function manifest(name: string | undefined, texts: readonly string[]): string {
   const videos = texts
