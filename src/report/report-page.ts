@@ -94,7 +94,18 @@ color:var(--fg);overflow-wrap:anywhere;white-space:pre-wrap}
 export const REPORT_JS = `(() => {
   "use strict";
   const byId = (id) => document.getElementById(id);
-  const jobs = JSON.parse(byId("reel-data").textContent || "[]");
+  // Each job comes as the array of its values, in the order the field names give (html-report.ts).
+  const data = JSON.parse(byId("reel-data").textContent || "{}");
+  const named = (names, values) => {
+    const record = {};
+    for (let n = 0; n < names.length; n++) record[names[n]] = values[n];
+    return record;
+  };
+  const jobs = (data.rows || []).map((values) => {
+    const job = named(data.jobs, values);
+    job.chunks = job.chunks.map((chunk) => named(data.chunks, chunk));
+    return job;
+  });
   const root = byId("cards");
   const statusSelect = byId("filter-status");
   const manifestSelect = byId("filter-manifest");
@@ -123,8 +134,10 @@ export const REPORT_JS = `(() => {
     if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
     return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
   };
-  const between = (from, to) => (from && to ? duration((Date.parse(to) - Date.parse(from)) / 1000) : "");
-  const clock = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+  // Times come as milliseconds since the epoch (null: not yet).
+  const between = (from, to) => (from && to ? duration((to - from) / 1000) : "");
+  const clock = (ms) => (ms ? new Date(ms).toLocaleString() : "");
+  const iso = (ms) => (ms === null || ms === undefined ? "" : new Date(ms).toISOString());
 
   // Videos: made when their card first nears the viewport, then kept for the life of the page.
   const loadVideo = (box) => {
@@ -197,7 +210,7 @@ export const REPORT_JS = `(() => {
       // A reviewer's decision (reel approve, reel reject): who, and the note of why.
       const decision = el("p", "decision d-" + job.decision,
         job.decision + " by " + job.reviewer + (job.note ? ": " + job.note : ""));
-      decision.title = "decided " + job.decidedAt;
+      decision.title = "decided " + iso(job.decidedAt);
       body.append(decision);
     }
     if (job.chunks.length) {
@@ -214,8 +227,8 @@ export const REPORT_JS = `(() => {
     const fetched = between(job.finishedAt, job.downloadedAt);
     if (fetched) times.push("downloaded in " + fetched);
     const timesLine = el("p", "times", times.join(" · "));
-    timesLine.title = ["created " + job.createdAt, "submitted " + (job.submittedAt || "-"),
-      "finished " + (job.finishedAt || "-"), "downloaded " + (job.downloadedAt || "-")].join("\\n");
+    timesLine.title = ["created " + iso(job.createdAt), "submitted " + (iso(job.submittedAt) || "-"),
+      "finished " + (iso(job.finishedAt) || "-"), "downloaded " + (iso(job.downloadedAt) || "-")].join("\\n");
     body.append(timesLine);
     const links = el("p", "links");
     const record = el("a", "", "record (.json)");
@@ -286,7 +299,7 @@ export const REPORT_JS = `(() => {
     const rank = STATUS_ORDER.indexOf(status);
     return rank < 0 ? STATUS_ORDER.length : rank;
   };
-  const lastTime = (job) => Date.parse(job.finishedAt || job.submittedAt || job.createdAt) || 0;
+  const lastTime = (job) => job.finishedAt || job.submittedAt || job.createdAt || 0;
   const applySort = () => {
     const order = jobs.map((_, i) => i);
     const by = sortSelect.value;

@@ -20,7 +20,16 @@ const HOSTILE = `</script><script>alert(1)</script><!-- <img src=x onerror="aler
 function embeddedJobs(html: string): ReportJob[] {
   const match = /<script type="application\/json" id="reel-data">([\s\S]*?)<\/script>/.exec(html);
   expect(match).not.toBeNull();
-  return JSON.parse(match![1]!) as ReportJob[];
+  const data = JSON.parse(match![1]!) as { jobs: string[]; chunks: string[]; rows: unknown[][] };
+  const named = (names: string[], values: unknown[]) =>
+    Object.fromEntries(names.map((name, n) => [name, values[n]]));
+  return data.rows.map((values) => {
+    const job = named(data.jobs, values);
+    return {
+      ...job,
+      chunks: (job.chunks as unknown[][]).map((c) => named(data.chunks, c)),
+    } as unknown as ReportJob;
+  });
 }
 
 /** The page with the embedded data and the page's own script and style cut out. */
@@ -92,6 +101,8 @@ describe("renderHtmlReport", () => {
 
   it("keeps the hostile text intact in the embedded data, for the page to show as text", () => {
     const [job] = embeddedJobs(renderHtmlReport(hostileRows));
+    // Every field of the job reaches the page, packed as values and named again.
+    expect(job).toEqual(toReportJob(hostileRows[0]!));
     expect(job!.manifest).toBe(`evil"><script>alert(3)</script>`);
     expect(job!.chunks[0]!.text).toBe(HOSTILE);
     expect(job!.chunks[1]!.speech).toBe(`say ${HOSTILE}`);
@@ -150,7 +161,7 @@ describe("renderHtmlReport", () => {
       seconds: 32,
       video: "spring/intro.mp4",
       record: "spring/intro.json",
-      submittedAt: "2025-05-01T09:00:01.000Z",
+      submittedAt: Date.UTC(2025, 4, 1, 9, 0, 1),
     });
     expect(job.chunks).toEqual([
       { duration: 20, text: "smiles", speech: null, voice: null, audio: "https://cdn.example/a.mp3" },
