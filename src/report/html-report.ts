@@ -390,7 +390,7 @@ function renderControls(summary: ReportSummary, runFilter: string): string {
     option("", "all"),
     ...summary.manifests.map((m) => option(m.name, `${m.name} (${m.jobs})`)),
   ].join("");
-  return `<section class="controls" aria-label="Filters">
+  return `<section class="controls" id="controls" aria-label="Filters">
 <label>Status <select id="filter-status">${statuses}</select></label>
 <label>Manifest <select id="filter-manifest">${manifests}</select></label>
 <label>Search <input type="search" id="filter-text" placeholder="ids and prompts" autocomplete="off"></label>
@@ -398,6 +398,7 @@ ${runFilter}
 <label>Sort <select id="sort"><option value="">as listed</option><option value="status">by status</option><option value="recent">latest first</option><option value="oldest">oldest first</option></select></label>
 <button type="button" id="filter-clear">Clear</button>
 <span id="shown" aria-live="polite">${escapeHtml(plural(summary.total.jobs, "job", "jobs"))}</span>
+<span id="pager" hidden><button type="button" id="page-prev">&lsaquo; previous</button> <span id="page-at"></span> <button type="button" id="page-next">next &rsaquo;</button></span>
 </section>`;
 }
 
