@@ -57,6 +57,10 @@ describe("escaping", () => {
   it("builds relative links that cannot carry a scheme, a query or a fragment", () => {
     expect(relativeHref("spring campaign/intro.mp4")).toBe("spring%20campaign/intro.mp4");
     expect(relativeHref("javascript:alert(1)/x#y?z.json")).toBe("javascript%3Aalert(1)/x%23y%3Fz.json");
+    // A path of plain characters is its own href; any other is encoded segment by segment.
+    for (const path of ["campaign-0/v_1.~x.mp4", "a b/c", "ü/x", "x/%41", "a/b\\c", "a/./b", ""]) {
+      expect(relativeHref(path)).toBe(path.split("/").map(encodeURIComponent).join("/"));
+    }
   });
 });
 
