@@ -4,33 +4,17 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { escapeHtml, jsonForScript, relativeHref } from "../../src/report/escape-html.js";
 import {
-  type ReportJob,
   renderHtmlReport,
   summarizeJobs,
   toReportJob,
   writeHtmlReport,
 } from "../../src/report/html-report.js";
+import { embeddedJobs } from "../helpers/report-page.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { REPORT_CSS, REPORT_JS } from "../../src/report/report-page.js";
 import { makeRow, manyRows } from "./rows.js";
 
 const HOSTILE = `</script><script>alert(1)</script><!-- <img src=x onerror="alert(2)"> & ' \u2028`;
-
-/** The JSON embedded in the page, read back as the page's script reads it. */
-function embeddedJobs(html: string): ReportJob[] {
-  const match = /<script type="application\/json" id="reel-data">([\s\S]*?)<\/script>/.exec(html);
-  expect(match).not.toBeNull();
-  const data = JSON.parse(match![1]!) as { jobs: string[]; chunks: string[]; rows: unknown[][] };
-  const named = (names: string[], values: unknown[]) =>
-    Object.fromEntries(names.map((name, n) => [name, values[n]]));
-  return data.rows.map((values) => {
-    const job = named(data.jobs, values);
-    return {
-      ...job,
-      chunks: (job.chunks as unknown[][]).map((c) => named(data.chunks, c)),
-    } as unknown as ReportJob;
-  });
-}
 
 /** The page with the embedded data and the page's own script and style cut out. */
 function markupOnly(html: string): string {
