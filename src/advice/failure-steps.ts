@@ -56,7 +56,11 @@ export function failureSteps(rows: readonly JobRow[], maxAttempts: number, again
   const byKind = new Map<FailureKind, JobRow[]>();
   for (const row of rows) {
     const kind = failureKind(row, maxAttempts);
-    if (kind !== undefined) byKind.set(kind, [...(byKind.get(kind) ?? []), row]);
+    if (kind === undefined) continue;
+    // Pushed, not copied: a folder of 100,000 jobs may hold thousands of failures.
+    const list = byKind.get(kind);
+    if (list) list.push(row);
+    else byKind.set(kind, [row]);
   }
   const steps: NextStep[] = [];
   const step = (kind: FailureKind, code: NextStepCode, text: (n: number, them: string) => string): void => {

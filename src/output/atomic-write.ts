@@ -73,18 +73,22 @@ function notAFolder(dir: string, symlink: boolean): ReelError {
 /**
  * Writes `target` whole or not at all. Its folder must exist (see ensureRealDir). `sync` flushes the
  * data to disk before the rename, so a power cut cannot leave an empty file under the final name;
- * files that are rewritten from the state file anyway can skip it.
+ * files that are rewritten from the state file anyway can skip it. `data` may come in pieces (a
+ * report of 100,000 jobs): each is written as it is made, so the whole never sits in memory and the
+ * event loop runs between them.
  */
 export async function writeFileAtomic(
   target: string,
-  data: string | Uint8Array,
+  data: string | Uint8Array | Iterable<string>,
   options: { readonly sync?: boolean } = {},
 ): Promise<void> {
   const temp = tempPathFor(target);
   try {
     const handle = await open(temp, "wx", 0o644);
     try {
-      await handle.writeFile(data);
+      if (typeof data === "string" || data instanceof Uint8Array) await handle.writeFile(data);
+      // Each call writes on from where the last one ended (and loops over a short write).
+      else for (const piece of data) await handle.writeFile(piece);
       if (options.sync ?? true) await handle.sync();
     } catch (error) {
       await handle.close();

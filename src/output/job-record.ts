@@ -31,23 +31,26 @@ export interface JobResult extends DecisionFields {
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
+/** A job's status as every output shows it (JobResult.status). */
+export function statusOf(row: Pick<JobRow, "state" | "task_status">): string {
+  // reel's own "pending" is shown as "unsent": the service's "Pending" is a paid task, and the two
+  // must not differ by a capital letter only.
+  return row.state === "submitted"
+    ? (row.task_status ?? "PreProcessing")
+    : row.state === "pending"
+      ? "unsent"
+      : row.state;
+}
+
 /**
  * A job as its record, results.jsonl, index.html and `reel status` show it; `decision`: the latest
  * decision of its version, if any (the store's latestDecisions).
  */
 export function resultOf(row: JobRow, decision?: DecisionRow): JobResult {
-  // reel's own "pending" is shown as "unsent": the service's "Pending" is a paid task, and the two
-  // must not differ by a capital letter only.
-  const status =
-    row.state === "submitted"
-      ? (row.task_status ?? "PreProcessing")
-      : row.state === "pending"
-        ? "unsent"
-        : row.state;
   return {
     manifest: row.manifest,
     id: row.video_id,
-    status,
+    status: statusOf(row),
     taskId: row.task_id,
     file: row.file,
     error: row.error,

@@ -11,12 +11,13 @@ import { DEFAULTS } from "../defaults.js";
 import { formatDuration } from "../duration.js";
 import { plural } from "../plural.js";
 import { writeFileAtomic } from "../output/atomic-write.js";
-import { resultOf } from "../output/job-record.js";
+import { statusOf } from "../output/job-record.js";
 import { recordFile, REPORT_NAME } from "../output/layout.js";
-import type { DecisionFields } from "../output/decision-fields.js";
+import { type DecisionFields, decisionFieldsOf } from "../output/decision-fields.js";
 import { failureSteps } from "../advice/failure-steps.js";
 import { type DecisionRow, type JobRow, versionKey } from "../state/store.js";
 import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
+import { PIECE_CHARS } from "./pieces.js";
 import { REPORT_CSS, REPORT_JS } from "./report-page.js";
 
 /** How a run ended (or a watch stands), as the report's banner says it. */
@@ -76,8 +77,12 @@ export interface ReportChunk {
   readonly audio: string | null;
 }
 
-/** The record of one job embedded in the page: what a card shows and what the filters match. */
-export interface ReportJob extends DecisionFields {
+/**
+ * The record of one job embedded in the page: what a card shows and what the filters match. Times
+ * are milliseconds since the epoch (the page shows them in the reader's zone; ISO text for 100,000
+ * jobs cost more to make than the rest of the record).
+ */
+export interface ReportJob extends Omit<DecisionFields, "decidedAt"> {
   readonly manifest: string;
   readonly id: string;
   readonly status: string;
@@ -96,10 +101,11 @@ export interface ReportJob extends DecisionFields {
   readonly attempts: number;
   readonly taskId: string | null;
   readonly error: string | null;
-  readonly createdAt: string;
-  readonly submittedAt: string | null;
-  readonly finishedAt: string | null;
-  readonly downloadedAt: string | null;
+  readonly createdAt: number;
+  readonly submittedAt: number | null;
+  readonly finishedAt: number | null;
+  readonly downloadedAt: number | null;
+  readonly decidedAt: number | null;
   readonly chunks: readonly ReportChunk[];
   /** Relative URL of the video, or null when none was downloaded. */
   readonly video: string | null;
@@ -227,33 +233,33 @@ export function toReportJob(
   thisRun = false,
   decision?: DecisionRow,
 ): ReportJob {
-  const result = resultOf(row, decision);
   const spec = parseSpec(row.spec_json);
+  const decided = decisionFieldsOf(decision);
   return {
-    manifest: result.manifest,
-    id: result.id,
-    status: result.status,
-    model: result.model,
+    manifest: row.manifest,
+    id: row.video_id,
+    status: statusOf(row),
+    model: row.model,
     resolution: stringOr(spec.resolution),
     aspectRatio: stringOr(spec.aspectRatio),
     seed: numberOr(spec.seed),
     source: describeRef(spec.source),
     thumb: thumbOf(spec.source, outDir),
-    seconds: result.seconds,
-    attempts: result.attempts,
-    taskId: result.taskId,
-    error: result.error,
-    createdAt: result.createdAt,
-    submittedAt: result.submittedAt,
-    finishedAt: result.finishedAt,
-    downloadedAt: result.downloadedAt,
+    seconds: row.seconds,
+    attempts: row.attempts,
+    taskId: row.task_id,
+    error: row.error,
+    createdAt: row.created_at,
+    submittedAt: row.submitted_at,
+    finishedAt: row.finished_at,
+    downloadedAt: row.downloaded_at,
     chunks: Array.isArray(spec.chunks) ? spec.chunks.map(chunkOf) : [],
-    video: result.file === null ? null : relativeHref(result.file),
-    record: relativeHref(recordFile(result.manifest, result.id, result.specHash, false)),
-    decision: result.decision,
-    reviewer: result.reviewer,
-    decidedAt: result.decidedAt,
-    note: result.note,
+    video: row.file === null ? null : relativeHref(row.file),
+    record: relativeHref(recordFile(row.manifest, row.video_id, row.spec_hash, false)),
+    decision: decided.decision,
+    reviewer: decided.reviewer,
+    decidedAt: decided.decision === null ? null : decision!.decidedAt,
+    note: decided.note,
     thisRun,
   };
 }
@@ -367,9 +373,8 @@ ${body}
  * The checkbox that shows only the jobs the run (or watch) worked on: only when the page lists others
  * too (the folder's other manifests, or with --only the videos left out).
  */
-function renderRunFilter(jobs: readonly ReportJob[], run: ReportRun | undefined): string {
-  const own = jobs.filter((job) => job.thisRun).length;
-  if (own === 0 || own === jobs.length) return "";
+function renderRunFilter(own: number, all: number, run: ReportRun | undefined): string {
+  if (own === 0 || own === all) return "";
   const which = run?.outcome === "watching" || run?.outcome === "stopped" ? "this watch" : "this run";
   return `<label><input type="checkbox" id="filter-run" data-mark="${which}"> only ${which}'s jobs (${own})</label>\n`;
 }
@@ -385,7 +390,7 @@ function renderControls(summary: ReportSummary, runFilter: string): string {
     option("", "all"),
     ...summary.manifests.map((m) => option(m.name, `${m.name} (${m.jobs})`)),
   ].join("");
-  return `<section class="controls" aria-label="Filters">
+  return `<section class="controls" id="controls" aria-label="Filters">
 <label>Status <select id="filter-status">${statuses}</select></label>
 <label>Manifest <select id="filter-manifest">${manifests}</select></label>
 <label>Search <input type="search" id="filter-text" placeholder="ids and prompts" autocomplete="off"></label>
@@ -393,6 +398,7 @@ ${runFilter}
 <label>Sort <select id="sort"><option value="">as listed</option><option value="status">by status</option><option value="recent">latest first</option><option value="oldest">oldest first</option></select></label>
 <button type="button" id="filter-clear">Clear</button>
 <span id="shown" aria-live="polite">${escapeHtml(plural(summary.total.jobs, "job", "jobs"))}</span>
+<span id="pager" hidden><button type="button" id="page-prev">&lsaquo; previous</button> <span id="page-at"></span> <button type="button" id="page-next">next &rsaquo;</button></span>
 </section>`;
 }
 
@@ -550,25 +556,100 @@ function renderMeta(run: ReportRun | undefined, now: Date, manifests: number): s
 
 /** The whole page, as a string. Pure: the same rows and options give the same page. */
 export function renderHtmlReport(rows: readonly JobRow[], options: HtmlReportOptions = {}): string {
+  return [...htmlReportPieces(rows, options)].join("");
+}
+
+/**
+ * The fields of a job embedded in the page, in this order: each job is embedded as the array of its
+ * values (chunks likewise), and the page puts the names back. The names 100,000 times over were half
+ * of a big folder's page.
+ */
+export const EMBEDDED_JOB_FIELDS = [
+  "manifest",
+  "id",
+  "status",
+  "model",
+  "resolution",
+  "aspectRatio",
+  "seed",
+  "source",
+  "thumb",
+  "seconds",
+  "attempts",
+  "taskId",
+  "error",
+  "createdAt",
+  "submittedAt",
+  "finishedAt",
+  "downloadedAt",
+  "chunks",
+  "video",
+  "record",
+  "decision",
+  "reviewer",
+  "decidedAt",
+  "note",
+  "thisRun",
+] as const satisfies readonly (keyof ReportJob)[];
+
+export const EMBEDDED_CHUNK_FIELDS = [
+  "duration",
+  "text",
+  "speech",
+  "voice",
+  "audio",
+] as const satisfies readonly (keyof ReportChunk)[];
+
+function packedJob(job: ReportJob): unknown[] {
+  return EMBEDDED_JOB_FIELDS.map((field) =>
+    field === "chunks"
+      ? job.chunks.map((chunk) => EMBEDDED_CHUNK_FIELDS.map((key) => chunk[key]))
+      : job[field],
+  );
+}
+
+/** The embedded data: `{"jobs":[...],"chunks":[...],"rows":[[...],...]}`, in pieces. */
+function* embeddedData(rows: readonly JobRow[], options: HtmlReportOptions): Generator<string> {
+  let piece = `{"jobs":${jsonForScript(EMBEDDED_JOB_FIELDS)},"chunks":${jsonForScript(EMBEDDED_CHUNK_FIELDS)},"rows":[`;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    const job = toReportJob(
+      row,
+      options.outDir,
+      options.thisRun?.has(row.id) ?? false,
+      options.decisions?.get(versionKey(row.job_key, row.spec_hash)),
+    );
+    piece += `${i === 0 ? "" : ","}${jsonForScript(packedJob(job))}`;
+    if (piece.length >= PIECE_CHARS) {
+      yield piece;
+      piece = "";
+    }
+  }
+  yield `${piece}]}`;
+}
+
+/**
+ * The page in pieces: the markup first (made from the rows' statuses only), then the jobs' data a
+ * piece at a time, so that a folder of 100,000 jobs is never one string in memory.
+ */
+function* htmlReportPieces(rows: readonly JobRow[], options: HtmlReportOptions): Generator<string> {
   const title = options.title ?? "reel report";
   const now = options.now ?? new Date();
   const thisRun = options.thisRun;
-  const jobs = rows.map((row) =>
-    toReportJob(
-      row,
-      options.outDir,
-      thisRun?.has(row.id) ?? false,
-      options.decisions?.get(versionKey(row.job_key, row.spec_hash)),
-    ),
-  );
-  const summary = summarizeJobs(jobs);
+  const counted = rows.map((row) => ({
+    manifest: row.manifest,
+    status: statusOf(row),
+    seconds: row.seconds,
+  }));
+  const summary = summarizeJobs(counted);
   const run = options.run;
   // The banner speaks of what the run did: its own jobs, not the rest of the folder.
   const runRows = thisRun ? rows.filter((row) => thisRun.has(row.id)) : rows;
-  const runSummary = thisRun ? summarizeJobs(jobs.filter((job) => job.thisRun)) : summary;
+  const runSummary = thisRun ? summarizeJobs(counted.filter((_, i) => thisRun.has(rows[i]!.id))) : summary;
+  const own = thisRun ? runRows.length : 0;
   // Only while a watch runs: the page reloads itself to show what the watch wrote since.
   const refresh = run?.outcome === "watching" ? Math.max(1, Math.round(options.refreshSeconds ?? 3)) : 0;
-  return `<!doctype html>
+  yield `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -586,11 +667,13 @@ ${renderMeta(run, now, summary.manifests.length)}
 ${run ? renderBanner(bannerOf(run, runSummary, runRows)) : ""}
 ${renderTiles(summary)}
 ${renderSummaryTable(summary)}
-${renderControls(summary, renderRunFilter(jobs, run))}
+${renderControls(summary, renderRunFilter(own, rows.length, run))}
 <main id="cards"></main>
 <p id="empty" hidden>No job matches these filters.</p>
 <noscript><p id="noscript">The job cards need JavaScript; every job is also in <a href="results.jsonl">results.jsonl</a>.</p></noscript>
-<script type="application/json" id="reel-data">${jsonForScript(jobs)}</script>
+<script type="application/json" id="reel-data">`;
+  yield* embeddedData(rows, options);
+  yield `</script>
 <script>${REPORT_JS}</script>
 </body>
 </html>
@@ -603,5 +686,5 @@ export async function writeHtmlReport(
   rows: readonly JobRow[],
   options: HtmlReportOptions = {},
 ): Promise<void> {
-  await writeFileAtomic(join(outDir, REPORT_NAME), renderHtmlReport(rows, { outDir, ...options }));
+  await writeFileAtomic(join(outDir, REPORT_NAME), htmlReportPieces(rows, { outDir, ...options }));
 }

@@ -9,12 +9,13 @@
 //   page as `textContent`, attribute values set through the DOM, or hrefs built in Node from
 //   percent-encoded segments (`video`, `record`); never as markup.
 // - The DOM stays small, which is what keeps 2,000 cards fast (built whole, 2,000 cards are ~38,000
-//   elements and took ~0.6 s of script and layout before the page answered). Every card starts as
-//   one empty element of about its final size; an IntersectionObserver fills it when it comes within
-//   a screen or so of the viewport, and `content-visibility: auto` lets the browser skip the layout
-//   and paint of filled cards out of view.
-// - Filtering matches the JSON records, not the DOM, and toggles `hidden` on the existing cards:
-//   nothing is re-created, so a video already loaded stays loaded.
+//   elements and took ~0.6 s of script and layout before the page answered). The cards come in
+//   pages of 2,000: a folder of 100,000 jobs is 50 pages, and only the page shown is in the document.
+//   Every card starts as one empty element of about its final size; an IntersectionObserver fills it
+//   when it comes within a screen or so of the viewport, and `content-visibility: auto` lets the
+//   browser skip the layout and paint of filled cards out of view.
+// - Filtering and sorting match the JSON records, not the DOM, and put the page's cards in place: a
+//   card once made is kept, so a video already loaded stays loaded.
 // - A card's <video> is created (and given its src) only when the card first comes near the
 //   viewport; until then the card holds an empty box. Nothing is fetched for cards never seen.
 
@@ -57,7 +58,7 @@ padding:10px 24px;background:var(--bg);border-bottom:1px solid var(--line)}
 .controls label{display:flex;gap:6px;align-items:center}
 .controls select,.controls input,.controls button{font:inherit;padding:3px 6px}
 .controls input[type=search]{width:280px;max-width:100%}
-#shown{color:var(--muted)}
+#shown,#page-at{color:var(--muted)}
 #empty{padding:24px;color:var(--muted)}
 #cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:14px;padding:16px 24px 40px}
 .card{background:var(--card);border:1px solid var(--line);border-top:3px solid var(--st,var(--line));
@@ -94,7 +95,18 @@ color:var(--fg);overflow-wrap:anywhere;white-space:pre-wrap}
 export const REPORT_JS = `(() => {
   "use strict";
   const byId = (id) => document.getElementById(id);
-  const jobs = JSON.parse(byId("reel-data").textContent || "[]");
+  // Each job comes as the array of its values, in the order the field names give (html-report.ts).
+  const data = JSON.parse(byId("reel-data").textContent || "{}");
+  const named = (names, values) => {
+    const record = {};
+    for (let n = 0; n < names.length; n++) record[names[n]] = values[n];
+    return record;
+  };
+  const jobs = (data.rows || []).map((values) => {
+    const job = named(data.jobs, values);
+    job.chunks = job.chunks.map((chunk) => named(data.chunks, chunk));
+    return job;
+  });
   const root = byId("cards");
   const statusSelect = byId("filter-status");
   const manifestSelect = byId("filter-manifest");
@@ -123,8 +135,10 @@ export const REPORT_JS = `(() => {
     if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
     return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
   };
-  const between = (from, to) => (from && to ? duration((Date.parse(to) - Date.parse(from)) / 1000) : "");
-  const clock = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+  // Times come as milliseconds since the epoch (null: not yet).
+  const between = (from, to) => (from && to ? duration((to - from) / 1000) : "");
+  const clock = (ms) => (ms ? new Date(ms).toLocaleString() : "");
+  const iso = (ms) => (ms === null || ms === undefined ? "" : new Date(ms).toISOString());
 
   // Videos: made when their card first nears the viewport, then kept for the life of the page.
   const loadVideo = (box) => {
@@ -197,7 +211,7 @@ export const REPORT_JS = `(() => {
       // A reviewer's decision (reel approve, reel reject): who, and the note of why.
       const decision = el("p", "decision d-" + job.decision,
         job.decision + " by " + job.reviewer + (job.note ? ": " + job.note : ""));
-      decision.title = "decided " + job.decidedAt;
+      decision.title = "decided " + iso(job.decidedAt);
       body.append(decision);
     }
     if (job.chunks.length) {
@@ -214,8 +228,8 @@ export const REPORT_JS = `(() => {
     const fetched = between(job.finishedAt, job.downloadedAt);
     if (fetched) times.push("downloaded in " + fetched);
     const timesLine = el("p", "times", times.join(" · "));
-    timesLine.title = ["created " + job.createdAt, "submitted " + (job.submittedAt || "-"),
-      "finished " + (job.finishedAt || "-"), "downloaded " + (job.downloadedAt || "-")].join("\\n");
+    timesLine.title = ["created " + iso(job.createdAt), "submitted " + (iso(job.submittedAt) || "-"),
+      "finished " + (iso(job.finishedAt) || "-"), "downloaded " + (iso(job.downloadedAt) || "-")].join("\\n");
     body.append(timesLine);
     const links = el("p", "links");
     const record = el("a", "", "record (.json)");
@@ -254,48 +268,83 @@ export const REPORT_JS = `(() => {
       }, { rootMargin: "1200px 0px" })
     : null;
 
-  const cards = [];
-  const haystacks = [];
-  const fragment = document.createDocumentFragment();
-  jobs.forEach((job, i) => {
-    const card = el("article", "card shell " + statusClass(job.status));
+  // Cards are made when their page is first shown (empty shells, filled near the viewport), then
+  // kept: a card shown again is the same element, its video still loaded. The document holds one
+  // page of cards at most, whatever the number of jobs.
+  const cards = new Array(jobs.length);
+  const cardOf = (i) => {
+    if (cards[i]) return cards[i];
+    const card = el("article", "card shell " + statusClass(jobs[i].status));
     card.dataset.i = String(i);
-    cards.push(card);
-    const words = [job.manifest + "/" + job.id];
-    if (job.decision) words.push(job.decision, job.reviewer, job.note || "");
-    for (const chunk of job.chunks) {
-      if (chunk.text !== null) words.push(chunk.text);
-      if (chunk.speech !== null) words.push(chunk.speech);
-    }
-    haystacks.push(words.join("\\n").toLowerCase());
-    fragment.append(card);
-  });
-  root.append(fragment);
-  for (const card of cards) {
+    cards[i] = card;
     if (fillers) fillers.observe(card);
     else {
       const media = fillCard(card);
       if (media) loadVideo(media);
     }
-  }
+    return card;
+  };
+  // What the search matches, per job: made at the first search.
+  let haystacks = null;
+  const haystackOf = (i) => {
+    if (!haystacks) {
+      haystacks = jobs.map((job) => {
+        const words = [job.manifest + "/" + job.id];
+        if (job.decision) words.push(job.decision, job.reviewer, job.note || "");
+        for (const chunk of job.chunks) {
+          if (chunk.text !== null) words.push(chunk.text);
+          if (chunk.speech !== null) words.push(chunk.speech);
+        }
+        return words.join("\\n").toLowerCase();
+      });
+    }
+    return haystacks[i];
+  };
 
-  // Sorting moves the existing cards (a video already loaded stays loaded); "as listed" is the
-  // manifests' order. Statuses sort as the totals list them, final outcomes first.
+  // Sorting orders the jobs (a video already loaded stays loaded); "as listed" is the manifests'
+  // order. Statuses sort as the totals list them, final outcomes first.
   const STATUS_ORDER = ["Success", "Fail", "Canceled", "uncertain", "Running", "Pending", "PreProcessing", "submitting", "unsent"];
   const statusRank = (status) => {
     const rank = STATUS_ORDER.indexOf(status);
     return rank < 0 ? STATUS_ORDER.length : rank;
   };
-  const lastTime = (job) => Date.parse(job.finishedAt || job.submittedAt || job.createdAt) || 0;
+  const lastTime = (job) => job.finishedAt || job.submittedAt || job.createdAt || 0;
+  let order = jobs.map((_, i) => i);
   const applySort = () => {
-    const order = jobs.map((_, i) => i);
+    order = jobs.map((_, i) => i);
     const by = sortSelect.value;
     if (by === "status") order.sort((a, b) => statusRank(jobs[a].status) - statusRank(jobs[b].status) || a - b);
     else if (by === "recent") order.sort((a, b) => lastTime(jobs[b]) - lastTime(jobs[a]) || a - b);
     else if (by === "oldest") order.sort((a, b) => lastTime(jobs[a]) - lastTime(jobs[b]) || a - b);
-    const current = Array.from(root.children);
-    if (order.every((i, n) => current[n] === cards[i])) return;
-    root.append.apply(root, order.map((i) => cards[i]));
+  };
+
+  // Pages of PAGE cards: the jobs that match the filters, in the order chosen.
+  const PAGE = 2000;
+  const pager = byId("pager");
+  const pageAtText = byId("page-at");
+  const prevButton = byId("page-prev");
+  const nextButton = byId("page-next");
+  let matches = [];
+  let pageAt = 0;
+  const pages = () => Math.max(1, Math.ceil(matches.length / PAGE));
+
+  // Puts the page's cards in the document, touching only what changes: a card already there stays
+  // (and its video with it), one no longer shown is taken out.
+  const showPage = () => {
+    pageAt = Math.min(Math.max(0, pageAt), pages() - 1);
+    const shownCards = matches.slice(pageAt * PAGE, (pageAt + 1) * PAGE).map(cardOf);
+    const keep = new Set(shownCards);
+    for (const child of Array.from(root.children)) if (!keep.has(child)) child.remove();
+    let at = root.firstElementChild;
+    for (const card of shownCards) {
+      if (card === at) at = at.nextElementSibling;
+      else root.insertBefore(card, at);
+    }
+    pager.hidden = matches.length <= PAGE;
+    pageAtText.textContent = "page " + (pageAt + 1) + " of " + pages() + " (" +
+      (pageAt * PAGE + 1) + "-" + Math.min(matches.length, (pageAt + 1) * PAGE) + ")";
+    prevButton.disabled = pageAt === 0;
+    nextButton.disabled = pageAt >= pages() - 1;
   };
 
   const saveFilters = () => {
@@ -305,6 +354,7 @@ export const REPORT_JS = `(() => {
     if (search.value) params.set("q", search.value);
     if (sortSelect.value) params.set("sort", sortSelect.value);
     if (runOnly && runOnly.checked) params.set("run", "1");
+    if (pageAt > 0) params.set("page", String(pageAt + 1));
     const hash = params.toString();
     try {
       history.replaceState(null, "", hash ? "#" + hash : location.pathname + location.search);
@@ -322,6 +372,7 @@ export const REPORT_JS = `(() => {
     pick(sortSelect, params.get("sort"));
     if (params.get("q") !== null) search.value = params.get("q");
     if (runOnly) runOnly.checked = params.get("run") === "1";
+    pageAt = (Number(params.get("page")) || 1) - 1;
   };
 
   const applyFilters = () => {
@@ -329,25 +380,31 @@ export const REPORT_JS = `(() => {
     const manifest = manifestSelect.value;
     const terms = search.value.toLowerCase().split(/\\s+/).filter(Boolean);
     const ownOnly = runOnly !== null && runOnly.checked;
-    let count = 0;
-    for (let i = 0; i < jobs.length; i++) {
+    matches = order.filter((i) => {
       const job = jobs[i];
-      const match = (!status || job.status === status) && (!manifest || job.manifest === manifest) &&
-        (!ownOnly || job.thisRun) && terms.every((term) => haystacks[i].includes(term));
-      // Only touch cards whose visibility changes: no style work for the others.
-      if (cards[i].hidden === match) cards[i].hidden = !match;
-      if (match) count++;
-    }
+      return (!status || job.status === status) && (!manifest || job.manifest === manifest) &&
+        (!ownOnly || job.thisRun) && (terms.length === 0 || terms.every((term) => haystackOf(i).includes(term)));
+    });
+    const count = matches.length;
     shown.textContent = count === jobs.length
       ? (count === 1 ? "1 job" : count + " jobs")
       : count + " of " + jobs.length + " jobs shown";
     empty.hidden = count > 0;
     for (const tile of tiles) tile.setAttribute("aria-pressed", String(tile.dataset.status === status));
+    showPage();
   };
+  // A new filter or order starts at the first page.
   const onFilter = () => {
+    pageAt = 0;
     applyFilters();
     saveFilters();
     performance.mark("reel-filtered");
+  };
+  const turnPage = (by) => {
+    pageAt += by;
+    showPage();
+    saveFilters();
+    window.scrollTo(0, root.getBoundingClientRect().top + window.scrollY - byId("controls").offsetHeight);
   };
 
   restoreFilters();
@@ -359,8 +416,12 @@ export const REPORT_JS = `(() => {
   if (runOnly) runOnly.addEventListener("change", onFilter);
   sortSelect.addEventListener("change", () => {
     applySort();
+    pageAt = 0;
+    applyFilters();
     saveFilters();
   });
+  prevButton.addEventListener("click", () => turnPage(-1));
+  nextButton.addEventListener("click", () => turnPage(1));
   // A total is a filter: its status alone (the count of all jobs: every status).
   for (const tile of tiles) {
     tile.addEventListener("click", () => {

@@ -6,6 +6,7 @@ import { writeFileAtomic } from "../output/atomic-write.js";
 import { resultOf } from "../output/job-record.js";
 import { RESULTS_NAME } from "../output/layout.js";
 import { type DecisionRow, type JobRow, versionKey } from "../state/store.js";
+import { PIECE_CHARS } from "./pieces.js";
 
 /**
  * `thisRun`: the ids of the rows the run worked on (@defaultValue none); `decisions`: the latest
@@ -17,13 +18,24 @@ export async function writeResults(
   thisRun: ReadonlySet<number> = new Set(),
   decisions?: ReadonlyMap<string, DecisionRow>,
 ): Promise<void> {
-  const text = rows
-    .map((row) =>
-      JSON.stringify({
-        ...resultOf(row, decisions?.get(versionKey(row.job_key, row.spec_hash))),
-        thisRun: thisRun.has(row.id),
-      }),
-    )
-    .join("\n");
-  await writeFileAtomic(join(outDir, RESULTS_NAME), rows.length ? `${text}\n` : "");
+  await writeFileAtomic(join(outDir, RESULTS_NAME), resultLines(rows, thisRun, decisions));
+}
+
+/** The lines, in pieces of about PIECE_CHARS: a folder of 100,000 jobs is ~50 MB of them. */
+function* resultLines(
+  rows: readonly JobRow[],
+  thisRun: ReadonlySet<number>,
+  decisions: ReadonlyMap<string, DecisionRow> | undefined,
+): Generator<string> {
+  let piece = "";
+  for (const row of rows) {
+    const json = JSON.stringify(resultOf(row, decisions?.get(versionKey(row.job_key, row.spec_hash))));
+    // `thisRun` is the last key: added to the record's text rather than to a copy of the record.
+    piece += `${json.slice(0, -1)},"thisRun":${thisRun.has(row.id)}}\n`;
+    if (piece.length >= PIECE_CHARS) {
+      yield piece;
+      piece = "";
+    }
+  }
+  if (piece !== "") yield piece;
 }

@@ -20,6 +20,7 @@ import {
 } from "../manifest/index.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { folderRows } from "../report/folder-rows.js";
+import { ReportThrottle } from "../report/report-throttle.js";
 import { writeResults } from "../report/results.js";
 import { writeDecisionRecords } from "../review/decision-records.js";
 import { staleRetakeLines, withRetakes } from "../review/retake.js";
@@ -103,8 +104,6 @@ async function watchWithProgress(
 ): Promise<WatchEnd> {
   const startedAt = new Date();
   let watching = true; // false once the watch ends: the last index.html stops reloading itself
-  let timedWrite: Promise<void> = Promise.resolve(); // the last write of the outputs after a change
-  let resultsTimer: NodeJS.Timeout | undefined;
   let decisionsSeen = 0; // the latest decision the outputs carry (see writeNewDecisions)
   const retakesSeen = new Map<string, string>(); // manifest -> its retakes when last run (runNewRetakes)
   // The watch ends on the user's signal, when the state file or the output disk can no longer be
@@ -115,6 +114,8 @@ async function watchWithProgress(
   const ended = new Promise<void>((resolveEnd) => {
     endWatch = resolveEnd;
   });
+  // The reports are rewritten after changes, however many: see report-throttle.ts.
+  const reports = new ReportThrottle(() => writeOutputs());
   const engine = await makeEngine({
     ...options,
     progress,
@@ -127,16 +128,8 @@ async function watchWithProgress(
       capped = true;
       endWatch();
     },
-    onJobChange: () => scheduleOutputs(),
+    onJobChange: () => reports.changed(),
   });
-
-  /** results.jsonl is rewritten after changes, at most every 200 ms. */
-  function scheduleOutputs(): void {
-    resultsTimer ??= setTimeout(() => {
-      resultsTimer = undefined;
-      timedWrite = writeOutputs().catch(() => {});
-    }, 200);
-  }
   await engine.followInFlight();
 
   /**
@@ -144,6 +137,7 @@ async function watchWithProgress(
    * and the other videos of the output folder (report/folder-rows.ts), with their decisions.
    */
   async function writeOutputs(): Promise<void> {
+    const start = performance.now();
     const rows = await engine.wantedRows();
     sayFinished(rows);
     const folder = await folderRows(
@@ -168,12 +162,16 @@ async function watchWithProgress(
       decisions,
     });
     writeDecisionRecords(options.outDir, folder.rows, decisions);
+    options.logger?.debug(
+      { jobs: folder.rows.length, ms: Math.round(performance.now() - start), watching },
+      "reports written",
+    );
   }
 
   /** Decisions are made beside the watch (reel approve, the review page): looked for at each check. */
   async function writeNewDecisions(): Promise<void> {
     if (lastDecision(await options.store.latestDecisions()) === decisionsSeen) return;
-    scheduleOutputs();
+    reports.changed();
   }
 
   /**
@@ -403,7 +401,7 @@ async function watchWithProgress(
         stage: "note",
         detail: `${display(file)} deleted: its unsubmitted videos are dropped`,
       });
-      await writeOutputs();
+      reports.changed();
     });
   };
 
@@ -477,10 +475,10 @@ async function watchWithProgress(
   await Promise.all([...queue.values()]);
   await engine.whenIdle();
   await engine.dispose();
-  if (resultsTimer) clearTimeout(resultsTimer);
+  // No write of a watching page may land after the last one.
+  await reports.stop();
   if (stateFailure) throw stateFailure;
   watching = false;
-  await timedWrite; // so that no write of a watching page lands after the last one
   await writeOutputs();
   return { rows: await engine.wantedRows(), capped };
 }

@@ -329,5 +329,55 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(await page.locator("video").count()).toBeLessThan(80);
       expect(trouble).toEqual({ dialogs: [], errors: [] });
     }, 30_000);
+
+    it("opens 100,000 jobs a page at a time, and a search finds a job deep in the list", async () => {
+      const out = await tempDir();
+      await copyFile(RESULT_VIDEO_PATH, join(out, "result.mp4"));
+      await writeHtmlReport(out, manyRows(100_000, "result.mp4"), { title: "100,000 jobs" });
+      const { page, trouble } = await openPage();
+
+      await page.goto(pathToFileURL(join(out, "index.html")).href, { waitUntil: "commit" });
+      while (!(await page.evaluate("document.body?.dataset.ready === 'true'"))) await sleep(10);
+      // The first page: 2,000 cards, most of them empty shells; the document stays small.
+      const first = (await page.evaluate(`({
+        ready: performance.getEntriesByName("reel-ready")[0]?.startTime ?? -1,
+        cards: document.querySelectorAll("#cards > .card").length,
+        elements: document.getElementsByTagName("*").length,
+      })`)) as { ready: number; cards: number; elements: number };
+      expect(first.cards).toBe(2_000);
+      expect(first.elements).toBeLessThan(10_000);
+      // bench/report-bench.js reports the figure; the bound is wide for busy machines.
+      expect(first.ready).toBeLessThan(15_000);
+      expect(await page.locator("#shown").textContent()).toBe("100000 jobs");
+      expect(await page.locator("#page-at").textContent()).toBe("page 1 of 50 (1-2000)");
+      expect(await visibleCards(page).then((names) => names.slice(0, 2))).toEqual([
+        "campaign-0 / v0",
+        "campaign-1 / v1",
+      ]);
+
+      // The next page, then a search for the last job: found, alone, on the first page.
+      await page.click("#page-next");
+      expect(await page.locator("#page-at").textContent()).toBe("page 2 of 50 (2001-4000)");
+      expect((await visibleCards(page))[0]).toBe("campaign-0 / v2000");
+      expect(page.url()).toContain("#page=2");
+      const typed = await page.evaluate("performance.now()");
+      await page.fill("#filter-text", "v99999");
+      await expect.poll(() => page.locator("#shown").textContent()).toBe("1 of 100000 jobs shown");
+      const searched = await page.evaluate(
+        (after) =>
+          performance.getEntriesByName("reel-filtered").find((m) => m.startTime >= after)?.startTime ?? -1,
+        typed as number,
+      );
+      expect(searched - (typed as number)).toBeLessThan(5_000);
+      expect(await visibleCards(page)).toEqual(["campaign-4 / v99999"]);
+      expect(await page.locator("#pager").isVisible()).toBe(false);
+
+      // Filters still count every job: the failed ones are 14,286 (one in seven), on 8 pages.
+      await page.fill("#filter-text", "");
+      await page.selectOption("#filter-status", "Fail");
+      expect(await page.locator("#shown").textContent()).toBe("14286 of 100000 jobs shown");
+      expect(await page.locator("#page-at").textContent()).toBe("page 1 of 8 (1-2000)");
+      expect(trouble).toEqual({ dialogs: [], errors: [] });
+    }, 60_000);
   },
 );

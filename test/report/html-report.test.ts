@@ -4,24 +4,17 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { escapeHtml, jsonForScript, relativeHref } from "../../src/report/escape-html.js";
 import {
-  type ReportJob,
   renderHtmlReport,
   summarizeJobs,
   toReportJob,
   writeHtmlReport,
 } from "../../src/report/html-report.js";
+import { embeddedJobs } from "../helpers/report-page.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { REPORT_CSS, REPORT_JS } from "../../src/report/report-page.js";
 import { makeRow, manyRows } from "./rows.js";
 
 const HOSTILE = `</script><script>alert(1)</script><!-- <img src=x onerror="alert(2)"> & ' \u2028`;
-
-/** The JSON embedded in the page, read back as the page's script reads it. */
-function embeddedJobs(html: string): ReportJob[] {
-  const match = /<script type="application\/json" id="reel-data">([\s\S]*?)<\/script>/.exec(html);
-  expect(match).not.toBeNull();
-  return JSON.parse(match![1]!) as ReportJob[];
-}
 
 /** The page with the embedded data and the page's own script and style cut out. */
 function markupOnly(html: string): string {
@@ -48,6 +41,10 @@ describe("escaping", () => {
   it("builds relative links that cannot carry a scheme, a query or a fragment", () => {
     expect(relativeHref("spring campaign/intro.mp4")).toBe("spring%20campaign/intro.mp4");
     expect(relativeHref("javascript:alert(1)/x#y?z.json")).toBe("javascript%3Aalert(1)/x%23y%3Fz.json");
+    // A path of plain characters is its own href; any other is encoded segment by segment.
+    for (const path of ["campaign-0/v_1.~x.mp4", "a b/c", "ü/x", "x/%41", "a/b\\c", "a/./b", ""]) {
+      expect(relativeHref(path)).toBe(path.split("/").map(encodeURIComponent).join("/"));
+    }
   });
 });
 
@@ -92,6 +89,8 @@ describe("renderHtmlReport", () => {
 
   it("keeps the hostile text intact in the embedded data, for the page to show as text", () => {
     const [job] = embeddedJobs(renderHtmlReport(hostileRows));
+    // Every field of the job reaches the page, packed as values and named again.
+    expect(job).toEqual(toReportJob(hostileRows[0]!));
     expect(job!.manifest).toBe(`evil"><script>alert(3)</script>`);
     expect(job!.chunks[0]!.text).toBe(HOSTILE);
     expect(job!.chunks[1]!.speech).toBe(`say ${HOSTILE}`);
@@ -150,7 +149,7 @@ describe("renderHtmlReport", () => {
       seconds: 32,
       video: "spring/intro.mp4",
       record: "spring/intro.json",
-      submittedAt: "2025-05-01T09:00:01.000Z",
+      submittedAt: Date.UTC(2025, 4, 1, 9, 0, 1),
     });
     expect(job.chunks).toEqual([
       { duration: 20, text: "smiles", speech: null, voice: null, audio: "https://cdn.example/a.mp3" },
