@@ -6,6 +6,7 @@
 import pg from "pg";
 import { describe, expect, it, type TestContext } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
+import { APPLICATION_NAME } from "../../src/state/pg/slot-notices.js";
 import { runCli, writeTree } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
@@ -89,8 +90,8 @@ describe("a freed slot of the account, in a fleet", () => {
       while (killing) {
         const { rows } = await killer.query<{ ended: boolean }>(
           `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
-            WHERE datname = $1 AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`,
-          [database_],
+            WHERE datname = $1 AND application_name = $2`,
+          [database_, APPLICATION_NAME],
         );
         killed += rows.filter((r) => r.ended).length;
         await new Promise((resolve) => setTimeout(resolve, 10));
@@ -107,5 +108,35 @@ describe("a freed slot of the account, in a fleet", () => {
     const gaps = await handOvers(url);
     expect(gaps).toHaveLength(3);
     for (const gap of gaps) expect(gap, `hand-overs ${gaps.join(", ")} ms`).toBeLessThan(1_000);
+  });
+
+  it("is told to nobody by a runner alone on its service", async (context: TestContext) => {
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 0.05 });
+    const dir = await tempDir();
+    await writeTree(dir, {
+      "a.yaml": oneVideo("a").replace(
+        /videos:\n[^]*$/,
+        (videos) => videos + videos.slice(8).replace("id: v", "id: w"),
+      ),
+    });
+    // What the runners say on the channel, heard as another session would.
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on("notification", (message) => heard.push((message.payload ?? "").split(" ")[2] ?? ""));
+    await listener.query("LISTEN reel_slot_free");
+    try {
+      const run = await runCli(["run", "a.yaml", "--store", url, "--concurrency", "1"], {
+        cwd: dir,
+        env: env(s),
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(s.counters.generationsCreated).toBe(2);
+    } finally {
+      await listener.end();
+    }
+    // It said it was there when it started; of its two freed slots, nothing.
+    expect(heard).toEqual(["hello"]);
   });
 });

@@ -4,13 +4,30 @@
 // busy with its statements, the heartbeat's must stay free for the beats). A notice is only a hint:
 // one lost (the connection broken, the listener reconnecting) costs a wait until the next timed
 // claim (engine/fleet-slots.ts), never a wrong claim: the claim itself checks the bound.
+// A runner alone on its service has nobody to tell: it tells only once it has heard of another
+// (each says "hello" when it starts listening, and answers another's "hello" with "here"), so a
+// runner alone sends no notice at all.
 import pg from "pg";
 import { connectionSettings } from "./connect.js";
 
 /** The channel: one for the store, the payload names the service and the runner that sent it. */
 const CHANNEL = "reel_slot_free";
+/** The listening session's name in pg_stat_activity. */
+export const APPLICATION_NAME = "reel slot notices";
 /** How long the listener waits before connecting again after its connection broke. */
 const RECONNECT_MS = 1_000;
+
+/** What a notice says: a slot freed, or a runner there (starting to listen, or answering one that did). */
+type Word = "free" | "hello" | "here";
+
+function notify(
+  on: Pick<pg.Pool, "query">,
+  serviceId: number,
+  runnerId: number,
+  word: Word,
+): Promise<unknown> {
+  return on.query("SELECT pg_notify($1, $2)", [CHANNEL, `${serviceId} ${runnerId} ${word}`]);
+}
 
 /** Tells the other runners of service `serviceId` that runner `runnerId` freed a slot it does not use. */
 export async function notifySlotFree(
@@ -18,7 +35,7 @@ export async function notifySlotFree(
   serviceId: number,
   runnerId: number,
 ): Promise<void> {
-  await on.query("SELECT pg_notify($1, $2)", [CHANNEL, `${serviceId} ${runnerId}`]);
+  await notify(on, serviceId, runnerId, "free");
 }
 
 /**
@@ -30,6 +47,8 @@ export class SlotNotices {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly listeners: (() => void)[] = [];
+  /** Whether another runner of the service was heard since this one listens: else nobody to tell. */
+  othersHeard = false;
 
   constructor(
     private readonly url: string,
@@ -54,7 +73,8 @@ export class SlotNotices {
 
   private async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client(connectionSettings(this.url));
+    // Named, so that pg_stat_activity tells it from the runner's other sessions.
+    const client = new pg.Client({ ...connectionSettings(this.url), application_name: APPLICATION_NAME });
     let retried = false;
     const retry = (): void => {
       if (retried) return;
@@ -69,14 +89,18 @@ export class SlotNotices {
     client.on("error", retry);
     client.on("end", retry);
     client.on("notification", (message) => {
-      const [service, runner] = (message.payload ?? "").split(" ").map(Number);
-      if (service !== this.serviceId || runner === this.runnerId) return;
+      const [service, runner, word] = (message.payload ?? "").split(" ");
+      if (Number(service) !== this.serviceId || Number(runner) === this.runnerId) return;
+      this.othersHeard = true;
+      if (word === "hello") void notify(client, this.serviceId, this.runnerId, "here").catch(() => {});
+      if (word !== "free") return;
       for (const listener of this.listeners) listener();
     });
     this.client = client;
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANNEL}`);
+      await notify(client, this.serviceId, this.runnerId, "hello");
       if (this.closed) await client.end();
     } catch {
       retry();

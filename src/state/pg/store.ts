@@ -194,8 +194,11 @@ export class PgStore implements JobStore {
       },
       onOutage: (listener) => this.outage.onChange(listener),
       // On the writer's connection, after its statements: the others hear of the slot once the
-      // write that freed it has committed.
-      slotFree: () => notifySlotFree(this.pool, w.serviceId, w.runnerId).catch(() => {}),
+      // write that freed it has committed. Nobody to tell while no other runner was heard.
+      slotFree: async () => {
+        if (runner.notices.othersHeard)
+          await notifySlotFree(this.pool, w.serviceId, w.runnerId).catch(() => {});
+      },
       onSlotFree: (listener) => runner.notices.onFree(listener),
     };
   }
