@@ -1,5 +1,6 @@
 // What the real binary loads to start: `reel --version` and `--help` load no command and no package,
-// and `reel status` on a state file loads neither the PostgreSQL driver nor the HTTP client. Each
+// `reel status` on a state file loads neither the PostgreSQL driver nor the HTTP client, and a run
+// off a terminal no live display. Each
 // module loaded is CPU spent before the command's first line (a third of a second when every
 // command's code was loaded at once). Recorded by a module hook in a real child process.
 import { execFile } from "node:child_process";
@@ -73,7 +74,7 @@ describe("start-up", () => {
     }
   });
 
-  test("reel status on a state file loads neither the PostgreSQL driver nor the HTTP client", async () => {
+  test("reel status on a state file loads neither the PostgreSQL driver nor the HTTP client; a run off a terminal no live display", async () => {
     const dir = await tempDir();
     await writeTree(dir, { "hello.yaml": ONE_VIDEO });
     const done = await runCli(["run", "--sandbox", "hello.yaml"], { cwd: dir });
@@ -85,5 +86,9 @@ describe("start-up", () => {
     expect(packages).not.toContain("pg");
     expect(packages).not.toContain("undici");
     expect(packages).not.toContain("pino");
+    // A run off a terminal (a runner of a fleet, its output in a log) draws no live display.
+    const again = await modulesLoaded(["run", "--sandbox", "hello.yaml"], dir);
+    expect(again.stdout).toBe("");
+    expect(packagesOf(again.modules)).not.toContain("log-update");
   });
 });
