@@ -7,7 +7,9 @@
 // scripts/postgres-for-tests.sh. Each round makes its own database (reel_bench_<random>_<n>) and
 // every one is dropped at the end. Without a reachable server the PostgreSQL parts are skipped with
 // one line. BENCH_FLEET_JOBS sets the overhead run's job count (default 2,000), BENCH_FLEET_ROUNDS
-// how many times its SQLite and PostgreSQL rounds alternate (default 1).
+// how many times its SQLite and PostgreSQL rounds alternate (default 1). BENCH_FLEET_BASELINE, the
+// bin/reel.js of another build (say the main branch's, built), runs each scaling round with it too,
+// just before this build's, its lines marked "(baseline)": before and after side by side in one run.
 //
 // How the CPU is counted: a runner is a child process, so its CPU (user + system) is read from this
 // process's cutime/cstime in /proc/self/stat once it has exited; the sandbox runs in this process
@@ -35,6 +37,7 @@ import { startSandbox } from "../dist/sandbox/index.js";
 import { PgStore } from "../dist/state/pg/store.js";
 
 const BIN = fileURLToPath(new URL("../bin/reel.js", import.meta.url));
+const BASELINE = process.env.BENCH_FLEET_BASELINE;
 const SELF = fileURLToPath(import.meta.url);
 const ADMIN_URL = process.env.REEL_TEST_PG_URL ?? "postgres://reel_test:reel_test@127.0.0.1:5432/postgres";
 const CLOCK_TICKS = 100; // USER_HZ: /proc's CPU times are in hundredths of a second
@@ -188,10 +191,10 @@ function runnerEnv(extra) {
   return { ...env, ...extra };
 }
 
-/** One `reel run` process; resolves with its exit code and the end of its stderr. */
-function runReel(cwd, args, env) {
+/** One `reel run` process (of `bin`); resolves with its exit code and the end of its stderr. */
+function runReel(cwd, args, env, bin = BIN) {
   mkdirSync(cwd, { recursive: true });
-  const child = spawn(process.execPath, [BIN, "run", ...args], {
+  const child = spawn(process.execPath, [bin, "run", ...args], {
     cwd,
     env,
     stdio: ["ignore", "ignore", "pipe"],
@@ -219,7 +222,7 @@ function videosIn(out) {
  * database, or a state file with `db` undefined), all writing into one output folder. `split`: each
  * runner gets its share of the manifests (runner r: m_r, m_{r+R}, ...); otherwise each gets them all.
  */
-async function round({ db, runners, split, manifests, sandbox, dir, concurrency, out }) {
+async function round({ db, runners, split, manifests, sandbox, dir, concurrency, out, bin }) {
   const names = manifests.map((m) => join(dir, `${m}.yaml`));
   const env = runnerEnv({
     REEL_BASE_URL: sandbox.baseUrl,
@@ -236,7 +239,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
       const args = [...mine, "--concurrency", String(concurrency), "--out", out];
       if (!db) args.push("--state", join(dir, "state.db"));
       // Each runner in a folder of its own (its logs and hash cache), as on its own machine.
-      return runReel(join(dir, `runner${r}`), args, env);
+      return runReel(join(dir, `runner${r}`), args, env, bin);
     }),
   );
   const wallMs = performance.now() - started;
@@ -316,53 +319,141 @@ async function scaling(pgOk, shared) {
       `${SCALE_JOBS} jobs in ${SCALE_MANIFESTS} manifests, tasks of 125-625 ms, ${SLOTS} slots, bound ${SLOTS} (--concurrency ${SLOTS} each); ideal ${fmtS(idealMs)}`,
     ],
   ];
+  const builds = [{ bin: BIN, tag: "" }];
+  if (BASELINE) builds.unshift({ bin: BASELINE, tag: " (baseline)" });
+  // CPU per job of each build: { sqlite, pg: { runners: { runners, pg } } }.
+  const perJobCpu = new Map(builds.map((b) => [b.tag, { pg: new Map() }]));
   for (const spec of rounds) {
+    for (const build of builds) {
+      const label = `${spec.label}${build.tag}`;
+      const r = await scalingRound(spec, build.bin, idealMs, label, rows);
+      const cpu = perJobCpu.get(build.tag);
+      if (!spec.pg) cpu.sqlite = r.runnerCpu / SCALE_JOBS;
+      else if (spec.split) cpu.pg.set(spec.runners, { runners: r.runnerCpu, pg: r.server.seconds });
+    }
+  }
+  if (pgOk) {
+    for (const build of builds) {
+      // A runner's fixed cost: start (load, connect, register, checks), heartbeats, stop; with one job.
+      const start = await startCost(build.bin);
+      const cpu = perJobCpu.get(build.tag);
+      rows.push([
+        `scaling: a runner's start and stop, PostgreSQL, one job${build.tag}`,
+        `${(start.runner * 1000).toFixed(0)} ms CPU + PostgreSQL ${(start.pg * 1000).toFixed(0)} ms; reel --version ${(start.version * 1000).toFixed(0)} ms`,
+      ]);
+      const one = cpu.pg.get(1);
+      const four = cpu.pg.get(4);
+      if (!one || !four) continue;
+      const total = (c, n, apart) =>
+        (c.runners + c.pg - (apart ? n * (start.runner + start.pg) : 0)) / SCALE_JOBS;
+      rows.push(
+        [
+          `scaling: CPU per job, runners + PostgreSQL, 4 runners / 1 runner${build.tag}`,
+          `${(total(four, 4, false) / total(one, 1, false)).toFixed(2)}x (${perJob(total(four, 4, false), 1)} / ${perJob(total(one, 1, false), 1)}); without each runner's start and stop: ${(total(four, 4, true) / total(one, 1, true)).toFixed(2)}x (${perJob(total(four, 4, true), 1)} / ${perJob(total(one, 1, true), 1)})`,
+        ],
+        [
+          `scaling: a runner's CPU per job, PostgreSQL (1 runner) / SQLite${build.tag}`,
+          `${(one.runners / SCALE_JOBS / cpu.sqlite).toFixed(2)}x`,
+        ],
+      );
+    }
+  }
+  return rows;
+}
+
+/** One scaling round of `spec` with the reel of `bin`; its lines appended to `rows`. */
+async function scalingRound(spec, bin, idealMs, label, rows) {
+  const perManifest = SCALE_JOBS / SCALE_MANIFESTS;
+  const sandbox = await startSandbox({ slots: SLOTS, timeScale: TIME_SCALE, preProcessingMs: 0 });
+  const dir = mkdtempSync(join(tmpdir(), "reel-fleet-bench-"));
+  try {
+    const manifests = Array.from({ length: SCALE_MANIFESTS }, (_, m) => `m${m}`);
+    for (const m of manifests)
+      writeFileSync(join(dir, `${m}.yaml`), manifestOf(m, perManifest, scaleDurations));
+    const db = spec.pg ? await newDatabase() : undefined;
+    const out = join(dir, "out");
+    const r = await round({ ...spec, db, manifests, sandbox, dir, concurrency: SLOTS, out, bin });
+    const tasks = [...sandbox.counters.tasks.values()];
+    const first = Math.min(...tasks.map((t) => t.createdAt));
+    const last = Math.max(...tasks.map((t) => t.finishedAt ?? 0));
+    const busy = tasks.reduce((a, t) => a + ((t.finishedAt ?? 0) - (t.startedAt ?? t.finishedAt ?? 0)), 0);
+    const c = sandbox.counters;
+    const fetchLag = tasks.map((t) => (t.firstDownloadAt ?? Number.NaN) - (t.finishedAt ?? Number.NaN));
+    rows.push(
+      [
+        `scaling ${label}: makespan (spawn -> all exited) / ideal`,
+        `${fmtS(r.wallMs)} = ${(r.wallMs / idealMs).toFixed(2)}x; first submission -> last task done ${fmtS(last - first)}, slots busy ${((100 * busy) / (SLOTS * (last - first))).toFixed(0)}% of it`,
+      ],
+      [
+        `scaling ${label}: tasks / duplicates / peak unfinished / videos`,
+        `${c.generationsCreated} / ${c.duplicateGenerations()} / ${c.peakUnfinished} / ${videosIn(out)}`,
+      ],
+      [
+        // A task done on the service holds its place in the bound until its runner records it.
+        `scaling ${label}: task done -> its download starts, median / 90th percentile`,
+        `${percentile(fetchLag, 0.5)} / ${percentile(fetchLag, 0.9)} ms`,
+      ],
+      [
+        `scaling ${label}: CPU per job, runners${spec.pg ? " + PostgreSQL" : ""}`,
+        `${perJob(r.runnerCpu, SCALE_JOBS)}${r.server ? ` + ${perJob(r.server.seconds, SCALE_JOBS)} (${r.server.backends} backends, ${(r.xacts / SCALE_JOBS).toFixed(1)} transactions per job; other databases ${Math.round(r.othersPerSecond)}/s)` : ""}`,
+      ],
+    );
+    if (r.fences !== undefined) {
+      rows.push([
+        `scaling ${label}: claims tried per job (runner-row updates)`,
+        (r.fences / SCALE_JOBS).toFixed(1),
+      ]);
+    }
+    return r;
+  } finally {
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The CPU of one `reel run` of one job on a fresh PostgreSQL database (the runner's and the
+ * database's), the least of three: what a runner costs whatever its number of jobs. And of `reel
+ * --version`, the least of three.
+ */
+async function startCost(bin) {
+  let best = { runner: Infinity, pg: Infinity, version: Infinity };
+  for (let i = 0; i < 3; i++) {
     const sandbox = await startSandbox({ slots: SLOTS, timeScale: TIME_SCALE, preProcessingMs: 0 });
     const dir = mkdtempSync(join(tmpdir(), "reel-fleet-bench-"));
     try {
-      const manifests = Array.from({ length: SCALE_MANIFESTS }, (_, m) => `m${m}`);
-      for (const m of manifests)
-        writeFileSync(join(dir, `${m}.yaml`), manifestOf(m, perManifest, scaleDurations));
-      const db = spec.pg ? await newDatabase() : undefined;
-      const out = join(dir, "out");
-      const r = await round({ ...spec, db, manifests, sandbox, dir, concurrency: SLOTS, out });
-      const tasks = [...sandbox.counters.tasks.values()];
-      const first = Math.min(...tasks.map((t) => t.createdAt));
-      const last = Math.max(...tasks.map((t) => t.finishedAt ?? 0));
-      const busy = tasks.reduce((a, t) => a + ((t.finishedAt ?? 0) - (t.startedAt ?? t.finishedAt ?? 0)), 0);
-      const c = sandbox.counters;
-      const fetchLag = tasks.map((t) => (t.firstDownloadAt ?? Number.NaN) - (t.finishedAt ?? Number.NaN));
-      rows.push(
-        [
-          `scaling ${spec.label}: makespan (spawn -> all exited) / ideal`,
-          `${fmtS(r.wallMs)} = ${(r.wallMs / idealMs).toFixed(2)}x; first submission -> last task done ${fmtS(last - first)}, slots busy ${((100 * busy) / (SLOTS * (last - first))).toFixed(0)}% of it`,
-        ],
-        [
-          `scaling ${spec.label}: tasks / duplicates / peak unfinished / videos`,
-          `${c.generationsCreated} / ${c.duplicateGenerations()} / ${c.peakUnfinished} / ${videosIn(out)}`,
-        ],
-        [
-          // A task done on the service holds its place in the bound until its runner records it.
-          `scaling ${spec.label}: task done -> its download starts, median / 90th percentile`,
-          `${percentile(fetchLag, 0.5)} / ${percentile(fetchLag, 0.9)} ms`,
-        ],
-        [
-          `scaling ${spec.label}: CPU per job, runners${spec.pg ? " + PostgreSQL" : ""}`,
-          `${perJob(r.runnerCpu, SCALE_JOBS)}${r.server ? ` + ${perJob(r.server.seconds, SCALE_JOBS)} (${r.server.backends} backends, ${(r.xacts / SCALE_JOBS).toFixed(1)} transactions per job; other databases ${Math.round(r.othersPerSecond)}/s)` : ""}`,
-        ],
+      writeFileSync(
+        join(dir, "one.yaml"),
+        manifestOf("one", 1, () => [5]),
       );
-      if (r.fences !== undefined) {
-        rows.push([
-          `scaling ${spec.label}: claims tried per job (runner-row updates)`,
-          (r.fences / SCALE_JOBS).toFixed(1),
-        ]);
-      }
+      const db = await newDatabase();
+      const r = await round({
+        db,
+        runners: 1,
+        split: true,
+        manifests: ["one"],
+        sandbox,
+        dir,
+        concurrency: SLOTS,
+        out: join(dir, "out"),
+        bin,
+      });
+      const v0 = childrenCpu();
+      await new Promise((resolve) =>
+        spawn(process.execPath, [bin, "--version"], { stdio: "ignore" }).on("close", resolve),
+      );
+      const version = childrenCpu() - v0;
+      best = {
+        runner: Math.min(best.runner, r.runnerCpu),
+        pg: Math.min(best.pg, r.server.seconds),
+        version: Math.min(best.version, version),
+      };
     } finally {
       await sandbox.close();
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  return rows;
+  return best;
 }
 
 // ---- 2. One runner's overhead ----

@@ -46,7 +46,6 @@ cannot be used.`;
 
 export const budgetCommand: Command = {
   name: "budget",
-  summary: "set or show a named budget: one cap shared by every runner that names it",
   usage: USAGE,
   options: {
     "max-seconds": { type: "string" },

@@ -19,7 +19,6 @@ import { withProjectRoot, type Workplace, workplaceLine } from "./workplace.js";
 
 export const cleanCommand: Command = {
   name: "clean",
-  summary: "remove the videos of rejected takes and old versions",
   usage: `Usage: reel clean [PATH...] [--dry-run] [options]
 
 Removes from the output folder the videos of rejected takes (the latest decision on the current

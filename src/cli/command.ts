@@ -24,7 +24,6 @@ export interface ParsedArgs {
 
 export interface Command {
   readonly name: string;
-  readonly summary: string;
   /** Usage text shown by `--help`, after the summary. */
   readonly usage: string;
   readonly options: OptionsConfig;

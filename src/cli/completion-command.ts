@@ -5,6 +5,7 @@
 import { rawStream } from "../display/terminal-stream.js";
 import { UsageError } from "../errors.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
+import type { CommandEntry } from "./commands.js";
 import { EXIT } from "./exit-codes.js";
 
 const SHELLS = ["bash", "zsh", "fish"] as const;
@@ -73,7 +74,7 @@ function describeOption(usage: string, name: string): string {
   return text.length > 72 ? `${text.slice(0, 71)}…` : text;
 }
 
-function specOf(command: Command): CommandSpec {
+function specOf(command: Command, summary: string): CommandSpec {
   const flags: FlagSpec[] = Object.entries(command.options).map(([name, option]) => ({
     name,
     takesValue: option.type === "string",
@@ -90,7 +91,7 @@ function specOf(command: Command): CommandSpec {
   });
   return {
     name: command.name,
-    summary: command.summary,
+    summary,
     flags,
     positionals: POSITIONALS[command.name] ?? "manifests",
   };
@@ -279,8 +280,11 @@ function fishScript(specs: readonly CommandSpec[]): string {
 }
 
 /** The completion script of `shell` for these commands. */
-export function completionScript(shell: Shell, commands: readonly Command[]): string {
-  const specs = commands.map(specOf);
+export function completionScript(
+  shell: Shell,
+  commands: readonly { readonly command: Command; readonly summary: string }[],
+): string {
+  const specs = commands.map((c) => specOf(c.command, c.summary));
   if (shell === "bash") return bashScript(specs);
   if (shell === "zsh") return zshScript(specs);
   return fishScript(specs);
@@ -290,9 +294,8 @@ export function completionScript(shell: Shell, commands: readonly Command[]): st
  * The command, over the command table `commands` gives when it runs: passed in rather than imported,
  * since the table lists this command too.
  */
-export const makeCompletionCommand = (commands: () => readonly Command[]): Command => ({
+export const makeCompletionCommand = (commands: () => readonly CommandEntry[]): Command => ({
   name: "completion",
-  summary: "print a shell completion script (bash, zsh or fish)",
   usage: `Usage: reel completion bash|zsh|fish
 
 Prints a script that completes reel's commands, their options, and file and folder names.
@@ -311,7 +314,10 @@ Prints a script that completes reel's commands, their options, and file and fold
       );
     }
     // A script: never broken to a terminal's width.
-    rawStream(io.stdout).write(completionScript(known, commands()));
+    const loaded = await Promise.all(
+      commands().map(async (entry) => ({ command: await entry.load(), summary: entry.summary })),
+    );
+    rawStream(io.stdout).write(completionScript(known, loaded));
     return EXIT.ok;
   },
 });

@@ -57,13 +57,12 @@ running watch: within seconds).`;
 const EXIT_TEXT = (what: string): string =>
   `Exit codes: 0 recorded (or already so), 2 ${what}, no reviewer, or bad options: nothing recorded.`;
 
-function makeDecideCommand(action: Action, summary: string, usage: string, options: OptionsConfig): Command {
-  return { name: action, summary, usage, options, run: (args, io) => runDecide(action, args, io) };
+function makeDecideCommand(action: Action, usage: string, options: OptionsConfig): Command {
+  return { name: action, usage, options, run: (args, io) => runDecide(action, args, io) };
 }
 
 export const approveCommand = makeDecideCommand(
   "approve",
-  "approve takes: the chosen videos",
   `Usage: reel approve JOB... [--reviewer NAME] [options]
 
 ${REVIEW_USAGE}
@@ -76,7 +75,6 @@ ${EXIT_TEXT("a job that does not exist or a take without a video")}`,
 
 export const rejectCommand = makeDecideCommand(
   "reject",
-  "reject takes, with a note of why",
   `Usage: reel reject JOB... [--note TEXT] [--reviewer NAME] [options]
 
 ${REVIEW_USAGE.replace("\n  --sandbox", "\n  --note TEXT        why, kept with the decision\n  --sandbox")}
@@ -89,7 +87,6 @@ ${EXIT_TEXT("a job that does not exist or a take without a video")}`,
 
 export const undecideCommand = makeDecideCommand(
   "undecide",
-  "clear the decision on takes: undecided again",
   `Usage: reel undecide JOB... [--reviewer NAME] [options]
 
 ${REVIEW_USAGE}

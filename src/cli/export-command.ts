@@ -30,7 +30,6 @@ import { withProjectRoot, workplaceOf } from "./workplace.js";
 
 export const exportCommand: Command = {
   name: "export",
-  summary: "copy the chosen videos into a folder, with a delivery sheet",
   usage: `Usage: reel export DIR [PATH...] [--name TEMPLATE] [--status success] [--prune] [options]
 
 Copies the approved takes (the latest decision: approved) into DIR, hard-linked where DIR is on

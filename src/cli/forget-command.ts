@@ -58,7 +58,6 @@ Exit codes: 0 forgotten, 2 a manifest the reports do not list, or bad options (n
 
 export const forgetCommand: Command = {
   name: "forget",
-  summary: "drop manifests deleted from the project from OUT's reports (deletes no file)",
   usage: USAGE,
   options: {
     out: { type: "string" },

@@ -13,7 +13,6 @@ import { refuseInitOverRunManifests } from "./passed-over-states.js";
 
 export const initCommand: Command = {
   name: "init",
-  summary: "make a folder a reel project: reel.yaml, an example manifest, a media folder",
   usage: `Usage: reel init [DIR]
 
 Writes into DIR (default: the current folder; made if missing):

@@ -7,7 +7,7 @@ import { didYouMean } from "../edit-distance.js";
 import { type ErrorCode, type ReportCode, ReelError, UsageError } from "../errors.js";
 import { rawStream, wrappedOnTerminal } from "../display/terminal-stream.js";
 import { wrapText } from "../display/text-wrap.js";
-import { flushOpenStores } from "../state/store.js";
+import { flushOpenStores } from "../state/open-stores.js";
 import { explainArgError } from "./arg-errors.js";
 import type { CliIO, Command } from "./command.js";
 import { COMMANDS } from "./commands.js";
@@ -103,8 +103,8 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
     io.stdout.write("reel 0.1.0\n");
     return EXIT.ok;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (!command) {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (!entry) {
     const near = didYouMean(
       name,
       COMMANDS.map((c) => c.name),
@@ -114,8 +114,9 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
     );
     return EXIT.invalidInput;
   }
+  const command = await entry.load();
   if (rest.includes("--help") || rest.includes("-h")) {
-    writeHelp(io, `reel ${command.name}: ${command.summary}\n\n${command.usage}\n`);
+    writeHelp(io, `reel ${command.name}: ${entry.summary}\n\n${command.usage}\n`);
     return EXIT.ok;
   }
   try {

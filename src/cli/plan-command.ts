@@ -259,7 +259,6 @@ function formatExplained(explained: readonly Explained[]): string {
 
 export const planCommand: Command = {
   name: "plan",
-  summary: "show what a run would do, without calling the service",
   usage: USAGE,
   options: {
     only: { type: "string", multiple: true },

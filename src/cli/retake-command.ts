@@ -47,7 +47,6 @@ queued.`;
 
 export const retakeCommand: Command = {
   name: "retake",
-  summary: "queue one more take of a video (paid), marking the take retaken rejected",
   usage: USAGE,
   options: {
     ...REVIEW_OPTIONS,

@@ -15,7 +15,6 @@ import { withProjectRoot, workplaceLine } from "./workplace.js";
 
 export const reviewCommand: Command = {
   name: "review",
-  summary: "the review page: approve, reject and retake takes in the browser",
   usage: `Usage: reel review [PATH...] [--port N] [--open] [options]
 
 Serves the review page on 127.0.0.1 and prints its address, with a token in it: only a browser

@@ -56,7 +56,6 @@ output folder's disk full or failing, or stopped before spending more at --max-s
 
 export const runCommand: Command = {
   name: "run",
-  summary: "process every job to a final state, resuming from the state file",
   usage: USAGE,
   options: {
     ...WORK_OPTIONS,

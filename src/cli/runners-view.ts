@@ -4,10 +4,14 @@
 import { formatDuration } from "../duration.js";
 import type { JobStore } from "../state/job-store.js";
 import { RUNNERS_SHOWN_MS } from "../state/pg/lease.js";
-import { PgStore, type RunnerView } from "../state/pg/store.js";
+import type { RunnerView } from "../state/pg/store.js";
+import { isPostgresUrl } from "../state/pg/store-url.js";
 
 /** The runners of `store` when it is a PostgreSQL store (read before it closes); else undefined. */
 export async function runnersOf(store: JobStore): Promise<RunnerView[] | undefined> {
+  // The PostgreSQL store's module (and its driver) is loaded only when one was opened.
+  if (!isPostgresUrl(store.path)) return undefined;
+  const { PgStore } = await import("../state/pg/store.js");
   return store instanceof PgStore ? store.listRunners() : undefined;
 }
 

@@ -129,7 +129,6 @@ function waitForAbort(signal: AbortSignal): Promise<void> {
 
 export const sandboxCommand: Command = {
   name: "sandbox",
-  summary: "serve the built-in emulator of the service on 127.0.0.1 until stopped",
   usage: `Usage: reel sandbox [--port N] [--key KEY] [--slots N] [--time-scale X] [--jitter J] [--drift X]
                     [--seed N] [--p429 P] [--p503 P] [--fail-rate P] [--latency MS]
                     [--credits N] [--big-ids] [--data-dir DIR] [--log-level LEVEL]

@@ -2,7 +2,7 @@
 // and the environment once, checked before any work, and turned into a client.
 import { dirname, join } from "node:path";
 import type { Dispatcher } from "undici";
-import { type ClientOptions, makeClient, makeDispatcher, type ServiceClient } from "../client/index.js";
+import type { ClientOptions, ServiceClient } from "../client/index.js";
 import type { PollTiming } from "../engine/poll-schedule.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
@@ -271,6 +271,8 @@ export async function connectService(
   logger: Logger,
   onRetry?: ClientOptions["onRetry"],
 ): Promise<ConnectedService> {
+  // The HTTP client (undici) is loaded by the commands that call the service, not by every command.
+  const { makeClient, makeDispatcher } = await import("../client/index.js");
   if (settings.sandbox) {
     const { startSandbox } = await import("../sandbox/index.js");
     // The sandbox keeps its assets and tasks beside the state file, so a rerun (after a Ctrl-C or a

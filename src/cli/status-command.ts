@@ -19,7 +19,6 @@ import { withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./wo
 
 export const statusCommand: Command = {
   name: "status",
-  summary: "jobs per manifest and state, from the state file",
   usage: `Usage: reel status [PATH...] [--state FILE] [--base-url URL | --sandbox] [--json]
 
 PATH: manifest files or folders, to show only their jobs. Nothing is sent to the service.

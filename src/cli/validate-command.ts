@@ -110,7 +110,6 @@ export function writeProblems(
 
 export const validateCommand: Command = {
   name: "validate",
-  summary: "check manifests; print every problem as file:line:col: message",
   usage: USAGE,
   options: {
     "allow-read": { type: "string", multiple: true },

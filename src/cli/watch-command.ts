@@ -42,7 +42,6 @@ once).`;
 
 export const watchCommand: Command = {
   name: "watch",
-  summary: "run the manifests of a folder as they land or change, until stopped",
   usage: USAGE,
   options: { ...WORK_OPTIONS, ...BUDGET_OPTIONS, settle: { type: "string" } },
   run: runWatch,

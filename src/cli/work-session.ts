@@ -246,7 +246,7 @@ export async function withWorkSession<T>(
   let service: ConnectedService | undefined;
   try {
     if (rebuild) await rebuildState(store, settings.outDir, io);
-    const human = makeHumanProgress(io, {
+    const human = await makeHumanProgress(io, {
       concurrency: settings.concurrency,
       watching: kind === "watch",
       noColor: args.values["no-color"] === true,

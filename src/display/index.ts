@@ -4,11 +4,9 @@
 import pc from "picocolors";
 import type { ProgressSink } from "../engine/progress.js";
 import { makeLineProgress, type Writable } from "./lines.js";
-import { makeLiveDisplay } from "./live-display.js";
 import { rawStream } from "./terminal-stream.js";
 
 export { makeJsonProgress, makeLineProgress, teeProgress } from "./lines.js";
-export { makeLiveDisplay } from "./live-display.js";
 export { rawStream, wrappedOnTerminal } from "./terminal-stream.js";
 
 export interface HumanProgressOptions {
@@ -30,15 +28,20 @@ export function colorsWanted(
   return io.stderr.isTTY === true && !noColor && (env === undefined || env === "");
 }
 
-export function makeHumanProgress(
+/**
+ * The display on a terminal, lines elsewhere. The live display (and the terminal library under it) is
+ * loaded only for a terminal: a runner of a fleet, its output in a log, starts without it.
+ */
+export async function makeHumanProgress(
   io: {
     readonly env: Readonly<Record<string, string | undefined>>;
     readonly stderr: Writable;
     readonly signal?: AbortSignal;
   },
   o: HumanProgressOptions,
-): ProgressSink {
+): Promise<ProgressSink> {
   if (io.stderr.isTTY !== true) return makeLineProgress(io.stderr);
+  const { makeLiveDisplay } = await import("./live-display.js");
   // Its lines drawn to the width by itself, with cursor moves: written as they are.
   return makeLiveDisplay(rawStream(io.stderr), {
     colors: pc.createColors(colorsWanted(io, o.noColor)),

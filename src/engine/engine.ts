@@ -109,6 +109,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     signals.dispose();
     throw error;
   }
+  // The jobs waiting for a slot of the account; the slots freed here that none of them takes are told
+  // to the other runners, and theirs heard.
+  const fleetSlots = fleet && new FleetSlots(stop.signal, () => void fleet.slotFree());
+  fleet?.onSlotFree(() => fleetSlots?.noticed());
   const elsewhere = fleet && makeElsewhereWaiter(fleet, stop.signal, Math.min(1_000, fleet.heartbeatMs), log);
 
   const concurrency = options.concurrency ?? DEFAULTS.concurrency;
@@ -194,7 +198,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     lostAssets: new Set(),
     retried: new Set(),
     sending: new Set(),
-    fleetSlots: fleet && new FleetSlots(stop.signal),
+    fleetSlots,
     budget: options.budget,
     videoLock: makeKeyedLock(),
     changed: () => options.onJobChange?.(),

@@ -14,6 +14,7 @@ import { resultOf, writeJobRecord } from "../output/job-record.js";
 import type { Id } from "../service/api-types.js";
 import { BudgetReachedError, type JobRow, JobGoneError, type VideoCharge } from "../state/store.js";
 import { BudgetStoppedError, Reservation } from "../budget/index.js";
+import type { SlotTurn } from "./fleet-slots.js";
 import { SpeechUncertainError } from "./assets.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
@@ -161,6 +162,8 @@ async function submitLoop(
 ): Promise<SubmitEnd> {
   const { store, gate, wanted } = ctx;
   const stopped = (): boolean => ctx.signals.stop.signal.aborted;
+  /** In a fleet, why this job's last wait for a slot of the account ended (see fleet-slots.ts). */
+  let turn: SlotTurn | undefined;
   for (;;) {
     // `fatal`: the run is ending (no credits): no new upload, speech or submission. Parked: the
     // service asked for a wait longer than a run sits through; the job stays unsent for the next.
@@ -224,6 +227,9 @@ async function submitLoop(
         // A capped run's claim records the charge with the intent. Held since its preparation; if
         // not (given back after a refusal), held again before the slot, where a hold may wait.
         if (reservation && !reservation.holdNow()) return "retry";
+        // Jobs of this runner already wait for a slot of the account: this one waits behind them
+        // rather than claim (it would find the bound full too).
+        if (turn === undefined && ctx.fleetSlots !== undefined && ctx.fleetSlots.size > 0) return "full";
         // The claim: a compare-and-set, so whatever ran since this job's row was read, it is sent
         // by one task of one process only.
         const attempt = await claim(ctx, rowId, ctx.budget?.videoCharge(job), job.key);
@@ -231,7 +237,7 @@ async function submitLoop(
         // On its way before its hold settles: the settling may stop the budget, which names it.
         ctx.sending.add(job.key);
         reservation?.spent();
-        ctx.fleetSlots?.claimed();
+        ctx.fleetSlots?.claimed(turn);
         try {
           return await sendClaimed({ rowId, attempt, cost: reservation?.cost });
         } finally {
@@ -251,7 +257,7 @@ async function submitLoop(
         ms: BACKOFF.fleetFull.maxMs,
         detail: "the account's bound of unfinished generations is reached across the fleet",
       });
-      await ctx.fleetSlots!.wait();
+      turn = await ctx.fleetSlots!.wait();
       continue;
     }
     if (typeof outcome === "number") {

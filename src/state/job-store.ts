@@ -694,6 +694,13 @@ export interface FleetStore {
   /** `listener` is told once if this runner learns it was taken over: it must stop. */
   onLeaseLost(listener: (error: LeaseLostError) => void): void;
   /**
+   * Tells the other runners at once that a slot of the account freed here and this runner has no job
+   * waiting for it (see pg/slot-notices.ts). A hint: never rejects, and one lost costs only a wait.
+   */
+  slotFree(): Promise<void>;
+  /** `listener` is called for each slot another runner freed and told of (slotFree). */
+  onSlotFree(listener: () => void): void;
+  /**
    * `listener` is told when the store stops answering (`down`: every operation waits and tries again,
    * so no new work is taken) and when it answers again (`up`). See pg/outage.ts.
    */

@@ -4,7 +4,6 @@
 // StateStore's static helpers, at the CLI's edge.
 import type { JobStore, NamedBudgetRecords, OutageEvent, ReviewStore } from "./job-store.js";
 import type { LeaseTiming } from "./pg/lease.js";
-import { PgStore } from "./pg/store.js";
 import { type OpenStateOptions, StateStore } from "./store.js";
 
 export { isPostgresUrl, redactedUrl, storeSecretValues } from "./pg/store-url.js";
@@ -28,6 +27,8 @@ export async function openJobStore(
   storeUrl?: string,
 ): Promise<JobStore> {
   if (storeUrl !== undefined) {
+    // Loaded only for a shared store: the driver is a tenth of a state file's command's start.
+    const { PgStore } = await import("./pg/store.js");
     return PgStore.open(storeUrl, {
       ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
@@ -50,7 +51,10 @@ export async function openReviewStore(
   options: { readonly baseUrl: string; readonly now?: () => number },
   storeUrl?: string,
 ): Promise<ReviewStore> {
-  if (storeUrl !== undefined) return PgStore.open(storeUrl, { ...options, review: true });
+  if (storeUrl !== undefined) {
+    const { PgStore } = await import("./pg/store.js");
+    return PgStore.open(storeUrl, { ...options, review: true });
+  }
   return StateStore.open(path, { ...options, review: true });
 }
 
@@ -63,6 +67,9 @@ export type BudgetStore = NamedBudgetRecords & Pick<JobStore, "path" | "close">;
  * without a runner.
  */
 export async function openBudgetStore(path: string, storeUrl?: string): Promise<BudgetStore> {
-  if (storeUrl !== undefined) return PgStore.open(storeUrl, { budgets: true });
+  if (storeUrl !== undefined) {
+    const { PgStore } = await import("./pg/store.js");
+    return PgStore.open(storeUrl, { budgets: true });
+  }
   return StateStore.open(path, { budgets: true });
 }

@@ -54,6 +54,7 @@ import * as outputs from "./sql/out-manifests.js";
 import { restoreJobs } from "./sql/restore.js";
 import * as speech from "./sql/speech.js";
 import { Turn } from "./turn.js";
+import { addOpenStore, removeOpenStore } from "./open-stores.js";
 
 export {
   BudgetReachedError,
@@ -66,16 +67,9 @@ export {
 export type { OpenStateOptions } from "./db/open.js";
 export * from "./job-store.js";
 
-/** Stores open for writing: a process that exits without closing one still commits its last turn. */
-const openStores = new Set<StateStore>();
-
-/**
- * Commits the last turn of every store still open. The CLI calls it at the process's exit (see
- * cli/main.ts); importing this module registers nothing.
- */
-export function flushOpenStores(): void {
-  for (const store of openStores) store.flushSync();
-}
+// Stores open for writing (open-stores.ts): a process that exits without closing one still commits
+// its last turn.
+export { flushOpenStores } from "./open-stores.js";
 
 export class StateStore implements JobStore {
   private readonly c: SqlContext;
@@ -103,7 +97,7 @@ export class StateStore implements JobStore {
       readonly || lock === undefined || baseUrl === undefined
         ? undefined
         : StateStore.journalScopeOf(path, baseUrl);
-    if (!readonly) openStores.add(this);
+    if (!readonly) addOpenStore(this);
   }
 
   static open(path: string, options: OpenStateOptions): StateStore {
@@ -156,7 +150,7 @@ export class StateStore implements JobStore {
     try {
       if (this.db.open) {
         this.flushSync();
-        openStores.delete(this);
+        removeOpenStore(this);
         this.db.close();
       }
     } finally {

@@ -44,8 +44,8 @@ async function complete(scriptFile: string, cwd: string, words: string[]): Promi
     .sort();
 }
 
-const flagsOf = (name: string): string[] => {
-  const command = COMMANDS.find((c) => c.name === name)!;
+const flagsOf = async (name: string): Promise<string[]> => {
+  const command = await COMMANDS.find((c) => c.name === name)!.load();
   return [...Object.keys(command.options).map((o) => `--${o}`), "--help"].sort();
 };
 
@@ -63,7 +63,7 @@ describe("reel completion", () => {
     expect(await complete(file, dir, ["reel", "s"])).toEqual(["sandbox", "status"]);
     expect(await complete(file, dir, ["reel", "help", "wa"])).toEqual(["watch"]);
     for (const name of COMMANDS.map((c) => c.name)) {
-      expect(await complete(file, dir, ["reel", name, "--"]), name).toEqual(flagsOf(name));
+      expect(await complete(file, dir, ["reel", name, "--"]), name).toEqual(await flagsOf(name));
     }
     expect(await complete(file, dir, ["reel", "run", "--sta"])).toEqual(["--state"]);
     // Manifests: *.yaml / *.yml and folders; the state file: any file; watch: folders only.
@@ -98,7 +98,8 @@ describe("reel completion", () => {
     for (const shell of ["zsh", "fish"] as const) {
       const file = await script(shell, dir);
       const text = (await runCli(["completion", shell], { cwd: dir })).stdout;
-      for (const command of COMMANDS) {
+      for (const entry of COMMANDS) {
+        const command = await entry.load();
         expect(text).toContain(shell === "zsh" ? `'${command.name}:` : `-a ${command.name} `);
         for (const flag of Object.keys(command.options)) {
           expect(text).toMatch(shell === "zsh" ? `--${flag}[` : `from ${command.name}' -l ${flag}`);

@@ -10,15 +10,10 @@ import { redactedUrl, scrubStoreSecrets } from "./store-url.js";
 /** How long a connection may take before the store is said unreachable. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-/**
- * A pool on `url`, checked by one query: through `outage` when given (a writer rides out a store that
- * does not answer yet, as it does later), else failing at once. Throws StateFileError naming the URL
- * without its password when the login is refused or the store cannot be reached (see storeOpenError).
- */
-export async function openPool(url: string, max = 4, outage?: Outage): Promise<pg.Pool> {
-  const pool = new pg.Pool({
+/** How every connection of the store connects: its pool's, and a runner's listener's (slot-notices.ts). */
+export function connectionSettings(url: string): pg.ClientConfig {
+  return {
     connectionString: url,
-    max,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     // A server gone without a word (a hard fail-over, a NAT that forgot the connection) is found by
     // the kernel's keepalive probes rather than never, on an idle connection.
@@ -27,7 +22,16 @@ export async function openPool(url: string, max = 4, outage?: Outage): Promise<p
     // A write's promise resolves once its commit is flushed to the server's disk, whatever the
     // server's own default: an intent must survive a crash of the database server too.
     options: "-c synchronous_commit=on",
-  });
+  };
+}
+
+/**
+ * A pool on `url`, checked by one query: through `outage` when given (a writer rides out a store that
+ * does not answer yet, as it does later), else failing at once. Throws StateFileError naming the URL
+ * without its password when the login is refused or the store cannot be reached (see storeOpenError).
+ */
+export async function openPool(url: string, max = 4, outage?: Outage): Promise<pg.Pool> {
+  const pool = new pg.Pool({ ...connectionSettings(url), max });
   // An idle client's error (the server restarted) must not crash the process: the next query says it.
   pool.on("error", () => {});
   // Nor a checked-out client's. The pool listens only while a client is idle, and hands one to a

@@ -60,6 +60,7 @@ import * as namedBudgets from "./sql/named-budgets.js";
 import { openPool, storeOpenError } from "./connect.js";
 import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
+import { notifySlotFree, SlotNotices } from "./slot-notices.js";
 import { type Landed, Outage } from "./outage.js";
 import { DEFAULT_LEASE, type LeaseTiming, RUNNERS_SHOWN_MS } from "./lease.js";
 import { migratePg } from "./migrate.js";
@@ -147,6 +148,8 @@ interface Runner {
   readonly heartbeat: Heartbeat;
   /** The heartbeat's own connection. */
   readonly pool: pg.Pool;
+  /** The slots other runners free, heard on a connection of its own. */
+  readonly notices: SlotNotices;
 }
 
 export type { RunnerView, RunnerState } from "./sql/runners.js";
@@ -200,6 +203,13 @@ export class PgStore implements JobStore {
         else this.leaseListeners.push(listener);
       },
       onOutage: (listener) => this.outage.onChange(listener),
+      // On the writer's connection, after its statements: the others hear of the slot once the
+      // write that freed it has committed. Nobody to tell while no other runner was heard.
+      slotFree: async () => {
+        if (runner.notices.othersHeard)
+          await notifySlotFree(this.pool, w.serviceId, w.runnerId).catch(() => {});
+      },
+      onSlotFree: (listener) => runner.notices.onFree(listener),
     };
   }
 
@@ -318,6 +328,7 @@ export class PgStore implements JobStore {
           pidSpace: space,
           pool: beatPool,
           heartbeat: new Heartbeat(beatPool, id, lease.heartbeatMs, revoked),
+          notices: new SlotNotices(url, serviceId, id),
         };
       }
       store = new PgStore(
@@ -336,6 +347,7 @@ export class PgStore implements JobStore {
       return store;
     } catch (error) {
       await runner?.heartbeat.stop();
+      await runner?.notices.close();
       await beatPool?.end().catch(() => {});
       await pool?.end().catch(() => {});
       throw storeOpenError(error, url, false);
@@ -353,6 +365,7 @@ export class PgStore implements JobStore {
     try {
       if (this.runner) {
         await this.runner.heartbeat.stop();
+        await this.runner.notices.close();
         // After every write of this writer (one connection, in order): the tasks it followed are
         // let go, for another runner or the next run. Not recorded (the database gone): the runner
         // shows as lost once its lease ends, and is taken over then, which is what it is.

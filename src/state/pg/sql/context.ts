@@ -28,15 +28,30 @@ export function toNumberOrNull(value: unknown): number | null {
   return value === null || value === undefined ? null : toNumber(value);
 }
 
-/** Runs `fn` in one transaction on one client: committed whole, or rolled back whole. */
+/**
+ * Runs `fn` in one transaction on one client: committed whole, or rolled back whole. With `unless`,
+ * asked first on that client outside the transaction: when it says true, nothing more is done
+ * (undefined).
+ */
 export async function inTransaction<T>(
   c: Pick<PgContext, "pool">,
   fn: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
+): Promise<T>;
+export async function inTransaction<T>(
+  c: Pick<PgContext, "pool">,
+  fn: (client: pg.PoolClient) => Promise<T>,
+  unless: (client: pg.PoolClient) => Promise<boolean>,
+): Promise<T | undefined>;
+export async function inTransaction<T>(
+  c: Pick<PgContext, "pool">,
+  fn: (client: pg.PoolClient) => Promise<T>,
+  unless?: (client: pg.PoolClient) => Promise<boolean>,
+): Promise<T | undefined> {
   // Its connection breaking is heard by the listener every client of the store's pool has
   // (connect.ts): the failed query rejects, which is what counts.
   const client = await c.pool.connect();
   try {
+    if (unless && (await unless(client))) return undefined;
     await client.query("BEGIN");
     try {
       const result = await fn(client);

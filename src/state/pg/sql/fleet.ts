@@ -45,12 +45,13 @@ import { aliveNow, DB_NOW } from "./runners.js";
  */
 function fleetTransaction<T>(c: FleetContext, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   return inTransaction(c, async (client) => {
-    await client.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [
-      String(Math.max(1, Math.round(c.lease.leaseMs / 2))),
-    ]);
+    await client.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [idleLimit(c)]);
     return fn(client);
   });
 }
+
+/** How long a fleet transaction may wait for this runner's next statement: half a lease (see above). */
+const idleLimit = (c: FleetContext): string => String(Math.max(1, Math.round(c.lease.leaseMs / 2)));
 
 /** A writer's context: the store's, with its runner and the fleet's timing. */
 export interface FleetContext extends PgContext {
@@ -93,68 +94,105 @@ export async function leaseLostError(c: FleetContext, what: string): Promise<Lea
  * was taken over, JobGoneError if the row is gone.
  */
 export async function claimJob(c: FleetContext, id: number, charge?: VideoCharge): Promise<Claim> {
-  const result = await fleetTransaction(c, async (client) => {
-    // Counted first without the lock: a claim that would find the bound full takes no lock at all
-    // (while the bound is full, most claims are those). One that finds room counts again under it.
-    // (In the transaction's connection: a writer's statements keep the order they were issued in.)
-    if (await isFull(c, client)) return "full" as const;
-    await client.query("SELECT 1 FROM services WHERE id = $1 FOR UPDATE", [c.serviceId]);
-    if ((await client.query(fence(c), [c.runnerId])).rowCount !== 1) return "lost-lease" as const;
-    const now = c.now();
-    if (await isFull(c, client)) return "full" as const;
-    const { rows } = await client.query<{ attempts: number }>(
-      `WITH claimed AS (
+  // Counted first without the lock, and before the transaction: a claim that would find the bound
+  // full costs one statement and takes no lock at all (while the bound is full, most claims are
+  // those). One that finds room counts again under it. On the connection taken for the claim at
+  // once: a writer's statements keep the order they were issued in.
+  const result = await inTransaction(
+    c,
+    (client) => claimIn(client, c, id, charge),
+    (client) => isFull(c, client),
+  );
+  if (result === "lost-lease") throw await leaseLostError(c, "Nothing more is submitted by it.");
+  // No intent, no request: a job whose row is gone must never be paid for unrecorded.
+  if (result === "gone") throw new JobGoneError(`job ${id} is not in the state file; it was not submitted`);
+  return result === undefined ? "full" : result;
+}
+
+/**
+ * The claim's transaction: two statements between BEGIN and COMMIT, the service's row held from the
+ * first to the commit: the lock with the fence (the service's row first, then the runner's: the
+ * order every claim takes them in), and the count with the compare-and-set. Two, not one: READ
+ * COMMITTED takes a statement's snapshot when it starts, so the count must start after the lock was
+ * given to see every claim committed before it.
+ */
+async function claimIn(
+  client: pg.PoolClient,
+  c: FleetContext,
+  id: number,
+  charge: VideoCharge | undefined,
+): Promise<Claim | "lost-lease" | "gone"> {
+  const { rows: fence } = await client.query<{ fenced: string }>(
+    `WITH locked AS (SELECT id FROM services WHERE id = $2 FOR UPDATE),
+       fenced AS (
+         UPDATE runners SET ${aliveNow(2 * c.lease.heartbeatMs)}
+           WHERE id = $1 AND stopped_at IS NULL AND EXISTS (SELECT 1 FROM locked) RETURNING id)
+       SELECT set_config('idle_in_transaction_session_timeout', $3, true), (SELECT count(*) FROM fenced) AS fenced`,
+    [c.runnerId, c.serviceId, idleLimit(c)],
+  );
+  if (toNumber(fence[0]!.fenced) !== 1) return "lost-lease" as const;
+  const now = c.now();
+  const { rows } = await client.query<{ room: boolean; attempts: number | null; present: boolean }>(
+    `WITH room AS (SELECT NOT ${FULL("$9", "$10", "$11")} AS ok),
+       claimed AS (
          UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, runner_id = $3, updated_at = $2
            WHERE id = $1 AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))
+             AND (SELECT ok FROM room)
            RETURNING id, attempts),
        noted AS (INSERT INTO events (at, job_id, runner_id, kind) SELECT $2::bigint, id, $3, 'submitting' FROM claimed),
        charged AS (
          INSERT INTO spend (session_id, job_id, attempt, model, resolution, seconds, credits, at)
            SELECT $4::bigint, id, attempts, $5, $6, $7, $8::double precision, $2::bigint FROM claimed WHERE $4::bigint IS NOT NULL
            ON CONFLICT (session_id, job_id, attempt) WHERE job_id IS NOT NULL DO NOTHING)
-       SELECT attempts FROM claimed`,
-      [
-        id,
-        now,
-        c.runnerId,
-        charge?.session ?? null,
-        charge?.model ?? null,
-        charge?.resolution ?? null,
-        charge?.seconds ?? 0,
-        charge?.credits ?? null,
-      ],
-    );
-    if (rows[0]) {
-      // A named budget's check, in the claim's transaction: no room rolls the claim back (it throws).
-      if (charge?.named)
-        await spendFromBudget(client, now, charge.named, { jobId: id, attempt: rows[0].attempts });
-      return rows[0].attempts;
-    }
-    const { rowCount } = await client.query("SELECT 1 FROM jobs WHERE id = $1", [id]);
-    return rowCount === 0 ? ("gone" as const) : null;
-  });
-  if (result === "lost-lease") throw await leaseLostError(c, "Nothing more is submitted by it.");
-  // No intent, no request: a job whose row is gone must never be paid for unrecorded.
-  if (result === "gone") throw new JobGoneError(`job ${id} is not in the state file; it was not submitted`);
-  return result;
+       SELECT (SELECT ok FROM room) AS room, (SELECT attempts FROM claimed) AS attempts,
+              EXISTS (SELECT 1 FROM jobs WHERE id = $1) AS present`,
+    [
+      id,
+      now,
+      c.runnerId,
+      charge?.session ?? null,
+      charge?.model ?? null,
+      charge?.resolution ?? null,
+      charge?.seconds ?? 0,
+      charge?.credits ?? null,
+      ...fullParams(c),
+    ],
+  );
+  const row = rows[0]!;
+  if (!row.room) return "full" as const;
+  if (row.attempts !== null) {
+    // A named budget's check, in the claim's transaction: no room rolls the claim back (it throws).
+    if (charge?.named) await spendFromBudget(client, now, charge.named, { jobId: id, attempt: row.attempts });
+    return row.attempts;
+  }
+  return row.present ? null : ("gone" as const);
 }
 
 /**
- * Whether the service's unfinished generations (submitting, submitted, and uncertain lately: see
- * UNCERTAIN_HOLD_MS) reach the smallest --concurrency of its live runners. Under the claim's lock,
- * in a statement of its own: READ COMMITTED reads every claim committed before the lock was given.
+ * True when the service's unfinished generations (submitting, submitted, and uncertain lately: see
+ * UNCERTAIN_HOLD_MS) reach the smallest --concurrency of its live runners: an SQL expression over the
+ * parameters named (the service's id, the oldest uncertain job that still counts, the lease).
  */
+const FULL = (service: string, since: string, lease: string): string =>
+  `coalesce((SELECT count(*) FROM jobs WHERE service_id = ${service}
+       AND (state IN ('submitting', 'submitted') OR (state = 'uncertain' AND updated_at >= ${since})))
+     >= (SELECT min(concurrency) FROM runners WHERE service_id = ${service} AND concurrency > 0
+       AND stopped_at IS NULL AND heartbeat_at >= ${DB_NOW} - ${lease}), false)`;
+
+/** FULL's parameters, in its order. */
+const fullParams = (c: FleetContext): [number, number, number] => [
+  c.serviceId,
+  c.now() - c.lease.uncertainHoldMs,
+  c.lease.leaseMs,
+];
+
+/** Whether the bound is full (FULL), in a statement of its own. */
 async function isFull(c: FleetContext, on: Pick<pg.PoolClient, "query">): Promise<boolean> {
-  const { rows } = await on.query<{ unfinished: string; bound: number | null }>(
-    `SELECT
-       (SELECT count(*) FROM jobs WHERE service_id = $1
-          AND (state IN ('submitting', 'submitted') OR (state = 'uncertain' AND updated_at >= $2))) AS unfinished,
-       (SELECT min(concurrency) FROM runners WHERE service_id = $1 AND concurrency > 0
-          AND stopped_at IS NULL AND heartbeat_at >= ${DB_NOW} - $3) AS bound`,
-    [c.serviceId, c.now() - c.lease.uncertainHoldMs, c.lease.leaseMs],
+  const { rows } = await on.query<{ full: boolean }>(
+    `SELECT ${FULL("$1", "$2", "$3")} AS full`,
+    fullParams(c),
   );
-  const bound = rows[0]?.bound;
-  return bound !== null && bound !== undefined && toNumber(rows[0]!.unfinished) >= bound;
+  return rows[0]!.full;
 }
 
 /**

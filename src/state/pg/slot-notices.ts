@@ -1,0 +1,109 @@
+// A slot of the account freed by one runner and not taken again by it, told to the others at once
+// (LISTEN/NOTIFY) rather than found by their next timed claim, 250 to 750 ms later. Each writer
+// listens on a connection of its own (a LISTEN holds its session; the writer's one connection is
+// busy with its statements, the heartbeat's must stay free for the beats). A notice is only a hint:
+// one lost (the connection broken, the listener reconnecting) costs a wait until the next timed
+// claim (engine/fleet-slots.ts), never a wrong claim: the claim itself checks the bound.
+// A runner alone on its service has nobody to tell: it tells only once it has heard of another
+// (each says "hello" when it starts listening, and answers another's "hello" with "here"), so a
+// runner alone sends no notice at all.
+import pg from "pg";
+import { connectionSettings } from "./connect.js";
+
+/** The channel: one for the store, the payload names the service and the runner that sent it. */
+const CHANNEL = "reel_slot_free";
+/** The listening session's name in pg_stat_activity. */
+export const APPLICATION_NAME = "reel slot notices";
+/** How long the listener waits before connecting again after its connection broke. */
+const RECONNECT_MS = 1_000;
+
+/** What a notice says: a slot freed, or a runner there (starting to listen, or answering one that did). */
+type Word = "free" | "hello" | "here";
+
+function notify(
+  on: Pick<pg.Pool, "query">,
+  serviceId: number,
+  runnerId: number,
+  word: Word,
+): Promise<unknown> {
+  return on.query("SELECT pg_notify($1, $2)", [CHANNEL, `${serviceId} ${runnerId} ${word}`]);
+}
+
+/** Tells the other runners of service `serviceId` that runner `runnerId` freed a slot it does not use. */
+export async function notifySlotFree(
+  on: Pick<pg.Pool, "query">,
+  serviceId: number,
+  runnerId: number,
+): Promise<void> {
+  await notify(on, serviceId, runnerId, "free");
+}
+
+/**
+ * Listens for the slots other runners of service `serviceId` free: `onFree` is called once per
+ * notice not sent by runner `runnerId` itself. Connects again after a broken connection until closed.
+ */
+export class SlotNotices {
+  private client: pg.Client | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly listeners: (() => void)[] = [];
+  /** Whether another runner of the service was heard since this one listens: else nobody to tell. */
+  othersHeard = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly serviceId: number,
+    private readonly runnerId: number,
+  ) {
+    void this.connect();
+  }
+
+  /** `listener` is called for each slot another runner frees. */
+  onFree(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => {});
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    // Named, so that pg_stat_activity tells it from the runner's other sessions.
+    const client = new pg.Client({ ...connectionSettings(this.url), application_name: APPLICATION_NAME });
+    let retried = false;
+    const retry = (): void => {
+      if (retried) return;
+      retried = true;
+      if (this.client === client) this.client = undefined;
+      void client.end().catch(() => {});
+      if (this.closed) return;
+      this.timer = setTimeout(() => void this.connect(), RECONNECT_MS);
+      this.timer.unref();
+    };
+    // A broken session (the server restarted) must not end the process: listened to from the start.
+    client.on("error", retry);
+    client.on("end", retry);
+    client.on("notification", (message) => {
+      const [service, runner, word] = (message.payload ?? "").split(" ");
+      if (Number(service) !== this.serviceId || Number(runner) === this.runnerId) return;
+      this.othersHeard = true;
+      if (word === "hello") void notify(client, this.serviceId, this.runnerId, "here").catch(() => {});
+      if (word !== "free") return;
+      for (const listener of this.listeners) listener();
+    });
+    this.client = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+      await notify(client, this.serviceId, this.runnerId, "hello");
+      if (this.closed) await client.end();
+    } catch {
+      retry();
+    }
+  }
+}

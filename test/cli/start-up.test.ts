@@ -1,0 +1,94 @@
+// What the real binary loads to start: `reel --version` and `--help` load no command and no package,
+// `reel status` on a state file loads neither the PostgreSQL driver nor the HTTP client, and a run
+// off a terminal no live display. Each
+// module loaded is CPU spent before the command's first line (a third of a second when every
+// command's code was loaded at once). Recorded by a module hook in a real child process.
+import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, test } from "vitest";
+import { BIN, runCli, writeTree } from "../helpers/cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const run = promisify(execFile);
+
+// Runs in the hooks' thread: appends each module's URL to the file it is given.
+const HOOKS = `import { appendFileSync } from "node:fs";
+let file;
+export function initialize(data) { file = data.file; }
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  appendFileSync(file, result.url + "\\n");
+  return result;
+}
+`;
+
+/** Runs the binary with `argv` in `cwd`; its output and the modules it loaded (URLs). */
+async function modulesLoaded(argv: string[], cwd: string): Promise<{ stdout: string; modules: string[] }> {
+  const dir = await tempDir();
+  const hooks = join(dir, "hooks.mjs");
+  const register = join(dir, "register.mjs");
+  const list = join(dir, "loaded.txt");
+  await writeFile(hooks, HOOKS);
+  await writeFile(
+    register,
+    `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { file: ${JSON.stringify(list)} } });\n`,
+  );
+  await writeFile(list, "");
+  const { stdout } = await run(process.execPath, ["--import", pathToFileURL(register).href, BIN, ...argv], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "" },
+  });
+  const modules = (await readFile(list, "utf8")).split("\n").filter((line) => line !== "");
+  return { stdout, modules };
+}
+
+const packagesOf = (modules: string[]): string[] => [
+  ...new Set(modules.flatMap((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1] ?? [])),
+];
+
+const ONE_VIDEO = `version: 1
+name: hello
+videos:
+  - id: wave
+    model: actor-2
+    resolution: 720p
+    chunks:
+      - duration: 5
+        text: "a presenter waves"
+`;
+
+describe("start-up", () => {
+  test("reel --version and reel --help load no command and no package", async () => {
+    const dir = await tempDir();
+    for (const argv of [["--version"], ["--help"]]) {
+      const { stdout, modules } = await modulesLoaded(argv, dir);
+      expect(stdout).toMatch(argv[0] === "--version" ? /^reel \d/ : /Commands:/);
+      expect(packagesOf(modules), argv[0]).toEqual([]);
+      expect(
+        modules.filter((url) => url.endsWith("-command.js")),
+        argv[0],
+      ).toEqual([]);
+    }
+  });
+
+  test("reel status on a state file loads neither the PostgreSQL driver nor the HTTP client; a run off a terminal no live display", async () => {
+    const dir = await tempDir();
+    await writeTree(dir, { "hello.yaml": ONE_VIDEO });
+    const done = await runCli(["run", "--sandbox", "hello.yaml"], { cwd: dir });
+    expect(done.code, done.stderr).toBe(0);
+    const { stdout, modules } = await modulesLoaded(["status"], dir);
+    expect(stdout).toContain("hello");
+    const packages = packagesOf(modules);
+    expect(packages).toContain("better-sqlite3");
+    expect(packages).not.toContain("pg");
+    expect(packages).not.toContain("undici");
+    expect(packages).not.toContain("pino");
+    // A run off a terminal (a runner of a fleet, its output in a log) draws no live display.
+    const again = await modulesLoaded(["run", "--sandbox", "hello.yaml"], dir);
+    expect(again.stdout).toBe("");
+    expect(packagesOf(again.modules)).not.toContain("log-update");
+  });
+});
