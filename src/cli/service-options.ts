@@ -270,6 +270,7 @@ export async function connectService(
   settings: ServiceSettings,
   logger: Logger,
   onRetry?: ClientOptions["onRetry"],
+  onAnswer?: ClientOptions["onAnswer"],
 ): Promise<ConnectedService> {
   if (settings.sandbox) {
     const { startSandbox } = await import("../sandbox/index.js");
@@ -287,6 +288,7 @@ export async function connectService(
       apiKey: sandbox.apiKey,
       logger,
       onRetry,
+      onAnswer,
       dispatcher,
     });
     return {
@@ -306,7 +308,7 @@ export async function connectService(
   }
   const baseUrl = settings.baseUrl!;
   const dispatcher = makeDispatcher();
-  const client = makeClient({ baseUrl, apiKey: settings.apiKey!, logger, onRetry, dispatcher });
+  const client = makeClient({ baseUrl, apiKey: settings.apiKey!, logger, onRetry, onAnswer, dispatcher });
   const origin = new URL(baseUrl);
   return {
     client,
