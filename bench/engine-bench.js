@@ -1,5 +1,5 @@
 // Engine benchmarks of issue 4. Prints figures; asserts nothing (CI machines are noisy).
-//   node bench/engine-bench.js [makespan|overhead|hashing|resume]...   (after `npm run build`)
+//   node bench/engine-bench.js [makespan|overhead|hashing|resume|metrics]...   (after `npm run build`)
 import { execFileSync, spawn } from "node:child_process";
 import {
   closeSync,
@@ -23,6 +23,8 @@ import { runBatch } from "../dist/run/run-batch.js";
 import { loadManifests } from "../dist/manifest/index.js";
 import { startSandbox } from "../dist/sandbox/index.js";
 import { StateStore } from "../dist/state/store.js";
+import { makeReelMetrics } from "../dist/metrics/reel-metrics.js";
+import { timedStore } from "../dist/metrics/store-timing.js";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 const BIN = join(REPO, "bin", "reel.js");
@@ -295,6 +297,88 @@ async function hashing() {
   }
 }
 
+/**
+ * The cost of --metrics: reel's CPU per job over BENCH_METRICS_JOBS instant jobs (default 3,000, on
+ * tmpfs), with the metrics on (the engine's events, the client's answers, the store's calls timed,
+ * scraped every second) and off, alternately, 5 runs each: the medians side by side.
+ */
+async function metricsCost() {
+  const N = Number(process.env.BENCH_METRICS_JOBS ?? 3_000);
+  const base = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
+  const sandbox = await childSandbox(["--slots", "1000", "--time-scale", "0"]);
+  const once = async (withMetrics) => {
+    const dir = mkdtempSync(join(base, "reel-bench-"));
+    try {
+      writeFileSync(
+        join(dir, "m.yaml"),
+        manifestOf("metrics", N, () => [5]),
+      );
+      const cpu0 = process.cpuUsage();
+      const jobs = await load(dir, "m.yaml");
+      const metrics = withMetrics
+        ? makeReelMetrics({
+            identity: { command: "run", host: "bench", pid: 1, service: sandbox.baseUrl, store: "sqlite" },
+            concurrency: 64,
+          })
+        : undefined;
+      const opened = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
+      const store = metrics ? timedStore(opened, metrics.observeStoreCall) : opened;
+      const client = makeClient({
+        baseUrl: sandbox.baseUrl,
+        apiKey: sandbox.apiKey,
+        ...(metrics ? { onAnswer: metrics.onAnswer, onRetry: metrics.onRetry } : {}),
+      });
+      const scraper = metrics && setInterval(() => void metrics.registry.metrics(), 1_000);
+      const summary = await runBatch({
+        jobs,
+        client,
+        store,
+        outDir: join(dir, "out"),
+        cacheDir: join(dir, "cache"),
+        concurrency: 64,
+        downloadConcurrency: 16,
+        httpOrigins: [new URL(sandbox.baseUrl).origin],
+        pollTiming: { minMs: 20, maxMs: 2_000 },
+        pollsPerSecond: 500,
+        ...(metrics ? { progress: metrics.progress } : {}),
+      });
+      if (scraper) clearInterval(scraper);
+      if (metrics) await metrics.registry.metrics();
+      const cpu = process.cpuUsage(cpu0);
+      const ok = summary.rows.filter((r) => r.state === "Success" && r.file).length;
+      if (ok !== N) throw new Error(`only ${ok}/${N} jobs done`);
+      await opened.close();
+      await client.close();
+      return (cpu.user + cpu.system) / 1000 / N;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  const off = [];
+  const on = [];
+  try {
+    await once(false); // warm-up: the first run pays for loading and JIT
+    for (let i = 0; i < 5; i++) {
+      off.push(await once(false));
+      on.push(await once(true));
+    }
+  } finally {
+    sandbox.close();
+  }
+  const [a, b] = [median(off), median(on)];
+  return [
+    [
+      `metrics: CPU per job, off (median of 5, ${N} jobs)`,
+      `${a.toFixed(3)} ms (${off.map((v) => v.toFixed(3)).join(", ")})`,
+    ],
+    [
+      `metrics: CPU per job, on (median of 5, alternating)`,
+      `${b.toFixed(3)} ms (${on.map((v) => v.toFixed(3)).join(", ")})`,
+    ],
+    ["metrics: cost of --metrics per job", `${(((b - a) / a) * 100).toFixed(1)}%`],
+  ];
+}
+
 // As `reel run` does (see src/cli/heap.ts), so the figures are the CLI's.
 tuneHeapForBatches();
 const wanted = process.argv.slice(2);
@@ -314,5 +398,6 @@ if (want("overhead") || want("resume")) {
   rows.push(...(await floor(existsSync("/dev/shm") ? "/dev/shm" : tmpdir())));
 }
 if (want("hashing")) rows.push(...(await hashing()));
+if (wanted.includes("metrics")) rows.push(...(await metricsCost()));
 const width = Math.max(...rows.map((r) => r[0].length));
 for (const [name, value] of rows) console.log(`${name.padEnd(width)}  ${value}`);

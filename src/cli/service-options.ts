@@ -270,6 +270,7 @@ export async function connectService(
   settings: ServiceSettings,
   logger: Logger,
   onRetry?: ClientOptions["onRetry"],
+  onAnswer?: ClientOptions["onAnswer"],
 ): Promise<ConnectedService> {
   // The HTTP client (undici) is loaded by the commands that call the service, not by every command.
   const { makeClient, makeDispatcher } = await import("../client/index.js");
@@ -289,6 +290,7 @@ export async function connectService(
       apiKey: sandbox.apiKey,
       logger,
       onRetry,
+      onAnswer,
       dispatcher,
     });
     return {
@@ -308,7 +310,7 @@ export async function connectService(
   }
   const baseUrl = settings.baseUrl!;
   const dispatcher = makeDispatcher();
-  const client = makeClient({ baseUrl, apiKey: settings.apiKey!, logger, onRetry, dispatcher });
+  const client = makeClient({ baseUrl, apiKey: settings.apiKey!, logger, onRetry, onAnswer, dispatcher });
   const origin = new URL(baseUrl);
   return {
     client,

@@ -41,6 +41,13 @@ import {
   type ServiceSettings,
 } from "./service-options.js";
 import { plural } from "../plural.js";
+import {
+  METRICS_OPTIONS,
+  METRICS_USAGE,
+  readMetricsAddress,
+  startSessionMetrics,
+} from "./metrics-options.js";
+import { timedStore } from "../metrics/store-timing.js";
 
 /** The options of `run` and `watch` that shape the work (read here, for both). */
 export const WORK_OPTIONS: OptionsConfig = {
@@ -57,6 +64,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   "time-scale": { type: "string" },
   jitter: { type: "string" },
   "no-color": { type: "boolean" },
+  ...METRICS_OPTIONS,
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
@@ -83,6 +91,7 @@ ${maxVideosUsage(25)}
   --jitter J             with --sandbox: run times vary by a factor in [1-J, 1+J], as a real
                          service's do (0 to 0.9; default 0)
   --no-color             no colours in the live display (as the environment variable NO_COLOR)
+${METRICS_USAGE}
 
 ${SERVICE_USAGE}`;
 
@@ -195,6 +204,7 @@ export async function withWorkSession<T>(
       `expected --poll-deadline to be a duration such as 90s, 30m, 6h or 2d, got '${String(deadlineRaw)}'`,
     );
   }
+  const metricsAddress = readMetricsAddress(args);
   const stateDir = dirname(settings.statePath);
   const logFile = join(stateDir, "logs", `${kind}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
   const logger = makeLogger({
@@ -214,7 +224,10 @@ export async function withWorkSession<T>(
     );
   }
   const serviceId = settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!;
-  const store = await openJobStore(
+  // Before the store: a port in use is said before anything is opened or sent.
+  const metrics =
+    metricsAddress && (await startSessionMetrics(kind, metricsAddress, settings, args, io, logger));
+  const openedStore = await openJobStore(
     settings.statePath,
     {
       baseUrl: serviceId,
@@ -242,7 +255,11 @@ export async function withWorkSession<T>(
       },
     },
     settings.storeUrl,
-  );
+  ).catch(async (error: unknown) => {
+    await metrics?.close();
+    throw error;
+  });
+  const store = metrics ? timedStore(openedStore, metrics.observeStoreCall) : openedStore;
   let service: ConnectedService | undefined;
   try {
     if (rebuild) await rebuildState(store, settings.outDir, io);
@@ -252,10 +269,21 @@ export async function withWorkSession<T>(
       noColor: args.values["no-color"] === true,
     });
     // `run --json` prints one document at its end; a watch never ends, so its events are the output.
-    const progress =
-      kind === "watch" && settings.json ? teeProgress(human, makeJsonProgress(io.stdout)) : human;
-    service = await connectService(settings, logger, retryNotes(progress));
-    return await work({
+    const shown = kind === "watch" && settings.json ? teeProgress(human, makeJsonProgress(io.stdout)) : human;
+    const progress = metrics ? teeProgress(shown, metrics.progress) : shown;
+    const notes = retryNotes(progress);
+    service = await connectService(
+      settings,
+      logger,
+      metrics
+        ? (retry) => {
+            metrics.onRetry(retry);
+            notes(retry);
+          }
+        : notes,
+      metrics?.onAnswer,
+    );
+    const result = await work({
       logger,
       logFile,
       service,
@@ -283,11 +311,15 @@ export async function withWorkSession<T>(
         signal: io.signal,
       },
     });
+    // Ended by itself (not stopped): Prometheus is given the time to read the final counts.
+    await metrics?.finish(io.signal);
+    return result;
   } finally {
     try {
-      await store.close(); // throws if the state file could not be written: the user must hear of it
+      await openedStore.close(); // throws if the state file could not be written: the user must hear of it
     } finally {
       await service?.close();
+      await metrics?.close();
       logger.flush();
     }
   }

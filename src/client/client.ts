@@ -98,6 +98,11 @@ export interface ClientOptions {
     readonly attempt: number;
     readonly delayMs: number;
   }) => void;
+  /**
+   * Told as each attempt ends (metrics): the status the service answered, undefined when no answer
+   * came (the network, a timeout). `endpoint`: "METHOD /v1/route/{id}".
+   */
+  readonly onAnswer?: (endpoint: string, status: number | undefined) => void;
 }
 
 /**
@@ -216,9 +221,11 @@ export function makeClient(options: ClientOptions): ServiceClient {
     } catch (error) {
       // A ReelError is the caller's own, from an upload's stream (the file changed): no transport fault.
       if (signal?.aborted || error instanceof ReelError) throw error;
+      options.onAnswer?.(endpoint, undefined);
       throw transportError({ endpoint }, error, host, scrub);
     }
     answered = true;
+    options.onAnswer?.(endpoint, status);
     if (status >= 200 && status < 300) {
       if (truncated) {
         throw new ProtocolError(
