@@ -2,7 +2,7 @@
 // (src/metrics/), set up and taken down with the work session.
 import { hostname } from "node:os";
 import type { Logger } from "../log/logger.js";
-import { makeReelMetrics, type ReelMetrics } from "../metrics/reel-metrics.js";
+import type { ReelMetrics } from "../metrics/reel-metrics.js";
 import { type MetricsAddress, parseMetricsAddress, startMetricsServer } from "../metrics/metrics-server.js";
 import { findPriceTable, type PriceTable } from "../prices/index.js";
 import { UsageError } from "../errors.js";
@@ -72,6 +72,8 @@ export async function startSessionMetrics(
   io: CliIO,
   logger: Logger,
 ): Promise<SessionMetrics> {
+  // Loaded only when asked for: prom-client is no part of a run's start otherwise.
+  const { makeReelMetrics } = await import("../metrics/reel-metrics.js");
   const metrics = makeReelMetrics({
     identity: {
       command: kind,
