@@ -10,6 +10,7 @@ import {
   clearable,
   conditional,
   Definitions,
+  type Doc,
   type Infer,
   integer,
   integerOr,
@@ -18,6 +19,7 @@ import {
   object,
   oneOfValues,
   refine,
+  type Schema,
   written,
   string,
   stringOr,
@@ -38,51 +40,100 @@ export const SEED_MAX = Number.MAX_SAFE_INTEGER;
 /** The most takes of one video. */
 export const TAKES_MAX = 100;
 
+// Templates (matrix.ts): a video with `matrix:` or `rows:` holds placeholders `{name}` that reel fills
+// in before it validates the videos it makes. An editor checks the template as written, so its
+// variant of the schema lets a placeholder stand for a field's value.
+const PLACEHOLDER_NAME = "[A-Za-z_][A-Za-z0-9_]*";
+const PLACEHOLDER = `\\{${PLACEHOLDER_NAME}\\}`;
+/**
+ * A text that holds a placeholder, read as matrix.ts reads one: `{{` and `}}` write a brace, so
+ * `{{d}}` holds none; a `{` that starts no placeholder is text.
+ */
+const HOLDS_PLACEHOLDER_PATTERN = `^(?:[^{]|\\{\\{|\\{(?!\\{|${PLACEHOLDER_NAME}\\}))*${PLACEHOLDER}`;
+/** A template's id: safe-name characters and placeholders, at least one (each video needs its own id). */
+const TEMPLATE_ID_PATTERN = `^(?=[^{]*\\{)(?:[A-Za-z0-9_-]|${PLACEHOLDER})(?:[A-Za-z0-9._-]|${PLACEHOLDER})*$`;
+/** A video that is a template, as matrix.ts tells one. */
+const IS_TEMPLATE: JsonSchema = {
+  type: "object",
+  anyOf: [{ required: ["matrix"] }, { required: ["rows"] }],
+};
+/** A text holding a placeholder: what a template fills in. */
+const HOLDS_PLACEHOLDER: JsonSchema = { type: "string", pattern: HOLDS_PLACEHOLDER_PATTERN };
+
 /** Name of the `$defs` entry that holds the rules of one model. Messages recognise rule errors by it. */
 export const modelRulesDef = (model: Model): string => `model-${model}`;
 
-function buildTypes() {
-  const defs = new Definitions();
+/**
+ * `schema`, or a text that holds a placeholder: a field of a template video as written. Typed as
+ * `schema`, since the "as written" types describe the videos reel validates, which are filled in.
+ */
+function orPlaceholder<T>(schema: Schema<T>): Schema<T> {
+  const { title, description, examples, ...rule } = schema.json as JsonSchema & Doc;
+  return written<T>(
+    { title, description: `${description} In a template: or a text with a {placeholder}.`, examples },
+    unlessPlaceholder(rule),
+  );
+}
 
-  const safeName = (doc: { title: string; description: string; examples: string[] }) =>
-    string(doc, { minLength: 1, maxLength: SAFE_NAME_MAX, pattern: SAFE_NAME_PATTERN });
+/** `rule`, unless the value is a text that holds a placeholder. */
+function unlessPlaceholder(rule: JsonSchema): JsonSchema {
+  return conditional(HOLDS_PLACEHOLDER, undefined, rule);
+}
+
+/**
+ * The fields that defaults give and a video may set, with the chunk they hold. `template`: their
+ * variant for a template video as written, where a placeholder may stand for any value (its
+ * definitions named template-...).
+ */
+function fieldSchemas(defs: Definitions, template: boolean) {
+  const name = (def: string): string => (template ? `template-${def}` : def);
+  const may = <T>(schema: Schema<T>): Schema<T> => (template ? orPlaceholder(schema) : schema);
 
   const assetId = defs.define(
-    "asset-id",
-    integerOr(
-      {
-        title: "Asset id",
-        description: "The id of an asset already uploaded to the service: an integer, or a string of digits.",
-        examples: [123, "1800000000000000001"],
-      },
-      integer(
-        { title: "Asset id", description: "A positive integer.", examples: [123] },
-        { minimum: 1, maximum: SEED_MAX },
-      ),
-      string(
+    name("asset-id"),
+    may(
+      integerOr(
         {
           title: "Asset id",
-          description: "A positive int64 written as a string of digits.",
-          examples: ["123"],
+          description:
+            "The id of an asset already uploaded to the service: an integer, or a string of digits.",
+          examples: [123, "1800000000000000001"],
         },
-        { pattern: ID_STRING_PATTERN },
+        integer(
+          { title: "Asset id", description: "A positive integer.", examples: [123] },
+          { minimum: 1, maximum: SEED_MAX },
+        ),
+        string(
+          {
+            title: "Asset id",
+            description: "A positive int64 written as a string of digits.",
+            examples: ["123"],
+          },
+          { pattern: ID_STRING_PATTERN },
+        ),
       ),
     ),
   );
 
-  const voiceId = integerOr(
-    {
-      title: "Voice id",
-      description: "The id of the voice that speaks the text: an integer, or a string of digits.",
-      examples: [17],
-    },
-    integer(
-      { title: "Voice id", description: "A positive integer.", examples: [17] },
-      { minimum: 1, maximum: SEED_MAX },
-    ),
-    string(
-      { title: "Voice id", description: "A positive int64 written as a string of digits.", examples: ["17"] },
-      { pattern: ID_STRING_PATTERN },
+  const voiceId = may(
+    integerOr(
+      {
+        title: "Voice id",
+        description: "The id of the voice that speaks the text: an integer, or a string of digits.",
+        examples: [17],
+      },
+      integer(
+        { title: "Voice id", description: "A positive integer.", examples: [17] },
+        { minimum: 1, maximum: SEED_MAX },
+      ),
+      string(
+        {
+          title: "Voice id",
+          description: "A positive int64 written as a string of digits.",
+          examples: ["17"],
+        },
+        { pattern: ID_STRING_PATTERN },
+      ),
     ),
   );
 
@@ -107,7 +158,7 @@ function buildTypes() {
     );
 
   const source = defs.define(
-    "source",
+    name("source"),
     stringOr(
       {
         title: "Source image",
@@ -120,7 +171,7 @@ function buildTypes() {
   );
 
   const audio = defs.define(
-    "audio",
+    name("audio"),
     stringOr(
       {
         title: "Audio",
@@ -150,7 +201,7 @@ function buildTypes() {
   );
 
   const chunk = defs.define(
-    "chunk",
+    name("chunk"),
     object(
       {
         title: "Chunk",
@@ -159,13 +210,15 @@ function buildTypes() {
         examples: [{ duration: 5, text: "smiles, warm and calm" }],
       },
       {
-        duration: integer(
-          {
-            title: "Duration",
-            description: "Seconds of video for this chunk. actor models: 5 or 10; avatar models: 1 to 60.",
-            examples: [5, 10],
-          },
-          { minimum: 1 },
+        duration: may(
+          integer(
+            {
+              title: "Duration",
+              description: "Seconds of video for this chunk. actor models: 5 or 10; avatar models: 1 to 60.",
+              examples: [5, 10],
+            },
+            { minimum: 1 },
+          ),
         ),
         text: string(
           {
@@ -178,11 +231,13 @@ function buildTypes() {
         ),
         audio,
         speech,
-        enablePromptEnhancement: boolean({
-          title: "Prompt enhancement",
-          description: "Lets the service rewrite the text prompt. Left out of the request when not given.",
-          examples: [true],
-        }),
+        enablePromptEnhancement: may(
+          boolean({
+            title: "Prompt enhancement",
+            description: "Lets the service rewrite the text prompt. Left out of the request when not given.",
+            examples: [true],
+          }),
+        ),
       },
       ["duration"],
       {
@@ -192,70 +247,50 @@ function buildTypes() {
     ),
   );
 
-  const model = oneOfValues(MODELS, {
-    title: "Model",
-    description:
-      "The generation model. actor-1, actor-2, actor-4: text-driven performance; avatar-h1, avatar-h1-pro: animate a source image to audio. Required here or in defaults.",
-    examples: ["actor-2", "avatar-h1"],
-  });
-  const resolution = oneOfValues(RESOLUTIONS, {
-    title: "Resolution",
-    description:
-      "Output resolution. actor-1/actor-2: 720p or 1080p; actor-4: 540p; avatar models: 540p or 720p. Left out of the request when not given.",
-    examples: ["720p"],
-  });
-  const aspectRatio = oneOfValues(ASPECT_RATIOS, {
-    title: "Aspect ratio",
-    description:
-      "Width:height. actor models: 16:9 or 9:16; avatar models also 1:1. Quote it in YAML. Left out of the request when not given.",
-    examples: ["16:9", "9:16"],
-  });
-  const seed = integer(
-    {
-      title: "Seed",
-      description: "Random seed, for repeatable results. Left out of the request when not given.",
-      examples: [7],
-    },
-    { minimum: 0, maximum: SEED_MAX },
+  const model = may(
+    oneOfValues(MODELS, {
+      title: "Model",
+      description:
+        "The generation model. actor-1, actor-2, actor-4: text-driven performance; avatar-h1, avatar-h1-pro: animate a source image to audio. Required here or in defaults.",
+      examples: ["actor-2", "avatar-h1"],
+    }),
+  );
+  const resolution = may(
+    oneOfValues(RESOLUTIONS, {
+      title: "Resolution",
+      description:
+        "Output resolution. actor-1/actor-2: 720p or 1080p; actor-4: 540p; avatar models: 540p or 720p. Left out of the request when not given.",
+      examples: ["720p"],
+    }),
+  );
+  const aspectRatio = may(
+    oneOfValues(ASPECT_RATIOS, {
+      title: "Aspect ratio",
+      description:
+        "Width:height. actor models: 16:9 or 9:16; avatar models also 1:1. Quote it in YAML. Left out of the request when not given.",
+      examples: ["16:9", "9:16"],
+    }),
+  );
+  const seed = may(
+    integer(
+      {
+        title: "Seed",
+        description: "Random seed, for repeatable results. Left out of the request when not given.",
+        examples: [7],
+      },
+      { minimum: 0, maximum: SEED_MAX },
+    ),
   );
 
-  // The rules of docs/service-api.md, one definition per model, applied to a video (and to defaults)
-  // whose model is that model. Chunk rules only match videos: defaults have no chunks.
-  for (const m of MODELS) {
-    const rules = MODEL_RULES[m];
-    const chunkRules: Record<string, unknown> = {
-      properties: {
-        duration:
-          "oneOf" in rules.durations ? { enum: rules.durations.oneOf } : { maximum: rules.durations.max },
+  const takes = may(
+    integer(
+      {
+        title: "Takes",
+        description: `Makes this many jobs of the video, each with its own seed (the seed given, then +1, +2...; without one, a fixed seed per take): <id>~1 .. <id>~N, in OUT/<manifest>/<id>~1.mp4 ... From 1 to ${TAKES_MAX}.`,
+        examples: [3],
       },
-    };
-    if (rules.text === "required") chunkRules.required = ["text"];
-    if (rules.audio === "required") chunkRules.anyOf = [{ required: ["audio"] }, { required: ["speech"] }];
-    // null (a video clearing a default) leaves the choice to the service, except for a source the
-    // model needs.
-    const orNull = (rule: JsonSchema): JsonSchema => conditional({ type: "null" }, undefined, rule);
-    defs.defineRaw(modelRulesDef(m), {
-      description: `What ${m} accepts (docs/service-api.md). A source image is ${rules.source}.`,
-      properties: {
-        resolution: orNull({ enum: rules.resolutions }),
-        aspectRatio: orNull({ enum: rules.aspectRatios }),
-        ...(rules.source === "required" ? { source: { not: { type: "null" } } } : {}),
-        chunks: { items: chunkRules },
-      },
-    });
-  }
-  const whenModel = (m: Model): JsonSchema => ({ required: ["model"], properties: { model: { const: m } } });
-  const perModel: JsonSchema[] = MODELS.map((m) =>
-    conditional(whenModel(m), { $ref: `#/$defs/${modelRulesDef(m)}` }),
-  );
-
-  const takes = integer(
-    {
-      title: "Takes",
-      description: `Makes this many jobs of the video, each with its own seed (the seed given, then +1, +2...; without one, a fixed seed per take): <id>~1 .. <id>~N, in OUT/<manifest>/<id>~1.mp4 ... From 1 to ${TAKES_MAX}.`,
-      examples: [3],
-    },
-    { minimum: 1, maximum: TAKES_MAX },
+      { minimum: 1, maximum: TAKES_MAX },
+    ),
   );
 
   const chunks = array(
@@ -268,16 +303,62 @@ function buildTypes() {
     },
     { minItems: 1 },
   );
+  return { chunk, model, resolution, aspectRatio, seed, source, takes, chunks };
+}
+
+function buildTypes() {
+  const defs = new Definitions();
+
+  const safeName = (doc: { title: string; description: string; examples: string[] }) =>
+    string(doc, { minLength: 1, maxLength: SAFE_NAME_MAX, pattern: SAFE_NAME_PATTERN });
+
+  const fields = fieldSchemas(defs, false);
+  const { chunk, model, resolution, aspectRatio, seed, source, takes, chunks } = fields;
+
+  // The rules of docs/service-api.md, one definition per model, applied to a video (and to defaults)
+  // whose model is that model. Chunk rules only match videos: defaults have no chunks. A value that
+  // holds a placeholder is a template's, checked once filled in; in any other video such a value
+  // already breaks its field's own rule (an enum, an integer), which words the problem.
+  for (const m of MODELS) {
+    const rules = MODEL_RULES[m];
+    const chunkRules: Record<string, unknown> = {
+      properties: {
+        duration:
+          "oneOf" in rules.durations
+            ? unlessPlaceholder({ enum: rules.durations.oneOf })
+            : { maximum: rules.durations.max },
+      },
+    };
+    if (rules.text === "required") chunkRules.required = ["text"];
+    if (rules.audio === "required") chunkRules.anyOf = [{ required: ["audio"] }, { required: ["speech"] }];
+    // null (a video clearing a default) leaves the choice to the service, except for a source the
+    // model needs.
+    const orNull = (rule: JsonSchema): JsonSchema => conditional({ type: "null" }, undefined, rule);
+    defs.defineRaw(modelRulesDef(m), {
+      description: `What ${m} accepts (docs/service-api.md). A source image is ${rules.source}.`,
+      properties: {
+        resolution: orNull(unlessPlaceholder({ enum: rules.resolutions })),
+        aspectRatio: orNull(unlessPlaceholder({ enum: rules.aspectRatios })),
+        ...(rules.source === "required" ? { source: { not: { type: "null" } } } : {}),
+        chunks: { items: chunkRules },
+      },
+    });
+  }
+  const whenModel = (m: Model): JsonSchema => ({ required: ["model"], properties: { model: { const: m } } });
+  const perModel: JsonSchema[] = MODELS.map((m) =>
+    conditional(whenModel(m), { $ref: `#/$defs/${modelRulesDef(m)}` }),
+  );
+
   // What defaults give and a video may set: a video's null clears a default (e.g. `source: null`).
-  const videoFields = {
-    model,
-    resolution: clearable(resolution),
-    aspectRatio: clearable(aspectRatio),
-    seed: clearable(seed),
-    source: clearable(source),
-    takes: clearable(takes),
-    chunks,
-  };
+  const fieldsOfVideo = (f: typeof fields) => ({
+    model: f.model,
+    resolution: clearable(f.resolution),
+    aspectRatio: clearable(f.aspectRatio),
+    seed: clearable(f.seed),
+    source: clearable(f.source),
+    takes: clearable(f.takes),
+    chunks: f.chunks,
+  });
   const defaultFields = { model, resolution, aspectRatio, seed, source, takes, chunks };
 
   const scalar = { type: ["string", "number", "boolean"] };
@@ -371,7 +452,7 @@ function buildTypes() {
               "Unique in the manifest; names the output file OUT/<manifest>/<id>.mp4. Letters, digits, '.', '_', '-', not starting with '.'.",
             examples: ["intro", "scene-2"],
           }),
-          ...videoFields,
+          ...fieldsOfVideo(fields),
           matrix,
           rows,
         },
@@ -379,6 +460,54 @@ function buildTypes() {
       ),
       { allOf: perModel },
     ),
+  );
+
+  // A template as an editor sees it, before reel makes its videos (which it validates as `video`):
+  // a placeholder may stand for any value, and the id names the placeholders that tell its videos apart.
+  const templateVideo = defs.define(
+    "template-video",
+    refine(
+      object(
+        {
+          title: "Video template",
+          description:
+            "A video with matrix or rows: one video per combination or row, each {placeholder} filled in with its value.",
+          examples: [
+            {
+              id: "promo-{lang}",
+              matrix: { lang: ["en", "de"] },
+              model: "actor-2",
+              chunks: [{ duration: 5, text: "waves hello in {lang}" }],
+            },
+          ],
+        },
+        {
+          id: string(
+            {
+              title: "Video id",
+              description:
+                "Names the videos the template makes, unique in the manifest: every matrix axis and a column of the rows whose values are unique, as {placeholders}, among letters, digits, '.', '_', '-'.",
+              examples: ["promo-{lang}-{face}", "welcome-{lead_id}"],
+            },
+            { minLength: 1, pattern: TEMPLATE_ID_PATTERN },
+          ),
+          ...fieldsOfVideo(fieldSchemas(defs, true)),
+          matrix,
+          rows,
+        },
+        ["id"],
+      ),
+      { allOf: perModel },
+    ),
+  );
+  const videoOrTemplate = written<Infer<typeof video>>(
+    {
+      title: "Video",
+      description:
+        "One video to generate (a job, identified by the manifest's name and its id), or a template of videos (with matrix or rows).",
+      examples: [{ id: "intro", model: "actor-2", chunks: [{ duration: 5, text: "waves hello" }] }],
+    },
+    conditional(IS_TEMPLATE, { $ref: templateVideo.json.$ref }, { $ref: video.json.$ref }),
   );
 
   const defaults = refine(
@@ -417,7 +546,7 @@ function buildTypes() {
       }),
       defaults,
       videos: array(
-        video,
+        videoOrTemplate,
         {
           title: "Videos",
           description: "The videos of this manifest; at least one.",
