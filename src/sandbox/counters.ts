@@ -7,6 +7,8 @@ import { FINAL_STATUSES as FINAL, type Id, type TaskStatus } from "../service/ap
 export interface TaskTimes {
   readonly createdAt: number;
   startedAt?: number;
+  /** How long it was to run when it started (the time scale and --jitter's factor), before any timer's lateness. */
+  plannedRunMs?: number;
   finishedAt?: number;
   /** First time a client requested the result video (a GET of its file, any range). */
   firstDownloadAt?: number;
@@ -98,13 +100,14 @@ export class SandboxCounters {
   }
 
   /** @internal */
-  countStatus(id: Id, status: TaskStatus, now: number, final: boolean): void {
+  countStatus(id: Id, status: TaskStatus, now: number, final: boolean, runningEndsAt?: number): void {
     const times = this.tasks.get(id);
     if (!times) return;
     const wasRunning = times.status === "Running";
     times.status = status;
     if (status === "Running") {
       times.startedAt = now;
+      if (runningEndsAt !== undefined) times.plannedRunMs = runningEndsAt - now;
       this.running++;
       this.peakRunning = Math.max(this.peakRunning, this.running);
     } else if (wasRunning) {

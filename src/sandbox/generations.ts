@@ -164,7 +164,7 @@ export class Generations {
     const next: TaskRecord = { ...task, ...change, status };
     this.deps.persistence.saveTask(next);
     this.tasks.set(next.id, next);
-    this.deps.counters.countStatus(task.id, status, at, FINAL_STATUSES.has(status));
+    this.deps.counters.countStatus(task.id, status, at, FINAL_STATUSES.has(status), change.runningEndsAt);
     this.deps.logger.debug({ taskId: task.id, status }, "sandbox task status");
     return next;
   }
