@@ -2,6 +2,7 @@ import type { Command } from "./command.js";
 import { makeCompletionCommand } from "./completion-command.js";
 import { budgetCommand } from "./budget-command.js";
 import { cleanCommand } from "./clean-command.js";
+import { eventsCommand } from "./events-command.js";
 import { exportCommand } from "./export-command.js";
 import { approveCommand, rejectCommand, undecideCommand } from "./decide-command.js";
 import { forgetCommand } from "./forget-command.js";
@@ -24,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   watchCommand,
   budgetCommand,
   statusCommand,
+  eventsCommand,
   approveCommand,
   rejectCommand,
   undecideCommand,

@@ -1,7 +1,7 @@
 // What `run` and `watch` both set up before working, and take down after: a log file under the state
 // folder (with the key scrubbed), the service (or the in-process sandbox), and the state file.
 import { mkdirSync, openSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { pino } from "pino";
 import { systemReason } from "../output/atomic-write.js";
 import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
@@ -12,6 +12,7 @@ import { makeHumanProgress, makeJsonProgress, teeProgress } from "../display/ind
 import { outageNote } from "../engine/fleet-notes.js";
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
+import { EventStream } from "../events/stream.js";
 import type { Job } from "../manifest/index.js";
 import {
   earlierWork,
@@ -57,6 +58,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   "time-scale": { type: "string" },
   jitter: { type: "string" },
   "no-color": { type: "boolean" },
+  events: { type: "string" },
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
@@ -83,6 +85,8 @@ ${maxVideosUsage(25)}
   --jitter J             with --sandbox: run times vary by a factor in [1-J, 1+J], as a real
                          service's do (0 to 0.9; default 0)
   --no-color             no colours in the live display (as the environment variable NO_COLOR)
+  --events FILE          append the event stream to FILE as JSON lines, each as the state records it
+                         (schemas/events.schema.json; reel events reads the same from the state)
 
 ${SERVICE_USAGE}`;
 
@@ -93,6 +97,11 @@ export interface WorkSession {
   readonly store: JobStore;
   readonly hasher: CachedHasher;
   readonly progress: ProgressSink;
+  /**
+   * The event stream (src/events): its bus to subscribe to, and where the command says how it ended
+   * (`end`; a session that ends without saying is recorded as "error").
+   */
+  readonly events: EventStream;
   /** The engine options every working command shares. */
   readonly engine: Omit<EngineOptions, "onFatal" | "onJobChange">;
 }
@@ -244,16 +253,25 @@ export async function withWorkSession<T>(
     settings.storeUrl,
   );
   let service: ConnectedService | undefined;
+  let events: EventStream | undefined;
   try {
     if (rebuild) await rebuildState(store, settings.outDir, io);
+    const eventsFile = args.values.events;
+    events = await EventStream.open(store, {
+      command: kind,
+      ...(typeof eventsFile === "string" ? { file: resolve(io.cwd, eventsFile) } : {}),
+      warn: (line) => io.stderr.write(`reel ${kind}: ${line}\n`),
+    });
     const human = makeHumanProgress(io, {
       concurrency: settings.concurrency,
       watching: kind === "watch",
       noColor: args.values["no-color"] === true,
     });
     // `run --json` prints one document at its end; a watch never ends, so its events are the output.
-    const progress =
-      kind === "watch" && settings.json ? teeProgress(human, makeJsonProgress(io.stdout)) : human;
+    const progress = teeProgress(
+      kind === "watch" && settings.json ? teeProgress(human, makeJsonProgress(io.stdout)) : human,
+      events.recorder,
+    );
     service = await connectService(settings, logger, retryNotes(progress));
     return await work({
       logger,
@@ -262,6 +280,7 @@ export async function withWorkSession<T>(
       store,
       hasher: makeCachedHasher(store, progress),
       progress,
+      events,
       engine: {
         client: service.client,
         store,
@@ -283,7 +302,16 @@ export async function withWorkSession<T>(
         signal: io.signal,
       },
     });
+  } catch (error) {
+    events?.end(io.signal.aborted ? "interrupted" : "error");
+    throw error;
   } finally {
+    try {
+      events?.end("error"); // said by the command when it ended as it meant to
+      await events?.close();
+    } catch {
+      // The stream is the store's: a store that cannot be written says so as it closes, below.
+    }
     try {
       await store.close(); // throws if the state file could not be written: the user must hear of it
     } finally {
