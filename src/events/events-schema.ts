@@ -59,8 +59,12 @@ export function eventsSchema(): Record<string, unknown> {
         if: { properties: { type: { const: type } }, required: ["type"] },
         then: {
           description: spec.description,
+          // Named in `properties` too, as validators in strict mode ask of a `required`.
+          properties: {
+            ...Object.fromEntries(required.map((name) => [name, true])),
+            ...(spec.job ? {} : { job: false }),
+          },
           ...(required.length > 0 ? { required } : {}),
-          ...(spec.job ? {} : { not: { required: ["job"] } }),
         },
       };
     }),

@@ -189,7 +189,7 @@ export class PgStore implements JobStore {
     /** A writer's runner; undefined for a reader. */
     private readonly runner: Runner | undefined,
   ) {
-    this.c = { pool, serviceId, host, now };
+    this.c = { pool, serviceId, host, now, ...(runner && { eventRunnerId: runner.id }) };
     this.w = runner && { ...this.c, runnerId: runner.id, pidSpace: runner.pidSpace, lease };
     this.fleet = this.w && this.fleetOf(this.w, runner!);
   }

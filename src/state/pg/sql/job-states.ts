@@ -35,7 +35,7 @@ async function setJob(
   if (event) {
     values.push(event.kind, event.detail ?? null);
     // With the job's key and task id as they are now, and the runner that changed it (src/events).
-    values.push((c as Partial<FleetContext>).runnerId ?? null);
+    values.push(c.eventRunnerId ?? null);
     const n = values.length;
     text = `WITH changed AS (${update} RETURNING id, job_key, task_id)
       INSERT INTO events (at, job_id, kind, detail, job_key, task_id, runner_id)
