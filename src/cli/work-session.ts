@@ -85,7 +85,7 @@ ${maxVideosUsage(25)}
   --jitter J             with --sandbox: run times vary by a factor in [1-J, 1+J], as a real
                          service's do (0 to 0.9; default 0)
   --no-color             no colours in the live display (as the environment variable NO_COLOR)
-  --events FILE          append the event stream to FILE as JSON lines, each as the state records it
+  --events FILE          append the event stream to FILE as JSON lines, once the state committed them
                          (schemas/events.schema.json; reel events reads the same from the state)
 
 ${SERVICE_USAGE}`;

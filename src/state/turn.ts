@@ -34,8 +34,6 @@ export class Turn {
   private failure: StateFileError | undefined;
   /** The turn's events as [at, job id, kind, detail, job key], inserted with its COMMIT (see `event`). */
   private events: (string | number | null)[][] = [];
-  /** Called after each commit that inserted events (the event stream's feed, src/events). */
-  afterCommit: (() => void) | undefined;
   /** The inode of the WAL file once seen (see checkWal). */
   private walIno: number | undefined;
 
@@ -217,7 +215,6 @@ export class Turn {
       throw failure;
     }
     this.checkWal();
-    if (events.length > 0) this.afterCommit?.();
   }
 
   /**
