@@ -34,6 +34,14 @@ export const DEFAULTS = {
    * at once rather than expanded for minutes and gigabytes. @defaultValue 200_000
    */
   maxVideos: 200_000,
+  /**
+   * How long the store keeps its events (the stream `reel events` reads; docs/events.md): older ones
+   * are deleted when a run or watch starts, and every eventsPruneEveryMs while one runs.
+   * @defaultValue 30 days
+   */
+  eventsKeepMs: 30 * 24 * 3_600_000,
+  /** @defaultValue 6 hours */
+  eventsPruneEveryMs: 6 * 3_600_000,
   /** Uploads at once. @defaultValue 4 */
   uploadConcurrency: 4,
   /** Downloads at once. @defaultValue 4 */

@@ -50,6 +50,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./status-command.js")).statusCommand,
   },
   {
+    name: "events",
+    summary: "the event stream (JSON lines) read back from the state: every runner's",
+    load: async () => (await import("./events-command.js")).eventsCommand,
+  },
+  {
     name: "approve",
     summary: "approve takes: the chosen videos",
     load: async () => (await import("./decide-command.js")).approveCommand,

@@ -145,6 +145,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
         jobs,
       }));
     if (budget) io.stderr.write(`reel run: ${describeBudget(budget)}\n`);
+    budget?.onStop((stop) => session.events.recorder.budgetReached(stop));
     const summary = await runBatch({
       ...session.engine,
       ...(budget ? { budget } : {}),
@@ -156,6 +157,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     if (summary.outcome === "completed" || summary.outcome === "incomplete")
       await endBudgetScope(session.store, budget?.session.scope ?? scope);
     const code = exitCodeWithSkipped(exitCodeOf(summary), skipped);
+    session.events.end(summary.outcome, code);
     printRunSummary({
       summary,
       exitCode: code,

@@ -86,6 +86,7 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
         signal: io.signal,
       }));
     if (budget) io.stderr.write(`reel watch: ${describeBudget(budget)}\n`);
+    budget?.onStop((stop) => session.events.recorder.budgetReached(stop));
     const end = await watchFolder({
       ...session.engine,
       ...(budget ? { budget } : {}),
@@ -110,10 +111,12 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
       // The session stays open: a watch started again with a higher cap goes on counting.
       const left = await budget.leftUnsent(end.rows, session.store);
       io.stderr.write(`reel watch: ${describeStop(budget, left)}\n`);
+      session.events.end("capped", EXIT.budgetReached);
       return EXIT.budgetReached;
     }
     // A clean stop ends the watch's session: the next watch counts from nothing.
     await endBudgetScope(session.store, budget?.session.scope ?? scope);
+    session.events.end("stopped", EXIT.ok);
     io.stderr.write(
       "reel watch: stopped. Tasks already submitted keep running; start again to follow them.\n",
     );

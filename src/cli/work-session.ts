@@ -1,7 +1,7 @@
 // What `run` and `watch` both set up before working, and take down after: a log file under the state
 // folder (with the key scrubbed), the service (or the in-process sandbox), and the state file.
 import { mkdirSync, openSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { pino } from "pino";
 import { systemReason } from "../output/atomic-write.js";
 import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
@@ -12,6 +12,7 @@ import { makeHumanProgress, makeJsonProgress, teeProgress } from "../display/ind
 import { outageNote } from "../engine/fleet-notes.js";
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
+import { EventStream } from "../events/stream.js";
 import type { Job } from "../manifest/index.js";
 import {
   earlierWork,
@@ -65,6 +66,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   jitter: { type: "string" },
   "no-color": { type: "boolean" },
   ...METRICS_OPTIONS,
+  events: { type: "string" },
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
@@ -91,6 +93,8 @@ ${maxVideosUsage(25)}
   --jitter J             with --sandbox: run times vary by a factor in [1-J, 1+J], as a real
                          service's do (0 to 0.9; default 0)
   --no-color             no colours in the live display (as the environment variable NO_COLOR)
+  --events FILE          append the event stream to FILE as JSON lines, once the state committed them
+                         (schemas/events.schema.json; reel events reads the same from the state)
 ${METRICS_USAGE}
 
 ${SERVICE_USAGE}`;
@@ -102,6 +106,11 @@ export interface WorkSession {
   readonly store: JobStore;
   readonly hasher: CachedHasher;
   readonly progress: ProgressSink;
+  /**
+   * The event stream (src/events): its bus to subscribe to, and where the command says how it ended
+   * (`end`; a session that ends without saying is recorded as "error").
+   */
+  readonly events: EventStream;
   /** The engine options every working command shares. */
   readonly engine: Omit<EngineOptions, "onFatal" | "onJobChange">;
 }
@@ -261,8 +270,15 @@ export async function withWorkSession<T>(
   });
   const store = metrics ? timedStore(openedStore, metrics.observeStoreCall) : openedStore;
   let service: ConnectedService | undefined;
+  let events: EventStream | undefined;
   try {
     if (rebuild) await rebuildState(store, settings.outDir, io);
+    const eventsFile = args.values.events;
+    events = await EventStream.open(openedStore, {
+      command: kind,
+      ...(typeof eventsFile === "string" ? { file: resolve(io.cwd, eventsFile) } : {}),
+      warn: (line) => io.stderr.write(`reel ${kind}: ${line}\n`),
+    });
     const human = await makeHumanProgress(io, {
       concurrency: settings.concurrency,
       watching: kind === "watch",
@@ -270,7 +286,8 @@ export async function withWorkSession<T>(
     });
     // `run --json` prints one document at its end; a watch never ends, so its events are the output.
     const shown = kind === "watch" && settings.json ? teeProgress(human, makeJsonProgress(io.stdout)) : human;
-    const progress = metrics ? teeProgress(shown, metrics.progress) : shown;
+    const recorded = teeProgress(shown, events.recorder);
+    const progress = metrics ? teeProgress(recorded, metrics.progress) : recorded;
     const notes = retryNotes(progress);
     service = await connectService(
       settings,
@@ -290,6 +307,7 @@ export async function withWorkSession<T>(
       store,
       hasher: makeCachedHasher(store, progress),
       progress,
+      events,
       engine: {
         client: service.client,
         store,
@@ -314,7 +332,16 @@ export async function withWorkSession<T>(
     // Ended by itself (not stopped): Prometheus is given the time to read the final counts.
     await metrics?.finish(io.signal);
     return result;
+  } catch (error) {
+    events?.end(io.signal.aborted ? "interrupted" : "error");
+    throw error;
   } finally {
+    try {
+      events?.end("error"); // said by the command when it ended as it meant to
+      await events?.close();
+    } catch {
+      // The stream is the store's: a store that cannot be written says so as it closes, below.
+    }
     try {
       await openedStore.close(); // throws if the state file could not be written: the user must hear of it
     } finally {

@@ -91,8 +91,11 @@ export interface AssetResolverOptions {
 }
 
 export interface AssetResolver {
-  /** `reservation`: a capped run's hold of the job asking, which pays for speech made for it. */
-  resolve(ref: AssetRef | SpeechRef, reservation?: Reservation): Promise<Id>;
+  /**
+   * `reservation`: a capped run's hold of the job asking, which pays for speech made for it. `job`:
+   * its key, which the progress events of an upload or speech it starts name.
+   */
+  resolve(ref: AssetRef | SpeechRef, reservation?: Reservation, job?: string): Promise<Id>;
   /**
    * The id reel has on record for `ref` (a file or address it uploaded, speech it made), as a
    * submission would use it now; undefined for an `{asset: N}` of the manifest, or none yet.
@@ -146,14 +149,14 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
   const otherRunnerWon = (error: unknown): boolean =>
     store.fleet !== undefined && error instanceof ClaimLostError;
 
-  async function uploadFile(file: CheckedFile): Promise<Id> {
+  async function uploadFile(file: CheckedFile, job: string | undefined): Promise<Id> {
     const { sha256 } = file;
     return once(`sha:${sha256}`, async () => {
       for (let turn = 0; ; turn++) {
         const known = await store.findAsset(sha256);
         if (known) return known;
         try {
-          return await uploadNew(file);
+          return await uploadNew(file, job);
         } catch (error) {
           if (!otherRunnerWon(error)) throw error;
         }
@@ -163,7 +166,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
   }
 
   /** Uploads content the store has no asset for (the caller holds its key: see `once`). */
-  async function uploadNew(file: CheckedFile): Promise<Id> {
+  async function uploadNew(file: CheckedFile, job: string | undefined): Promise<Id> {
     const { sha256 } = file;
     const result = await queue.add(async () => {
       // Opened here, in the queue: file descriptors are bounded by the uploads at once.
@@ -173,7 +176,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         // with no way to look an asset up by content, the next run can only upload it again.
         // A shared store refuses it for content another runner recorded since the caller looked.
         await store.markUploading(sha256);
-        progress.event({ stage: "uploading", asset: sha256, detail: file.named, bytes: file.size });
+        progress.event({ stage: "uploading", asset: sha256, detail: file.named, bytes: file.size, key: job });
         const sent = (bytes: number): void => progress.event({ stage: "upload-bytes", asset: sha256, bytes });
         try {
           return await client.uploadAsset(
@@ -263,7 +266,11 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
     return { path, sha256, size };
   }
 
-  async function makeSpeech(ref: SpeechRef, reservation: Reservation | undefined): Promise<Id> {
+  async function makeSpeech(
+    ref: SpeechRef,
+    reservation: Reservation | undefined,
+    job: string | undefined,
+  ): Promise<Id> {
     return once(`speech:${ref.voiceId}:${ref.text}`, async () => {
       for (let turn = 0; ; turn++) {
         const row = await store.findSpeech(ref.voiceId, ref.text);
@@ -277,7 +284,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
           throw new SpeechUncertainError(ref.voiceId, ref.text);
         }
         try {
-          return await speakNew(ref, reservation);
+          return await speakNew(ref, reservation, job);
         } catch (error) {
           if (!otherRunnerWon(error)) throw error;
         }
@@ -287,7 +294,11 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
   }
 
   /** Makes speech the store has none of (the caller holds its key: see `once`). */
-  async function speakNew(ref: SpeechRef, reservation: Reservation | undefined): Promise<Id> {
+  async function speakNew(
+    ref: SpeechRef,
+    reservation: Reservation | undefined,
+    job: string | undefined,
+  ): Promise<Id> {
     const asset = speechAsset(ref.voiceId, ref.text);
     return queue.add(async () => {
       if (signal.aborted) throw signal.reason;
@@ -317,7 +328,7 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
         }
         throw error;
       }
-      progress.event({ stage: "speaking", asset, detail: `voice ${ref.voiceId}` });
+      progress.event({ stage: "speaking", asset, detail: `voice ${ref.voiceId}`, key: job });
       if (signal.aborted) {
         // Stopped while the intent reached the disk: nothing was sent, take the intent back.
         await store.clearSpeech(ref.voiceId, ref.text);
@@ -348,26 +359,29 @@ export function makeAssetResolver(options: AssetResolverOptions): AssetResolver 
   }
 
   return {
-    async resolve(ref, reservation) {
+    async resolve(ref, reservation, job) {
       switch (ref.kind) {
         case "asset":
           return ref.id;
         case "file":
-          return uploadFile({ ...ref, source: ref.path, named: ref.path });
+          return uploadFile({ ...ref, source: ref.path, named: ref.path }, job);
         case "url": {
           const fetched = await once(`url:${ref.url}`, async () => {
             const remote = await fetchRemote(ref.url, ref.use);
             // Uploaded from the cache, checked against the hash of the bytes fetched and judged.
-            return uploadFile({
-              ...remote,
-              source: `the copy of ${ref.url} kept in ${remote.path}`,
-              named: ref.url,
-            });
+            return uploadFile(
+              {
+                ...remote,
+                source: `the copy of ${ref.url} kept in ${remote.path}`,
+                named: ref.url,
+              },
+              job,
+            );
           });
           return fetched;
         }
         case "speech":
-          return makeSpeech(ref, reservation);
+          return makeSpeech(ref, reservation, job);
       }
     },
     async knownId(ref) {

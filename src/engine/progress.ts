@@ -70,6 +70,8 @@ export type LiveStage =
   /** The service is paused (watch: key or credits), `detail` why, `ms` until the next check. */
   | "paused"
   | "resumed"
+  /** The service stopped the run (a rejected key, no credits, none answering): `detail` why. */
+  | "stopped"
   /**
    * A manifest's jobs taken (`jobs`): `key` its name (`run`: "", every manifest of the run as one).
    * A watch sends it again when the manifest changes, with no jobs when it is gone.

@@ -62,6 +62,7 @@ export class ServiceGate {
       if (!this.fatal) {
         this.fatal = error;
         log.error({ code: error.code, endpoint: error.endpoint }, error.message);
+        progress.event({ stage: "stopped", detail: error.message });
         if (error.code === "E_CREDITS") {
           // Nothing more is paid for, but what was paid for is collected: following a task and
           // fetching its video cost no credits. Ctrl-C leaves them to the next run.

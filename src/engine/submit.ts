@@ -121,7 +121,9 @@ async function resolveRefs(
   const refs = refsOf(job);
   // Every call is waited for, even once one failed: a speech call still retrying may be paid for,
   // and the run must not end before its answer is recorded (it would be found uncertain).
-  const settled = await Promise.allSettled(refs.map((ref) => ctx.resolver.resolve(ref, reservation)));
+  const settled = await Promise.allSettled(
+    refs.map((ref) => ctx.resolver.resolve(ref, reservation, job.key)),
+  );
   const errors = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
   if (errors.length > 0) {
     // One that may have cost credits decides what the job becomes (uncertain, not a plain failure).

@@ -259,4 +259,12 @@ export const MIGRATIONS: readonly string[] = [
   CREATE UNIQUE INDEX budget_charges_once ON budget_charges (budget_id, job_id, attempt) WHERE job_id IS NOT NULL;
   CREATE INDEX budget_charges_speech ON budget_charges (speech) WHERE speech IS NOT NULL;
   `,
+  // 15: the event stream (src/events, docs/events.md): each event names the job's key and task id as
+  // they were when it was recorded (a later submission of the job has another task), and the process
+  // that recorded it. NULL on rows of earlier reels: read with the job's current key.
+  `
+  ALTER TABLE events ADD COLUMN job_key TEXT;
+  ALTER TABLE events ADD COLUMN task_id TEXT;
+  ALTER TABLE events ADD COLUMN runner TEXT;
+  `,
 ];

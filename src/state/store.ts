@@ -8,7 +8,9 @@
 //   committed with synchronous=FULL and awaited before the costed call);
 // - sql/: one small function per statement, for jobs, job states, assets, speech and the caches.
 // The API key is never written here.
+import { hostname } from "node:os";
 import type Database from "better-sqlite3";
+import type { StoredEvent } from "../events/stored.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import type { StateLock } from "./db/lock.js";
 import { type OpenStateOptions, openStateDatabase, realStatePath } from "./db/open.js";
@@ -19,6 +21,7 @@ import type {
   BudgetOwner,
   BudgetSessionRow,
   DecisionRow,
+  EventQuery,
   FailKind,
   OpenBudgetSession,
   FileStamp,
@@ -45,6 +48,7 @@ import * as assets from "./sql/assets.js";
 import * as caches from "./sql/caches.js";
 import type { SqlContext } from "./sql/context.js";
 import * as decisions from "./sql/decisions.js";
+import * as events from "./sql/events.js";
 import * as retakes from "./sql/retakes.js";
 import * as changeMarks from "./sql/change-mark.js";
 import * as states from "./sql/job-states.js";
@@ -71,6 +75,9 @@ export * from "./job-store.js";
 // its last turn.
 export { flushOpenStores } from "./open-stores.js";
 
+/** How often a followed store reads its events back (see followOwnEvents). */
+const FOLLOW_EVENTS_MS = 100;
+
 export class StateStore implements JobStore {
   private readonly c: SqlContext;
   private readonly turn: Turn;
@@ -78,6 +85,8 @@ export class StateStore implements JobStore {
   private readonly ownUploads = new Set<string>();
   /** Budget sessions this store started or resumed: the others' processes are gone (the lock). */
   private readonly ownSessions = new Set<number>();
+  /** This process, as its events name it. */
+  private readonly runner = `${hostname()}:${process.pid}`;
   readonly journalScope: { readonly state: string; readonly service: string } | undefined;
 
   private constructor(
@@ -90,7 +99,7 @@ export class StateStore implements JobStore {
     baseUrl: string | undefined,
   ) {
     const statements = new Statements(db);
-    this.turn = new Turn(db, statements, now, path, `${realStatePath(path)}-wal`, !readonly);
+    this.turn = new Turn(db, statements, now, path, `${realStatePath(path)}-wal`, !readonly, this.runner);
     this.c = { db, statements, turn: this.turn, serviceId, now };
     // A reviewer (no lock) writes no journal: it sends nothing.
     this.journalScope =
@@ -171,6 +180,42 @@ export class StateStore implements JobStore {
   flushSync(): void {
     if (this.readonly) return;
     this.turn.flush();
+  }
+
+  // ---- the event stream (sql/events.ts, src/events) ----
+
+  noteEvent(kind: string, detail: string | null, jobKey: string | null): void {
+    if (!this.readonly) this.turn.note(kind, detail, jobKey);
+  }
+  async readEvents(query: EventQuery): Promise<StoredEvent[]> {
+    return events.readEvents(this.c, query);
+  }
+  /**
+   * Read back every FOLLOW_EVENTS_MS while followed: one statement per period, whatever the number of
+   * commits (a read after each commit cost a tenth of a job's CPU). Only this file's writer writes
+   * its events, so they are read by id in the order committed.
+   */
+  followOwnEvents(listener: (list: readonly StoredEvent[]) => void): () => Promise<void> {
+    let last = events.lastEventId(this.c);
+    const tell = (): void => {
+      if (!this.db.open) return;
+      for (;;) {
+        const list = events.readEvents(this.c, { afterId: last, limit: 10_000 }, this.runner);
+        if (list.length === 0) return;
+        last = list[list.length - 1]!.id;
+        listener(list);
+      }
+    };
+    const timer = setInterval(tell, FOLLOW_EVENTS_MS);
+    timer.unref();
+    return async () => {
+      clearInterval(timer);
+      this.flushSync();
+      tell();
+    };
+  }
+  async pruneEvents(before: number): Promise<number> {
+    return events.pruneEvents(this.c, before);
   }
 
   // ---- jobs (sql/jobs.ts, sql/job-states.ts, sql/restore.ts) ----

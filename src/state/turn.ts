@@ -32,7 +32,7 @@ export class Turn {
   private durableWaiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
   /** Set when a commit failed: the store refuses further writes. */
   private failure: StateFileError | undefined;
-  /** The turn's events as [at, job id, kind, detail], inserted with its COMMIT (see `event`). */
+  /** The turn's events as [at, job id, kind, detail, job key], inserted with its COMMIT (see `event`). */
   private events: (string | number | null)[][] = [];
   /** The inode of the WAL file once seen (see checkWal). */
   private walIno: number | undefined;
@@ -48,6 +48,8 @@ export class Turn {
     private readonly path: string,
     private readonly walPath: string,
     writer: boolean,
+    /** The process, as the events it records name it ("host:pid"). */
+    private readonly runner = "",
   ) {
     if (writer) this.walIno = statSync(walPath, { throwIfNoEntry: false })?.ino;
   }
@@ -114,9 +116,26 @@ export class Turn {
     return this.write(fn, durable, false);
   }
 
-  /** Records an event of the write in progress; the turn's events are inserted with its COMMIT. */
-  event(jobId: number | null, kind: string, detail?: string): void {
-    this.events.push([this.now(), jobId, kind, detail ?? null]);
+  /**
+   * Records an event of the write in progress; the turn's events are inserted with its COMMIT, with
+   * the job's key and task id as they are then (`jobKey` names a job whose row is gone by then).
+   */
+  event(jobId: number | null, kind: string, detail?: string, jobKey?: string): void {
+    this.events.push([this.now(), jobId, kind, detail ?? null, jobKey ?? null]);
+  }
+
+  /**
+   * Records an event that is no state change (a run started, a job queued): committed with the
+   * turn's writes, or alone at the end of the turn. Never throws: a store that can no longer be
+   * written loses it, and says so at its next write.
+   */
+  note(kind: string, detail: string | null, jobKey: string | null): void {
+    if (this.failure) return;
+    try {
+      this.write(() => this.events.push([this.now(), null, kind, detail, jobKey]), false, false);
+    } catch {
+      // The store is broken (writeFailure): every later write says so.
+    }
   }
 
   /** Resolves once this turn's writes are on disk (fsync'ed): for intents that precede a costed call. */
@@ -183,9 +202,11 @@ export class Turn {
       if (events.length > 0) {
         this.sql
           .get(
-            "INSERT INTO events (at, job_id, kind, detail) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)",
+            `INSERT INTO events (at, job_id, kind, detail, job_key, task_id, runner)
+               SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, coalesce(value ->> 4, j.job_key), j.task_id, ?
+                 FROM json_each(?) LEFT JOIN jobs j ON j.id = value ->> 1 ORDER BY json_each.key`,
           )
-          .run(JSON.stringify(events));
+          .run(this.runner, JSON.stringify(events));
       }
       this.sql.get("COMMIT").run();
     } catch (error) {

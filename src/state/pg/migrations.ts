@@ -269,6 +269,14 @@ export const PG_MIGRATIONS: PgMigrations = {
     CREATE UNIQUE INDEX budget_charges_once ON budget_charges (budget_id, job_id, attempt) WHERE job_id IS NOT NULL;
     CREATE INDEX budget_charges_speech ON budget_charges (speech) WHERE speech IS NOT NULL;
     `,
+    // 13: the event stream, as the state file's migration 15. `runner` names the process ("host:pid")
+    // where runner_id cannot (a reviewer has no runner); rows of earlier reels are read through
+    // runner_id and the job's row.
+    `
+    ALTER TABLE events ADD COLUMN job_key text;
+    ALTER TABLE events ADD COLUMN task_id text;
+    ALTER TABLE events ADD COLUMN runner text;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

@@ -24,6 +24,7 @@
 //   engine relies on that order in two places (watch's forgetting vs a claim; a lost asset).
 import { hostname } from "node:os";
 import pg from "pg";
+import type { StoredEvent } from "../../events/stored.js";
 import { canonicalBaseUrl } from "../../service/base-url.js";
 import { LeaseLostError, StateFileError } from "../errors.js";
 import { pidSpace } from "../pid-space.js";
@@ -32,6 +33,7 @@ import type {
   BudgetOwner,
   BudgetSessionRow,
   DecisionRow,
+  EventQuery,
   OpenBudgetSession,
   FailKind,
   FileStamp,
@@ -70,6 +72,7 @@ import * as assets from "./sql/assets.js";
 import * as caches from "./sql/caches.js";
 import { type PgContext, toNumber } from "./sql/context.js";
 import * as decisions from "./sql/decisions.js";
+import * as events from "./sql/events.js";
 import * as retakes from "./sql/retakes.js";
 import * as changeMarks from "./sql/change-mark.js";
 import * as states from "./sql/job-states.js";
@@ -152,6 +155,9 @@ interface Runner {
   readonly notices: SlotNotices;
 }
 
+/** How often a writer followed reads its events back (see followOwnEvents). */
+const POLL_EVENTS_MS = 200;
+
 export type { RunnerView, RunnerState } from "./sql/runners.js";
 
 export class PgStore implements JobStore {
@@ -163,6 +169,11 @@ export class PgStore implements JobStore {
   private readonly leaseListeners: ((error: LeaseLostError) => void)[] = [];
   private leaseLostError: LeaseLostError | undefined;
   private closed = false;
+  /** Notes not yet inserted (see noteEvent), and the insert on its way. */
+  private notes: events.Note[] = [];
+  private notesSent: Promise<void> = Promise.resolve();
+  /** The stream's follower's stop (see followOwnEvents). */
+  private stopFollowing: (() => Promise<void>) | undefined;
   readonly writeFailure: StateFileError | undefined = undefined;
   /** The fleet's operations (see FleetStore); undefined for a reader. */
   readonly fleet: FleetStore | undefined;
@@ -181,7 +192,7 @@ export class PgStore implements JobStore {
     /** A writer's runner; undefined for a reader. */
     private readonly runner: Runner | undefined,
   ) {
-    this.c = { pool, serviceId, host, now };
+    this.c = { pool, serviceId, host, now, ...(runner && { eventRunnerId: runner.id }) };
     this.w = runner && { ...this.c, runnerId: runner.id, pidSpace: runner.pidSpace, lease };
     this.fleet = this.w && this.fleetOf(this.w, runner!);
   }
@@ -357,10 +368,80 @@ export class PgStore implements JobStore {
   }
 
   /** Nothing waits: every write was committed before its promise resolved. */
-  async flush(): Promise<void> {}
+  async flush(): Promise<void> {
+    await this.sendNotes();
+  }
+
+  // ---- the event stream (sql/events.ts, src/events) ----
+
+  /**
+   * Notes of one turn of the event loop go in one statement, at its end: on the writer's one
+   * connection, after the writes issued before them.
+   */
+  noteEvent(kind: string, detail: string | null, jobKey: string | null): void {
+    if (this.closed || !this.w) return;
+    if (this.notes.length === 0) setImmediate(() => void this.sendNotes());
+    this.notes.push([this.c.now(), kind, detail, jobKey]);
+  }
+
+  private sendNotes(): Promise<void> {
+    const notes = this.notes;
+    this.notes = [];
+    if (notes.length > 0) {
+      const runner = `${this.c.host}:${process.pid}`;
+      // A note lost to an outage is not worth holding work for: the state changes' own events are
+      // recorded with them.
+      this.notesSent = this.notesSent.then(() =>
+        events.insertNotes(this.c, notes, this.runner?.id ?? null, runner).catch(() => {}),
+      );
+    }
+    return this.notesSent;
+  }
+
+  readEvents(query: EventQuery): Promise<StoredEvent[]> {
+    return events.readEvents(this.c, query);
+  }
+
+  /**
+   * A writer's statements commit in the order issued (one connection): its events are read back by
+   * id, every POLL_EVENTS_MS while followed, a statement on that connection.
+   */
+  followOwnEvents(listener: (list: readonly StoredEvent[]) => void): () => Promise<void> {
+    const runnerId = this.runner?.id;
+    if (runnerId === undefined) throw new TypeError("only a writer has events of its own");
+    let last: number | undefined;
+    let reading: Promise<void> = Promise.resolve();
+    const tell = async (): Promise<void> => {
+      last ??= await events.lastEventId(this.c);
+      for (;;) {
+        const list = await events.readEvents(this.c, { afterId: last, limit: 10_000 }, runnerId);
+        if (list.length === 0) return;
+        last = list[list.length - 1]!.id;
+        listener(list);
+      }
+    };
+    const poll = (): Promise<void> => (reading = reading.then(tell).catch(() => {}));
+    void poll();
+    const timer = setInterval(() => void poll(), POLL_EVENTS_MS);
+    timer.unref();
+    const stop = async (): Promise<void> => {
+      clearInterval(timer);
+      this.stopFollowing = undefined;
+      await this.sendNotes();
+      await poll();
+    };
+    this.stopFollowing = stop;
+    return stop;
+  }
+
+  pruneEvents(before: number): Promise<number> {
+    return this.io(() => events.pruneEvents(this.c, before));
+  }
 
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.stopFollowing?.();
+    await this.sendNotes();
     this.closed = true;
     try {
       if (this.runner) {

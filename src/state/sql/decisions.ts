@@ -30,7 +30,12 @@ function decisionOf(v: Values): DecisionRow {
   };
 }
 
-/** In one savepoint of the turn: all or none. */
+/** The stream's fields of a decision (src/events). */
+export function decidedDetail(d: NewDecision): string {
+  return JSON.stringify({ decision: d.decision, reviewer: d.reviewer });
+}
+
+/** In one savepoint of the turn: all or none; each with its event. */
 export function recordDecisions(c: SqlContext, decisions: readonly NewDecision[]): DecisionRow[] {
   return c.turn.write(() =>
     decisions.map((d) => {
@@ -39,6 +44,7 @@ export function recordDecisions(c: SqlContext, decisions: readonly NewDecision[]
         `INSERT INTO decisions (service_id, job_key, spec_hash, decision, reviewer, note, decided_at)
            VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ).run(c.serviceId, d.key, d.specHash, d.decision, d.reviewer, d.note ?? null, c.now());
+      c.turn.event(null, "job.decided", decidedDetail(d), d.key);
       return decisionOf(
         sql(c, `SELECT ${DECISION_COLUMNS} ${FROM} WHERE decisions.id = ?`, true).get(
           lastInsertRowid,

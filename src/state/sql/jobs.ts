@@ -196,7 +196,7 @@ export function forgetUnsentJobs(c: SqlContext, manifest: string, keep: Readonly
     for (const [id, key, hash] of rows) {
       if (keep.has(versionKey(key, hash))) continue;
       sql(c, "DELETE FROM jobs WHERE id = ?").run(id);
-      c.turn.event(id, "forgotten", `${key}: no longer in its manifest; nothing was sent`);
+      c.turn.event(id, "forgotten", `${key}: no longer in its manifest; nothing was sent`, key);
       forgotten++;
     }
     return forgotten;

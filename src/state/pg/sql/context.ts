@@ -13,6 +13,8 @@ export interface PgContext {
   /** The machine whose caches are read and written (paths mean nothing on another). */
   readonly host: string;
   readonly now: () => number;
+  /** The writer's runner, which the events of its writes name (src/events); undefined for a reader. */
+  readonly eventRunnerId?: number;
 }
 
 /** A bigint column (which pg hands back as a string) as a number; null stays null. */

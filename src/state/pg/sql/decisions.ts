@@ -18,7 +18,7 @@ function decisionOf(r: Record<string, unknown>): DecisionRow {
   };
 }
 
-/** One statement (arrays unnested, in their order): all or none. */
+/** One statement (arrays unnested, in their order), with their events: all or none. */
 export async function recordDecisions(
   c: PgContext,
   decisions: readonly NewDecision[],
@@ -31,7 +31,11 @@ export async function recordDecisions(
            FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY
              AS t (job_key, spec_hash, decision, reviewer, note, ord)
            ORDER BY t.ord
-         RETURNING *)
+         RETURNING *),
+     noted AS (
+       INSERT INTO events (at, kind, detail, job_key, runner)
+         SELECT $7::bigint, 'job.decided', json_build_object('decision', decision, 'reviewer', reviewer)::text, job_key, $8
+           FROM made ORDER BY id)
      SELECT ${DECISION_COLUMNS} FROM made AS decisions JOIN services ON services.id = decisions.service_id
        ORDER BY decisions.id`,
     [
@@ -42,6 +46,8 @@ export async function recordDecisions(
       decisions.map((d) => d.reviewer),
       decisions.map((d) => d.note ?? null),
       c.now(),
+      // The reviewer's process, as the stream names it (a reviewer has no runner).
+      `${c.host}:${process.pid}`,
     ],
   );
   return rows.map(decisionOf);

@@ -34,9 +34,12 @@ async function setJob(
   let text = update;
   if (event) {
     values.push(event.kind, event.detail ?? null);
-    text = `WITH changed AS (${update} RETURNING id)
-      INSERT INTO events (at, job_id, kind, detail)
-        SELECT $2::bigint, id, $${values.length - 1}::text, $${values.length}::text FROM changed`;
+    // With the job's key and task id as they are now, and the runner that changed it (src/events).
+    values.push(c.eventRunnerId ?? null);
+    const n = values.length;
+    text = `WITH changed AS (${update} RETURNING id, job_key, task_id)
+      INSERT INTO events (at, job_id, kind, detail, job_key, task_id, runner_id)
+        SELECT $2::bigint, id, $${n - 2}::text, $${n - 1}::text, job_key, task_id, $${n}::bigint FROM changed`;
   }
   const { rowCount } = await c.pool.query(text, values);
   return { updatedAt: now, changed: rowCount ?? 0 };

@@ -209,8 +209,8 @@ export async function forgetUnsentJobs(
          WHERE service_id = $1 AND manifest = $2 AND state = 'pending' AND attempts = 0 AND task_id IS NULL
            AND job_key || chr(10) || spec_hash <> ALL ($3::text[])
          RETURNING id, job_key)
-     INSERT INTO events (at, job_id, kind, detail)
-       SELECT $4::bigint, id, 'forgotten', job_key || ': no longer in its manifest; nothing was sent' FROM gone`,
+     INSERT INTO events (at, job_id, kind, detail, job_key)
+       SELECT $4::bigint, id, 'forgotten', job_key || ': no longer in its manifest; nothing was sent', job_key FROM gone`,
     [c.serviceId, manifest, [...keep], c.now()],
   );
   return rowCount ?? 0;

@@ -1,0 +1,130 @@
+// The event stream's cost: reel's CPU per job with --events FILE against without, the same run of
+// BENCH_JOBS instant jobs (default 2,000) alternately, five times each; the medians. Without the file
+// the store still records the stream (reel events reads it): that is the CLI without --events.
+//   node bench/events-bench.js   (after `npm run build`)
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { makeClient } from "../dist/client/index.js";
+import { tuneHeapForBatches } from "../dist/cli/heap.js";
+import { EventStream } from "../dist/events/stream.js";
+import { loadManifests } from "../dist/manifest/index.js";
+import { runBatch } from "../dist/run/run-batch.js";
+import { StateStore } from "../dist/state/store.js";
+
+const BIN = join(fileURLToPath(new URL("../", import.meta.url)), "bin", "reel.js");
+const N = Number(process.env.BENCH_JOBS ?? 2_000);
+const ROUNDS = 5;
+
+// As `reel run` does (see src/cli/heap.ts), so the figures are the CLI's.
+tuneHeapForBatches();
+
+async function childSandbox() {
+  const child = spawn(
+    process.execPath,
+    [BIN, "sandbox", "--port", "0", "--slots", "1000", "--time-scale", "0"],
+    {
+      stdio: ["ignore", "pipe", "ignore"],
+    },
+  );
+  let out = "";
+  await new Promise((resolve, reject) => {
+    child.stdout.on("data", (d) => {
+      out += d;
+      if (out.includes("REEL_API_KEY=")) resolve();
+    });
+    child.on("exit", () => reject(new Error("sandbox exited")));
+  });
+  return {
+    baseUrl: /REEL_BASE_URL=(\S+)/.exec(out)[1],
+    apiKey: /REEL_API_KEY=(\S+)/.exec(out)[1],
+    close: () => child.kill("SIGTERM"),
+  };
+}
+
+async function once(sandbox, withFile) {
+  const dir = mkdtempSync(join(tmpdir(), "reel-events-bench-"));
+  try {
+    const videos = Array.from(
+      { length: N },
+      (_, i) => `  - id: v${i}\n    chunks:\n      - duration: 5\n        text: "take ${i}"\n`,
+    );
+    writeFileSync(
+      join(dir, "m.yaml"),
+      `version: 1\nname: bench\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos.join("")}`,
+    );
+    const cpu0 = process.cpuUsage();
+    const { manifests } = await loadManifests(["m.yaml"], { cwd: dir });
+    const store = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
+    const events = await EventStream.open(store, {
+      command: "run",
+      ...(withFile ? { file: join(dir, "events.jsonl") } : {}),
+      warn: (line) => console.error(line),
+    });
+    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
+    const summary = await runBatch({
+      jobs: manifests.flatMap((m) => m.jobs),
+      client,
+      store,
+      outDir: join(dir, "out"),
+      cacheDir: join(dir, "cache"),
+      concurrency: 64,
+      downloadConcurrency: 16,
+      httpOrigins: [new URL(sandbox.baseUrl).origin],
+      pollTiming: { minMs: 20, maxMs: 2_000 },
+      pollsPerSecond: 500,
+      progress: events.recorder,
+    });
+    events.end(summary.outcome);
+    await events.close();
+    await store.close();
+    await client.close();
+    const cpu = process.cpuUsage(cpu0);
+    return (cpu.user + cpu.system) / 1000 / N;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** One measurement in a fresh process (no JIT or heap carried over from the one before). */
+function child(withFile) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), withFile ? "with" : "without"], {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, BENCH_SANDBOX: JSON.stringify(sandboxInfo) },
+    });
+    let out = "";
+    proc.stdout.on("data", (d) => (out += d));
+    proc.on("exit", (code) => (code === 0 ? resolve(Number(out.trim())) : reject(new Error(`exit ${code}`))));
+  });
+}
+
+let sandboxInfo;
+const mode = process.argv[2];
+if (mode) {
+  const info = JSON.parse(process.env.BENCH_SANDBOX);
+  console.log(await once(info, mode === "with"));
+} else {
+  const sandbox = await childSandbox();
+  sandboxInfo = { baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey };
+  try {
+    const without = [];
+    const withFile = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      without.push(await child(false));
+      withFile.push(await child(true));
+    }
+    const a = median(without);
+    const b = median(withFile);
+    console.log(`events: reel CPU per job, ${N} jobs, median of ${ROUNDS} alternating runs (a process each)`);
+    console.log(`  without --events: ${a.toFixed(3)} ms  (${without.map((x) => x.toFixed(3)).join(" ")})`);
+    console.log(`  with --events:    ${b.toFixed(3)} ms  (${withFile.map((x) => x.toFixed(3)).join(" ")})`);
+    console.log(`  ratio: ${(b / a).toFixed(3)}`);
+  } finally {
+    sandbox.close();
+  }
+}
