@@ -1,5 +1,7 @@
 // Engine benchmarks of issue 4. Prints figures; asserts nothing (CI machines are noisy).
 //   node bench/engine-bench.js [makespan|overhead|hashing|resume|metrics]...   (after `npm run build`)
+//   BENCH_JOBS=5000,40000,100000 node bench/engine-bench.js overhead   (one process per size, on
+//   tmpfs when there is one: each size's own peak RSS, wall and CPU per job, and its rerun)
 import { execFileSync, spawn } from "node:child_process";
 import {
   closeSync,
@@ -133,6 +135,15 @@ async function overhead(base, label) {
     );
     const cpu0 = process.cpuUsage();
     const started = Date.now();
+    // The peak before results.jsonl and index.html are written (the run's end calls stop first).
+    let engineRss;
+    const progress = {
+      start() {},
+      event() {},
+      stop() {
+        engineRss = process.resourceUsage().maxRSS;
+      },
+    };
     const jobs = await load(dir, "m.yaml");
     const store = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
     const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
@@ -148,6 +159,7 @@ async function overhead(base, label) {
       // What `reel run` uses for a service on this machine (see src/cli/service-options.ts).
       pollTiming: { minMs: 20, maxMs: 2_000 },
       pollsPerSecond: 500,
+      progress,
     });
     const cpu = process.cpuUsage(cpu0);
     const wall = Date.now() - started;
@@ -159,12 +171,18 @@ async function overhead(base, label) {
     return {
       dir,
       rows: [
-        [`overhead ${label}: jobs done`, `${ok}/${N} in ${(wall / 1000).toFixed(1)} s`],
+        [
+          `overhead ${label}: jobs done`,
+          `${ok}/${N} in ${(wall / 1000).toFixed(1)} s (wall per job ${(wall / N).toFixed(2)} ms)`,
+        ],
         [
           `overhead ${label}: reel CPU per job (load, state, HTTP, download)`,
           `${(cpuMs / N).toFixed(3)} ms (user ${(cpu.user / 1000 / N).toFixed(3)}, system ${(cpu.system / 1000 / N).toFixed(3)})`,
         ],
-        [`overhead ${label}: peak RSS`, `${Math.round(process.resourceUsage().maxRSS / 1024)} MB`],
+        [
+          `overhead ${label}: peak RSS`,
+          `${Math.round(process.resourceUsage().maxRSS / 1024)} MB (${Math.round(engineRss / 1024)} MB before the reports)`,
+        ],
       ],
       sandbox,
     };
@@ -243,7 +261,7 @@ async function resume(fromOverhead) {
     const code = await new Promise((resolve) => child.on("exit", resolve));
     return [
       [
-        "resume: 10,000-job state, start -> first submission (process start included)",
+        `resume: ${n.toLocaleString("en-US")}-job state, start -> first submission (process start included)`,
         `${firstSubmitMs} ms (exit ${code})`,
       ],
       ["resume: whole rerun", `${Date.now() - started} ms`],
@@ -295,6 +313,24 @@ async function hashing() {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Several sizes (BENCH_JOBS=5000,40000): this bench's overhead and resume once per size, in a process of its own. */
+function eachSize(sizes) {
+  const rows = [];
+  for (const size of sizes) {
+    const shm = existsSync("/dev/shm") ? { TMPDIR: "/dev/shm" } : {};
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), "overhead"], {
+      env: { ...process.env, ...shm, BENCH_JOBS: String(size), BENCH_FLOOR: "0" },
+      encoding: "utf8",
+      maxBuffer: 1 << 20,
+    });
+    for (const line of out.trim().split("\n")) {
+      const [, name, value] = /^(.*?)\s{2,}(\S.*)$/.exec(line) ?? [];
+      if (name) rows.push([`${size.toLocaleString("en-US")} jobs: ${name}`, value]);
+    }
+  }
+  return rows;
 }
 
 /**
@@ -383,9 +419,13 @@ async function metricsCost() {
 tuneHeapForBatches();
 const wanted = process.argv.slice(2);
 const want = (name) => wanted.length === 0 || wanted.includes(name);
+// A list (a comma in it, "40000," for one size): one process per size, on tmpfs if there is one.
+const sizes = (process.env.BENCH_JOBS ?? "10000").split(",").filter(Boolean).map(Number);
+const bySize = (process.env.BENCH_JOBS ?? "").includes(",");
 const rows = [];
 if (want("makespan")) rows.push(...(await makespan()));
-if (want("overhead") || want("resume")) {
+if ((want("overhead") || want("resume")) && bySize) rows.push(...eachSize(sizes));
+else if (want("overhead") || want("resume")) {
   const o = await overhead(tmpdir(), `(output in ${tmpdir()})`);
   rows.push(...o.rows);
   rows.push(...(await resume(o)));
@@ -395,7 +435,8 @@ if (want("overhead") || want("resume")) {
     t.sandbox.close();
     rmSync(t.dir, { recursive: true, force: true });
   }
-  rows.push(...(await floor(existsSync("/dev/shm") ? "/dev/shm" : tmpdir())));
+  if (process.env.BENCH_FLOOR !== "0")
+    rows.push(...(await floor(existsSync("/dev/shm") ? "/dev/shm" : tmpdir())));
 }
 if (want("hashing")) rows.push(...(await hashing()));
 if (wanted.includes("metrics")) rows.push(...(await metricsCost()));

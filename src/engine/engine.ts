@@ -30,6 +30,7 @@ import {
 import { DEFAULTS } from "../defaults.js";
 import { shownPath } from "../user-path.js";
 import { makeAssetResolver, speechAsset } from "./assets.js";
+import { Backlog } from "./backlog.js";
 import { type EngineContext, type EngineOptions, IN_FLIGHT, type WantedJobs } from "./context.js";
 import { afterFinal, checkDone } from "./deliver.js";
 import { followInSlot } from "./follow.js";
@@ -122,9 +123,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     slots: new PQueue({ concurrency }),
     transfers,
     downloads: new PQueue({ concurrency: downloadConcurrency }),
-    // Jobs are admitted to work a few at a time, longest first, so that a batch of 10,000 holds a
-    // queued closure per job rather than 10,000 suspended chains of promises. Enough are admitted to
-    // keep every generation slot and download busy, with a generation's worth more ready to submit.
+    // Jobs are admitted to work a few at a time, longest first (see admit: those waiting are a small
+    // entry each in a backlog). Enough are admitted to keep every generation slot and download busy,
+    // with a generation's worth more ready to submit.
     admission: new PQueue({ concurrency: 2 * concurrency + downloadConcurrency + 16 }),
     // Jobs already done only need their files checked: a lane of their own, so 10,000 checks at the
     // start of a rerun never delay the first submission.
@@ -137,6 +138,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const wanted = new Map<string, string>(); // job key -> spec hash of the version wanted
   const keysOf = new Map<string, Set<string>>(); // manifest -> its job keys
   const working = new Map<number, Promise<void>>(); // row id -> its processing
+  const backlogs = new Map<PQueue, Backlog<{ rowId: number; work: () => Promise<Worked> }>>(); // lane -> jobs not in it yet
+  const waiting = new Set<number>(); // row ids in a backlog
   const preparedDirs = new Map<string, Promise<void>>(); // manifest -> its output folder checked and cleaned
   const wantedJobs: WantedJobs = {
     isWanted: (job) => wanted.get(job.key) === job.specHash,
@@ -281,11 +284,44 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     }, fleet.heartbeatMs);
 
   /**
-   * Works on job `rowId` in `lane`: once per job at a time. Work that finds the job held by another
-   * runner of the fleet (ELSEWHERE) waits outside the lane until none holds it, then runs again.
+   * Works on job `rowId` in `lane`: once per job at a time. It waits in the lane's backlog until the
+   * lane has room (see admit); call admit once the jobs of a batch are tracked.
    */
   function track(rowId: number, work: () => Promise<Worked>, lane: PQueue, priority = 0): void {
-    if (working.has(rowId)) return;
+    if (working.has(rowId) || waiting.has(rowId)) return;
+    let backlog = backlogs.get(lane);
+    if (!backlog) backlogs.set(lane, (backlog = new Backlog()));
+    backlog.add({ rowId, work }, priority);
+    waiting.add(rowId);
+  }
+
+  /**
+   * Hands jobs from each backlog to its lane while the lane has fewer queued than it runs at once, so
+   * that the lane never idles and holds no more than that; a task already on the service goes in at
+   * once (it holds a generation slot, and goes before any other). After a stop, nothing is admitted:
+   * the work would be skipped anyway.
+   */
+  function admit(): void {
+    if (stop.signal.aborted) {
+      for (const backlog of backlogs.values()) backlog.clear();
+      waiting.clear();
+      return;
+    }
+    for (const [lane, backlog] of backlogs) {
+      for (let next = backlog.peek(); next; next = backlog.peek()) {
+        if (lane.size >= lane.concurrency && next.priority < IN_FLIGHT) break;
+        backlog.take();
+        waiting.delete(next.item.rowId);
+        start(next.item.rowId, next.item.work, lane, next.priority);
+      }
+    }
+  }
+
+  /**
+   * Work that finds the job held by another runner of the fleet (ELSEWHERE) waits outside the lane
+   * until none holds it, then runs again.
+   */
+  function start(rowId: number, work: () => Promise<Worked>, lane: PQueue, priority: number): void {
     const attempt = async (): Promise<void> => {
       // Work still queued when the engine stops is skipped (a stop is prompt).
       while (
@@ -315,7 +351,10 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         }
         if (!gate.handleFatal(error)) log.error({ rowId, err: error }, "unexpected error");
       })
-      .finally(() => working.delete(rowId));
+      .finally(() => {
+        working.delete(rowId);
+        admit();
+      });
     working.set(rowId, promise);
   }
 
@@ -338,6 +377,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           state === "submitted" ? IN_FLIGHT : job.seconds,
         );
     });
+    admit();
   }
 
   /**
@@ -392,6 +432,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         IN_FLIGHT,
       );
     }
+    admit();
   }
 
   /** One job's path, from the state it is in when admitted. */
@@ -447,6 +488,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     dropManifest,
     followInFlight,
     async whenIdle() {
+      admit();
       while (working.size > 0) await Promise.all([...working.values()]);
     },
     async wantedRows(given) {

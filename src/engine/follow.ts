@@ -95,6 +95,8 @@ export async function follow(ctx: EngineContext, rowId: number, known?: Submitte
           // read was polled 45 times a second on loopback.
           backoffDelay(failedPollBackoff(pollTiming), failedPolls)
         : nextPoll();
+    /** When this poll is meant to leave: it may leave later (a busy event loop, the cap on polls). */
+    const plannedAt = Date.now() + delay;
     try {
       await ctx.signals.sleep(delay);
       if (!(await gate.whenServiceUsable())) return false; // also when the engine stopped meanwhile
@@ -122,6 +124,7 @@ export async function follow(ctx: EngineContext, rowId: number, known?: Submitte
                 seenUnfinishedAt - submittedAt,
                 askedAt - submittedAt,
                 row.seconds,
+                plannedAt - submittedAt,
               )
             : undefined;
         // Said before the slot is let go: the job is no longer among those the service runs.
