@@ -14,7 +14,7 @@ import { EXIT } from "./exit-codes.js";
 import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";
 import { openStateToRead } from "./read-state.js";
 import { describeRunners, runnerJson, runnersOf } from "./runners-view.js";
-import { refuseSandboxWithBaseUrl, SANDBOX_SERVICE_ID } from "./service-options.js";
+import { refuseSandboxWithBaseUrl, sandboxServiceId } from "./service-options.js";
 import { withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
 
 export const statusCommand: Command = {
@@ -100,7 +100,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   // As run records it: without trailing slashes.
   const baseUrl =
     args.values.sandbox === true
-      ? SANDBOX_SERVICE_ID
+      ? sandboxServiceId(place.storeUrl)
       : args.values["base-url"] === undefined
         ? undefined
         : canonicalBaseUrl(args.values["base-url"] as string);

@@ -36,6 +36,7 @@ import {
   positiveInteger,
   PRIVATE_SOURCES_OPTION,
   SANDBOX_SERVICE_ID,
+  sandboxServiceId,
   SERVICE_OPTIONS,
   SERVICE_USAGE,
   type ServiceSettings,
@@ -213,7 +214,7 @@ export async function withWorkSession<T>(
       "--rebuild-state rebuilds a SQLite state file; a PostgreSQL store is not lost with a file",
     );
   }
-  const serviceId = settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!;
+  const serviceId = settings.sandbox ? sandboxServiceId(settings.storeUrl) : settings.baseUrl!;
   const store = await openJobStore(
     settings.statePath,
     {

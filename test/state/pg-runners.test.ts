@@ -198,6 +198,30 @@ describe("the runners of a PostgreSQL store", () => {
     ).toEqual([...new Set(winners)].sort());
   });
 
+  it("another machine's sandbox at work keeps no address out: a runner of a service starts beside it", async (context) => {
+    const url = await database(context);
+    // As `--sandbox` on machine b names its service in a shared store (cli/service-options.ts).
+    const sandbox = await open(url, { baseUrl: "sandbox:local@machine-b" });
+    const sandboxJob = await sandbox.upsertJob({
+      key: "promo/v0",
+      manifest: "promo",
+      videoId: "v0",
+      specHash: "h1",
+      specJson: "{}",
+      seconds: 5,
+      model: "actor-2",
+    });
+    expect(await sandbox.markSubmitting(sandboxJob.id)).toBe(1);
+    const service = await open(url, {
+      baseUrl: "http://127.0.0.1:8080",
+      exclusiveAddress: { free: ["sandbox:local"] },
+    });
+    expect(service.runnerId).toBeGreaterThan(sandbox.runnerId!);
+    // Nor is the sandbox's work taken for work sent to another service.
+    const job = { key: "promo/v0", specHash: "h1" };
+    expect(await service.listSentElsewhere([job], ["sandbox:local"])).toEqual([]);
+  });
+
   it("a runner of another address silent past its lease does not block a new one, and is taken over by it: it cannot wake up beside it", async (context) => {
     const url = await database(context);
     const exclusiveAddress = { free: [] };
