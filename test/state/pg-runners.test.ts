@@ -198,6 +198,42 @@ describe("the runners of a PostgreSQL store", () => {
     ).toEqual([...new Set(winners)].sort());
   });
 
+  it("an uncertain submission holds its slot of the account for the hold by the database's clock, whatever the runners' clocks say", async (context) => {
+    const url = await database(context);
+    const lease = { ...DEFAULT_LEASE, uncertainHoldMs: 1_000 };
+    const MINUTES_20 = 20 * 60_000;
+    // Three machines of one account, bound 1: one 20 minutes behind, one 20 minutes ahead.
+    const behind = await open(url, { concurrency: 1, lease, now: () => Date.now() - MINUTES_20 });
+    const ahead = await open(url, { concurrency: 1, lease, now: () => Date.now() + MINUTES_20 });
+    const exact = await open(url, { concurrency: 1, lease });
+    const jobs = [];
+    for (const id of ["v0", "v1", "v2"]) {
+      jobs.push(
+        await exact.upsertJob({
+          key: `promo/${id}`,
+          manifest: "promo",
+          videoId: id,
+          specHash: "h1",
+          specJson: "{}",
+          seconds: 5,
+          model: "actor-2",
+        }),
+      );
+    }
+    const [v0, v1, v2] = jobs.map((job) => job.id) as [number, number, number];
+    // Found uncertain by the machine behind: by its clock, long past the hold; by the database's, now.
+    expect(await behind.markSubmitting(v0)).toBe(1);
+    await behind.markUncertain(v0, "cut off mid-request");
+    expect(await exact.markSubmitting(v1)).toBe("full");
+    await sleep(1_200);
+    expect(await ahead.markSubmitting(v1)).toBe(1);
+    // Found uncertain by the machine ahead: the hold still ends a second later, not 20 minutes.
+    await ahead.markUncertain(v1, "cut off mid-request");
+    expect(await exact.markSubmitting(v2)).toBe("full");
+    await sleep(1_200);
+    expect(await exact.markSubmitting(v2)).toBe(1);
+  });
+
   it("another machine's sandbox at work keeps no address out: a runner of a service starts beside it", async (context) => {
     const url = await database(context);
     // As `--sandbox` on machine b names its service in a shared store (cli/service-options.ts).
