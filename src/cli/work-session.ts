@@ -30,6 +30,7 @@ import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
+import { pollFleetView } from "./fleet-view-poll.js";
 import {
   type ConnectedService,
   connectService,
@@ -245,6 +246,7 @@ export async function withWorkSession<T>(
     settings.storeUrl,
   );
   let service: ConnectedService | undefined;
+  let stopFleetView: (() => void) | undefined;
   try {
     if (rebuild) await rebuildState(store, settings.outDir, io);
     const human = await makeHumanProgress(io, {
@@ -256,6 +258,8 @@ export async function withWorkSession<T>(
     const progress =
       kind === "watch" && settings.json ? teeProgress(human, makeJsonProgress(io.stdout)) : human;
     service = await connectService(settings, logger, retryNotes(progress));
+    // A fleet's runner on a terminal: its display says what the whole fleet does.
+    if (store.fleet && io.stderr.isTTY === true) stopFleetView = pollFleetView(store.fleet, progress);
     return await work({
       logger,
       logFile,
@@ -285,6 +289,7 @@ export async function withWorkSession<T>(
       },
     });
   } finally {
+    stopFleetView?.();
     try {
       await store.close(); // throws if the state file could not be written: the user must hear of it
     } finally {
