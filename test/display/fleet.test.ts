@@ -5,7 +5,7 @@
 // with the numbers, in a line that fits; and its counts add up to the run's videos: the other
 // runner's videos are theirs, and a rerun of the finished campaign made none.
 import { describe, expect, it } from "vitest";
-import { until, useReelProcesses, writeTree } from "../helpers/cli.js";
+import { runCli, until, useReelProcesses, writeTree } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";
 import { usePty } from "../helpers/pty.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
@@ -53,6 +53,18 @@ describe("the live display of a fleet's runner", () => {
     expect(screen).toMatch(/^fleet: {2}2 runners · in flight 4 of 4, \d here · done \d+\/27, \d+ here$/m);
     for (const line of screen.split("\n")) expect(line.length).toBeLessThan(80);
     expect(await tty.wrapped()).toEqual([]);
+    // reel status says the same of the fleet at any moment, in text and in JSON.
+    const status = await runCli(["status", "--store", url], { cwd: dir, env: {} });
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `^Fleet of ${s.baseUrl.replace(/[.]/g, "\\.")}: 2 runners · in flight \\d of 4 · done \\d+$`,
+        "m",
+      ),
+    );
+    const json = JSON.parse(
+      (await runCli(["status", "--store", url, "--json"], { cwd: dir, env: {} })).stdout,
+    );
+    expect(json.fleet[s.baseUrl]).toMatchObject({ runners: 2, bound: 4 });
 
     expect(await other.exit, other.stderr()).toBe(0);
     expect(await tty.exit).toBe(0);
@@ -62,6 +74,10 @@ describe("the live display of a fleet's runner", () => {
     expect(made).toBeGreaterThan(0);
     expect(made + count(end, "by other runners")).toBe(JOBS);
     expect(s.counters.generationsCreated).toBe(JOBS);
+    // Once both stopped: no runner at work, so no fleet line.
+    expect((await runCli(["status", "--store", url], { cwd: dir, env: {} })).stdout).not.toContain(
+      "Fleet of",
+    );
 
     // The finished campaign again: nothing made by this run, nor by another.
     const again = reelInPty(args, dir, env);

@@ -36,6 +36,7 @@ import type {
   FailKind,
   FileStamp,
   FleetStore,
+  FleetView,
   JobHead,
   JobRow,
   JobStore,
@@ -78,7 +79,7 @@ import * as learned from "./sql/learned.js";
 import * as outputs from "./sql/out-manifests.js";
 import { restoreJobs } from "./sql/restore.js";
 import * as fleet from "./sql/fleet.js";
-import { fleetView } from "./sql/fleet-view.js";
+import { fleetView, fleetViews } from "./sql/fleet-view.js";
 import * as runners from "./sql/runners.js";
 import * as speech from "./sql/speech.js";
 
@@ -255,6 +256,11 @@ export class PgStore implements JobStore {
    */
   get heartbeatError(): Error | undefined {
     return this.runner?.heartbeat.lastError;
+  }
+
+  /** What each service's fleet does now (see FleetView), for `reel status`; not part of JobStore. */
+  fleetViews(): Promise<Map<string, FleetView>> {
+    return fleetViews(this.c, this.lease);
   }
 
   /** The runners `reel status` shows (see RUNNERS_SHOWN_MS), oldest first; not part of JobStore. */

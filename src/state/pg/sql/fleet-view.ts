@@ -7,6 +7,22 @@ import type { LeaseTiming } from "../lease.js";
 import { type PgContext, toNumber } from "./context.js";
 import { DB_NOW } from "./runners.js";
 
+/** Each service's fleet now (fleetView), by base URL: those with runners alive or jobs in flight. */
+export async function fleetViews(
+  c: Pick<PgContext, "pool">,
+  lease: Pick<LeaseTiming, "leaseMs" | "uncertainHoldMs">,
+): Promise<Map<string, FleetView>> {
+  const { rows } = await c.pool.query<{ id: string; base_url: string }>(
+    "SELECT id, base_url FROM services ORDER BY id",
+  );
+  const views = new Map<string, FleetView>();
+  for (const row of rows) {
+    const view = await fleetView(c, toNumber(row.id), undefined, lease);
+    if (view.runners > 0 || view.inFlight > 0 || view.uncertainHeld > 0) views.set(row.base_url, view);
+  }
+  return views;
+}
+
 /** The counts of `serviceId`'s fleet now; `runnerId`'s own jobs in flight as `mine` (0 without one). */
 export async function fleetView(
   c: Pick<PgContext, "pool">,
