@@ -25,7 +25,7 @@ import { canonicalBaseUrl } from "../service/base-url.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToRead } from "./read-state.js";
-import { refuseSandboxWithBaseUrl, SANDBOX_SERVICE_ID } from "./service-options.js";
+import { refuseSandboxWithBaseUrl, sandboxServiceId } from "./service-options.js";
 import { withProjectRoot, workplaceOf } from "./workplace.js";
 
 export const exportCommand: Command = {
@@ -131,7 +131,7 @@ async function runExport(args: ParsedArgs, io: CliIO): Promise<number> {
   refuseSandboxWithBaseUrl(args);
   const baseUrl =
     args.values.sandbox === true
-      ? SANDBOX_SERVICE_ID
+      ? sandboxServiceId(place.storeUrl)
       : args.values["base-url"] === undefined
         ? undefined
         : canonicalBaseUrl(args.values["base-url"] as string);

@@ -22,7 +22,7 @@ import { shownPath } from "../user-path.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { lastServiceOf } from "./read-state.js";
-import { refuseSandboxWithBaseUrl, SANDBOX_SERVICE_ID } from "./service-options.js";
+import { refuseSandboxWithBaseUrl, sandboxServiceId } from "./service-options.js";
 import {
   envSetting,
   flagValue,
@@ -159,7 +159,7 @@ async function namesOf(given: string, io: CliIO, place: Workplace): Promise<stri
  */
 function serviceOf(args: ParsedArgs, io: CliIO, place: Workplace): string | undefined {
   refuseSandboxWithBaseUrl(args);
-  if (args.values.sandbox === true) return SANDBOX_SERVICE_ID;
+  if (args.values.sandbox === true) return sandboxServiceId(place.storeUrl);
   const given =
     flagValue(args.values, "base-url") ?? envSetting(io.env, "REEL_BASE_URL") ?? place.project?.baseUrl;
   if (given !== undefined) return canonicalBaseUrl(given);

@@ -1,9 +1,11 @@
 // `run` validates its manifests before it locks the state file, opens a log or starts the sandbox:
 // an invalid manifest is refused (exit 2) even while another reel holds the state file. Loading
-// hashes the media files, through the cache of hashes kept in the state file; here that cache is
-// read without the lock (SQLite readers never wait on a writer), and the hashes computed meanwhile
-// are written into the state file once it is locked. A cache that cannot be read (no state file
-// yet, another program's file, an older schema) only means the files are hashed again.
+// hashes the media files, through the cache of hashes kept in the store; here that cache is read
+// without the lock (SQLite readers never wait on a writer), and the hashes computed meanwhile are
+// written into the store once it is locked. A shared store (PostgreSQL) keeps each machine's hashes
+// apart (by host: a path means nothing on another machine), read here through a reader of its own,
+// which registers no runner. A cache that cannot be read (no state file yet, another program's file,
+// an older schema, a database that does not answer) only means the files are hashed again.
 import { type CachedHasher, type HashCache, makeCachedHasher } from "../engine/hash-file.js";
 import { openJobStore } from "../state/open-job-store.js";
 import type { FileStamp, JobStore } from "../state/store.js";
@@ -16,10 +18,13 @@ export interface UnlockedHashCache {
   saveTo(store: JobStore): Promise<void>;
 }
 
-export async function readHashCacheUnlocked(statePath: string): Promise<UnlockedHashCache> {
+export async function readHashCacheUnlocked(
+  statePath: string,
+  storeUrl?: string,
+): Promise<UnlockedHashCache> {
   let reader: JobStore | undefined;
   try {
-    reader = await openJobStore(statePath, { readonly: true });
+    reader = await openJobStore(statePath, { readonly: true }, storeUrl);
   } catch {
     reader = undefined; // hashed again: see above
   }

@@ -31,7 +31,9 @@ import {
   PRIVATE_SOURCES_OPTION,
   refuseSandboxWithBaseUrl,
   SANDBOX_SERVICE_ID,
+  sandboxServiceId,
 } from "./service-options.js";
+import { isSandboxAddress } from "../state/service-address.js";
 import {
   exitCodeWithSkipped,
   goesOnDespite,
@@ -343,7 +345,7 @@ export const planCommand: Command = {
       if (args.values.explain === true) {
         explained = explainPlan(manifests, plan, view, { ...flags, cwd: io.cwd });
       }
-      if (store && service !== undefined && service !== SANDBOX_SERVICE_ID) {
+      if (store && service !== undefined && !isSandboxAddress(service)) {
         const fresh = new Set(plan.jobs.new);
         const jobs = manifests.flatMap((m) => m.jobs).filter((job) => fresh.has(job.key));
         plan.sentElsewhere = await store.listSentElsewhere(jobs, [SANDBOX_SERVICE_ID]);
@@ -401,7 +403,10 @@ function sharedPlanLine(shared: SharedBudget, json: Record<string, unknown>): st
 function comparedWith(store: JobStore | undefined, service: string | undefined): string {
   // The state file itself is named on the plan's first line.
   if (!store) return "compared with: nothing (no state file yet): every job is new";
-  const name = service === SANDBOX_SERVICE_ID ? "the sandbox (--sandbox)" : (service ?? "no service yet");
+  const name =
+    service !== undefined && isSandboxAddress(service)
+      ? "the sandbox (--sandbox)"
+      : (service ?? "no service yet");
   return `compared with: what the state file records of ${name}`;
 }
 
@@ -423,7 +428,7 @@ async function openStateForPlan(
     checkBaseUrl(given, envSetting(io.env, "REEL_API_KEY"));
   const chosen =
     args.values.sandbox === true
-      ? SANDBOX_SERVICE_ID
+      ? sandboxServiceId(storeUrl)
       : given === undefined
         ? undefined
         : canonicalBaseUrl(given);

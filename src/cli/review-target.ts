@@ -9,7 +9,8 @@ import { canonicalBaseUrl } from "../service/base-url.js";
 import type { JobRow } from "../state/job-store.js";
 import type { CliIO, ParsedArgs } from "./command.js";
 import { openStateToRead } from "./read-state.js";
-import { envSetting, refuseSandboxWithBaseUrl, SANDBOX_SERVICE_ID } from "./service-options.js";
+import { isSandboxAddress } from "../state/service-address.js";
+import { envSetting, refuseSandboxWithBaseUrl, sandboxServiceId } from "./service-options.js";
 import { flagValue, type Workplace, workplaceOf } from "./workplace.js";
 
 export interface ReviewTarget {
@@ -24,13 +25,13 @@ export interface ReviewTarget {
 
 /** How the user names a service to reel: the flag that picks it. */
 export function serviceFlag(baseUrl: string): string {
-  return baseUrl === SANDBOX_SERVICE_ID ? "--sandbox" : `--base-url ${baseUrl}`;
+  return isSandboxAddress(baseUrl) ? "--sandbox" : `--base-url ${baseUrl}`;
 }
 
 /** The service the user named, as run names it; undefined when none. */
 function namedService(args: ParsedArgs, io: CliIO, place: Workplace): string | undefined {
   refuseSandboxWithBaseUrl(args);
-  if (args.values.sandbox === true) return SANDBOX_SERVICE_ID;
+  if (args.values.sandbox === true) return sandboxServiceId(place.storeUrl);
   const url =
     flagValue(args.values, "base-url") ?? envSetting(io.env, "REEL_BASE_URL") ?? place.project?.baseUrl;
   return url === undefined ? undefined : canonicalBaseUrl(url);

@@ -81,7 +81,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   await checkAllowRead(allowRead, io.cwd);
   // Validated before the state file is locked, the log file opened or the sandbox started: an
   // invalid manifest is refused alike whether or not another reel holds the state file.
-  const hashes = await readHashCacheUnlocked(settings.statePath);
+  const hashes = await readHashCacheUnlocked(settings.statePath, settings.storeUrl);
   let loaded: Awaited<ReturnType<typeof loadManifests>>;
   try {
     loaded = await loadManifests(args.positionals, {

@@ -2,7 +2,8 @@
 // whether each is alive, and the jobs it holds. A state file has no runners (one process at a time,
 // held off by its lock): nothing is shown for one.
 import { formatDuration } from "../duration.js";
-import type { JobStore } from "../state/job-store.js";
+import type { FleetView, JobStore } from "../state/job-store.js";
+import { plural } from "../plural.js";
 import { RUNNERS_SHOWN_MS } from "../state/pg/lease.js";
 import type { RunnerView } from "../state/pg/store.js";
 import { isPostgresUrl } from "../state/pg/store-url.js";
@@ -13,6 +14,27 @@ export async function runnersOf(store: JobStore): Promise<RunnerView[] | undefin
   if (!isPostgresUrl(store.path)) return undefined;
   const { PgStore } = await import("../state/pg/store.js");
   return store instanceof PgStore ? store.listRunners() : undefined;
+}
+
+/** What each service's fleet does now (a PostgreSQL store; else undefined), by base URL. */
+export async function fleetsOf(store: JobStore): Promise<Map<string, FleetView> | undefined> {
+  if (!isPostgresUrl(store.path)) return undefined;
+  const { PgStore } = await import("../state/pg/store.js");
+  return store instanceof PgStore ? store.fleetViews() : undefined;
+}
+
+/**
+ * A line per service whose fleet is at work, as a runner's live display says it: `done` are its
+ * videos made (Success), counted by the caller from the jobs shown.
+ */
+export function describeFleets(
+  fleets: ReadonlyMap<string, FleetView>,
+  done: (service: string) => number,
+): string[] {
+  return [...fleets].map(([service, f]) => {
+    const held = f.uncertainHeld > 0 ? ` (and ${f.uncertainHeld} uncertain holding a slot)` : "";
+    return `Fleet of ${service}: ${plural(f.runners, "runner")} · in flight ${f.inFlight}${f.bound > 0 ? ` of ${f.bound}` : ""}${held} · done ${done(service)}`;
+  });
 }
 
 /** A runner in `status --json`: times as ISO strings, like the jobs'. */

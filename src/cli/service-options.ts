@@ -1,5 +1,6 @@
 // The options every command that talks to the service takes (the README, "Options"), read from flags
 // and the environment once, checked before any work, and turned into a client.
+import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import type { Dispatcher } from "undici";
 import type { ClientOptions, ServiceClient } from "../client/index.js";
@@ -231,6 +232,16 @@ function checkApiKey(key: string): void {
  */
 export const SANDBOX_SERVICE_ID = "sandbox:local";
 
+/**
+ * The identity of `--sandbox` runs on a store: SANDBOX_SERVICE_ID in a state file; in a shared store
+ * (`storeUrl`) this machine's, `sandbox:local@HOST`: another machine's sandbox has tasks and assets
+ * of its own under the same ids, which this one must never follow, download or count as its own.
+ * (All begin with SANDBOX_PREFIX: see state/service-address.ts.)
+ */
+export function sandboxServiceId(storeUrl: string | undefined, host: string = hostname()): string {
+  return storeUrl === undefined ? SANDBOX_SERVICE_ID : `${SANDBOX_SERVICE_ID}@${host}`;
+}
+
 export function isLoopback(hostname: string): boolean {
   return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d+){3}$/.test(hostname);
 }
@@ -248,7 +259,7 @@ export interface ConnectedService {
    * downloads and remote sources are to take (EngineOptions). Closed by close().
    */
   readonly dispatcher: Dispatcher;
-  /** The service identity the state rows are scoped by (the base URL, or SANDBOX_SERVICE_ID). */
+  /** The service identity the state rows are scoped by (the base URL, or sandboxServiceId). */
   readonly baseUrl: string;
   /** Origins whose files may be fetched over plain http. */
   readonly httpOrigins: readonly string[];
@@ -296,7 +307,7 @@ export async function connectService(
     return {
       client,
       dispatcher,
-      baseUrl: SANDBOX_SERVICE_ID,
+      baseUrl: sandboxServiceId(settings.storeUrl),
       httpOrigins: [new URL(sandbox.baseUrl).origin],
       apiKey: sandbox.apiKey,
       polling: LOCAL_POLLING,

@@ -13,8 +13,8 @@ import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";
 import { openStateToRead } from "./read-state.js";
-import { describeRunners, runnerJson, runnersOf } from "./runners-view.js";
-import { refuseSandboxWithBaseUrl, SANDBOX_SERVICE_ID } from "./service-options.js";
+import { describeFleets, describeRunners, fleetsOf, runnerJson, runnersOf } from "./runners-view.js";
+import { refuseSandboxWithBaseUrl, sandboxServiceId } from "./service-options.js";
 import { withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
 
 export const statusCommand: Command = {
@@ -100,13 +100,14 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   // As run records it: without trailing slashes.
   const baseUrl =
     args.values.sandbox === true
-      ? SANDBOX_SERVICE_ID
+      ? sandboxServiceId(place.storeUrl)
       : args.values["base-url"] === undefined
         ? undefined
         : canonicalBaseUrl(args.values["base-url"] as string);
   const store = await openStateToRead(statePath, baseUrl, place.storeUrl);
   let rows: Awaited<ReturnType<JobStore["listLatestJobs"]>>;
   let runners: Awaited<ReturnType<typeof runnersOf>>;
+  let fleets: Awaited<ReturnType<typeof fleetsOf>>;
   let decided: DecisionRow[];
   let retakes: RetakeRow[];
   try {
@@ -115,6 +116,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
         !names || (names.has(row.manifest) && (listedKeys.get(row.manifest)?.has(row.job_key) ?? true)),
     );
     runners = await runnersOf(store);
+    fleets = await fleetsOf(store);
     decided = await store.latestDecisions();
     retakes = (await store.listRetakes()).filter(
       (r) => !names || (names.has(r.manifest) && (listedKeys.get(r.manifest)?.has(r.key) ?? true)),
@@ -133,6 +135,9 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     reviewed.map(({ row, decision }) => ({ row, fields: decisionFieldsOf(decision) })),
     retakes,
   );
+  /** A service's videos made, of the jobs shown (their latest versions). */
+  const doneOf = (service: string): number =>
+    jobs.filter((job) => job.service === service && job.status === "Success").length;
   if (json) {
     // `manifests` adds up every service's jobs (its shape predates `services`); `services` keeps
     // them apart, by base URL, for a file shared by several.
@@ -149,12 +154,20 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
       services,
       jobs,
       ...(runners ? { runners: runners.map(runnerJson) } : {}),
+      ...(fleets
+        ? {
+            fleet: Object.fromEntries(
+              [...fleets].map(([service, f]) => [service, { ...f, done: doneOf(service) }]),
+            ),
+          }
+        : {}),
     };
     io.stdout.write(`${JSON.stringify(output)}\n`);
     return EXIT.ok;
   }
   io.stdout.write(`${workplaceLine(place, io.cwd, true)}\n`);
   const runnerLines = runners ? ["", ...describeRunners(runners)] : [];
+  if (fleets && fleets.size > 0) runnerLines.push("", ...describeFleets(fleets, doneOf));
   if (jobs.length === 0) {
     io.stdout.write(["No jobs recorded.", ...runnerLines, ""].join("\n"));
     return EXIT.ok;

@@ -31,12 +31,14 @@ import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
+import { pollFleetView } from "./fleet-view-poll.js";
 import {
   type ConnectedService,
   connectService,
   positiveInteger,
   PRIVATE_SOURCES_OPTION,
   SANDBOX_SERVICE_ID,
+  sandboxServiceId,
   SERVICE_OPTIONS,
   SERVICE_USAGE,
   type ServiceSettings,
@@ -232,7 +234,7 @@ export async function withWorkSession<T>(
       "--rebuild-state rebuilds a SQLite state file; a PostgreSQL store is not lost with a file",
     );
   }
-  const serviceId = settings.sandbox ? SANDBOX_SERVICE_ID : settings.baseUrl!;
+  const serviceId = settings.sandbox ? sandboxServiceId(settings.storeUrl) : settings.baseUrl!;
   // Before the store: a port in use is said before anything is opened or sent.
   const metrics =
     metricsAddress && (await startSessionMetrics(kind, metricsAddress, settings, args, io, logger));
@@ -271,6 +273,7 @@ export async function withWorkSession<T>(
   const store = metrics ? timedStore(openedStore, metrics.observeStoreCall) : openedStore;
   let service: ConnectedService | undefined;
   let events: EventStream | undefined;
+  let stopFleetView: (() => void) | undefined;
   try {
     if (rebuild) await rebuildState(store, settings.outDir, io);
     const eventsFile = args.values.events;
@@ -300,6 +303,8 @@ export async function withWorkSession<T>(
         : notes,
       metrics?.onAnswer,
     );
+    // A fleet's runner on a terminal: its display says what the whole fleet does.
+    if (store.fleet && io.stderr.isTTY === true) stopFleetView = pollFleetView(store.fleet, human);
     const result = await work({
       logger,
       logFile,
@@ -336,6 +341,7 @@ export async function withWorkSession<T>(
     events?.end(io.signal.aborted ? "interrupted" : "error");
     throw error;
   } finally {
+    stopFleetView?.();
     try {
       events?.end("error"); // said by the command when it ended as it meant to
       await events?.close();

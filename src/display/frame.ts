@@ -8,12 +8,17 @@
 //   jobs:   waiting 0 · preparing 0 · for a slot 3
 //           submitted 1 · Pending 2 · Running 1 · downloading 1
 //   files:  hashing 0 · uploading 1 (3.2/12.0 MB) · speech 0
+//   fleet:  3 runners · in flight 16 of 16, 4 here · done 27/40, 9 here
 //   waiting: 3 jobs for a slot, 4 of 4 generations in flight (--concurrency 4)
 //     spring/intro                                      Running        42 s
 //
-// Every job of the run is counted once: in this run's counts (done, failed, uncertain, and what
-// ended before), or in one of the jobs' places; the counts add up to the videos of the bar. A
-// watch's session counts also hold what it made of versions since edited (work it paid for).
+// Every job of the run is counted once: in this run's counts (done, failed, uncertain, what ended
+// before, and in a fleet what other runners made meanwhile), or in one of the jobs' places; the
+// counts add up to the videos of the bar. A watch's session counts also hold what it made of
+// versions since edited (work it paid for). The fleet's line (a shared store only) says what all
+// runners of the account do: the runners alive, the generations in flight against the account's
+// bound, and the run's videos made by any runner; "here" is this runner's share.
+import { FLEET_FULL } from "../engine/progress.js";
 import type pc from "picocolors";
 import { formatDuration } from "../duration.js";
 import { plural } from "../plural.js";
@@ -118,6 +123,8 @@ export function renderFrame(state: LiveState, o: FrameOptions): string[] {
     ),
   );
 
+  if (state.fleet) lines.push(...fleetLines(state, room));
+
   // Why reel waits, when it does.
   for (const reason of waitReasons(state, o.now, count)) {
     lines.push(...wrapLine(reason, room, { indent: 2 }).map((line) => c.yellow(line)));
@@ -173,6 +180,7 @@ function headOf(state: LiveState, o: FrameOptions, room: number): string[] {
     totals.failed > 0 ? c.red(c.bold(`${totals.failed} failed`)) : `${totals.failed} failed`,
     totals.uncertain > 0 ? c.yellow(`${totals.uncertain} uncertain`) : `${totals.uncertain} uncertain`,
     c.dim(before.join(", ")),
+    ...(totals.elsewhere > 0 ? [c.dim(`${totals.elsewhere} by other runners`)] : []),
     c.dim(formatDuration(o.now - state.startedAt)),
   ];
   lines.push(...flow(o.watching ? "this session: " : "this run: ", counts, room));
@@ -211,7 +219,15 @@ function waitReasons(state: LiveState, now: number, count: (place: JobPlace) => 
       `paused: ${state.paused.detail}${left > 0 ? `; checking again in ${formatDuration(left)}` : ""}`,
     );
   }
-  if (state.wait && state.wait.until > now) {
+  // The fleet's bound, with its numbers once the fleet was read: said while it holds jobs back.
+  const fleetFull = state.fleet !== undefined && count("queued") > 0 && fleetIsFull(state.fleet);
+  if (fleetFull) {
+    const f = state.fleet!;
+    reasons.push(
+      `waiting: ${FLEET_FULL} (${f.inFlight + f.uncertainHeld} of ${f.bound}, ${plural(f.runners, "runner")})`,
+    );
+  }
+  if (state.wait && state.wait.until > now && !(fleetFull && state.wait.detail === FLEET_FULL)) {
     reasons.push(`waiting ${formatDuration(state.wait.until - now)}: ${state.wait.detail}`);
   }
   const queued = count("queued");
@@ -227,6 +243,24 @@ function waitReasons(state: LiveState, now: number, count: (place: JobPlace) => 
     reasons.push(`waiting: the service queues ${plural(pending, "task")} of this run (Pending)`);
   }
   return reasons;
+}
+
+function fleetIsFull(f: NonNullable<LiveState["fleet"]>): boolean {
+  return f.bound > 0 && f.inFlight + f.uncertainHeld >= f.bound;
+}
+
+/** The fleet's line: its runners, its generations in flight, the run's videos made by any runner. */
+function fleetLines(state: LiveState, room: number): string[] {
+  const f = state.fleet!;
+  const totals = totalsOf(state);
+  const made = totals.done + totals.before + totals.elsewhere;
+  const parts = [
+    plural(f.runners, "runner"),
+    `in flight ${f.inFlight}${f.bound > 0 ? ` of ${f.bound}` : ""}, ${f.mine} here`,
+    `done ${made}/${totals.total}, ${totals.done} here`,
+  ];
+  if (f.uncertainHeld > 0) parts.push(`${f.uncertainHeld} uncertain holding a slot`);
+  return flow("fleet:  ", parts, room);
 }
 
 function order(job: JobView): number {

@@ -3,6 +3,7 @@
 // why reel waits. A plain object changed by applyEvent, so that the frame (frame.ts) is a pure
 // function of it and a clock, testable without a terminal.
 import type { JobFacts, ProgressEvent } from "../engine/progress.js";
+import type { FleetView } from "../state/job-store.js";
 import type { LearnedTimes } from "../engine/run-times.js";
 import { remainingMs } from "./eta.js";
 
@@ -23,6 +24,8 @@ export type JobPlace =
   | "done"
   | "failed"
   | "uncertain"
+  /** Made by another runner of the fleet while this run went on (perhaps fetched again here). */
+  | "doneElsewhere"
   /** Ended in an earlier run, left as it was. */
   | "doneBefore"
   | "failedBefore"
@@ -49,6 +52,8 @@ export interface JobView {
    * a deleted file): when that ends it is done before, as it was, not done by this run.
    */
   madeBefore?: boolean;
+  /** Its video was made by another runner of the fleet during this run: see madeBefore. */
+  madeElsewhere?: boolean;
 }
 
 export interface LiveState {
@@ -83,6 +88,8 @@ export interface LiveState {
    * learned (see eta.ts overheadMs): the latest first.
    */
   readonly overheads: number[];
+  /** What the fleet of a shared store is doing, as last read; undefined on a state file. */
+  fleet: FleetView | undefined;
 }
 
 /** An end of this session's work that its job no longer shows. */
@@ -112,6 +119,7 @@ export function makeLiveState(concurrency: number, now: number): LiveState {
     learned: undefined,
     downloads: { sumMs: 0, count: 0 },
     overheads: [],
+    fleet: undefined,
   };
 }
 
@@ -142,6 +150,7 @@ const TAKEN_UP: ReadonlySet<JobPlace> = new Set(["preparing", "queued", "submitt
 const THIS_RUN_FINAL: ReadonlySet<JobPlace> = new Set(["done", "failed", "uncertain"]);
 const FINAL: ReadonlySet<JobPlace> = new Set([
   ...THIS_RUN_FINAL,
+  "doneElsewhere",
   "doneBefore",
   "failedBefore",
   "uncertainBefore",
@@ -188,6 +197,18 @@ export function applyEvent(state: LiveState, e: ProgressEvent, now: number): voi
     case "run-times":
       state.learned = e.learned;
       return;
+    case "fleet":
+      state.fleet = e.fleet;
+      return;
+    case "made-elsewhere": {
+      // Found made when taken up: by another runner, unless this run made it (a watch takes its jobs
+      // up again at each reading) or it was made before the run began.
+      const view = key === undefined ? undefined : state.jobs.get(key);
+      if (!view || FINAL.has(view.place) || view.madeBefore) return;
+      view.madeElsewhere = true;
+      moveTo(view, "doneElsewhere", now);
+      return;
+    }
     case "manifest":
       if (key !== undefined) setManifest(state, key, e.jobs ?? [], now);
       return;
@@ -236,7 +257,12 @@ export function applyEvent(state: LiveState, e: ProgressEvent, now: number): voi
         state.downloads.count++;
       }
       if (view.place === "doneBefore") view.madeBefore = true;
-      moveTo(view, place === "done" && view.madeBefore ? "doneBefore" : place, now);
+      const madeHere = !view.madeBefore && !view.madeElsewhere;
+      moveTo(
+        view,
+        place === "done" && !madeHere ? (view.madeBefore ? "doneBefore" : "doneElsewhere") : place,
+        now,
+      );
       if (place === "submitting" && knownTime(state, view)) view.claimedAt = now;
       if (place === "PreProcessing") view.submittedAt = now;
       // A task no manifest lists is no more of this run's concern once it ended or was left.
@@ -349,6 +375,7 @@ export function countPlaces(state: LiveState): Record<JobPlace, number> {
     done: 0,
     failed: 0,
     uncertain: 0,
+    doneElsewhere: 0,
     doneBefore: 0,
     failedBefore: 0,
     uncertainBefore: 0,
@@ -364,6 +391,8 @@ export interface Totals {
   before: number;
   /** Ended in an earlier run another way than done (a failure not retried). */
   endedBefore: number;
+  /** Made by other runners of the fleet during this run. */
+  elsewhere: number;
   /** This run's (a watch: this session's, with the ends its jobs no longer show). */
   done: number;
   failed: number;
@@ -375,9 +404,10 @@ export function totalsOf(state: LiveState): Totals {
   const endedBefore = n.failedBefore + n.uncertainBefore;
   const totals: Totals = {
     total: state.jobs.size,
-    finished: n.done + n.failed + n.uncertain + n.doneBefore + endedBefore,
+    finished: n.done + n.failed + n.uncertain + n.doneBefore + endedBefore + n.doneElsewhere,
     before: n.doneBefore,
     endedBefore,
+    elsewhere: n.doneElsewhere,
     done: n.done,
     failed: n.failed,
     uncertain: n.uncertain,

@@ -450,6 +450,8 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         return ELSEWHERE;
     }
     if (row.state === "Success") {
+      // The display tells it from this run's own work (see made-elsewhere).
+      if (fleet) progress.event({ stage: "made-elsewhere", key: job.key });
       await checkDone(ctx, job, row);
       return;
     }

@@ -1,6 +1,7 @@
 // What the engine tells while it works: one event per step of a job, of a file it hashes, uploads or
 // turns into speech, and per wait, with its reason. The engine only emits them; what the user sees
 // of them (a live display on a terminal, one line per event elsewhere, JSON) is src/display/'s.
+import type { FleetView } from "../state/job-store.js";
 import type { LearnedTimes } from "./run-times.js";
 
 /**
@@ -78,7 +79,14 @@ export type LiveStage =
    */
   | "manifest"
   /** What the engine learned of the service's run times (`learned`), which it goes on adding to. */
-  | "run-times";
+  | "run-times"
+  /**
+   * A job found made when this run took it up, though not when the run started: another runner of
+   * the fleet made it meanwhile (its video may still be fetched into this output folder).
+   */
+  | "made-elsewhere"
+  /** What the fleet of a shared store is doing now (`fleet`), read every few seconds. */
+  | "fleet";
 
 export type Stage = LineStage | LiveStage;
 
@@ -96,7 +104,12 @@ export interface ProgressEvent {
   readonly jobs?: readonly JobFacts[];
   /** `run-times`: read, never changed, by the display (its ETA). */
   readonly learned?: LearnedTimes;
+  /** `fleet`: the fleet's counts. */
+  readonly fleet?: FleetView;
 }
+
+/** Why a job of a fleet's runner waits for a slot (the `waiting` event's detail). */
+export const FLEET_FULL = "the account's bound is full across the fleet";
 
 /** A job as the display knows it before any work on it: what its ETA and its place in the counts need. */
 export interface JobFacts {

@@ -19,6 +19,7 @@ import { SpeechUncertainError } from "./assets.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
 import { follow, type SubmittedTask } from "./follow.js";
+import { FLEET_FULL } from "./progress.js";
 import { LONGEST_WAIT_MS } from "./service-gate.js";
 import { isSpeechDoubt, noSpeechInDoubt, speechDoubtMessage } from "./speech-doubt.js";
 import { plural } from "../plural.js";
@@ -257,7 +258,7 @@ async function submitLoop(
       ctx.progress.event({
         stage: "waiting",
         ms: BACKOFF.fleetFull.maxMs,
-        detail: "the account's bound of unfinished generations is reached across the fleet",
+        detail: FLEET_FULL,
       });
       turn = await ctx.fleetSlots!.wait();
       continue;

@@ -58,6 +58,7 @@ const STATUS_OF: Record<JobPlace, string> = {
   failed: "failed",
   uncertain: "uncertain",
   doneBefore: "done_before",
+  doneElsewhere: "done_elsewhere",
   failedBefore: "failed_before",
   uncertainBefore: "uncertain_before",
 };

@@ -701,11 +701,30 @@ export interface FleetStore {
   slotFree(): Promise<void>;
   /** `listener` is called for each slot another runner freed and told of (slotFree). */
   onSlotFree(listener: () => void): void;
+  /** What the fleet is doing now (for the live display); undefined when the store does not answer. */
+  view(): Promise<FleetView | undefined>;
   /**
    * `listener` is told when the store stops answering (`down`: every operation waits and tries again,
    * so no new work is taken) and when it answers again (`up`). See pg/outage.ts.
    */
   onOutage(listener: (event: OutageEvent) => void): void;
+}
+
+/**
+ * What the fleet of a service is doing now, as one runner sees it (FleetStore.view): counts of the
+ * whole account, read in one statement over indexes whose size is the bound, not the jobs.
+ */
+export interface FleetView {
+  /** Generations of the service unfinished now (being submitted, or at the service), by all runners. */
+  readonly inFlight: number;
+  /** Of them, this runner's. */
+  readonly mine: number;
+  /** Uncertain submissions still holding a slot (see pg/lease.ts UNCERTAIN_HOLD_MS). */
+  readonly uncertainHeld: number;
+  /** Runners of the service heard within their lease, this one included. */
+  readonly runners: number;
+  /** The account's bound: the smallest --concurrency of those runners (0: none said one). */
+  readonly bound: number;
 }
 
 /** A shared store's outage, as the engine is told of it (FleetStore.onOutage). */

@@ -9,6 +9,22 @@
 // jobs already sent there are then guarded one by one (engine/sent-elsewhere.ts).
 import { ReelError } from "../errors.js";
 
+/**
+ * Every identity of reel's in-process sandbox (`--sandbox`) starts so: `sandbox:local` in a state file,
+ * and in a shared store one per machine (cli/service-options.ts sandboxServiceId), as each machine's
+ * sandbox keeps its tasks and assets in a folder of its own. A sandbox's work is free: it never keeps
+ * another address out, nor counts as work sent to another service.
+ */
+export const SANDBOX_PREFIX = "sandbox:";
+
+/** Whether `baseUrl` names a sandbox (SANDBOX_PREFIX). */
+export function isSandboxAddress(baseUrl: string): boolean {
+  return baseUrl.startsWith(SANDBOX_PREFIX);
+}
+
+/** SQL: whether the column `column` (a service's base URL) names no sandbox. */
+export const NOT_SANDBOX = (column: string): string => `${column} NOT LIKE '${SANDBOX_PREFIX}%'`;
+
 /** A writer's wish to be the only address of its service in use; undefined to allow any. */
 export interface ExclusiveAddress {
   /** Addresses whose work is free and never conflicts (the sandbox's). */

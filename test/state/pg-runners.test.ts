@@ -198,6 +198,66 @@ describe("the runners of a PostgreSQL store", () => {
     ).toEqual([...new Set(winners)].sort());
   });
 
+  it("an uncertain submission holds its slot of the account for the hold by the database's clock, whatever the runners' clocks say", async (context) => {
+    const url = await database(context);
+    const lease = { ...DEFAULT_LEASE, uncertainHoldMs: 1_000 };
+    const MINUTES_20 = 20 * 60_000;
+    // Three machines of one account, bound 1: one 20 minutes behind, one 20 minutes ahead.
+    const behind = await open(url, { concurrency: 1, lease, now: () => Date.now() - MINUTES_20 });
+    const ahead = await open(url, { concurrency: 1, lease, now: () => Date.now() + MINUTES_20 });
+    const exact = await open(url, { concurrency: 1, lease });
+    const jobs = [];
+    for (const id of ["v0", "v1", "v2"]) {
+      jobs.push(
+        await exact.upsertJob({
+          key: `promo/${id}`,
+          manifest: "promo",
+          videoId: id,
+          specHash: "h1",
+          specJson: "{}",
+          seconds: 5,
+          model: "actor-2",
+        }),
+      );
+    }
+    const [v0, v1, v2] = jobs.map((job) => job.id) as [number, number, number];
+    // Found uncertain by the machine behind: by its clock, long past the hold; by the database's, now.
+    expect(await behind.markSubmitting(v0)).toBe(1);
+    await behind.markUncertain(v0, "cut off mid-request");
+    expect(await exact.markSubmitting(v1)).toBe("full");
+    await sleep(1_200);
+    expect(await ahead.markSubmitting(v1)).toBe(1);
+    // Found uncertain by the machine ahead: the hold still ends a second later, not 20 minutes.
+    await ahead.markUncertain(v1, "cut off mid-request");
+    expect(await exact.markSubmitting(v2)).toBe("full");
+    await sleep(1_200);
+    expect(await exact.markSubmitting(v2)).toBe(1);
+  });
+
+  it("another machine's sandbox at work keeps no address out: a runner of a service starts beside it", async (context) => {
+    const url = await database(context);
+    // As `--sandbox` on machine b names its service in a shared store (cli/service-options.ts).
+    const sandbox = await open(url, { baseUrl: "sandbox:local@machine-b" });
+    const sandboxJob = await sandbox.upsertJob({
+      key: "promo/v0",
+      manifest: "promo",
+      videoId: "v0",
+      specHash: "h1",
+      specJson: "{}",
+      seconds: 5,
+      model: "actor-2",
+    });
+    expect(await sandbox.markSubmitting(sandboxJob.id)).toBe(1);
+    const service = await open(url, {
+      baseUrl: "http://127.0.0.1:8080",
+      exclusiveAddress: { free: ["sandbox:local"] },
+    });
+    expect(service.runnerId).toBeGreaterThan(sandbox.runnerId!);
+    // Nor is the sandbox's work taken for work sent to another service.
+    const job = { key: "promo/v0", specHash: "h1" };
+    expect(await service.listSentElsewhere([job], ["sandbox:local"])).toEqual([]);
+  });
+
   it("a runner of another address silent past its lease does not block a new one, and is taken over by it: it cannot wake up beside it", async (context) => {
     const url = await database(context);
     const exclusiveAddress = { free: [] };

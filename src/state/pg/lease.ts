@@ -7,8 +7,8 @@
 // reconnects from), while the work of one killed with kill -9 (or whose machine vanished) is taken
 // over within about half a minute: short beside a generation, which takes minutes. A beat is one
 // small UPDATE every 5 s per runner: a hundred runners cost the database twenty a second.
-// Every runner time is the database server's clock (see sql/runners.ts), so the machines' clocks
-// need not agree.
+// Every runner time, and the uncertain hold, is the database server's clock (see sql/runners.ts), so
+// the machines' clocks need not agree.
 
 /** A runner whose last heartbeat is older than this, and that did not stop, is lost. */
 export const LEASE_MS = 30_000;
@@ -19,9 +19,9 @@ export const HEARTBEAT_MS = LEASE_MS / 6;
 /**
  * A submission cut off before its answer (its runner killed mid-request) may have made a task that
  * now runs on the service, unseen: such an `uncertain` job counts against the account's bound of
- * unfinished generations for this long after it was found, so that the fleet never runs more at once
- * than the bound, even then. Ten minutes covers a generation of usual length; a slot is lost for that
- * time only where a kill met a request on the wire, which is rare.
+ * unfinished generations for this long after it was found (by the database's clock), so that the
+ * fleet never runs more at once than the bound, even then. Ten minutes covers a generation of usual
+ * length; a slot is lost for that time only where a kill met a request on the wire, which is rare.
  */
 export const UNCERTAIN_HOLD_MS = 10 * 60_000;
 

@@ -277,6 +277,25 @@ export const PG_MIGRATIONS: PgMigrations = {
     ALTER TABLE events ADD COLUMN task_id text;
     ALTER TABLE events ADD COLUMN runner text;
     `,
+    // 14: when a job became uncertain, by the database's clock (the jobs' own times are their
+    // writers'): an uncertain submission holds its slot of the account for the hold on one clock,
+    // whatever the runners' machines say (sql/fleet.ts FULL). Set by the database itself, in every
+    // statement that makes a job uncertain (a runner's, a takeover's), so no writer can forget it.
+    `
+    ALTER TABLE jobs ADD COLUMN uncertain_at bigint;
+    UPDATE jobs SET uncertain_at = updated_at WHERE state = 'uncertain';
+    CREATE FUNCTION reel_uncertain_at() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        NEW.uncertain_at := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+        RETURN NEW;
+      END
+    $fn$;
+    CREATE TRIGGER jobs_uncertain_at BEFORE UPDATE OF state ON jobs FOR EACH ROW
+      WHEN (NEW.state = 'uncertain' AND OLD.state IS DISTINCT FROM 'uncertain')
+      EXECUTE FUNCTION reel_uncertain_at();
+    DROP INDEX jobs_uncertain;
+    CREATE INDEX jobs_uncertain_since ON jobs (service_id, uncertain_at) WHERE state = 'uncertain';
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

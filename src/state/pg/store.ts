@@ -38,6 +38,7 @@ import type {
   FailKind,
   FileStamp,
   FleetStore,
+  FleetView,
   JobHead,
   JobRow,
   JobStore,
@@ -81,6 +82,7 @@ import * as learned from "./sql/learned.js";
 import * as outputs from "./sql/out-manifests.js";
 import { restoreJobs } from "./sql/restore.js";
 import * as fleet from "./sql/fleet.js";
+import { fleetView, fleetViews } from "./sql/fleet-view.js";
 import * as runners from "./sql/runners.js";
 import * as speech from "./sql/speech.js";
 
@@ -221,6 +223,8 @@ export class PgStore implements JobStore {
           await notifySlotFree(this.pool, w.serviceId, w.runnerId).catch(() => {});
       },
       onSlotFree: (listener) => runner.notices.onFree(listener),
+      // Not through the outage: a display's reading is skipped while the store does not answer.
+      view: () => fleetView(this.c, w.serviceId, w.runnerId, w.lease).catch(() => undefined),
     };
   }
 
@@ -263,6 +267,11 @@ export class PgStore implements JobStore {
    */
   get heartbeatError(): Error | undefined {
     return this.runner?.heartbeat.lastError;
+  }
+
+  /** What each service's fleet does now (see FleetView), for `reel status`; not part of JobStore. */
+  fleetViews(): Promise<Map<string, FleetView>> {
+    return fleetViews(this.c, this.lease);
   }
 
   /** The runners `reel status` shows (see RUNNERS_SHOWN_MS), oldest first; not part of JobStore. */

@@ -171,18 +171,20 @@ async function claimIn(
 /**
  * True when the service's unfinished generations (submitting, submitted, and uncertain lately: see
  * UNCERTAIN_HOLD_MS) reach the smallest --concurrency of its live runners: an SQL expression over the
- * parameters named (the service's id, the oldest uncertain job that still counts, the lease).
+ * parameters named (the service's id, the uncertain hold, the lease). The hold is measured by the
+ * database's clock (uncertain_at, which it sets: migration 13), as the lease is, so runners whose
+ * clocks disagree count the same jobs.
  */
-const FULL = (service: string, since: string, lease: string): string =>
+const FULL = (service: string, hold: string, lease: string): string =>
   `coalesce((SELECT count(*) FROM jobs WHERE service_id = ${service}
-       AND (state IN ('submitting', 'submitted') OR (state = 'uncertain' AND updated_at >= ${since})))
+       AND (state IN ('submitting', 'submitted') OR (state = 'uncertain' AND uncertain_at >= ${DB_NOW} - ${hold})))
      >= (SELECT min(concurrency) FROM runners WHERE service_id = ${service} AND concurrency > 0
        AND stopped_at IS NULL AND heartbeat_at >= ${DB_NOW} - ${lease}), false)`;
 
 /** FULL's parameters, in its order. */
 const fullParams = (c: FleetContext): [number, number, number] => [
   c.serviceId,
-  c.now() - c.lease.uncertainHoldMs,
+  c.lease.uncertainHoldMs,
   c.lease.leaseMs,
 ];
 

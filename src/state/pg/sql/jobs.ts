@@ -2,6 +2,7 @@
 // job-states.ts). Scoped by the store's service unless said. Mirrors src/state/sql/jobs.ts.
 import { StateFileError } from "../../errors.js";
 import { type JobHead, type JobRow, type NewJob, type VersionHead, versionKey } from "../../job-store.js";
+import { NOT_SANDBOX } from "../../service-address.js";
 import { type PgContext, toNumber } from "./context.js";
 import { JOB_COLUMNS, jobColumnsOf, jobRowOf } from "./job-rows.js";
 
@@ -115,7 +116,8 @@ export async function getJob(c: PgContext, id: number): Promise<JobRow> {
 
 /**
  * One statement for the whole list: for each job this service never sent (no row, or pending with
- * no attempt), the base URL of the newest row of another service, not ignored, that was sent.
+ * no attempt), the base URL of the newest row of another service, not ignored nor a sandbox (any
+ * machine's), that was sent.
  */
 export async function listSentElsewhere(
   c: PgContext,
@@ -130,6 +132,7 @@ export async function listSentElsewhere(
          SELECT services.base_url FROM jobs JOIN services ON services.id = jobs.service_id
            WHERE jobs.job_key = wanted.job_key AND jobs.spec_hash = wanted.spec_hash
              AND jobs.service_id <> $3 AND jobs.attempts > 0 AND services.base_url <> ALL ($4::text[])
+             AND ${NOT_SANDBOX("services.base_url")}
            ORDER BY jobs.id DESC LIMIT 1
        ) AS other ON true
        WHERE NOT EXISTS (

@@ -5,7 +5,12 @@
 // writer's, as in the state file.)
 import type pg from "pg";
 import { canonicalBaseUrl } from "../../../service/base-url.js";
-import { type AddressInUse, AddressInUseError, type ExclusiveAddress } from "../../service-address.js";
+import {
+  type AddressInUse,
+  AddressInUseError,
+  type ExclusiveAddress,
+  NOT_SANDBOX,
+} from "../../service-address.js";
 import type { PgContext } from "./context.js";
 import { inTransaction, toNumber, toNumberOrNull } from "./context.js";
 
@@ -74,7 +79,7 @@ export async function registerRunner(c: Pool, runner: NewRunner, leaseMs: number
       await client.query(
         `UPDATE runners SET stopped_at = ${DB_NOW}, lost_at = ${DB_NOW}, taken_by = $1, lost_why = 'silent'
            WHERE stopped_at IS NULL AND service_id <> $2 AND heartbeat_at < ${DB_NOW} - $3
-             AND service_id IN (SELECT id FROM services WHERE base_url <> ALL ($4::text[]))`,
+             AND service_id IN (SELECT id FROM services WHERE base_url <> ALL ($4::text[]) AND ${NOT_SANDBOX("base_url")})`,
         [runnerId, serviceId, leaseMs, free],
       );
     }
@@ -82,7 +87,7 @@ export async function registerRunner(c: Pool, runner: NewRunner, leaseMs: number
   });
 }
 
-/** The addresses other than `here` (and not free) with live runners or jobs being submitted or made. */
+/** The addresses other than `here` (and not free, nor a sandbox) with live runners or jobs being submitted or made. */
 async function addressesInUse(
   client: pg.PoolClient,
   here: string,
@@ -96,7 +101,7 @@ async function addressesInUse(
                  AND r.heartbeat_at >= ${DB_NOW} - $3) AS runners,
               (SELECT count(*) FROM jobs j WHERE j.service_id = s.id
                  AND j.state IN ('submitting', 'submitted')) AS jobs
-         FROM services s WHERE s.base_url <> $1 AND s.base_url <> ALL ($2::text[])) AS used
+         FROM services s WHERE s.base_url <> $1 AND s.base_url <> ALL ($2::text[]) AND ${NOT_SANDBOX("s.base_url")}) AS used
        WHERE runners > 0 OR jobs > 0 ORDER BY id`,
     [here, [...free], leaseMs],
   );
