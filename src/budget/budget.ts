@@ -1,4 +1,4 @@
-// A capped run's budget (issue 19): --max-seconds and --max-credits, counted over what this run (and
+// A capped run's budget: --max-seconds and --max-credits, counted over what this run (and
 // the runs it resumes: session.ts) sent that may cost. The engine asks before each costed call:
 // `hold` reserves the cost, in one synchronous step, so concurrent submissions of one process can
 // never pass the cap together; a request not sent after all gives it back. A cost that does not fit

@@ -1,4 +1,4 @@
-// The budget of a capped run (issue 19): --max-seconds, --max-credits.
+// The budget of a capped run: --max-seconds, --max-credits.
 export {
   Budget,
   type BudgetCaps,

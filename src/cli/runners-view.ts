@@ -1,4 +1,4 @@
-// The runners of a shared store, for `reel status` (issue 18): who writes to a PostgreSQL store,
+// The runners of a shared store, for `reel status`: who writes to a PostgreSQL store,
 // whether each is alive, and the jobs it holds. A state file has no runners (one process at a time,
 // held off by its lock): nothing is shown for one.
 import { formatDuration } from "../duration.js";
@@ -54,8 +54,7 @@ export function runnerJson(runner: RunnerView): {
     startedAt: new Date(runner.startedAt).toISOString(),
     heartbeatAt: new Date(runner.heartbeatAt).toISOString(),
     state: runner.state,
-    // Jobs being submitted or followed under its name. Always 0 for now: the claims do not record
-    // their runner yet (the leases of issue 18's next step will).
+    // Jobs being submitted or followed under its name (its claims and leases).
     jobsHeld: runner.jobsHeld,
   };
 }

@@ -1,4 +1,4 @@
-// Jobs another runner of the fleet holds (a shared store, issue 18): being submitted, their task
+// Jobs another runner of the fleet holds (a shared store): being submitted, their task
 // followed, or their video being downloaded by it. This runner neither sends nor follows them; it
 // waits, with one query a tick for all of them, until none holds them, then works on each again
 // from its state then: a video made elsewhere is fetched into this runner's output folder if it is

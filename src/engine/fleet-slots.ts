@@ -1,4 +1,4 @@
-// A runner of a fleet waiting for a slot of the account (issue 18). When a claim finds the account's
+// A runner of a fleet waiting for a slot of the account. When a claim finds the account's
 // bound full (every slot taken across the runners), the job does not ask again on its own timer: a
 // runner with fifty queued jobs would then make fifty claims every half second, each a transaction
 // holding the service's row, and its own status writes (which free the slots) would queue behind

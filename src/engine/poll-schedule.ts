@@ -1,4 +1,4 @@
-// When to ask the service about a task next (issue 20). With the bound of unfinished generations at
+// When to ask the service about a task next. With the bound of unfinished generations at
 // the account's slots, every moment between a task's end on the service and reel noticing it is a
 // slot standing idle; every poll costs the service a request. The schedule places a task's polls
 // where the tasks before it ended (run-times.ts: the learned distribution of the time from a

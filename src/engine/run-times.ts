@@ -1,4 +1,4 @@
-// What reel learns of how long the service takes (issue 20): per model and resolution, the time from
+// What reel learns of how long the service takes: per model and resolution, the time from
 // a submission to its task's end, per second of video, as the recent samples themselves (a
 // decayed empirical distribution), so that the poll schedule (poll-schedule.ts) can place its polls
 // where tasks are likely to end, not only near the mean. Kept in the store, per service, so that a

@@ -1,4 +1,4 @@
-// `defaults.chunks` (issue 19): the chunks of every video that gives none. Copied into such a video
+// `defaults.chunks`: the chunks of every video that gives none. Copied into such a video
 // before its matrix is expanded and the manifest validated, so that each video's chunks are checked
 // against its own model, and a matrix's placeholders reach them. A problem found in them is placed at
 // the defaults' line, with the video named (matrix-places.ts).

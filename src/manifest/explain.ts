@@ -1,4 +1,4 @@
-// `reel plan --explain` (issue 19): for every job a run would submit, why: a new id; a new version of
+// `reel plan --explain`: for every job a run would submit, why: a new id; a new version of
 // a job (the fields that differ from its last version, e.g. `chunks[0].text "Hi" -> "Hello"`,
 // `resolution 720p -> 1080p`, `source: faces/anna.png content changed`); a failure or an unknown
 // outcome sent again on request (--retry-failed, --resubmit-uncertain); a failure before anything

@@ -1,4 +1,4 @@
-// Where a problem of an expanded matrix video is said (issue 19): at its template's field, naming the
+// Where a problem of an expanded matrix video is said: at its template's field, naming the
 // expanded video and its combination, and once for every combination that has the same problem
 // there ("promo.yaml:14:15: promo-de-ben: actor-2 takes resolution 720p or 1080p, not 540p
 // (lang=de, face=ben)" rather than the same line for each of 108 videos).

@@ -1,4 +1,4 @@
-// Campaign forms (issue 19): a video's `matrix:` is expanded to the cross product of its named lists
+// Campaign forms: a video's `matrix:` is expanded to the cross product of its named lists
 // before the manifest is validated, so that every expanded video is checked like a written one (the
 // schema, the per-model rules, its files). The expansion keeps each video's shape: a field of an
 // expanded video sits at the same path as in its template, so a problem found in it is placed at the

@@ -1,4 +1,4 @@
-// Takes (issue 19): `takes: N` makes N jobs of one video, each with its own seed, so that the user
+// Takes: `takes: N` makes N jobs of one video, each with its own seed, so that the user
 // can choose among them. Their ids are `<id>~1` .. `<id>~N`: `~` can't be in a written id (see
 // SAFE_NAME_PATTERN), so a take never clashes with a video, and its files are
 // OUT/<manifest>/<id>~1.mp4, ... . Raising N adds takes; lowering it leaves the finished ones on disk.

@@ -1,4 +1,4 @@
-// The user's prices (issue 19): the price list, where reel finds it, and what a plan spends.
+// The user's prices: the price list, where reel finds it, and what a plan spends.
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { shownPath } from "../user-path.js";

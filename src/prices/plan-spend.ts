@@ -1,4 +1,4 @@
-// What a plan spends (issue 19), per manifest and in total: seconds of video and, with a price list,
+// What a plan spends, per manifest and in total: seconds of video and, with a price list,
 // credits, split into what a run would pay for new (new jobs, and the speech they need), what it
 // would pay again on request (failed jobs with --retry-failed, uncertain ones with
 // --resubmit-uncertain), and what was already paid (done, and in flight). Failed and uncertain jobs

@@ -1,4 +1,4 @@
-// The user's price list (issue 19): the service publishes none, so what a video costs is the user's
+// The user's price list: the service publishes none, so what a video costs is the user's
 // to say, in `prices.yaml` beside the project's reel.yaml (or the state reel found above the
 // manifests), or the file named by --prices / REEL_PRICES:
 //

@@ -1,7 +1,7 @@
 // Where a command's state and output folder live: anchored to the manifests, never to the folder
 // the shell happens to be in. Running the same manifests from another folder must find the same
-// state, or the jobs it records as done would be paid for again (issue 17: `reel run ../x.yaml`
-// from a sibling folder did exactly that, when the default was `.reel/state.db` under the cwd).
+// state, or the jobs it records as done would be paid for again (`reel run ../x.yaml` from a
+// sibling folder did exactly that when the default was `.reel/state.db` under the cwd).
 //
 // The rule, walking up from each manifest's folder as git finds `.git`:
 //  1. the nearest folder holding a project file (`reel.yaml`) anchors them: its settings apply;

@@ -60,7 +60,7 @@ export interface NewAsset {
 /** Where restored records find their files. */
 export interface AssetFiles {
   readonly assetDir: string;
-  /** Result videos, by the file name recorded (none: a sandbox before issue 20, which shared one). */
+  /** Result videos, by the file name recorded (none: a sandbox of an older reel, whose tasks all shared one). */
   readonly results: ResultVideos;
 }
 

@@ -1,4 +1,4 @@
-// The video a successful task returns (issue 20): of the width and height its request asks for
+// The video a successful task returns: of the width and height its request asks for
 // (resolution and aspect ratio: 1080p at 9:16 is 1080x1920) and as long as its chunks. Made from
 // committed one-frame H.264 clips, one per shape (assets/sandbox/README.md says how, with Debian's
 // ffmpeg; there is no ffmpeg at run time), whose one frame is given the task's duration in the MP4's
@@ -24,7 +24,7 @@ export interface ResultVideo {
 export const CLIPS_DIR = fileURLToPath(new URL("../../assets/sandbox/", import.meta.url));
 
 /**
- * The video results of sandboxes before issue 20 all shared: a persistent sandbox's older records
+ * The video result the tasks of an older reel's sandbox all shared: a persistent sandbox's older records
  * still point at it.
  */
 export const RESULT_VIDEO_PATH = join(CLIPS_DIR, "result.mp4");
@@ -54,7 +54,7 @@ export function resultVideoBytes(width: number, height: number, seconds: number)
   return withDuration(readFileSync(clipPath(width, height)), seconds);
 }
 
-/** The result all tasks of sandboxes before issue 20 shared, for their records a persistent sandbox restores. */
+/** The result all tasks of an older reel's sandbox shared, for their records a persistent sandbox restores. */
 export function legacyResultVideo(): ResultVideo {
   legacy ??= fileVideo(RESULT_VIDEO_PATH, "result.mp4");
   return legacy;

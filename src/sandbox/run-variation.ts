@@ -1,4 +1,4 @@
-// How long a task runs and whether it fails, as a service with real variance would (issue 20): a
+// How long a task runs and whether it fails, as a service with real variance would: a
 // factor drawn per request in [1 - jitter, 1 + jitter], a slow drift of the service's speed, and a
 // rate of tasks that end Fail. Each draw comes from the request's content and the seed, not from
 // the order of arrival, so the same job runs as long on two sandboxes of one seed whatever order

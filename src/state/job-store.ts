@@ -1,6 +1,6 @@
 // What the engine, watch and the CLI need of the state store, in their words: jobs and the intents
 // that guard costed calls, assets and speech, and the local caches. StateStore (store.ts) implements
-// it over one SQLite file; a second backend (PostgreSQL, issue 18) implements the same, and must pass
+// it over one SQLite file; a second backend (PostgreSQL) implements the same, and must pass
 // the same conformance suite (test/state/conformance.ts).
 //
 // What a backend must guarantee:
@@ -667,7 +667,7 @@ export interface TakeOver {
 }
 
 /**
- * What a store shared by a fleet of runners adds (PostgreSQL, issue 18); a state file has none. Each
+ * What a store shared by a fleet of runners adds (PostgreSQL); a state file has none. Each
  * runner holds the jobs it submits and the tasks it follows while its lease lasts (its heartbeat);
  * another runner takes the work of one silent past its lease over.
  */

@@ -1,4 +1,4 @@
-// The budget cap (issue 19): `run` and `watch` with --max-seconds / --max-credits never submit past
+// The budget cap: `run` and `watch` with --max-seconds / --max-credits never submit past
 // the cap, finish what is in flight, say what is left and exit 3; the count survives kill -9 and is
 // resumed by the rerun; speech counts when priced. Real runs over HTTP on a sandbox whose tasks take
 // long enough for several to be in flight at once, real files, a real child process for the kill.

@@ -1,4 +1,4 @@
-// Campaigns (issue 19), from real runs against the sandbox over HTTP: `reel plan --explain` (for each
+// Campaigns, from real runs against the sandbox over HTTP: `reel plan --explain` (for each
 // job a run would submit, why: a new id, a changed text / resolution / source content with the fields
 // named, an uncertain job with --resubmit-uncertain; --json carries the same), and a matrix with
 // takes run for real.

@@ -1,4 +1,4 @@
-// The fleet under chaos (issue 18): 4 real runner processes on one PostgreSQL store and one sandbox
+// The fleet under chaos: 4 real runner processes on one PostgreSQL store and one sandbox
 // of 8 slots, 200 jobs in 4 manifests sharing their 3 source files and 6 speech lines. The runners
 // start together and race for the uploads and speech; then a seeded random runner is killed with
 // kill -9 at seeded random moments (20 times, restarted each time), and one is paused (SIGSTOP) past

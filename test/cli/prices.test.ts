@@ -1,4 +1,4 @@
-// Prices (issue 19): the user's price list turns seconds of video into credits in `reel plan`, per
+// Prices: the user's price list turns seconds of video into credits in `reel plan`, per
 // manifest and in total, split into new, paid again on request, and already paid; a list with a
 // mistake is refused at file:line:col. Real files, real runs on the sandbox over HTTP.
 import { writeFile } from "node:fs/promises";

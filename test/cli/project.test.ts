@@ -1,4 +1,4 @@
-// The state belongs to the project, not to the folder the shell is in (issue 17): real runs against
+// The state belongs to the project, not to the folder the shell is in: real runs against
 // the sandbox over HTTP, from several folders, with real state files, project files and outputs.
 // The money line of each test: the sandbox's own count of generations made.
 import { existsSync, readFileSync } from "node:fs";

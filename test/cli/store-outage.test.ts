@@ -1,4 +1,4 @@
-// A PostgreSQL that goes away mid-run (issue 18, item 7): real reel processes on a real PostgreSQL
+// A PostgreSQL that goes away mid-run: real reel processes on a real PostgreSQL
 // reached through a TCP proxy the test cuts (every connection reset, new ones dropped) and restores.
 // The runner says the store is gone, takes no new work, reconnects, and goes on; past its limit it
 // stops with exit 3, and a rerun finishes. The money line: the sandbox's own counts.

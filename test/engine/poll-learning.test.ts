@@ -1,4 +1,4 @@
-// The learned poll schedule in real runs (issue 20): what a run learns of the service's run times is
+// The learned poll schedule in real runs: what a run learns of the service's run times is
 // kept in the state file, so the next run, a new process, polls its tasks where they end from its
 // first task on; and notices tasks that end early. Real runs of the CLI over HTTP on a sandbox whose
 // run times vary, a real state file.

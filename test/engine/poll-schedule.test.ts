@@ -1,4 +1,4 @@
-// The poll schedule (issue 20): polls placed where the learned distribution says tasks end, few
+// The poll schedule: polls placed where the learned distribution says tasks end, few
 // where none do, never further apart than the cap; the learned run times kept per model and
 // resolution, recent tasks weighing more. What a user notices: a task that ends early is noticed
 // early, a steady service is asked once or twice per task, a slow one is still asked within the cap.

@@ -1,4 +1,4 @@
-// Defaults (issue 19): `defaults` takes every video field, chunks included (the chunks of every
+// Defaults: `defaults` takes every video field, chunks included (the chunks of every
 // video that gives none, checked against each video's own model, problems placed at the defaults'
 // line with the video named, once), and a video clears an inherited field with null. Real files in a
 // temp folder.

@@ -1,4 +1,4 @@
-// Campaign forms (issue 19): a matrix expands to the cross product of its lists, each expanded video
+// Campaign forms: a matrix expands to the cross product of its lists, each expanded video
 // validated like a written one, its problems placed at the template's field and named with the
 // combination, once; takes make N jobs with stable ids and seeds. Real files in a temp folder.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

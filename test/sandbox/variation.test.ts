@@ -1,4 +1,4 @@
-// The sandbox as a faithful stand-in (issue 20): run times that vary by a seeded factor (the same
+// The sandbox as a faithful stand-in: run times that vary by a seeded factor (the same
 // job as long on two sandboxes of one seed), a rate of tasks that fail, and a result video of the
 // width, height and length the request asks for. Real sandboxes over HTTP; the video is read back
 // from the bytes downloaded.

@@ -1,6 +1,6 @@
 // The behaviour every state store backend must have (src/state/job-store.ts), as one suite that takes
 // a harness: bullmq's adapter-conformance idea. test/state/sqlite.conformance.test.ts runs it on the
-// SQLite state file; a second backend (PostgreSQL, issue 18) runs it on its own.
+// SQLite state file; a second backend (PostgreSQL) runs it on its own.
 import { describe, expect, it } from "vitest";
 import { BudgetReachedError, ClaimLostError, JobGoneError } from "../../src/state/errors.js";
 import {

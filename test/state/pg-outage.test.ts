@@ -1,4 +1,4 @@
-// A PostgreSQL store that stops answering (issue 18, item 7). The outage rule alone (no database):
+// A PostgreSQL store that stops answering. The outage rule alone (no database):
 // connection failures tried again with backoff and said once, other errors passed on, a write that
 // may have committed asked first, a limit. Then on a real server behind a TCP proxy the test cuts:
 // a writer waits and goes on; a reader fails at once; an outage that silenced every runner takes

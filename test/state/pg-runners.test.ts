@@ -1,4 +1,4 @@
-// A writer of the PostgreSQL store is a runner (issue 18): registered at open with its host, pid and
+// A writer of the PostgreSQL store is a runner: registered at open with its host, pid and
 // concurrency, beating while it runs (a short heartbeat here), stopped at close; one that vanished
 // without closing (kill -9) shows as lost once its lease ends. On a real server, a database per test.
 import pg from "pg";

@@ -1,5 +1,5 @@
 // Several `reel watch` (real processes) on one shared folder, one PostgreSQL store and one sandbox
-// (issue 18): every manifest that lands is seen by each watcher, and each of its jobs is generated
+//: every manifest that lands is seen by each watcher, and each of its jobs is generated
 // once, its shared file uploaded once and its speech made once; the watchers stop cleanly on SIGINT.
 import { existsSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";

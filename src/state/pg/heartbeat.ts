@@ -1,4 +1,4 @@
-// A writer's heartbeat (issue 18): every `everyMs` it records that its runner is alive, on a
+// A writer's heartbeat: every `everyMs` it records that its runner is alive, on a
 // connection of its own, so a beat never queues behind the writer's statements (which run one at a
 // time, in order, on the store's one connection) and says only whether the process lives and
 // reaches the database. A beat that fails (the server restarting, the network gone) must not crash

@@ -1,4 +1,4 @@
-// The fleet's clock (issue 18), in one place: how often a runner says it is alive, how long its
+// The fleet's clock, in one place: how often a runner says it is alive, how long its
 // silence is tolerated before another runner takes its work over, and how long a submission whose
 // outcome is unknown is counted against the account's bound.
 //

@@ -1,4 +1,4 @@
-// The job store on PostgreSQL (issue 18): what StateStore (../store.ts) is over one SQLite file, for
+// The job store on PostgreSQL: what StateStore (../store.ts) is over one SQLite file, for
 // any number of runners on any number of machines sharing one database. A facade over small parts:
 // connect.ts (the pool, the URL's password masked), migrate.ts and migrations.ts (the schema), and
 // sql/ (one small function per statement, for jobs, job states, assets, speech and the caches).

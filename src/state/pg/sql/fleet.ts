@@ -1,4 +1,4 @@
-// The fleet's rules (issue 18), each in the statement or transaction that must hold it:
+// The fleet's rules, each in the statement or transaction that must hold it:
 //
 // - Fencing. A runner's id is its fencing token. A runner found silent past its lease is marked lost
 //   (stopped_at, lost_at) by the runner that takes its work over, in the same transaction as the
