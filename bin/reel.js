@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The only place that exits the process: the CLI returns an exit code and we hand it to the OS.
+// The entry point: the CLI returns an exit code and it is handed to the OS once the output is written
+// (cli/main.ts also exits at once on a second Ctrl-C, and on an error no command caught).
 import { main } from "../dist/cli/main.js";
 
 const code = await main(process.argv.slice(2));

@@ -155,8 +155,3 @@ export function classify(error: unknown, context: ClassifyContext = {}): Classif
 function isUndefinedAnswer(error: ServiceError): boolean {
   return error.status !== undefined && error.status >= 300 && error.status < 500;
 }
-
-/** Whether a costed call's failure proves that nothing was created (see the top of this file). */
-export function isDefiniteRefusal(error: ServiceError): boolean {
-  return !classify(error, { kind: "costed" }).mayHaveTakenEffect;
-}

@@ -1,5 +1,6 @@
 // What a delivery needs of the request a job sent (its spec, as the store keeps it): the seed, the
 // format and the texts spoken. Read defensively: a row written by an earlier reel may lack a field.
+import { isRecord } from "../values.js";
 
 export interface SpecFields {
   readonly seed: number | undefined;
@@ -8,8 +9,6 @@ export interface SpecFields {
   /** The texts generated as speech, in the order of the chunks. */
   readonly spoken: readonly string[];
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
 
 export function specOf(specJson: string): SpecFields {
   let spec: unknown;

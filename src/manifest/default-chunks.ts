@@ -2,16 +2,13 @@
 // before its matrix is expanded and the manifest validated, so that each video's chunks are checked
 // against its own model, and a matrix's placeholders reach them. A problem found in them is placed at
 // the defaults' line, with the video named (matrix-places.ts).
+import { isRecord } from "../values.js";
 
 export interface ChunkInheritance {
   /** The manifest with defaults' chunks in every video without its own; `raw` itself if none. */
   readonly value: unknown;
   /** The videos (by index as written) that took defaults' chunks. */
   readonly inherited: ReadonlySet<number>;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 export function inheritChunks(raw: unknown): ChunkInheritance {

@@ -9,6 +9,7 @@ import { plural } from "../plural.js";
 import type { ExplainView, Plan } from "./plan.js";
 import { type CellSource, changedColumns, columnsSaid, type OldValue } from "./row-cells.js";
 import type { AssetRef, Job, NormalizedManifest, SpeechRef } from "./types.js";
+import { isRecord } from "../values.js";
 
 export type ReasonCode =
   | "NEW_ID"
@@ -148,10 +149,6 @@ export function summarizeReasons(reasons: readonly Reason[]): string {
 }
 
 type Ref = AssetRef | SpeechRef;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 const isRef = (value: unknown): value is Ref => isRecord(value) && typeof value.kind === "string";
 

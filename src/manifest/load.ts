@@ -28,6 +28,7 @@ import { valueAt } from "./messages.js";
 import { validateManifestValue } from "./validate.js";
 import { countVideos, manifestOverLimit, passedAt, runOverLimit } from "./video-count.js";
 import { DEFAULTS } from "../defaults.js";
+import { INT64_MAX, isRecord } from "../values.js";
 
 export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024;
 
@@ -35,10 +36,6 @@ const SAFE_NAME = new RegExp(SAFE_NAME_PATTERN);
 /** The files reel writes at the top of OUT (see src/report). */
 const OUT_FILES = ["results.jsonl", "index.html"];
 const MEDIA_STRING = new RegExp(MEDIA_STRING_PATTERN, "u");
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 async function collectFolder(dir: string, out: string[]): Promise<void> {
   const entries = await readdir(dir, { withFileTypes: true });
@@ -147,8 +144,6 @@ function collectRefSites(raw: unknown): RefSite[] {
   });
   return sites;
 }
-
-const INT64_MAX = 2n ** 63n - 1n;
 
 /** Digits the schema accepts but the service cannot: ids are int64. */
 function isOversizedId(value: unknown): boolean {

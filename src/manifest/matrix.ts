@@ -20,6 +20,7 @@ import { convertCell, rowsIdProblem } from "./rows.js";
 import type { Row, RowsTable } from "./rows-file.js";
 import type { PathSegment } from "./locate.js";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
+import { isRecord } from "../values.js";
 
 /** No template expands to more videos than this: a typo in a list should not make a million jobs. */
 export const MATRIX_MAX_VIDEOS = 10_000;
@@ -68,10 +69,6 @@ export interface Expansion {
   readonly origins: readonly VideoOrigin[];
   /** Problems of the matrices, at their template paths; a template with one expands to nothing. */
   readonly problems: readonly MatrixProblem[];
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A video written as a template: of a matrix, of rows or both. */

@@ -8,6 +8,7 @@ import { describeDurations, MODEL_RULES } from "../service/model-rules.js";
 import { type LocateTarget, type PathSegment, parsePointer } from "./locate.js";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
 import { KNOWN_FIELDS, SAFE_NAME_MAX, SEED_MAX } from "./schema.js";
+import { isRecord } from "../values.js";
 
 /** A schema problem before it has a position: where it is (a path into the document) and what. */
 export interface SchemaIssue {
@@ -37,10 +38,6 @@ export function show(value: unknown): string {
   if (Array.isArray(value)) return "a list";
   if (typeof value === "object") return "a mapping";
   return String(value);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function child(value: unknown, segment: PathSegment): unknown {

@@ -8,6 +8,7 @@
 import path from "node:path";
 import type { PathSegment } from "./locate.js";
 import type { RowsTable } from "./rows-file.js";
+import { isRecord } from "../values.js";
 
 type Converted = { ok: true; value: string | number | boolean } | { ok: false; message: string };
 
@@ -75,10 +76,6 @@ export function rowFieldTemplates(video: unknown, header: readonly string[]): Ma
       }
     });
   return out;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Why `id` can't name the videos of `table`'s rows, if it can't: it must name a column. */

@@ -568,8 +568,6 @@ export type ManifestInput = Infer<typeof types.manifest>;
 export type DefaultsInput = NonNullable<ManifestInput["defaults"]>;
 export type VideoInput = Infer<typeof types.video>;
 export type ChunkInput = Infer<typeof types.chunk>;
-export type MediaInput = NonNullable<ChunkInput["audio"]>;
-export type SpeechInput = NonNullable<ChunkInput["speech"]>;
 
 /**
  * Rules that involve both a video and the manifest's defaults, which a schema can only state at

@@ -6,10 +6,7 @@
 import { countMatrixVideos, type Combination, type RowsOfVideo } from "./matrix.js";
 import { inherit } from "./normalize.js";
 import { TAKES_MAX } from "./schema.js";
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+import { isRecord } from "../values.js";
 
 /** Takes the schema refuses count as one: the manifest is refused for them anyway. */
 const validTakes = (value: unknown): number =>

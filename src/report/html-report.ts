@@ -19,6 +19,7 @@ import { type DecisionRow, type JobRow, versionKey } from "../state/store.js";
 import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
 import { PIECE_CHARS } from "./pieces.js";
 import { REPORT_CSS, REPORT_JS } from "./report-page.js";
+import { isRecord } from "../values.js";
 
 /** How a run ended (or a watch stands), as the report's banner says it. */
 export type ReportOutcome =
@@ -164,7 +165,6 @@ export function compareStatuses(a: string, b: string): number {
 
 // ---- the job records ----
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
 const stringOr = (v: unknown): string | null => (typeof v === "string" ? v : null);
 const numberOr = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 

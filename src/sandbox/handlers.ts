@@ -27,6 +27,7 @@ import type { ApiRoute } from "./routes.js";
 import { writeSpeech } from "./speech.js";
 import { receiveUpload } from "./upload.js";
 import { planGeneration } from "./validate-generation.js";
+import { INT64_MAX } from "../values.js";
 
 /** Longest speech text accepted. The spec shows no limit; this keeps a WAV under ~30 MB. */
 export const MAX_SPEECH_CHARS = 5000;
@@ -47,7 +48,6 @@ export interface HandlerDeps {
 type Handler = (req: IncomingMessage, param: string, deps: HandlerDeps) => Promise<Reply>;
 
 const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
 
 /** A path id as FastAPI parses an `int` path parameter: any int64 is valid, the rest is 422. */
 function parsePathId(param: string): { readonly id: Id } | { readonly reply: Reply } {

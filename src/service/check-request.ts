@@ -14,6 +14,7 @@ import {
   type ModelRules,
   SANDBOX_DEFAULTS,
 } from "./model-rules.js";
+import { INT64_MAX } from "../values.js";
 
 /**
  * One problem of a request. `loc` is the path inside the request body (the sandbox prefixes
@@ -25,8 +26,6 @@ export interface Violation {
   msg: string;
   type: string;
 }
-
-const INT64_MAX = 2n ** 63n - 1n;
 
 /**
  * The text of a JSON number, whichever way the body was parsed: `JSON.parse` gives numbers,

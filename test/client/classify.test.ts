@@ -4,7 +4,6 @@ import { describe, expect, it } from "vitest";
 import {
   AuthError,
   classify,
-  isDefiniteRefusal,
   CreditsError,
   NetworkError,
   NotFoundError,
@@ -98,7 +97,7 @@ describe("classify", () => {
       expect(decision.action).toBe(verdict === "transient" ? "retry" : "fail");
       if (kind === "costed" && decision.action === "fail") {
         expect(decision.error instanceof OutcomeUnknownError).toBe(effect);
-        expect(isDefiniteRefusal(error as never)).toBe(!effect);
+        expect(classify(error as never, { kind: "costed" }).mayHaveTakenEffect).toBe(effect);
       }
     }
   });

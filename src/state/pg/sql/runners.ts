@@ -154,11 +154,6 @@ export async function beat(c: Pool, id: number, gapMs: number): Promise<boolean>
   return rowCount === 1;
 }
 
-/** Records that runner `id` stopped (its store closed). */
-export async function stopRunner(c: Pool, id: number): Promise<void> {
-  await c.pool.query(`UPDATE runners SET stopped_at = ${DB_NOW} WHERE id = $1 AND stopped_at IS NULL`, [id]);
-}
-
 export type RunnerState = "running" | "stopped" | "lost";
 
 export interface RunnerView {
