@@ -1,4 +1,4 @@
-// Engine benchmarks of issue 4. Prints figures; asserts nothing (CI machines are noisy).
+// Engine benchmarks. Prints figures; asserts nothing (CI machines are noisy).
 //   node bench/engine-bench.js [makespan|overhead|hashing|resume|metrics]...   (after `npm run build`)
 import { execFileSync, spawn } from "node:child_process";
 import {
