@@ -1,4 +1,4 @@
-// Engine benchmarks of issue 4. Prints figures; asserts nothing (CI machines are noisy).
+// Engine benchmarks. Prints figures; asserts nothing (CI machines are noisy).
 //   node bench/engine-bench.js [makespan|overhead|hashing|resume|metrics]...   (after `npm run build`)
 //   BENCH_JOBS=5000,40000,100000 node bench/engine-bench.js overhead   (one process per size, on
 //   tmpfs when there is one: each size's own peak RSS, wall and CPU per job, and its rerun)

@@ -1,4 +1,4 @@
-// Fleet benchmarks of issue 18: `reel run` processes sharing one PostgreSQL store. Prints figures;
+// Fleet benchmarks: `reel run` processes sharing one PostgreSQL store. Prints figures;
 // asserts nothing (the machine is shared and noisy).
 //   node bench/fleet-bench.js [scaling|shared|overhead|ceiling]...   (after `npm run build`; Linux:
 //   the CPU figures are read from /proc)

@@ -1,4 +1,4 @@
-// Validating and planning a manifest of 10,000 videos: wall time and peak memory (issue 3 aims for
+// Validating and planning a manifest of 10,000 videos: wall time and peak memory (the target:
 // under 2 s and under 200 MB); and the same for one matrix video that expands to 10,000;
 // and 60 such templates (600,000 videos), refused by the video limit before anything is expanded. Run after a build: `npx tsc -p tsconfig.build.json && node bench/manifest-bench.js`.
 // The measured work runs in a child process so that its peak RSS is its own.

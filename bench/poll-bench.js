@@ -1,5 +1,5 @@
-// Issue 20's benchmark: how soon a finished task is noticed, and for how many polls, side by side
-// with the script a user would write from the spec's example (a fixed pool, a poll every 2 s, then
+// The poll benchmark: how soon a finished task is noticed, and for how many polls, side by side
+// with the plain script a user would write first (a fixed pool, a poll every 2 s, then
 // the download), each on a sandbox of its own with the same seed and settings (the same job runs
 // as long on both: see src/sandbox/run-variation.ts). Prints figures; asserts nothing.
 //
@@ -92,7 +92,7 @@ async function runReel(sandbox, setting, dir, name) {
   if (code !== 0) throw new Error(`reel exited ${code}: ${stderr.slice(-500)}`);
 }
 
-/** The script of the spec's example: a pool of SLOTS, a poll every 2 s, then the download. */
+/** The plain script: a pool of SLOTS, a poll every 2 s, then the download. */
 async function runScript(sandbox, setting) {
   const headers = { authorization: `Bearer ${sandbox.apiKey}`, "content-type": "application/json" };
   let next = 0;

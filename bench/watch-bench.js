@@ -1,4 +1,4 @@
-// Watch mode figures of issue 5: the delay from a manifest landing to its first submission, and the
+// Watch mode figures: the delay from a manifest landing to its first submission, and the
 // watcher's CPU use while idle. Prints figures; asserts nothing.
 //   node bench/watch-bench.js   (after `npm run build`)
 import { spawn } from "node:child_process";

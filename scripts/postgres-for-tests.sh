@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes a PostgreSQL server reachable for the test suite (issue 18's store tests run against a real
+# Makes a PostgreSQL server reachable for the test suite (the store tests run against a real
 # one): installs Debian's postgresql where it is missing, starts the cluster, and creates the role
 # the tests connect as (reel_test, allowed to create databases: each test makes its own).
 # Needs root for the first two steps; prints what it did, and exits 0 when the server answers.

@@ -21,6 +21,7 @@ import {
 } from "../export-rules.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { makeJobFilter } from "../manifest/job-filter.js";
+import { takeOf } from "../manifest/takes.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -119,13 +120,15 @@ async function runExport(args: ParsedArgs, io: CliIO): Promise<number> {
     });
     if (loaded.manifests.length === 0)
       throw new UsageError(`no readable manifest in ${paths.join(" ")}; run 'reel validate' to see why`);
-    const keys = new Set<string>();
+    // By video, not by job: a retake (mug~3 after takes: 2) is a job no manifest writes, yet it is
+    // a take of the manifest's video and carries that video's variables.
+    const videos = new Set<string>();
     for (const manifest of loaded.manifests)
       for (const job of manifest.jobs) {
-        keys.add(job.key);
-        if (job.variables !== undefined) variables.set(job.key, job.variables);
+        videos.add(takeOf(job.key).video);
+        if (job.variables !== undefined) variables.set(takeOf(job.key).video, job.variables);
       }
-    inPaths = (key) => keys.has(key);
+    inPaths = (key) => videos.has(takeOf(key).video);
   }
   if (place.storeUrl === undefined && !existsSync(place.statePath)) return nothing(io, json, scope, dir);
   refuseSandboxWithBaseUrl(args);
@@ -142,7 +145,7 @@ async function runExport(args: ParsedArgs, io: CliIO): Promise<number> {
       scope,
       only: (key) => only(key) && (inPaths?.(key) ?? true),
       outDir: place.outDir,
-      variablesOf: (key) => variables.get(key),
+      variablesOf: (key) => variables.get(takeOf(key).video),
     });
   } finally {
     await store.close();

@@ -156,6 +156,24 @@ describe("reel export", () => {
     expect(after).toEqual(before);
   });
 
+  it("exports an approved retake of a manifest's video with the video's variables, manifests given or not", async () => {
+    // A retake is a job no manifest writes (promo-en~3 after takes: 2): it is still that video's.
+    const s = await sandbox();
+    const dir = await campaign(s);
+    await cli(dir, s, ["retake", "promo/promo-en~2", "--note", "blurry"]);
+    await cli(dir, s, ["run", "promo.yaml"]);
+    await cli(dir, s, ["approve", "promo/promo-en~3"]);
+
+    const given = await cli(dir, s, ["export", "delivery", "promo.yaml"]);
+    expect(given.stdout).toContain("exported 3 videos");
+    const lines = await jsonl(join(dir, "delivery", "delivery.jsonl"));
+    expect(lines.map((l) => l.id)).toEqual(["promo-de~2", "promo-en~1", "promo-en~3"]);
+    expect(lines.find((l) => l.id === "promo-en~3")).toMatchObject({ lang: "en", tagline: "Hello there" });
+
+    const all = await cli(dir, s, ["export", "everything"]);
+    expect(all.stdout).toContain("exported 3 videos");
+  });
+
   it("names by a template, refuses a collision and a hostile name before writing anything", async () => {
     const s = await sandbox();
     const dir = await campaign(s);
