@@ -23,6 +23,8 @@ export const ERROR_CODES = [
   "E_UNEXPECTED_ANSWER", // UnexpectedAnswerError: a paid call answered with an undefined status
   "E_TASK_ID_HELD", // TaskIdHeldError: a submission answered with a task id another job holds
   "E_UNREACHABLE", // ServiceUnreachableError: never answered at all
+  "E_DECODE", // DecodeError (client/decode.ts): an answer's JSON unreadable; the client makes it an E_PROTOCOL
+  "E_CALL_DEADLINE", // CallDeadlineError (client/exchange.ts): no whole answer within the call's deadline
   // src/state: the state file
   "E_STATE_FILE", // StateFileError: damaged, foreign or unreadable (found at start)
   "E_STATE_WRITE", // StateFileError: a write failed during the work

@@ -219,8 +219,10 @@ export function makeClient(options: ClientOptions): ServiceClient {
         signal,
       ));
     } catch (error) {
-      // A ReelError is the caller's own, from an upload's stream (the file changed): no transport fault.
-      if (signal?.aborted || error instanceof ReelError) throw error;
+      // A ReelError is the caller's own, from an upload's stream (the file changed): no transport
+      // fault. The exchange's deadline is one (see transportError).
+      if (signal?.aborted || (error instanceof ReelError && !(error instanceof CallDeadlineError)))
+        throw error;
       options.onAnswer?.(endpoint, undefined);
       throw transportError({ endpoint }, error, host, scrub);
     }

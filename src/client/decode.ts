@@ -4,8 +4,14 @@
 import { isLosslessNumber, parse } from "lossless-json";
 import type { Asset, GeneratedAudio, GenerationTask, Id, TaskStatus } from "../service/api-types.js";
 import { TASK_STATUSES } from "../service/api-types.js";
+import { ReelError } from "../errors.js";
 
-export class DecodeError extends Error {}
+/** An answer's body that is no JSON of the shape expected; the client reports it as a ProtocolError. */
+export class DecodeError extends ReelError {
+  constructor(message: string) {
+    super("E_DECODE", message);
+  }
+}
 
 type Json = unknown;
 

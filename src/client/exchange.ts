@@ -9,6 +9,7 @@
 // sending a byte every few seconds would otherwise hold a call forever).
 import type { Readable } from "node:stream";
 import { type Dispatcher, type FormData, request } from "undici";
+import { ReelError } from "../errors.js";
 
 /**
  * The service's answers are JSON of a few hundred bytes, an error page a few KB: 1 MiB leaves room
@@ -17,11 +18,9 @@ import { type Dispatcher, type FormData, request } from "undici";
 export const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** The whole exchange took longer than its deadline. Raised after the request may have left. */
-export class CallDeadlineError extends Error {
-  readonly code = "REEL_CALL_DEADLINE";
-
+export class CallDeadlineError extends ReelError {
   constructor(ms: number) {
-    super(`no complete answer within ${Math.round(ms / 1000)} s`);
+    super("E_CALL_DEADLINE", `no complete answer within ${Math.round(ms / 1000)} s`);
   }
 }
 
