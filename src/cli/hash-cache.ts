@@ -4,7 +4,8 @@
 // without the lock (SQLite readers never wait on a writer), and the hashes computed meanwhile are
 // written into the store once it is locked. A shared store (PostgreSQL) keeps each machine's hashes
 // apart (by host: a path means nothing on another machine), read here through a reader of its own,
-// which registers no runner. A cache that cannot be read (no state file yet, another program's file,
+// which registers no runner and never waits on a migration (the run's own store brings the schema
+// up, and rides out a store that goes away meanwhile). A cache that cannot be read (no state file yet, another program's file,
 // an older schema, a database that does not answer) only means the files are hashed again.
 import { type CachedHasher, type HashCache, makeCachedHasher } from "../engine/hash-file.js";
 import { openJobStore } from "../state/open-job-store.js";
@@ -24,7 +25,7 @@ export async function readHashCacheUnlocked(
 ): Promise<UnlockedHashCache> {
   let reader: JobStore | undefined;
   try {
-    reader = await openJobStore(statePath, { readonly: true }, storeUrl);
+    reader = await openJobStore(statePath, { readonly: true, withoutMigrating: true }, storeUrl);
   } catch {
     reader = undefined; // hashed again: see above
   }

@@ -13,6 +13,8 @@ export interface OpenJobStoreOptions extends OpenStateOptions {
   readonly concurrency?: number;
   /** The fleet's timing, in a PostgreSQL store (see pg/lease.ts). */
   readonly lease?: LeaseTiming;
+  /** A PostgreSQL reader that does not bring the schema up (see PgStore.open's withoutMigrating). */
+  readonly withoutMigrating?: boolean;
   /** A PostgreSQL store that does not answer while it opens, and answers again (see PgStore.open). */
   readonly onOutage?: (event: OutageEvent) => void;
 }
@@ -35,6 +37,7 @@ export async function openJobStore(
       ...(options.lease !== undefined ? { lease: options.lease } : {}),
       ...(options.onOutage !== undefined ? { onOutage: options.onOutage } : {}),
       readonly: options.readonly === true,
+      ...(options.withoutMigrating === true ? { withoutMigrating: true } : {}),
       ...(options.exclusiveAddress ? { exclusiveAddress: options.exclusiveAddress } : {}),
     });
   }

@@ -1,5 +1,6 @@
 // The event stream: `run --events FILE` and `reel events` on a real sandbox over HTTP, a real SQLite
 // state file and a real PostgreSQL store, and a real reel process killed with kill -9.
+import { existsSync, readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -171,8 +172,15 @@ describe("the event stream", () => {
     await writeTree(dir, { "promo.yaml": manifest("promo", 8), "face.png": { fixture: "tiny.png" } });
     const file = join(dir, "events.jsonl");
     const killed = reel(["run", "promo.yaml", "--events", "events.jsonl", "--concurrency", "4"], dir, env(s));
-    // Killed while it works: some tasks answered and followed, some not yet sent.
-    await until(() => s.counters.generationsCreated >= 3, "three submissions");
+    // Killed while it works: some tasks answered and followed, some not yet sent. A task id is in
+    // the file only once the store committed it: a submission the sandbox made but reel had not yet
+    // recorded is no part of the claim.
+    const submittedInFile = (): boolean =>
+      existsSync(file) && readFileSync(file, "utf8").includes('"type":"job.submitted"');
+    await until(
+      () => s.counters.generationsCreated >= 3 && submittedInFile(),
+      "three submissions, one recorded",
+    );
     killed.child.kill("SIGKILL");
     await killed.exit;
 

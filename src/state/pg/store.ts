@@ -113,6 +113,13 @@ export interface OpenPgStoreOptions {
    */
   readonly readonly?: boolean;
   /**
+   * A reader that only looks (the cache of media hashes read before a run locks anything): it does
+   * not bring the schema up, so it never waits on another runner's migration; a store mid-migration
+   * or of an older schema fails its reads, which its caller takes as "not cached".
+   * @defaultValue false
+   */
+  readonly withoutMigrating?: boolean;
+  /**
    * A reviewer (`reel approve`, the review page): writes decisions and retakes, registers no runner
    * (it claims nothing, and is no part of the fleet), creates no service row.
    * @defaultValue false
@@ -311,7 +318,8 @@ export class PgStore implements JobStore {
     try {
       pool = await openPool(url, readonly || review ? 4 : 1, outage);
       const c = { pool };
-      await outage.run(() => migratePg(c.pool, PG_MIGRATIONS));
+      if (!(readonly && options.withoutMigrating === true))
+        await outage.run(() => migratePg(c.pool, PG_MIGRATIONS));
       let serviceId = -1;
       if (readonly || review) {
         // A reviewer registers no runner and claims no address (see docs/review.md): it pays for
