@@ -102,11 +102,14 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
 
   const signals = makeStopSignals(options.signal, progress);
   const stop = signals.stop;
+  // Every takeover that found something is said, whichever part of the work made it.
+  const quitTakeOvers = fleet?.onTakeOver((found) => noteTakeOver(found, progress));
   let output: OpenOutput;
   try {
     await resumeInterrupted(store, outDir, progress);
     output = await openOutput(outDir, store.journalScope!, { shared: fleet !== undefined });
   } catch (error) {
+    quitTakeOvers?.();
     signals.dispose();
     throw error;
   }
@@ -269,7 +272,6 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       void fleet
         .takeOverLost()
         .then(async (found) => {
-          if (found.lost.length > 0) noteTakeOver(found, progress);
           if (found.unheld > 0 && !stop.signal.aborted) await followInFlight();
         })
         .catch((error: unknown) => {
@@ -518,6 +520,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       clearInterval(runTimesSaver);
       if (!stateFailure) await saveRunTimes();
       elsewhere?.dispose();
+      quitTakeOvers?.();
       signals.dispose();
       await output.close(store, log);
     },

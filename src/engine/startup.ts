@@ -15,7 +15,6 @@ import {
 import { lockOutDir, probeWritable } from "../output/out-dir.js";
 import { checkJournal, lostCommitsMessage } from "../output/recovery.js";
 import { type JobStore, StateFileError } from "../state/store.js";
-import { noteTakeOver } from "./fleet-notes.js";
 import type { ProgressSink } from "./progress.js";
 import { agree, plural } from "../plural.js";
 
@@ -41,7 +40,8 @@ export async function resumeInterrupted(
     // A shared store commits every write before it resolves: it cannot lose what a journal would
     // keep (and several runners share an output folder). What a runner gone left is sorted by the
     // same takeover the runners do as they work: only a gone runner's, never a live one's.
-    noteTakeOver(await store.fleet.takeOverLost(), progress);
+    // Said by the engine's listener (FleetStore.onTakeOver), as every takeover is.
+    await store.fleet.takeOverLost();
     return;
   }
   // The journal of submissions in this output folder, read once: entries the state file does not

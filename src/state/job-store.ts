@@ -708,6 +708,12 @@ export interface FleetStore {
    * so no new work is taken) and when it answers again (`up`). See pg/outage.ts.
    */
   onOutage(listener: (event: OutageEvent) => void): void;
+  /**
+   * `listener` is told of each takeover that found something (a runner lost, its submissions made
+   * uncertain, its uploads dropped), whichever call made it; those found before any listener are
+   * told to the first. Returns the unsubscribe.
+   */
+  onTakeOver(listener: (found: TakeOver) => void): () => void;
 }
 
 /**

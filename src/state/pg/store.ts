@@ -176,6 +176,8 @@ export class PgStore implements JobStore {
   /** Upload intents this store wrote: one found that it did not write is another process's. */
   private readonly ownUploads = new Set<string>();
   private readonly leaseListeners: ((error: LeaseLostError) => void)[] = [];
+  /** Takeovers that found something, told to their listeners (kept until the first: onTakeOver). */
+  private readonly takeOvers = { listeners: new Set<(found: TakeOver) => void>(), unsaid: [] as TakeOver[] };
   private leaseLostError: LeaseLostError | undefined;
   private closed = false;
   /** Notes not yet inserted (see noteEvent), and the insert on its way. */
@@ -206,12 +208,28 @@ export class PgStore implements JobStore {
     this.fleet = this.w && this.fleetOf(this.w, runner!);
   }
 
+  /** A takeover is said by whoever listens (the engine's notes), whichever call made it. */
+  private tellTakeOver(found: TakeOver): void {
+    if (found.lost.length === 0 && found.uncertain === 0 && found.uploads === 0) return;
+    if (this.takeOvers.listeners.size === 0) this.takeOvers.unsaid.push(found);
+    for (const listener of this.takeOvers.listeners) listener(found);
+  }
+
   private fleetOf(w: fleet.FleetContext, runner: Runner): FleetStore {
     return {
       runnerId: w.runnerId,
       leaseMs: w.lease.leaseMs,
       heartbeatMs: w.lease.heartbeatMs,
-      takeOverLost: (): Promise<TakeOver> => this.fenced(this.io(() => fleet.takeOverLost(w))),
+      takeOverLost: async (): Promise<TakeOver> => {
+        const found = await this.fenced(this.io(() => fleet.takeOverLost(w)));
+        this.tellTakeOver(found);
+        return found;
+      },
+      onTakeOver: (listener) => {
+        this.takeOvers.listeners.add(listener);
+        for (const found of this.takeOvers.unsaid.splice(0)) listener(found);
+        return () => this.takeOvers.listeners.delete(listener);
+      },
       holdTask: (id) => this.fenced(this.io(() => fleet.holdTask(w, id))),
       heldElsewhere: (ids) => this.io(() => fleet.heldElsewhere(w, ids)),
       // Two beats short of the lease: the other runners judge by the database's clock, and a beat or
