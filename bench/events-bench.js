@@ -1,8 +1,11 @@
-// The event stream's cost: reel's CPU per job with --events FILE against without, the same run of
-// BENCH_JOBS instant jobs (default 2,000) alternately, five times each; the medians. Without the file
-// the store still records the stream (reel events reads it): that is the CLI without --events.
+// The event stream's cost: reel's CPU per job with --events FILE against without, and with --events,
+// --notify (a receiver in this process, answering 200) and --metrics (scraped every second) all on,
+// the same run of BENCH_JOBS instant jobs (default 2,000) alternately, five times each; the medians.
+// Without the file the store still records the stream (reel events reads it): that is the CLI
+// without --events.
 //   node bench/events-bench.js   (after `npm run build`)
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +13,10 @@ import { fileURLToPath } from "node:url";
 import { makeClient } from "../dist/client/index.js";
 import { tuneHeapForBatches } from "../dist/cli/heap.js";
 import { EventStream } from "../dist/events/stream.js";
+import { makeReelMetrics } from "../dist/metrics/reel-metrics.js";
+import { timedStore } from "../dist/metrics/store-timing.js";
+import { Notifier } from "../dist/notify/notifier.js";
+import { teeProgress } from "../dist/display/index.js";
 import { loadManifests } from "../dist/manifest/index.js";
 import { runBatch } from "../dist/run/run-batch.js";
 import { StateStore } from "../dist/state/store.js";
@@ -44,7 +51,10 @@ async function childSandbox() {
   };
 }
 
-async function once(sandbox, withFile) {
+/** `mode`: "without", "with" (--events), "all" (--events, --notify, --metrics). */
+async function once(sandbox, mode) {
+  const withFile = mode !== "without";
+  const all = mode === "all";
   const dir = mkdtempSync(join(tmpdir(), "reel-events-bench-"));
   try {
     const videos = Array.from(
@@ -57,13 +67,38 @@ async function once(sandbox, withFile) {
     );
     const cpu0 = process.cpuUsage();
     const { manifests } = await loadManifests(["m.yaml"], { cwd: dir });
-    const store = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
-    const events = await EventStream.open(store, {
+    const opened = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
+    const metrics = all
+      ? makeReelMetrics({
+          identity: { command: "run", host: "bench", pid: 1, service: sandbox.baseUrl, store: "sqlite" },
+          concurrency: 64,
+        })
+      : undefined;
+    const store = metrics ? timedStore(opened, metrics.observeStoreCall) : opened;
+    const events = await EventStream.open(opened, {
       command: "run",
       ...(withFile ? { file: join(dir, "events.jsonl") } : {}),
       warn: (line) => console.error(line),
     });
-    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
+    const notifier = all
+      ? new Notifier({
+          command: "run",
+          targets: [{ url: sandbox.hook, from: "--notify", shown: sandbox.hook, checked: false }],
+          secret: "bench",
+          secrets: [sandbox.apiKey],
+          outDir: join(dir, "out"),
+          warn: (line) => console.error(line),
+          log: () => {},
+          output: process.stderr,
+        })
+      : undefined;
+    notifier?.listen(events.bus);
+    const client = makeClient({
+      baseUrl: sandbox.baseUrl,
+      apiKey: sandbox.apiKey,
+      ...(metrics ? { onAnswer: metrics.onAnswer, onRetry: metrics.onRetry } : {}),
+    });
+    const scraper = metrics && setInterval(() => void metrics.registry.metrics(), 1_000);
     const summary = await runBatch({
       jobs: manifests.flatMap((m) => m.jobs),
       client,
@@ -75,11 +110,13 @@ async function once(sandbox, withFile) {
       httpOrigins: [new URL(sandbox.baseUrl).origin],
       pollTiming: { minMs: 20, maxMs: 2_000 },
       pollsPerSecond: 500,
-      progress: events.recorder,
+      progress: metrics ? teeProgress(events.recorder, metrics.progress) : events.recorder,
     });
+    if (scraper) clearInterval(scraper);
     events.end(summary.outcome);
     await events.close();
-    await store.close();
+    await notifier?.close(events.endedAs);
+    await opened.close();
     await client.close();
     const cpu = process.cpuUsage(cpu0);
     return (cpu.user + cpu.system) / 1000 / N;
@@ -91,9 +128,9 @@ async function once(sandbox, withFile) {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** One measurement in a fresh process (no JIT or heap carried over from the one before). */
-function child(withFile) {
+function child(mode) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), withFile ? "with" : "without"], {
+    const proc = spawn(process.execPath, [fileURLToPath(import.meta.url), mode], {
       stdio: ["ignore", "pipe", "inherit"],
       env: { ...process.env, BENCH_SANDBOX: JSON.stringify(sandboxInfo) },
     });
@@ -107,24 +144,46 @@ let sandboxInfo;
 const mode = process.argv[2];
 if (mode) {
   const info = JSON.parse(process.env.BENCH_SANDBOX);
-  console.log(await once(info, mode === "with"));
+  console.log(await once(info, mode));
 } else {
   const sandbox = await childSandbox();
-  sandboxInfo = { baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey };
+  // The webhook receiver: in this process, so that its CPU is not counted as reel's.
+  let received = 0;
+  const hook = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      received++;
+      res.end("ok");
+    });
+  });
+  await new Promise((resolve) => hook.listen(0, "127.0.0.1", resolve));
+  sandboxInfo = {
+    baseUrl: sandbox.baseUrl,
+    apiKey: sandbox.apiKey,
+    hook: `http://127.0.0.1:${hook.address().port}/hook`,
+  };
   try {
     const without = [];
     const withFile = [];
+    const withAll = [];
     for (let i = 0; i < ROUNDS; i++) {
-      without.push(await child(false));
-      withFile.push(await child(true));
+      without.push(await child("without"));
+      withFile.push(await child("with"));
+      withAll.push(await child("all"));
     }
     const a = median(without);
     const b = median(withFile);
+    const c = median(withAll);
     console.log(`events: reel CPU per job, ${N} jobs, median of ${ROUNDS} alternating runs (a process each)`);
     console.log(`  without --events: ${a.toFixed(3)} ms  (${without.map((x) => x.toFixed(3)).join(" ")})`);
     console.log(`  with --events:    ${b.toFixed(3)} ms  (${withFile.map((x) => x.toFixed(3)).join(" ")})`);
     console.log(`  ratio: ${(b / a).toFixed(3)}`);
+    console.log(
+      `  with --events --notify --metrics: ${c.toFixed(3)} ms  (${withAll.map((x) => x.toFixed(3)).join(" ")}; ${received} messages received)`,
+    );
+    console.log(`  ratio: ${(c / a).toFixed(3)}`);
   } finally {
     sandbox.close();
+    hook.close();
   }
 }

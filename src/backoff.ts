@@ -49,6 +49,12 @@ export const BACKOFF = {
    * jittered (every waiting operation of every runner asks; a restart of the server takes seconds).
    */
   storeOutage: { baseMs: 250, maxMs: 5_000, jitter: "full" },
+  /**
+   * A notification a receiver did not take (--notify: an error status, no answer): from 1 s,
+   * doubling to 30 s, jittered (the runners of a fleet post to one chat). DEFAULTS.notify.attempts
+   * tries span about a minute.
+   */
+  notifyRetry: { baseMs: 1_000, maxMs: 30_000, jitter: "full" },
 } as const satisfies Record<string, BackoffSchedule>;
 
 /**

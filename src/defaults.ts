@@ -42,6 +42,21 @@ export const DEFAULTS = {
   eventsKeepMs: 30 * 24 * 3_600_000,
   /** @defaultValue 6 hours */
   eventsPruneEveryMs: 6 * 3_600_000,
+  /**
+   * Notifications (--notify, docs/operations.md): failures are told at most once per this, each
+   * message tried this many times (BACKOFF.notifyRetry between), each try given up after
+   * notifyTimeoutMs; at most notifyQueued messages wait per target (the oldest dropped past it), and
+   * at exit reel waits at most notifyExitWaitMs for those still on their way.
+   */
+  notify: {
+    failuresEveryMs: 60_000,
+    attempts: 5,
+    timeoutMs: 10_000,
+    queued: 100,
+    exitWaitMs: 1_000,
+    /** Failures named in a message (the count says them all). */
+    reasonsShown: 3,
+  },
   /** Uploads at once. @defaultValue 4 */
   uploadConcurrency: 4,
   /** Downloads at once. @defaultValue 4 */

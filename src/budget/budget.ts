@@ -49,6 +49,18 @@ export interface BudgetStop {
   readonly shared?: NamedBudget;
 }
 
+/** The shares of a cap said as they are passed (notifications: a person may raise the cap in time). */
+export const BUDGET_THRESHOLDS = [80, 100] as const;
+
+/** What the budget counts passed a share of one of its caps. */
+export interface BudgetThreshold {
+  readonly percent: (typeof BUDGET_THRESHOLDS)[number];
+  readonly cap: "seconds" | "credits";
+  /** Spent and held for requests on their way, when it passed. */
+  readonly spent: number;
+  readonly max: number;
+}
+
 /** A costed call the budget stopped before it was made: nothing was sent, nothing recorded. */
 export class BudgetStoppedError extends ReelError {
   constructor(stop: BudgetStop) {
@@ -77,6 +89,8 @@ export class Budget {
   private spentNow: Cost;
   private stopReason: BudgetStop | undefined;
   private readonly stopListeners: ((stop: BudgetStop) => void)[] = [];
+  private readonly thresholdListeners: ((passed: BudgetThreshold) => void)[] = [];
+  private readonly thresholdsSaid = new Set<number>();
   /** Reservations held and not settled yet: what they hold may yet be given back. */
   private holding = 0;
   /** Costs waiting for the reservations to settle, in the order they came. */
@@ -102,6 +116,15 @@ export class Budget {
   /** `listener` is told once, when the budget stops. */
   onStop(listener: (stop: BudgetStop) => void): void {
     this.stopListeners.push(listener);
+  }
+
+  /**
+   * `listener` is told each of BUDGET_THRESHOLDS once, when what the budget counts passes it (at
+   * once if it has: a session resumed past 80%).
+   */
+  onThreshold(listener: (passed: BudgetThreshold) => void): void {
+    this.thresholdListeners.push(listener);
+    this.sayThresholds();
   }
 
   /** Why the budget stopped, once it has. */
@@ -241,6 +264,7 @@ export class Budget {
   takeForAdmitted(what: string, cost: Cost): boolean {
     if (this.fits(cost)) {
       this.spentNow = add(this.spentNow, cost);
+      this.sayThresholds();
       return true;
     }
     if (!this.stopReason) this.stop(what, cost, false);
@@ -309,6 +333,28 @@ export class Budget {
     if (!hold) return;
     this.spentNow = add(this.spentNow, cost);
     this.holding++;
+    this.sayThresholds();
+  }
+
+  private sayThresholds(): void {
+    if (this.thresholdListeners.length === 0) return;
+    for (const percent of BUDGET_THRESHOLDS) {
+      if (this.thresholdsSaid.has(percent)) continue;
+      const passed = this.passedShare(percent);
+      if (!passed) return; // the next share is higher
+      this.thresholdsSaid.add(percent);
+      for (const listener of this.thresholdListeners) listener(passed);
+    }
+  }
+
+  private passedShare(percent: BudgetThreshold["percent"]): BudgetThreshold | undefined {
+    for (const cap of ["seconds", "credits"] as const) {
+      const max = cap === "seconds" ? this.caps.maxSeconds : this.caps.maxCredits;
+      if (max === undefined || max <= 0) continue;
+      const spent = this.spentNow[cap];
+      if (spent >= (max * percent) / 100 - CAP_TOLERANCE) return { percent, cap, spent, max };
+    }
+    return undefined;
   }
 
   /** Admits the waiting costs that fit now, in order; stops at the first that never will. */

@@ -1,7 +1,7 @@
 // What a capped run says: its budget when it starts, and why and where it stopped. One place for
 // the words, so the run's summary, the watcher and --json say the same.
 
-import { type Budget, type BudgetCaps, CAP_TOLERANCE, type Cost } from "./budget.js";
+import { type Budget, type BudgetCaps, type BudgetThreshold, CAP_TOLERANCE, type Cost } from "./budget.js";
 import { agree, plural } from "../plural.js";
 import type { NamedBudget } from "../state/job-store.js";
 
@@ -181,4 +181,12 @@ export function sharedJson(row: NamedBudget): Record<string, unknown> {
       credits: row.maxCredits === null ? null : Math.max(0, row.maxCredits - row.spentCredits),
     },
   };
+}
+
+/** A share of a cap passed: "80% of --max-seconds 50: 40 s of video spent or on its way". */
+export function describeThreshold(passed: BudgetThreshold): string {
+  const flag = passed.cap === "seconds" ? "--max-seconds" : "--max-credits";
+  const amount =
+    passed.cap === "seconds" ? `${seconds(passed.spent)} of video` : `${credits(passed.spent)} credits`;
+  return `${passed.percent}% of ${flag} ${passed.max}: ${amount} spent or on its way`;
 }

@@ -146,6 +146,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       }));
     if (budget) io.stderr.write(`reel run: ${describeBudget(budget)}\n`);
     budget?.onStop((stop) => session.events.recorder.budgetReached(stop));
+    budget?.onThreshold((passed) => session.events.recorder.budgetThreshold(passed));
     const summary = await runBatch({
       ...session.engine,
       ...(budget ? { budget } : {}),

@@ -87,6 +87,7 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
       }));
     if (budget) io.stderr.write(`reel watch: ${describeBudget(budget)}\n`);
     budget?.onStop((stop) => session.events.recorder.budgetReached(stop));
+    budget?.onThreshold((passed) => session.events.recorder.budgetThreshold(passed));
     const end = await watchFolder({
       ...session.engine,
       ...(budget ? { budget } : {}),

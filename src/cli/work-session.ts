@@ -51,6 +51,8 @@ import {
   startSessionMetrics,
 } from "./metrics-options.js";
 import { timedStore } from "../metrics/store-timing.js";
+import { NOTIFY_OPTIONS, NOTIFY_USAGE, readNotifySettings } from "./notify-options.js";
+import type { Notifier } from "../notify/notifier.js";
 
 /** The options of `run` and `watch` that shape the work (read here, for both). */
 export const WORK_OPTIONS: OptionsConfig = {
@@ -69,6 +71,7 @@ export const WORK_OPTIONS: OptionsConfig = {
   "no-color": { type: "boolean" },
   ...METRICS_OPTIONS,
   events: { type: "string" },
+  ...NOTIFY_OPTIONS,
 };
 
 export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
@@ -97,6 +100,7 @@ ${maxVideosUsage(25)}
   --no-color             no colours in the live display (as the environment variable NO_COLOR)
   --events FILE          append the event stream to FILE as JSON lines, once the state committed them
                          (schemas/events.schema.json; reel events reads the same from the state)
+${NOTIFY_USAGE}
 ${METRICS_USAGE}
 
 ${SERVICE_USAGE}`;
@@ -216,6 +220,8 @@ export async function withWorkSession<T>(
     );
   }
   const metricsAddress = readMetricsAddress(args);
+  // Before anything is opened: a refused notify: URL is exit 2 with nothing sent.
+  const notifySettings = await readNotifySettings(args, io, settings);
   const stateDir = dirname(settings.statePath);
   const logFile = join(stateDir, "logs", `${kind}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
   const logger = makeLogger({
@@ -274,6 +280,8 @@ export async function withWorkSession<T>(
   let service: ConnectedService | undefined;
   let events: EventStream | undefined;
   let stopFleetView: (() => void) | undefined;
+  let notifier: Notifier | undefined;
+  let failure: unknown;
   try {
     if (rebuild) await rebuildState(store, settings.outDir, io);
     const eventsFile = args.values.events;
@@ -282,6 +290,29 @@ export async function withWorkSession<T>(
       ...(typeof eventsFile === "string" ? { file: resolve(io.cwd, eventsFile) } : {}),
       warn: (line) => io.stderr.write(`reel ${kind}: ${line}\n`),
     });
+    if (notifySettings) {
+      // Loaded only when asked for, as the metrics are.
+      const { Notifier } = await import("../notify/notifier.js");
+      notifier = new Notifier({
+        command: kind,
+        targets: notifySettings.targets,
+        ...(notifySettings.secret !== undefined && { secret: notifySettings.secret }),
+        secrets: [
+          settings.apiKey ?? "",
+          ...storeSecretValues(settings.storeUrl),
+          io.env.PGPASSWORD ?? "",
+          notifySettings.secret ?? "",
+        ],
+        ...(notifySettings.onEnd !== undefined && {
+          onEnd: { command: notifySettings.onEnd, env: io.env, cwd: io.cwd },
+        }),
+        outDir: settings.outDir,
+        warn: (line) => io.stderr.write(`reel ${kind}: ${line}\n`),
+        log: (line) => logger.warn(line),
+        output: io.stderr,
+      });
+      notifier.listen(events.bus);
+    }
     const human = await makeHumanProgress(io, {
       concurrency: settings.concurrency,
       watching: kind === "watch",
@@ -339,6 +370,7 @@ export async function withWorkSession<T>(
     return result;
   } catch (error) {
     events?.end(io.signal.aborted ? "interrupted" : "error");
+    failure = error;
     throw error;
   } finally {
     stopFleetView?.();
@@ -348,6 +380,8 @@ export async function withWorkSession<T>(
     } catch {
       // The stream is the store's: a store that cannot be written says so as it closes, below.
     }
+    // After the stream's last events: the run's end is among them (or, the store gone, told as said).
+    await notifier?.close(events?.endedAs, failure);
     try {
       await openedStore.close(); // throws if the state file could not be written: the user must hear of it
     } finally {

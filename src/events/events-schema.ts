@@ -41,6 +41,8 @@ const FIELDS = {
   voice: { type: "string" },
   count: { type: "integer", minimum: 0 },
   code: { type: "string" },
+  results: { type: "string" },
+  percent: { type: "integer", minimum: 0 },
 };
 
 export function eventsSchema(): Record<string, unknown> {

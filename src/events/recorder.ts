@@ -2,7 +2,8 @@
 // steps (queued, uploading, speaking), of the service (paused, stopped), of the manifests it takes,
 // and what the commands say (a run started and ended, a budget reached). Recorded in the store as
 // notes (EventRecords.noteEvent), so that the stream read back from the store is the whole stream.
-import type { BudgetStop } from "../budget/budget.js";
+import type { BudgetStop, BudgetThreshold } from "../budget/budget.js";
+import { describeThreshold } from "../budget/messages.js";
 import type { ProgressEvent, ProgressSink } from "../engine/progress.js";
 import type { EventRecords } from "../state/job-store.js";
 import type { EventField, EventType } from "./types.js";
@@ -25,6 +26,11 @@ export class EventRecorder implements ProgressSink {
       ? `${stop.what} has no price in the price list`
       : `${stop.what} would pass ${stop.shared ? `the budget '${stop.shared.name}'` : "the cap"}`;
     this.note("budget.reached", stop.what.includes("/") ? stop.what : undefined, { reason });
+  }
+
+  /** `budget.threshold`: a share of a cap passed. */
+  budgetThreshold(passed: BudgetThreshold): void {
+    this.note("budget.threshold", undefined, { percent: passed.percent, reason: describeThreshold(passed) });
   }
 
   start(): void {}
@@ -55,6 +61,10 @@ export class EventRecorder implements ProgressSink {
         return;
       case "manifest":
         this.manifests(event);
+        return;
+      case "finished":
+        if (event.key)
+          this.note("manifest.finished", undefined, { manifest: event.key, results: event.detail ?? "" });
         return;
       default:
         return;

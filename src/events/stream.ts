@@ -26,7 +26,7 @@ export class EventStream {
   readonly bus: EventBus;
   private stopFollowing: (() => Promise<void>) | undefined;
   private file: EventsFile | undefined;
-  private ended = false;
+  private ended: { readonly outcome: string; readonly exitCode?: number } | undefined;
   private readonly pruner: NodeJS.Timeout;
 
   private constructor(
@@ -68,12 +68,20 @@ export class EventStream {
   /** Records `run.ended` (once: the first outcome said is the one). */
   end(outcome: string, exitCode?: number): void {
     if (this.ended) return;
-    this.ended = true;
+    this.ended = { outcome, ...(exitCode !== undefined && { exitCode }) };
     this.recorder.note("run.ended", undefined, {
       command: this.options.command,
       outcome,
       ...(exitCode !== undefined && { exitCode }),
     });
+  }
+
+  /**
+   * How the session said it ended, once it did: for a consumer whose `run.ended` the store could not
+   * record (the store gone), the one thing it still knows.
+   */
+  get endedAs(): { readonly outcome: string; readonly exitCode?: number } | undefined {
+    return this.ended;
   }
 
   /** Tells the listeners the last events, and closes the file. Before the store closes. */

@@ -26,7 +26,9 @@ export type EventField =
   | "take"
   | "voice"
   | "count"
-  | "code";
+  | "code"
+  | "results"
+  | "percent";
 
 interface TypeSpec {
   readonly description: string;
@@ -49,6 +51,12 @@ export const EVENT_TYPES = {
     description: "A manifest's jobs were taken (`jobs`: how many; 0 for a watched manifest removed).",
     job: false,
     required: ["manifest", "jobs"],
+  },
+  "manifest.finished": {
+    description:
+      'A watch: every job of the manifest is final (`results`: its counts, as "12 Success, 1 Fail"); said again when they change.',
+    job: false,
+    required: ["manifest", "results"],
   },
   "job.queued": { description: "The job waits for a generation slot.", job: true },
   "job.uploading": {
@@ -134,6 +142,12 @@ export const EVENT_TYPES = {
     job: false,
     required: ["reason"],
   },
+  "budget.threshold": {
+    description:
+      "What the budget counts (spent, and held for requests on their way) passed `percent` (80, 100) of a cap; `reason` says which and how much. Once per threshold and session of a process.",
+    job: false,
+    required: ["percent", "reason"],
+  },
 } as const satisfies Record<string, TypeSpec>;
 
 export type EventType = keyof typeof EVENT_TYPES;
@@ -167,6 +181,8 @@ export interface StreamEvent {
   readonly voice?: string;
   readonly count?: number;
   readonly code?: string;
+  readonly results?: string;
+  readonly percent?: number;
 }
 
 /** An event to record that is no state change of the store's own: its type, job and fields. */

@@ -4,7 +4,7 @@
 // API key: that comes from the environment alone.
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { isMap, isScalar, LineCounter, type Pair, parseDocument } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, type Pair, parseDocument } from "yaml";
 import { didYouMean } from "../edit-distance.js";
 import { UsageError } from "../errors.js";
 import {
@@ -44,6 +44,8 @@ export interface Project {
   readonly export?: ProjectExport;
   /** The named budget runs and watches of the project spend from (`reel budget set`). */
   readonly budget?: string;
+  /** Where notifications are posted (src/notify/): checked as https sources are. */
+  readonly notify?: readonly string[];
 }
 
 /** `export:`: each setting given (the flags override each). */
@@ -100,6 +102,11 @@ export function readProject(file: string, shown: string): Project {
       continue;
     }
     const node = pair.value;
+    if (field.type === "urls") {
+      const read = readUrls(pair, keyAt, at, field);
+      if (read !== undefined) values[key] = read;
+      continue;
+    }
     if (field.type === "export") {
       const read = readExport(pair, keyAt, at, shown, lineCounter);
       if (read !== undefined) values[key] = read;
@@ -139,7 +146,38 @@ export function readProject(file: string, shown: string): Project {
     ...(typeof values.store === "string" ? { store: values.store } : {}),
     ...(values.export !== undefined ? { export: values.export as ProjectExport } : {}),
     ...(typeof values.budget === "string" ? { budget: values.budget } : {}),
+    ...(Array.isArray(values.notify) ? { notify: values.notify as string[] } : {}),
   };
+}
+
+/** `notify:`: one URL, or a list of them, each at its own place when wrong. */
+function readUrls(
+  pair: Pair,
+  keyAt: number | undefined,
+  at: (offset: number | undefined, message: string, code: Problem["code"]) => void,
+  field: ProjectField,
+): string[] | undefined {
+  const node = pair.value;
+  const items = isSeq(node) ? node.items : [node];
+  const urls: string[] = [];
+  for (const item of items) {
+    const value = isScalar(item) ? item.value : undefined;
+    if (typeof value === "string" && /^https?:\/\/\S+$/.test(value)) {
+      urls.push(value);
+      continue;
+    }
+    at(
+      isScalar(item) ? item.range?.[0] : keyAt,
+      `${field.name} takes ${field.expects}, not ${JSON.stringify(value ?? null)}`,
+      PROBLEM_CODES.invalidValue,
+    );
+    return undefined;
+  }
+  if (urls.length === 0) {
+    at(keyAt, `${field.name} takes ${field.expects}, not an empty list`, PROBLEM_CODES.invalidValue);
+    return undefined;
+  }
+  return urls;
 }
 
 /**
@@ -247,6 +285,9 @@ function unknownFieldMessage(key: string, text: string): string {
   // A manifest saved under the project file's name: said plainly, since it reads like one.
   if (key === "videos" || (key === "defaults" && /^videos\s*:/m.test(text))) {
     return `this looks like a manifest, but ${PROJECT_FILE_NAME} is reel's project file (state, out, service settings); rename the manifest (e.g. videos.yaml)`;
+  }
+  if (/^on[-_]?end$/i.test(key)) {
+    return `'${key}' is not read from ${PROJECT_FILE_NAME}: a file that may come from someone else must not run commands; give --on-end CMD or REEL_ON_END`;
   }
   if (/key/i.test(key)) {
     return `unknown setting '${key}': the API key is never written in a file; set REEL_API_KEY in the environment (known settings: ${known})`;

@@ -15,7 +15,7 @@ export { PROJECT_FILE_NAME } from "../manifest/index.js";
 
 export interface ProjectField {
   readonly name: string;
-  readonly type: "version" | "path" | "count" | "url" | "store" | "name" | "export";
+  readonly type: "version" | "path" | "count" | "url" | "urls" | "store" | "name" | "export";
   /** What the value must be, as an error message says it ("state takes ..."). */
   readonly expects: string;
   readonly description: string;
@@ -71,6 +71,13 @@ export const PROJECT_FIELDS: readonly ProjectField[] = [
       "The named budget every run and watch of the project spends from (reel budget set NAME --max-seconds N, or --max-credits N --prices FILE): one cap shared by every runner naming it. Overridden by --budget.",
   },
   {
+    name: "notify",
+    type: "urls",
+    expects: "an http:// or https:// URL, or a list of them",
+    description:
+      "Where run and watch post notifications (a run ended, a manifest finished, a stop, the budget at 80% and 100%, failures): JSON with a `text` for Slack's or Mattermost's incoming webhooks. Added to --notify and REEL_NOTIFY. A loopback, link-local or private address is refused without --allow-private-notify. A webhook whose URL is its secret belongs in REEL_NOTIFY, not in a committed file.",
+  },
+  {
     name: "export",
     type: "export",
     expects: "a mapping of name, sheet and status",
@@ -123,6 +130,12 @@ const JSON_TYPES: Record<ProjectField["type"], object> = {
   path: { type: "string", minLength: 1 },
   count: { type: "integer", minimum: 1 },
   url: { type: "string", pattern: "^https?://" },
+  urls: {
+    oneOf: [
+      { type: "string", pattern: "^https?://" },
+      { type: "array", minItems: 1, items: { type: "string", pattern: "^https?://" } },
+    ],
+  },
   store: { type: "string", pattern: "^postgres(ql)?://" },
   name: { type: "string", pattern: BUDGET_NAME_PATTERN.source },
 };

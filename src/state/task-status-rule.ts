@@ -23,3 +23,15 @@ export function taskStatusFields(
   }
   return fields;
 }
+
+/**
+ * The event a final status that is no success also records, after its `status` event: the stream's
+ * `job.failed`, with the reason the row keeps (a consumer told of failures needs the why).
+ */
+export function taskEndEvent(
+  fields: Record<string, string | number>,
+): { kind: "fail"; detail: string } | undefined {
+  if (fields.state === "Fail") return { kind: "fail", detail: `task: ${fields.error}` };
+  if (fields.state === "Canceled") return { kind: "fail", detail: `canceled: ${fields.error}` };
+  return undefined;
+}

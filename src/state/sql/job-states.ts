@@ -1,7 +1,7 @@
 // A job's state changes: the intent of a submission (a compare-and-set, durable before the request
 // leaves), its answer, polling, the download, and the way back to pending. Each is one write of the
 // turn (turn.ts), with its event.
-import { taskStatusFields } from "../task-status-rule.js";
+import { taskEndEvent, taskStatusFields } from "../task-status-rule.js";
 import type { FailKind, JobRow, VideoCharge, VideoFacts } from "../job-store.js";
 import { chargeVideo } from "./budget.js";
 import { spendFromBudget } from "./named-budgets.js";
@@ -151,8 +151,11 @@ export function recordTaskStatus(
   reason: string | undefined,
 ): void {
   c.turn.writeStatement(() => {
-    setJob(c, id, taskStatusFields(status, resultUrl, reason, c.now()));
+    const fields = taskStatusFields(status, resultUrl, reason, c.now());
+    setJob(c, id, fields);
     c.turn.event(id, "status", status);
+    const ended = taskEndEvent(fields);
+    if (ended) c.turn.event(id, ended.kind, ended.detail);
   });
 }
 

@@ -1,7 +1,7 @@
 // A job's state changes, each one statement (its events row included): the way back to pending,
 // the failures, polling, the download. The intent of a submission and its answer are the fleet's
 // (fleet.ts). Mirrors src/state/sql/job-states.ts; where a change is guarded here and not there, it says why.
-import { taskStatusFields } from "../../task-status-rule.js";
+import { taskEndEvent, taskStatusFields } from "../../task-status-rule.js";
 import type { FailKind, JobRow, VideoFacts } from "../../job-store.js";
 import type { PgContext } from "./context.js";
 import { type FleetContext, leaseLostError } from "./fleet.js";
@@ -11,6 +11,8 @@ type Fields = Record<string, string | number | null>;
 interface SetOptions {
   /** The event of the change, recorded only if a row changed. */
   readonly event?: { readonly kind: string; readonly detail?: string };
+  /** A second event of the same change, after the first (a task that ended Fail: its job.failed). */
+  readonly then?: { readonly kind: string; readonly detail?: string };
   /** More of the WHERE clause (` AND ...`): the compare of a compare-and-set. */
   readonly guard?: string;
   /** Assignments computed from the row itself (`attempts = attempts - 1, `). */
@@ -25,7 +27,7 @@ async function setJob(
   c: PgContext,
   id: number,
   fields: Fields,
-  { event, guard = "", computed = "" }: SetOptions = {},
+  { event, then, guard = "", computed = "" }: SetOptions = {},
 ): Promise<{ updatedAt: number; changed: number }> {
   const now = c.now();
   const values: unknown[] = [id, now, ...Object.values(fields)];
@@ -37,9 +39,12 @@ async function setJob(
     // With the job's key and task id as they are now, and the runner that changed it (src/events).
     values.push(c.eventRunnerId ?? null);
     const n = values.length;
+    const row = (kind: number, detail: number): string =>
+      `SELECT $2::bigint, id, $${kind}::text, $${detail}::text, job_key, task_id, $${n}::bigint FROM changed`;
+    if (then) values.push(then.kind, then.detail ?? null);
     text = `WITH changed AS (${update} RETURNING id, job_key, task_id)
       INSERT INTO events (at, job_id, kind, detail, job_key, task_id, runner_id)
-        SELECT $2::bigint, id, $${n - 2}::text, $${n - 1}::text, job_key, task_id, $${n}::bigint FROM changed`;
+        ${row(n - 2, n - 1)}${then ? ` UNION ALL ${row(n + 1, n + 2)}` : ""}`;
   }
   const { rowCount } = await c.pool.query(text, values);
   return { updatedAt: now, changed: rowCount ?? 0 };
@@ -144,8 +149,11 @@ export async function recordTaskStatus(
   resultUrl: string | undefined,
   reason: string | undefined,
 ): Promise<void> {
-  const { changed } = await setJob(c, id, taskStatusFields(status, resultUrl, reason, c.now()), {
+  const fields = taskStatusFields(status, resultUrl, reason, c.now());
+  const ended = taskEndEvent(fields);
+  const { changed } = await setJob(c, id, fields, {
     event: { kind: "status", detail: status },
+    ...(ended && { then: ended }),
     guard: ` AND runner_id = ${c.runnerId}`,
   });
   if (changed === 0 && (await c.pool.query("SELECT 1 FROM jobs WHERE id = $1", [id])).rowCount !== 0) {
