@@ -43,6 +43,23 @@ export const DEFAULTS = {
   /** @defaultValue 6 hours */
   eventsPruneEveryMs: 6 * 3_600_000,
   /**
+   * The logs beside the state file (`logs/`; docs/operations.md). A run's or watch's log is cut
+   * into parts of partBytes (REEL_LOG_PART_BYTES): the one being written and partsKept earlier ones,
+   * so one reel's log stays under 4 x 64 MiB = 256 MiB however long it runs. When a run or watch
+   * starts, the logs of reels no longer running are deleted past keepMs old, past the newest
+   * keptFiles, or past keptBytes in all (the newest kept first); a log written in the last
+   * inUseMs is never deleted, whoever wrote it. The folder thus holds at most 1 GiB, plus 256 MiB
+   * per reel running.
+   */
+  logs: {
+    partBytes: 64 * 2 ** 20,
+    partsKept: 3,
+    keepMs: 30 * 24 * 3_600_000,
+    keptFiles: 100,
+    keptBytes: 2 ** 30,
+    inUseMs: 3_600_000,
+  },
+  /**
    * Notifications (--notify, docs/operations.md): failures are told at most once per this, each
    * message tried this many times (BACKOFF.notifyRetry between), each try given up after
    * notifyTimeoutMs; at most notifyQueued messages wait per target (the oldest dropped past it), and

@@ -2,7 +2,6 @@
 // folder (with the key scrubbed), the service (or the in-process sandbox), and the state file.
 import { mkdirSync, openSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { pino } from "pino";
 import { systemReason } from "../output/atomic-write.js";
 import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
 import type { ClientOptions } from "../client/index.js";
@@ -12,6 +11,8 @@ import { makeHumanProgress, makeJsonProgress, teeProgress } from "../display/ind
 import { outageNote } from "../engine/fleet-notes.js";
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
+import { logFileName, pruneLogs } from "../log/log-files.js";
+import { RotatingFile } from "../log/rotating-file.js";
 import { EventStream } from "../events/stream.js";
 import type { Job } from "../manifest/index.js";
 import {
@@ -124,8 +125,14 @@ export interface WorkSession {
 /**
  * The run's log file, opened here, synchronously: pino flushes it when the process exits, which
  * throws ("sonic boom is not ready yet") if the file is still being opened by then, or never opened.
+ * It is cut into parts by size (DEFAULTS.logs, REEL_LOG_PART_BYTES), so a watch's log stays bounded.
  */
-function openLogFile(path: string): ReturnType<typeof pino.destination> {
+function openLogFile(path: string, env: CliIO["env"]): RotatingFile {
+  const partRaw = env.REEL_LOG_PART_BYTES;
+  const partBytes =
+    partRaw === undefined || partRaw === ""
+      ? DEFAULTS.logs.partBytes
+      : positiveInteger("REEL_LOG_PART_BYTES", partRaw);
   let fd: number;
   try {
     mkdirSync(dirname(path), { recursive: true });
@@ -135,7 +142,16 @@ function openLogFile(path: string): ReturnType<typeof pino.destination> {
       `cannot write the log file ${path} beside the state file (${systemReason(error)}). Point --state at a file in a folder you can write.`,
     );
   }
-  return pino.destination({ dest: fd, sync: false });
+  return new RotatingFile({ path, partBytes, partsKept: DEFAULTS.logs.partsKept }, fd);
+}
+
+/**
+ * The logs of earlier runs past DEFAULTS.logs deleted, those of reels still running left alone.
+ * Once the store is open: until then, they are what shows a lost state file (recovery.ts).
+ */
+function pruneEarlierLogs(logFile: string, logger: Logger): void {
+  const deleted = pruneLogs(dirname(logFile), DEFAULTS.logs);
+  if (deleted.length > 0) logger.info({ deleted: deleted.length }, "old logs deleted");
 }
 
 /**
@@ -223,14 +239,14 @@ export async function withWorkSession<T>(
   // Before anything is opened: a refused notify: URL is exit 2 with nothing sent.
   const notifySettings = await readNotifySettings(args, io, settings);
   const stateDir = dirname(settings.statePath);
-  const logFile = join(stateDir, "logs", `${kind}-${new Date().toISOString().replace(/[:.]/g, "-")}.log`);
+  const logFile = join(stateDir, "logs", logFileName(kind, new Date(), process.pid));
   const logger = makeLogger({
     level: "debug",
     // The store URL's secrets are secrets like the key (a pg error could quote the URL).
     secrets: [settings.apiKey, ...storeSecretValues(settings.storeUrl)].filter(
       (secret): secret is string => secret !== undefined && secret !== "",
     ),
-    destination: openLogFile(logFile),
+    destination: openLogFile(logFile, io.env),
   });
   // The state file first: its lock is what tells a second reel on it to wait, before the sandbox
   // (whose data sits beside it) would refuse it with a message about the sandbox instead.
@@ -277,6 +293,7 @@ export async function withWorkSession<T>(
     throw error;
   });
   const store = metrics ? timedStore(openedStore, metrics.observeStoreCall) : openedStore;
+  pruneEarlierLogs(logFile, logger);
   let service: ConnectedService | undefined;
   let events: EventStream | undefined;
   let stopFleetView: (() => void) | undefined;
