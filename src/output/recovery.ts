@@ -132,7 +132,8 @@ export function earlierWork(
   if (sent > 0) found.push(`${plural(sent, "submission")} of it in ${journalPath(outDir)}`);
   const logs = join(dirname(statePath), "logs");
   const earlier = entries(logs).filter((entry) => {
-    if (!entry.isFile() || !entry.name.endsWith(".log")) return false;
+    // A log cut into parts (run-....1.log, see log/rotating-file.ts) is one run's: its first part counts.
+    if (!entry.isFile() || !entry.name.endsWith(".log") || /\.\d+\.log$/.test(entry.name)) return false;
     const path = join(logs, entry.name);
     if (currentLog !== undefined && resolve(path) === resolve(currentLog)) return false;
     try {
