@@ -1,6 +1,8 @@
 // Validating and planning a manifest of 10,000 videos: wall time and peak memory (the target:
 // under 2 s and under 200 MB); and the same for one matrix video that expands to 10,000;
-// and 60 such templates (600,000 videos), refused by the video limit before anything is expanded. Run after a build: `npx tsc -p tsconfig.build.json && node bench/manifest-bench.js`.
+// and 60 such templates (600,000 videos), refused by the video limit before anything is expanded;
+// and a campaign from a spreadsheet: one video with `rows:` of a CSV of 100,000 rows (aim: under
+// 3 s and 400 MB). Run after a build: `npx tsc -p tsconfig.build.json && node bench/manifest-bench.js`.
 // The measured work runs in a child process so that its peak RSS is its own.
 import { spawnSync } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -47,6 +49,28 @@ function overLimitYaml() {
   return head + Array.from({ length: 60 }, (_, t) => template(t)).join("");
 }
 
+const ROWS = 100_000;
+
+/** A spreadsheet of leads: an id, a name, a voice and a year per row. */
+function leadsCsv() {
+  const lines = ["lead_id,first_name,voice,year"];
+  for (let i = 0; i < ROWS; i++) lines.push(`${100000 + i},Name${i},${(i % 30) + 1},${2020 + (i % 7)}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** One video per row of leads.csv: speech with the row's voice and name, a shared face. */
+const ROWS_YAML = `version: 1
+name: leads
+defaults: { model: avatar-h1, resolution: 540p }
+videos:
+  - id: welcome-{lead_id}
+    rows: ./leads.csv
+    source: ./media/face.png
+    chunks:
+      - duration: 5
+        speech: { voice: "{voice}", text: "Hi {first_name}, see you in {year}." }
+`;
+
 async function child(dir, file) {
   const { loadManifests, makePlan } = await import("../dist/manifest/index.js");
   const t0 = performance.now();
@@ -85,12 +109,16 @@ async function main() {
     await writeFile(path.join(dir, "big.yaml"), head + body);
     await writeFile(path.join(dir, "matrix.yaml"), `version: 1\nname: matrix\nvideos:\n${matrixYaml()}`);
     await writeFile(path.join(dir, "over.yaml"), overLimitYaml());
+    await writeFile(path.join(dir, "leads.csv"), leadsCsv());
+    await writeFile(path.join(dir, "leads.yaml"), ROWS_YAML);
 
     for (const [file, title] of [
       ["big.yaml", `a manifest of ${VIDEOS} videos`],
       ["matrix.yaml", "one matrix video of 100 x 100 combinations"],
       ["over.yaml", "60 matrix videos of 100 x 100 (600,000 videos), refused by the limit"],
+      ["leads.yaml", `one video with rows: of a CSV of ${ROWS.toLocaleString("en-US")} rows`],
     ]) {
+      const big = file === "leads.yaml";
       const bytes = (await readFile(path.join(dir, file))).length;
       const started = performance.now();
       const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", dir, file], {
@@ -105,9 +133,9 @@ async function main() {
         ["plan", `${r.videos} jobs, ${r.seconds} s of video, ${r.uploads} uploads, ${r.speech} speech`],
         ["loadManifests", `${r.loadMs.toFixed(0)} ms`],
         ["makePlan", `${r.planMs.toFixed(0)} ms`],
-        ["load + plan", `${(r.loadMs + r.planMs).toFixed(0)} ms (aim < 2000 ms)`],
+        ["load + plan", `${(r.loadMs + r.planMs).toFixed(0)} ms (aim < ${big ? 3000 : 2000} ms)`],
         ["child process wall", `${wallMs.toFixed(0)} ms (with Node start-up and imports)`],
-        ["peak RSS", `${r.peakRssMb.toFixed(0)} MB (aim < 200 MB)`],
+        ["peak RSS", `${r.peakRssMb.toFixed(0)} MB (aim < ${big ? 400 : 200} MB)`],
       ];
       console.log(`manifest bench: validate + plan ${title}`);
       for (const [k, v] of rows) console.log(`  ${k.padEnd(20)} ${v}`);

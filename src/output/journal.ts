@@ -21,7 +21,7 @@ import {
   constants,
   fsyncSync,
   openSync,
-  readFileSync,
+  readSync,
   renameSync,
   unlinkSync,
   writeSync,
@@ -146,11 +146,33 @@ export function openJournal(outDir: string, scope: JournalScope): JournalWriter 
   };
 }
 
-function readLines(outDir: string): string[] {
+/** Bytes read, and written, at a time: a journal of 100,000 jobs is some 60 MB, never held whole. */
+const PIECE_BYTES = 1 << 20;
+
+/** The lines of the journal of `outDir` (none when there is none yet), read a piece at a time. */
+function* journalLines(outDir: string): Generator<string> {
+  let fd: number;
   try {
-    return readFileSync(journalPath(outDir), "utf8").split("\n");
+    fd = openSync(journalPath(outDir), "r");
   } catch {
-    return []; // none yet
+    return; // none yet
+  }
+  try {
+    const buffer = Buffer.allocUnsafe(PIECE_BYTES);
+    let rest = Buffer.alloc(0); // a line begun in the previous piece
+    for (let n = readSync(fd, buffer); n > 0; n = readSync(fd, buffer)) {
+      const piece = rest.length > 0 ? Buffer.concat([rest, buffer.subarray(0, n)]) : buffer.subarray(0, n);
+      let start = 0;
+      // A newline byte is never part of a multi-byte UTF-8 character: each line decodes whole.
+      for (let end = piece.indexOf(10, start); end !== -1; end = piece.indexOf(10, start)) {
+        yield piece.toString("utf8", start, end);
+        start = end + 1;
+      }
+      rest = Buffer.from(piece.subarray(start)); // a copy: `buffer` is read into again
+    }
+    if (rest.length > 0) yield rest.toString("utf8");
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -170,7 +192,7 @@ const inScope = (line: Line, scope: JournalScope): boolean =>
 /** Every job version the journal of `outDir` shows for `scope`, with its latest submission. */
 export function readJournal(outDir: string, scope: JournalScope): JournaledJob[] {
   const found = new Map<string, JournaledJob>();
-  for (const text of readLines(outDir)) {
+  for (const text of journalLines(outDir)) {
     const line = parse(text);
     if (!line || !inScope(line, scope)) continue;
     const key = versionOf(line.m, line.v, line.h);
@@ -213,23 +235,52 @@ export async function compactJournal(
   scope: JournalScope,
   finished: (manifest: string, id: string, specHash: string, attempt: number) => Promise<boolean>,
 ): Promise<void> {
-  const parsed = readLines(outDir).flatMap((text) => {
+  // Read twice, a piece at a time: first what each line is about (its job version's number, for the
+  // lines of `scope`), then, once the finished versions are known, the lines kept are written.
+  const numbers = new Map<string, number>(); // version -> its number
+  const versions: { m: string; v: string; h: string; a: number }[] = []; // by number, latest attempt
+  const lineOf: number[] = []; // per line: its version's number, OTHER_SCOPE, or CUT_SHORT
+  for (const text of journalLines(outDir)) {
     const line = parse(text);
-    return line ? [{ text, line, key: versionOf(line.m, line.v, line.h) }] : [];
-  });
-  const latest = new Map<string, Line>();
-  for (const { line, key } of parsed) {
-    if (inScope(line, scope) && line.a >= (latest.get(key)?.a ?? 0)) latest.set(key, line);
+    if (!line) lineOf.push(CUT_SHORT);
+    else if (!inScope(line, scope)) lineOf.push(OTHER_SCOPE);
+    else {
+      const key = versionOf(line.m, line.v, line.h);
+      let n = numbers.get(key);
+      if (n === undefined) {
+        numbers.set(key, (n = versions.length));
+        versions.push({ m: line.m, v: line.v, h: line.h, a: line.a });
+      } else if (line.a >= versions[n]!.a) versions[n]!.a = line.a;
+      lineOf.push(n);
+    }
   }
-  const done = new Set<string>();
-  for (const [key, line] of latest) if (await finished(line.m, line.v, line.h, line.a)) done.add(key);
-  if (done.size === 0) return;
-  const kept = parsed.filter(({ line, key }) => !inScope(line, scope) || !done.has(key));
+  numbers.clear();
+  const done = new Uint8Array(versions.length);
+  let dropped = 0;
+  for (const [n, { m, v, h, a }] of versions.entries()) {
+    if (await finished(m, v, h, a)) {
+      done[n] = 1;
+      dropped++;
+    }
+  }
+  if (dropped === 0) return;
   const path = journalPath(outDir);
   const temp = tempPathFor(path);
   const fd = openSync(temp, "wx", 0o644);
   try {
-    if (kept.length > 0) writeSync(fd, `${kept.map(({ text }) => text).join("\n")}\n`);
+    let piece = "";
+    let i = 0;
+    for (const text of journalLines(outDir)) {
+      // A line past those read first (none: the folder's lock keeps other writers out) is kept.
+      const n = lineOf[i++] ?? OTHER_SCOPE;
+      if (n === CUT_SHORT || (n >= 0 && done[n] === 1)) continue;
+      piece += `${text}\n`;
+      if (piece.length >= PIECE_BYTES) {
+        writeSync(fd, piece);
+        piece = "";
+      }
+    }
+    if (piece !== "") writeSync(fd, piece);
     fsyncSync(fd);
   } catch (error) {
     closeSync(fd);
@@ -239,3 +290,6 @@ export async function compactJournal(
   closeSync(fd);
   renameSync(temp, path);
 }
+
+const OTHER_SCOPE = -1;
+const CUT_SHORT = -2;

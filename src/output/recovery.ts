@@ -7,7 +7,7 @@
 // evidence, and makes job rows of the records (records.ts reads them) for `reel run --rebuild-state`.
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import type { FailKind, JobStore, RestoredJob } from "../state/store.js";
+import { type FailKind, type JobStore, type RestoredJob, versionKey } from "../state/store.js";
 import { type JournaledJob, type JournalScope, journalPath, readJournal } from "./journal.js";
 import { SAFE_NAME_PATTERN } from "../manifest/schema.js";
 import { isOwnVideoFile, recordFile } from "./layout.js";
@@ -153,7 +153,7 @@ export function earlierWork(
  * Of `jobs`, those the state file never sent whose record in `outDir` shows them sent (the same
  * spec hash, a task id): paid for with a state file that is gone (deleted with its logs and
  * journal) or with another one. Sent again, they would be paid twice and their records and videos
- * overwritten. One indexed lookup per job, and one `stat` per job the state never sent.
+ * overwritten. One query for all, and one `stat` per job the state never sent.
  */
 export async function listRecordedUnknown(
   store: JobStore,
@@ -166,8 +166,9 @@ export async function listRecordedUnknown(
   outDir: string,
 ): Promise<{ key: string; taskId: string }[]> {
   const found: { key: string; taskId: string }[] = [];
+  const sent = await store.sentAnywhere(jobs);
   for (const job of jobs) {
-    if (await store.wasSentAnywhere(job.key, job.specHash)) continue;
+    if (sent.has(versionKey(job.key, job.specHash))) continue;
     const path = join(outDir, recordFile(job.manifest, job.id, job.specHash, false));
     if (!existsSync(path)) continue;
     const record = readRecord(path);

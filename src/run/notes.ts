@@ -51,8 +51,8 @@ export async function noteRepeatedJobs(
   jobs: readonly Job[],
 ): Promise<void> {
   // Jobs already recorded are not new: a watcher re-reading a saved manifest reads no other rows.
-  const fresh: Job[] = [];
-  for (const job of jobs) if (!(await store.hasJob(job.key, job.specHash))) fresh.push(job);
+  const known = await store.knownVersions(jobs);
+  const fresh = jobs.filter((job) => !known.has(versionKey(job.key, job.specHash)));
   if (fresh.length === 0) return;
   const made = await store.madeSpecs();
   const repeats = fresh.filter((job) => {

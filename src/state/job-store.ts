@@ -138,6 +138,12 @@ export interface SpeechRow {
 }
 
 /** A job version's identity in one string (job keys never contain a newline). */
+/** A job version named: its job key and spec hash. */
+export interface VersionRef {
+  readonly key: string;
+  readonly specHash: string;
+}
+
 export function versionKey(jobKey: string, specHash: string): string {
   return `${jobKey}\n${specHash}`;
 }
@@ -161,10 +167,13 @@ export interface JobRecords {
   restoreJobs(jobs: readonly RestoredJob[]): Promise<number>;
   /** The state and attempts of this job version, if recorded (the journal's check at start). */
   versionHead(key: string, specHash: string): Promise<VersionHead | undefined>;
-  /** Whether any service's row of this job version was ever sent (an attempt counted). */
-  wasSentAnywhere(key: string, specHash: string): Promise<boolean>;
-  /** Whether this job version is recorded. */
-  hasJob(key: string, specHash: string): Promise<boolean>;
+  /**
+   * Of `jobs`, the versions any service's row shows sent (an attempt counted), as versionKey(key,
+   * spec hash). One query whatever their number.
+   */
+  sentAnywhere(jobs: readonly VersionRef[]): Promise<Set<string>>;
+  /** Of `jobs`, the versions recorded for this service, as versionKey. One query whatever their number. */
+  knownVersions(jobs: readonly VersionRef[]): Promise<Set<string>>;
   findJob(key: string, specHash: string): Promise<JobRow | undefined>;
   findJobById(id: number): Promise<JobRow | undefined>;
   getJob(id: number): Promise<JobRow>;

@@ -39,6 +39,7 @@ import type {
   SpeechRow,
   SpendTally,
   VersionHead,
+  VersionRef,
   VideoCharge,
   VideoFacts,
 } from "./job-store.js";
@@ -232,11 +233,11 @@ export class StateStore implements JobStore {
   async versionHead(key: string, specHash: string): Promise<VersionHead | undefined> {
     return jobs.versionHead(this.c, key, specHash);
   }
-  async wasSentAnywhere(key: string, specHash: string): Promise<boolean> {
-    return jobs.wasSentAnywhere(this.c, key, specHash);
+  async sentAnywhere(list: readonly VersionRef[]): Promise<Set<string>> {
+    return jobs.sentAnywhere(this.c, list);
   }
-  async hasJob(key: string, specHash: string): Promise<boolean> {
-    return jobs.hasJob(this.c, key, specHash);
+  async knownVersions(list: readonly VersionRef[]): Promise<Set<string>> {
+    return jobs.knownVersions(this.c, list);
   }
   async findJob(key: string, specHash: string): Promise<JobRow | undefined> {
     return jobs.findJob(this.c, key, specHash);

@@ -109,6 +109,35 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await other.close();
     });
 
+    it("answers a run's lookups for all its jobs at once: versions known here, sent by any service, heads of known and new", async () => {
+      const storage = await makeHarness();
+      const elsewhere = await storage.open("https://b.example");
+      const paidThere = await elsewhere.upsertJob(take(3));
+      await elsewhere.markSubmitting(paidThere.id);
+      await elsewhere.close();
+      const store = await storage.open("https://a.example");
+      const sent = await store.upsertJob(take(1));
+      await store.markSubmitting(sent.id);
+      await store.markSubmitted(sent.id, "t1");
+      const unsent = await store.upsertJob(take(2));
+      const asked = [take(1), take(2), take(3), take(4), { key: "m/a~1", specHash: "h9" }];
+      expect(await store.knownVersions(asked)).toEqual(new Set(["m/a~1\nh1", "m/a~2\nh2"]));
+      expect(await store.sentAnywhere(asked)).toEqual(new Set(["m/a~1\nh1", "m/a~3\nh3"]));
+      expect(await store.knownVersions([])).toEqual(new Set());
+      // Known and new mixed, a version listed twice: each head where its job is, the new ones added once.
+      const heads = await store.upsertJobs([take(4), take(1), take(3), take(2), take(4)]);
+      expect(heads[1]).toEqual({ id: sent.id, state: "submitted", file: null });
+      expect(heads[3]).toEqual({ id: unsent.id, state: "pending", file: null });
+      expect(heads[0]).toEqual(heads[4]);
+      expect(heads[0]!.state).toBe("pending");
+      expect(heads[2]!.state).toBe("pending"); // sent by the other service only: new here
+      expect(new Set(heads.map((head) => head.id)).size).toBe(4);
+      expect(await store.knownVersions(asked)).toEqual(
+        new Set(["m/a~1\nh1", "m/a~2\nh2", "m/a~3\nh3", "m/a~4\nh4"]),
+      );
+      await store.close();
+    });
+
     it("turns a submission without a recorded answer into an uncertain job at the next start", async () => {
       const storage = await makeHarness();
       const store = await storage.open("https://a.example");

@@ -55,6 +55,7 @@ import type {
   SpendTally,
   TakeOver,
   VersionHead,
+  VersionRef,
   VideoCharge,
   VideoFacts,
 } from "../job-store.js";
@@ -507,11 +508,11 @@ export class PgStore implements JobStore {
   versionHead(key: string, specHash: string): Promise<VersionHead | undefined> {
     return this.io(() => jobs.versionHead(this.c, key, specHash));
   }
-  wasSentAnywhere(key: string, specHash: string): Promise<boolean> {
-    return this.io(() => jobs.wasSentAnywhere(this.c, key, specHash));
+  sentAnywhere(list: readonly VersionRef[]): Promise<Set<string>> {
+    return this.io(() => jobs.sentAnywhere(this.c, list));
   }
-  hasJob(key: string, specHash: string): Promise<boolean> {
-    return this.io(() => jobs.hasJob(this.c, key, specHash));
+  knownVersions(list: readonly VersionRef[]): Promise<Set<string>> {
+    return this.io(() => jobs.knownVersions(this.c, list));
   }
   findJob(key: string, specHash: string): Promise<JobRow | undefined> {
     return this.io(() => jobs.findJob(this.c, key, specHash));

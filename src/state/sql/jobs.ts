@@ -14,9 +14,36 @@ export function upsertJob(c: SqlContext, job: NewJob): JobRow {
   return getJob(c, id);
 }
 
-/** In one transaction, and without reading whole rows back. */
+/**
+ * The heads of the versions already recorded read in one statement (a rerun's jobs are all there),
+ * then the others inserted in one transaction; no whole row read back.
+ */
 export function upsertJobs(c: SqlContext, jobs: readonly NewJob[]): JobHead[] {
-  return c.turn.write(() => jobs.map((job) => insertJob(c, job)));
+  const heads: (JobHead | undefined)[] = new Array<JobHead | undefined>(jobs.length);
+  const rows = sql(
+    c,
+    `SELECT w.key, j.id, j.state, j.file FROM json_each(?) AS w
+       CROSS JOIN jobs j ON j.service_id = ? AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1`,
+    true,
+  ).all(versionsJson(jobs), c.serviceId) as [number, number, JobHead["state"], string | null][];
+  for (const [i, id, state, file] of rows) heads[i] = { id, state, file };
+  if (rows.length < jobs.length) {
+    c.turn.write(() => {
+      jobs.forEach((job, i) => {
+        heads[i] ??= insertJob(c, job);
+      });
+    });
+  }
+  return heads as JobHead[];
+}
+
+/**
+ * `[[key, spec hash], ...]`: a list of job versions as one parameter, for json_each. Joined with
+ * CROSS JOIN, which keeps the list the outer loop: each of its versions one index lookup. Left to
+ * choose, SQLite scanned the service's jobs and the whole list for each (minutes at 40,000).
+ */
+function versionsJson(jobs: readonly { readonly key: string; readonly specHash: string }[]): string {
+  return JSON.stringify(jobs.map((job) => [job.key, job.specHash]));
 }
 
 function insertJob(c: SqlContext, job: NewJob): JobHead {
@@ -56,18 +83,33 @@ export function manifestsWithWork(c: SqlContext, names: readonly string[]): stri
   return rows.map((row) => row.manifest).filter((name) => wanted.has(name));
 }
 
-export function wasSentAnywhere(c: SqlContext, key: string, specHash: string): boolean {
-  return (
-    sql(
-      c,
-      "SELECT 1 FROM jobs WHERE service_id IN (SELECT id FROM services) AND job_key = ? AND spec_hash = ? AND attempts > 0 LIMIT 1",
-    ).get(key, specHash) !== undefined
-  );
+/** Of `jobs`, the versions any service's row shows sent (an attempt counted), as versionKey. */
+export function sentAnywhere(
+  c: SqlContext,
+  jobs: readonly { readonly key: string; readonly specHash: string }[],
+): Set<string> {
+  const rows = sql(
+    c,
+    `SELECT DISTINCT j.job_key, j.spec_hash FROM json_each(?) AS w
+       CROSS JOIN jobs j ON j.service_id IN (SELECT id FROM services) AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1
+       WHERE j.attempts > 0`,
+    true,
+  ).all(versionsJson(jobs)) as [string, string][];
+  return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
 }
 
-/** The index lookup of upsertJobs, no row read. */
-export function hasJob(c: SqlContext, key: string, specHash: string): boolean {
-  return sql(c, JOB_HEAD_SQL).get(c.serviceId, key, specHash) !== undefined;
+/** Of `jobs`, the versions recorded for this service, as versionKey: the index alone, no row read. */
+export function knownVersions(
+  c: SqlContext,
+  jobs: readonly { readonly key: string; readonly specHash: string }[],
+): Set<string> {
+  const rows = sql(
+    c,
+    `SELECT j.job_key, j.spec_hash FROM json_each(?) AS w
+       CROSS JOIN jobs j ON j.service_id = ? AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1`,
+    true,
+  ).all(versionsJson(jobs), c.serviceId) as [string, string][];
+  return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
 }
 
 export function findJob(c: SqlContext, key: string, specHash: string): JobRow | undefined {

@@ -1,7 +1,14 @@
 // The jobs table: reading job versions, and adding or forgetting them (their state changes are in
 // job-states.ts). Scoped by the store's service unless said. Mirrors src/state/sql/jobs.ts.
 import { StateFileError } from "../../errors.js";
-import { type JobHead, type JobRow, type NewJob, type VersionHead, versionKey } from "../../job-store.js";
+import {
+  type JobHead,
+  type JobRow,
+  type NewJob,
+  type VersionHead,
+  type VersionRef,
+  versionKey,
+} from "../../job-store.js";
 import { NOT_SANDBOX } from "../../service-address.js";
 import { type PgContext, toNumber } from "./context.js";
 import { JOB_COLUMNS, jobColumnsOf, jobRowOf } from "./job-rows.js";
@@ -72,21 +79,26 @@ export async function versionHead(
   return row && { id: toNumber(row.id), state: row.state, attempts: row.attempts, file: row.file };
 }
 
-/** Of any service. */
-export async function wasSentAnywhere(c: PgContext, key: string, specHash: string): Promise<boolean> {
-  const { rowCount } = await c.pool.query(
-    "SELECT 1 FROM jobs WHERE job_key = $1 AND spec_hash = $2 AND attempts > 0 LIMIT 1",
-    [key, specHash],
+/** Of `jobs`, the versions any service's row shows sent (an attempt counted), as versionKey. */
+export async function sentAnywhere(c: PgContext, jobs: readonly VersionRef[]): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const { rows } = await c.pool.query<{ job_key: string; spec_hash: string }>(
+    `SELECT DISTINCT job_key, spec_hash FROM jobs
+       WHERE (job_key, spec_hash) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND attempts > 0`,
+    [jobs.map((job) => job.key), jobs.map((job) => job.specHash)],
   );
-  return rowCount !== 0;
+  return new Set(rows.map((row) => versionKey(row.job_key, row.spec_hash)));
 }
 
-export async function hasJob(c: PgContext, key: string, specHash: string): Promise<boolean> {
-  const { rowCount } = await c.pool.query(
-    "SELECT 1 FROM jobs WHERE service_id = $1 AND job_key = $2 AND spec_hash = $3",
-    [c.serviceId, key, specHash],
+/** Of `jobs`, the versions recorded for this service, as versionKey. */
+export async function knownVersions(c: PgContext, jobs: readonly VersionRef[]): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const { rows } = await c.pool.query<{ job_key: string; spec_hash: string }>(
+    `SELECT job_key, spec_hash FROM jobs
+       WHERE service_id = $1 AND (job_key, spec_hash) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+    [c.serviceId, jobs.map((job) => job.key), jobs.map((job) => job.specHash)],
   );
-  return rowCount !== 0;
+  return new Set(rows.map((row) => versionKey(row.job_key, row.spec_hash)));
 }
 
 async function jobRows(c: PgContext, where: string, values: unknown[]): Promise<JobRow[]> {
