@@ -3,15 +3,21 @@
 // when none can be reached, and then they skip with a line saying how to enable them, except in CI,
 // where they must run (test/helpers/postgres.ts fails them instead).
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
+import { openPool } from "../src/state/pg/connect.js";
+import { migratePg } from "../src/state/pg/migrate.js";
+import { PG_MIGRATIONS } from "../src/state/pg/migrations.js";
 import { ensureFreshDist } from "./dist-freshness.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
     pgUrl: string | undefined;
     pgWhy: string;
+    /** A database at reel's current schema that each test's database is copied from (see below). */
+    pgTemplate: string | undefined;
   }
 }
 
@@ -47,7 +53,49 @@ export function startInstalledPostgres(env: NodeJS.ProcessEnv = process.env): st
   }
 }
 
-export default async function setup(project: TestProject): Promise<void> {
+/** `url` with its database named `name`. */
+function databaseUrl(url: string, name: string): string {
+  const at = new URL(url);
+  at.pathname = `/${name}`;
+  return at.toString();
+}
+
+/**
+ * A database migrated once by reel's own migrations, for this run of the suite alone (its name is
+ * its own: other runs may share the server). A test's database is a copy of it (CREATE DATABASE
+ * ... TEMPLATE: half the time of an empty one, and no migrations to run): a store as a runner
+ * leaves it, which every test but the migrations' own starts from. Dropped after the run.
+ */
+async function makeTemplate(adminUrl: string): Promise<{ name: string; drop: () => Promise<void> }> {
+  const name = `reel_tpl_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const pool = await openPool(databaseUrl(adminUrl, name));
+  try {
+    await migratePg(pool, PG_MIGRATIONS);
+  } finally {
+    await pool.end();
+  }
+  return {
+    name,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   await ensureFreshDist();
   let why = await reachable();
   if (why !== undefined && process.getuid?.() === 0 && process.env.REEL_TEST_PG_URL === undefined) {
@@ -62,4 +110,7 @@ export default async function setup(project: TestProject): Promise<void> {
       ? ""
       : `no PostgreSQL at ${ADMIN_URL.replace(/:[^:@/]*@/, ":***@")} (${why}); run scripts/postgres-for-tests.sh as root, or set REEL_TEST_PG_URL`,
   );
+  const template = why === undefined ? await makeTemplate(ADMIN_URL) : undefined;
+  project.provide("pgTemplate", template?.name);
+  return template?.drop;
 }

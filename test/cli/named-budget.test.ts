@@ -205,7 +205,7 @@ describe("a named budget", () => {
   });
 
   it("moves the store past every earlier reel's schema: such a runner is refused (exit 2), sending nothing", async (context: TestContext) => {
-    const url = await database(context);
+    const url = await database(context, { empty: true });
     const s = await sandbox();
     const dir = await tempDir();
     await writeTree(dir, { "m.yaml": manifest("m", 2) });

@@ -96,7 +96,7 @@ describe("two addresses of one service on one store", () => {
   for (const kind of ["PostgreSQL store", "state file"] as const) {
     it(`${kind}: while another address has unfinished jobs a run is refused naming both; once they are done, the move goes ahead`, async (context) => {
       const store = kind === "PostgreSQL store" ? await database(context) : undefined;
-      const s = await sandbox({ timeScale: 0.2 });
+      const s = await sandbox({ timeScale: 0.1 });
       const dir = await tempDir();
       await writeTree(dir, {
         "first.yaml": manifest("first", 4),

@@ -63,7 +63,8 @@ describe("a PostgreSQL store that goes away mid-run", () => {
     const pgUrl = await database(context);
     const cutter = await proxy({ host: "127.0.0.1", port: Number(new URL(pgUrl).port) });
     const url = throughProxy(pgUrl, cutter);
-    const s = await sandbox({ timeScale: 0.3 });
+    // Tasks of 0.75 s: the runners are at work when the store goes, with work left when it is back.
+    const s = await sandbox({ timeScale: 0.15 });
     const dir = await tempDir();
     await writeTree(dir, { "promo.yaml": manifest(8), "face.png": { fixture: "tiny.png" } });
     const fleet = env(s, url, { REEL_LEASE_SECONDS: "1" });
@@ -100,19 +101,19 @@ describe("a PostgreSQL store that goes away mid-run", () => {
     const pgUrl = await database(context);
     const cutter = await proxy({ host: "127.0.0.1", port: Number(new URL(pgUrl).port) });
     const url = throughProxy(pgUrl, cutter);
-    const s = await sandbox({ timeScale: 0.3 });
+    const s = await sandbox({ timeScale: 0.1 });
     const dir = await tempDir();
     await writeTree(dir, { "promo.yaml": manifest(6), "face.png": { fixture: "tiny.png" } });
     const run = reel(
       ["run", "promo.yaml", "--concurrency", "2"],
       dir,
-      env(s, url, { REEL_STORE_OUTAGE_SECONDS: "2" }),
+      env(s, url, { REEL_STORE_OUTAGE_SECONDS: "1" }),
     );
     await until(() => s.counters.generationsCreated >= 1, "the first submission");
     cutter.cut();
     expect(await run.exit, run.stderr()).toBe(3);
     expect(run.stderr()).toMatch(
-      /reel run: the store postgres:\/\/reel_test:\*\*\*@127\.0\.0\.1:\d+\/reel_t_\w+ has not answered for 2 s \(.+\): reel stops here/,
+      /reel run: the store postgres:\/\/reel_test:\*\*\*@127\.0\.0\.1:\d+\/reel_t_\w+ has not answered for 1 s \(.+\): reel stops here/,
     );
     expect(run.stderr()).not.toContain(":reel_test@");
     expect(run.stderr()).not.toMatch(/\n\s+at /); // no stack trace

@@ -130,7 +130,7 @@ describe("reel on a PostgreSQL store", () => {
 
   it("two runners at once on one store and one account: each job submitted once, the bound held and reached, one output folder filled", async (context) => {
     const url = await database(context);
-    const s = await sandbox({ timeScale: 0.2 });
+    const s = await sandbox({ timeScale: 0.1 });
     const dir = await tempDir();
     await writeTree(dir, { "promo.yaml": manifest(12), "face.png": { fixture: "tiny.png" } });
     // Each may run 3 at once: together, still 3 (the account's bound is the smallest of the fleet's).
@@ -155,10 +155,10 @@ describe("reel on a PostgreSQL store", () => {
 
   it("a runner paused past its lease (SIGSTOP) is taken over, and stops when it wakes (SIGCONT): nothing paid twice", async (context) => {
     const url = await database(context);
-    const s = await sandbox({ timeScale: 0.5 });
+    const s = await sandbox({ timeScale: 0.2 });
     const dir = await tempDir();
     await writeTree(dir, { "promo.yaml": manifest(6), "face.png": { fixture: "tiny.png" } });
-    const lease = { ...env(s, url), REEL_LEASE_SECONDS: "2" };
+    const lease = { ...env(s, url), REEL_LEASE_SECONDS: "1" };
     const paused = reel(["run", "promo.yaml", "--concurrency", "2"], dir, lease);
     // Paused once both answers are recorded: paused between a task made and its answer recorded, its
     // submission would be uncertain (and hold a slot of the bound for 10 minutes), which the chaos
@@ -184,7 +184,7 @@ describe("reel on a PostgreSQL store", () => {
       });
       expect(taker.code, taker.stderr).toBe(0);
       // It waited for the paused runner's lease to end before it took its tasks over.
-      expect(Date.now() - started).toBeGreaterThan(2_000);
+      expect(Date.now() - started).toBeGreaterThan(1_000);
       expect(taker.stderr).toMatch(
         /runner \d+ on .* \(pid \d+\) was silent past its lease: its work is taken over/,
       );
@@ -212,7 +212,7 @@ describe("reel on a PostgreSQL store", () => {
       return;
     }
     const url = await database(context);
-    const s = await sandbox({ timeScale: 0.3 });
+    const s = await sandbox({ timeScale: 0.15 });
     const dir = await tempDir();
     await writeTree(dir, {
       "promo.yaml": manifest(4),
@@ -256,7 +256,8 @@ describe("reel on a PostgreSQL store", () => {
 
   it("status lists the runners: a run in progress as running with its pid and the jobs it holds, then stopped", async (context) => {
     const url = await database(context);
-    const s = await sandbox({ timeScale: 1 });
+    // Tasks of 2.5 s: the run is under way while status is read.
+    const s = await sandbox({ timeScale: 0.5 });
     const dir = await tempDir();
     await writeTree(dir, { "promo.yaml": manifest(2), "face.png": { fixture: "tiny.png" } });
     const running = reel(["run", "promo.yaml", "--concurrency", "3"], dir, env(s, url));

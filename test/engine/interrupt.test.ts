@@ -1,8 +1,9 @@
-// Ctrl-C, SIGHUP and --sandbox resume, with the real binary in a child process.
+// Ctrl-C, SIGHUP and --sandbox resume, with the real binary in a child process (the reruns after a
+// signal run in-process: runCli, the CLI's own main).
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { spawnReel, writeTree } from "../helpers/cli.js";
+import { runCli, spawnReel, writeTree } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { expectServedVideo } from "../helpers/videos.js";
 
@@ -54,9 +55,9 @@ it.each(["SIGINT", "SIGHUP"] as const)(
     const createdBefore = sandbox.counters.generationsCreated;
     expect(createdBefore).toBeLessThan(12);
 
-    const second = run(["run", "m.yaml"], dir, env);
-    expect(await second.exit).toBe(0);
-    expect(second.output().stderr).not.toContain("uncertain");
+    const second = await runCli(["run", "m.yaml"], { cwd: dir, env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).not.toContain("uncertain");
     expect(sandbox.counters.generationsCreated).toBe(12);
     expect(sandbox.counters.duplicateGenerations()).toBe(0);
   },
@@ -98,9 +99,9 @@ it("Ctrl-C while submissions wait 2.5 s for their answer: says it waits, records
   expect(stderr).not.toMatch(/\] uncertain|\d uncertain/); // no job marked so, in the log or the summary
   expect(stderr.match(/submitted +slow\/v\d task/g)).toHaveLength(2);
 
-  const second = run(["run", "m.yaml"], dir, env);
-  expect(await second.exit).toBe(0);
-  expect(second.output().stderr).not.toContain("uncertain");
+  const second = await runCli(["run", "m.yaml"], { cwd: dir, env });
+  expect(second.code, second.stderr).toBe(0);
+  expect(second.stderr).not.toContain("uncertain");
   expect(sandbox.counters.generationsCreated).toBe(4);
   expect(sandbox.counters.duplicateGenerations()).toBe(0);
 }, 30_000);

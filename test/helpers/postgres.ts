@@ -1,11 +1,18 @@
 // A fresh PostgreSQL database per test, dropped after it (graphile-worker's habit), on the server
 // test/global-setup.ts found. Where none is reachable the test is skipped with one line saying how
 // to enable it, except in CI (CI=true), where a PostgreSQL test must run: it fails instead.
+// The database is at reel's current schema (copied from the global setup's migrated template, as a
+// runner that started on it before leaves it), or empty where a test asks (the migrations' own).
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterEach, inject, type TestContext } from "vitest";
 
-export function usePostgres(): (context?: TestContext) => Promise<string> {
+export interface DatabaseOptions {
+  /** An empty database, not even reel's schema in it: for the tests of the migrations themselves. */
+  readonly empty?: boolean;
+}
+
+export function usePostgres(): (context?: TestContext, options?: DatabaseOptions) => Promise<string> {
   const made: string[] = [];
   afterEach(async () => {
     const url = inject("pgUrl");
@@ -19,11 +26,11 @@ export function usePostgres(): (context?: TestContext) => Promise<string> {
     }
   });
   /**
-   * The URL of a new, empty database of this test (skipping the test when there is no server). Without
-   * `context` (a shared suite's test, see pg.conformance.test.ts) it throws instead: skip that suite
-   * by `hasPostgres()`.
+   * The URL of a new database of this test, at reel's current schema unless `options.empty` (skipping
+   * the test when there is no server). Without `context` (a shared suite's test, see
+   * pg.conformance.test.ts) it throws instead: skip that suite by `hasPostgres()`.
    */
-  return async (context) => {
+  return async (context, options = {}) => {
     const url = inject("pgUrl");
     if (!url) {
       const why = inject("pgWhy");
@@ -37,7 +44,8 @@ export function usePostgres(): (context?: TestContext) => Promise<string> {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
-      await admin.query(`CREATE DATABASE ${name}`);
+      const template = options.empty ? undefined : inject("pgTemplate");
+      await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
     } finally {
       await admin.end();
     }

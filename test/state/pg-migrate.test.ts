@@ -29,7 +29,7 @@ const tables = async (pool: pg.Pool): Promise<string[]> =>
 
 describe("the PostgreSQL store's migrations", () => {
   it("make the schema once; a second start finds it current", async (context) => {
-    const url = await database(context);
+    const url = await database(context, { empty: true });
     await withPool(url, async (pool) => {
       expect(await migratePg(pool, PG_MIGRATIONS)).toBe(0);
       expect(await schemaVersionOf(pool)).toBe(PG_MIGRATIONS.list.length);
@@ -41,7 +41,7 @@ describe("the PostgreSQL store's migrations", () => {
   });
 
   it("are applied once when six runners start at the same moment", async (context) => {
-    const url = await database(context);
+    const url = await database(context, { empty: true });
     const pools = await Promise.all(Array.from({ length: 6 }, () => openPool(url)));
     try {
       const found = await Promise.all(pools.map((pool) => migratePg(pool, PG_MIGRATIONS)));
@@ -57,7 +57,7 @@ describe("the PostgreSQL store's migrations", () => {
   });
 
   it("leave nothing of a migration that fails half-way, and stop there", async (context) => {
-    const url = await database(context);
+    const url = await database(context, { empty: true });
     const broken: PgMigrations = {
       list: ["CREATE TABLE one (x int)", "CREATE TABLE two (x int); SELECT no_such_function()"],
       tooNew: () => new Error("too new"),
@@ -70,7 +70,7 @@ describe("the PostgreSQL store's migrations", () => {
   });
 
   it("refuse a database a newer reel migrated", async (context) => {
-    const url = await database(context);
+    const url = await database(context, { empty: true });
     await withPool(url, async (pool) => {
       await migratePg(pool, PG_MIGRATIONS);
       await pool.query("INSERT INTO reel_schema (version) VALUES (999)");
@@ -81,7 +81,7 @@ describe("the PostgreSQL store's migrations", () => {
 
 describe("the store URL's password", () => {
   it("is masked in what reel says, also when the login is refused", async (context) => {
-    const url = new URL(await database(context));
+    const url = new URL(await database(context, { empty: true }));
     url.password = "s3cret-Pa55word";
     expect(redactedUrl(url.toString())).not.toContain("s3cret-Pa55word");
     expect(redactedUrl(url.toString())).toContain(":***@");
