@@ -5,7 +5,7 @@
 import { rawStream } from "../display/terminal-stream.js";
 import { UsageError } from "../errors.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
-import type { CommandEntry } from "./commands.js";
+import type { CommandEntry } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 
 const SHELLS = ["bash", "zsh", "fish"] as const;

@@ -2,18 +2,8 @@
 // written in the transaction of the change it records): the kinds the state changes have always
 // written, and, for events that are no state change (a run started, a job queued), the stream's own
 // type with its fields as JSON in `detail`. This is the one place that maps a row to a line.
+import type { StoredEvent } from "../state/stored-event.js";
 import { EVENTS_VERSION, type EventField, type EventType, isEventType, type StreamEvent } from "./types.js";
-
-/** An events row as both stores read it back. */
-export interface StoredEvent {
-  readonly id: number;
-  readonly at: number;
-  readonly kind: string;
-  readonly detail: string | null;
-  readonly jobKey: string | null;
-  readonly taskId: string | null;
-  readonly runner: string | null;
-}
 
 /** Kinds the state changes write: their type, and the field their detail fills. */
 const STATE_KINDS: Readonly<Record<string, { type: EventType; field?: EventField }>> = {

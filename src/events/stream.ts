@@ -6,7 +6,8 @@ import { DEFAULTS } from "../defaults.js";
 import { EventBus } from "./bus.js";
 import { EventsFile } from "./events-file.js";
 import { EventRecorder } from "./recorder.js";
-import { type StoredEvent, streamEventOf } from "./stored.js";
+import type { StoredEvent } from "../state/stored-event.js";
+import { streamEventOf } from "./stored.js";
 import type { StreamEvent } from "./types.js";
 
 export type EventStore = EventRecords;

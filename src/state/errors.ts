@@ -1,6 +1,6 @@
 // The errors of the state store, re-exported by store.ts (where callers import them from).
 import { ReelError } from "../errors.js";
-import type { NamedBudget, NamedCharge } from "./job-store.js";
+import type { NamedBudget, NamedCharge } from "./named-budget.js";
 
 /**
  * E_STATE_FILE: the file cannot be used (damaged, foreign, unreadable), found before anything is

@@ -10,7 +10,7 @@
 // The API key is never written here.
 import { hostname } from "node:os";
 import type Database from "better-sqlite3";
-import type { StoredEvent } from "../events/stored.js";
+import type { StoredEvent } from "./stored-event.js";
 import { canonicalBaseUrl } from "../service/base-url.js";
 import type { StateLock } from "./db/lock.js";
 import { type OpenStateOptions, openStateDatabase, realStatePath } from "./db/open.js";

@@ -24,7 +24,7 @@
 //   engine relies on that order in two places (watch's forgetting vs a claim; a lost asset).
 import { hostname } from "node:os";
 import pg from "pg";
-import type { StoredEvent } from "../../events/stored.js";
+import type { StoredEvent } from "../stored-event.js";
 import { canonicalBaseUrl } from "../../service/base-url.js";
 import { LeaseLostError, StateFileError } from "../errors.js";
 import { pidSpace } from "../pid-space.js";

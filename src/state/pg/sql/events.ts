@@ -1,5 +1,5 @@
 // The event stream's notes, reads and bound on PostgreSQL, as ../../sql/events.ts on a state file.
-import type { StoredEvent } from "../../../events/stored.js";
+import type { StoredEvent } from "../../stored-event.js";
 import type { EventQuery } from "../../job-store.js";
 import { type PgContext, toNumber } from "./context.js";
 
