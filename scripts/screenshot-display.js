@@ -72,19 +72,19 @@ try {
     },
   );
   reel.stdout.on("data", (d) => term.write(d));
-  const exited = new Promise((resolve) => reel.on("exit", resolve));
+  // The frame mid-run that shows the most of the display (jobs at the service, a task queued there,
+  // jobs waiting for a slot, an ETA): the first that shows all, else the one that shows the most.
+  const shows = [/(submitted|Running) [1-9]/, /queues/, /for a slot,/, /ETA \d/];
   let during;
+  let best = 0;
+  let ended = false;
+  const exited = new Promise((resolve) => reel.on("exit", resolve)).then(() => (ended = true));
   const deadline = Date.now() + 30_000;
-  while (!during && Date.now() < deadline) {
+  while (best < shows.length && !ended && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
     const now = await screen();
-    if (
-      /(submitted|Running) [1-9]/.test(now) &&
-      /queues/.test(now) &&
-      /for a slot,/.test(now) &&
-      /ETA \d/.test(now)
-    )
-      during = now;
+    const score = shows.filter((pattern) => pattern.test(now)).length;
+    if (score > best && /(submitted|Running) [1-9]/.test(now)) [during, best] = [now, score];
   }
   await exited;
   const end = await screen();
