@@ -220,7 +220,12 @@ async function floor(base) {
           await sleepMs(20); // the engine's first poll comes this soon after a submission, on a local service
           task = await client.getGeneration(id);
         } while (task.status !== "Success");
-        await downloadVideo({ url: task.resultVideoURL, dest: join(dir, `v${i}.mp4`), httpOrigins });
+        await downloadVideo({
+          url: task.resultVideoURL,
+          dest: join(dir, `v${i}.mp4`),
+          httpOrigins,
+          dispatcher: client.dispatcher,
+        });
       }
     };
     await Promise.all(Array.from({ length: 64 }, worker));

@@ -55,6 +55,12 @@ export const BACKOFF = {
    * tries span about a minute.
    */
   notifyRetry: { baseMs: 1_000, maxMs: 30_000, jitter: "full" },
+  /**
+   * A result download that broke off (reset, truncated, 5xx): from 400 ms, doubling to 5 s,
+   * jittered (the downloads of a run fail together when the link does). A download costs nothing:
+   * it is tried ten times, and a try that got further starts the waits over.
+   */
+  downloadRetry: { baseMs: 400, maxMs: 5_000, jitter: "full" },
 } as const satisfies Record<string, BackoffSchedule>;
 
 /**

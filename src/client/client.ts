@@ -35,7 +35,6 @@ import {
   describeTransportFailure,
   NetworkError,
   NotFoundError,
-  OutcomeUnknownError,
   ProtocolError,
   RateLimitError,
   RequestError,
@@ -126,6 +125,8 @@ export interface ServiceClient {
   readonly baseUrl: string;
   /** Whether the service has answered any call yet (any status): it is reachable at this address. */
   readonly answered: boolean;
+  /** The session's connections (injected, or the client's own): downloads go through it too. */
+  readonly dispatcher: Dispatcher;
   /** Uploads a file (a path, or a source's stream), streamed (never read whole into memory). */
   uploadAsset(file: string | UploadSource, options?: CallOptions): Promise<{ id: Id }>;
   getAsset(id: Id, options?: CallOptions): Promise<Asset>;
@@ -269,8 +270,6 @@ export function makeClient(options: ClientOptions): ServiceClient {
         if (!(error instanceof ServiceError)) throw error;
         failure = error;
       }
-      // A 2xx we could not read: for a costed call the effect happened and we lost its id.
-      if (failure instanceof ProtocolError && call.kind === "costed") throw new OutcomeUnknownError(failure);
       const decision = decideRetry(failure, call.kind);
       if (decision.action === "fail") throw decision.error;
       // A very long Retry-After is not slept through: the caller parks the work instead.
@@ -292,6 +291,7 @@ export function makeClient(options: ClientOptions): ServiceClient {
 
   return {
     baseUrl,
+    dispatcher,
     get answered() {
       return answered;
     },

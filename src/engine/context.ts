@@ -52,7 +52,7 @@ export interface EngineOptions {
   /**
    * The session's HTTP dispatcher (the client's): downloads go through it. Remote sources keep a
    * guarded one per fetch, which checks each address it connects to (see source-address.ts).
-   * @defaultValue one of the downloads' own
+   * @defaultValue the client's
    */
   readonly dispatcher?: Dispatcher;
   /** The folder reel was started in: progress notes name files relative to it. Without it, whole. */
@@ -92,7 +92,7 @@ export interface ResolvedOptions {
   readonly retryFailed: boolean;
   readonly resubmitUncertain: boolean;
   readonly httpOrigins: readonly string[];
-  readonly dispatcher: Dispatcher | undefined;
+  readonly dispatcher: Dispatcher;
 }
 
 /** The engine's queues: each bounds one kind of work (see makeEngine for their sizes). */

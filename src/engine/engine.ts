@@ -166,7 +166,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       retryFailed: options.retryFailed ?? false,
       resubmitUncertain: options.resubmitUncertain ?? false,
       httpOrigins: options.httpOrigins ?? [],
-      dispatcher: options.dispatcher,
+      dispatcher: options.dispatcher ?? client.dispatcher,
     },
     log,
     progress,

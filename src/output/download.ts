@@ -20,8 +20,8 @@ import { unlink } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import { dirname } from "node:path";
+import { BACKOFF, backoffDelay } from "../backoff.js";
 import { describeTransportFailure, isCertificateFailure, isTlsFailure } from "../client/errors.js";
-import { makeDispatcher } from "../client/transport.js";
 import { type ErrorCode, ReelError } from "../errors.js";
 import { MEDIA_FORMATS, sniffFormat } from "../service/media-format.js";
 import { asDiskFailure, tempPathFor } from "./atomic-write.js";
@@ -62,7 +62,8 @@ export interface DownloadOptions {
   readonly httpOrigins?: readonly string[];
   /** Tries in all (a download costs nothing, so be persistent). @defaultValue 10 */
   readonly attempts?: number;
-  readonly dispatcher?: Dispatcher;
+  /** The session's (see client/transport.ts): a download makes no connection pool of its own. */
+  readonly dispatcher: Dispatcher;
   readonly signal?: AbortSignal;
   /** The least a transfer must receive per window. @defaultValue DEFAULT_STALL_RULE */
   readonly stall?: StallRule;
@@ -138,7 +139,7 @@ export async function downloadVideo(options: DownloadOptions): Promise<SavedVide
   };
   let done = false;
   try {
-    for (let attempt = 1; ; attempt++) {
+    for (let failed = 0; ;) {
       const before = file.size;
       try {
         await transfer(options, file, maxBytes);
@@ -149,9 +150,10 @@ export async function downloadVideo(options: DownloadOptions): Promise<SavedVide
         if (disk) throw disk; // every try would meet the same disk
         const retryable = !(error instanceof DownloadError) || error.failure === "retry";
         if (!retryable) throw error;
-        if (file.size > before) attempt = 0; // it got further: a flaky link may take many tries
-        if (attempt >= attempts) throw error;
-        await sleep(Math.min(5_000, 200 * 2 ** attempt * Math.random()), undefined, {
+        // It got further: a flaky link may take many tries.
+        failed = file.size > before ? 0 : failed + 1;
+        if (failed >= attempts) throw error;
+        await sleep(backoffDelay(BACKOFF.downloadRetry, Math.max(0, failed - 1)), undefined, {
           signal: options.signal,
         });
       }
@@ -459,7 +461,7 @@ function fetchInto(
     try {
       const headers: Record<string, string> = {};
       if (file.size > 0) headers.range = `bytes=${file.size}-`;
-      (options.dispatcher ?? defaultDispatcher()).dispatch(
+      options.dispatcher.dispatch(
         {
           origin: url.origin,
           path: `${url.pathname}${url.search}`,
@@ -480,14 +482,6 @@ function fetchInto(
 
 /** The longest silence a download sits through before its answer or between its bytes. */
 const DOWNLOAD_SILENCE_MS = 300_000;
-
-let fallback: Dispatcher | undefined;
-
-/** For callers that give none (tests, benches): one of this undici's, as the session makes. */
-function defaultDispatcher(): Dispatcher {
-  fallback ??= makeDispatcher();
-  return fallback;
-}
 
 /** Writes all of `bytes` at `position` of `fd`. */
 async function writeAt(fd: number, bytes: Uint8Array, position: number): Promise<void> {

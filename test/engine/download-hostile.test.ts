@@ -6,13 +6,16 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Agent } from "undici";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { makeDispatcher } from "../../src/client/transport.js";
 import { DownloadError, downloadVideo } from "../../src/output/download.js";
 import { REPO } from "../helpers/cli.js";
 import { MP4, useHostileServers } from "../helpers/hostile-server.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const hostile = useHostileServers();
+const plainDispatcher = makeDispatcher();
+afterAll(() => plainDispatcher.close());
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
   try {
@@ -44,6 +47,7 @@ describe("a result server that drips (item 10)", () => {
         url: `${server.baseUrl}/v.mp4`,
         dest: join(dir, "v.mp4"),
         httpOrigins: [server.baseUrl],
+        dispatcher: plainDispatcher,
         stall: { windowMs: 400, minBytes: 1024 },
       }),
     );
@@ -72,6 +76,7 @@ describe("a result server that drips (item 10)", () => {
       url: `${server.baseUrl}/v.mp4`,
       dest: join(dir, "v.mp4"),
       httpOrigins: [server.baseUrl],
+      dispatcher: plainDispatcher,
       stall: { windowMs: 200, minBytes: 1024 },
     });
     expect(size).toBe(MP4.length);

@@ -10,7 +10,8 @@ import { join } from "node:path";
 // Agent as the process's global dispatcher (any early use of Node's fetch does the same), and its
 // dispatch API refuses reel's handlers. Every download below must work regardless.
 import "playwright-core";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { makeDispatcher } from "../../src/client/transport.js";
 import { DownloadError, downloadVideo } from "../../src/output/download.js";
 import { REPO } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -30,6 +31,10 @@ interface Seen {
   readonly range: string | undefined;
   readonly authorization: string | undefined;
 }
+
+/** The connections of this file's downloads, as a session's (the CLI makes one per command). */
+const dispatcher = makeDispatcher();
+afterAll(() => dispatcher.close());
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -61,7 +66,7 @@ const video = (body: Buffer) => (_req: IncomingMessage, res: ServerResponse) =>
 async function download(origin: string, extra: Partial<Parameters<typeof downloadVideo>[0]> = {}) {
   const dir = await tempDir();
   const dest = join(dir, "v.mp4");
-  const result = downloadVideo({ url: `${origin}/v.mp4`, dest, httpOrigins: [origin], ...extra });
+  const result = downloadVideo({ url: `${origin}/v.mp4`, dest, httpOrigins: [origin], dispatcher, ...extra });
   return { dir, dest, result };
 }
 
@@ -252,7 +257,7 @@ describe("downloadVideo", () => {
     const dir = await tempDir();
     await mkdir(join(dir, "v.mp4", "taken"), { recursive: true }); // a folder where the video should go
     await expect(
-      downloadVideo({ url: `${origin}/v.mp4`, dest: join(dir, "v.mp4"), httpOrigins: [origin] }),
+      downloadVideo({ url: `${origin}/v.mp4`, dest: join(dir, "v.mp4"), httpOrigins: [origin], dispatcher }),
     ).rejects.toThrow();
     expect(await readdir(dir)).toEqual(["v.mp4"]);
   });
