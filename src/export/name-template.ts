@@ -4,7 +4,7 @@ import { UsageError } from "../errors.js";
 import { NAME_PLACEHOLDER } from "../export-rules.js";
 import { takeOf } from "../manifest/takes.js";
 import type { ExportItem } from "./choose.js";
-import { specOf } from "./spec-fields.js";
+import { specOf } from "../stored-spec.js";
 
 /** A name template and how messages name where it was given. */
 export interface NameTemplate {

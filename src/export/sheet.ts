@@ -5,7 +5,7 @@ import type { SheetFormat } from "../export-rules.js";
 import { takeOf } from "../manifest/takes.js";
 import { decisionFieldsOf } from "../output/decision-fields.js";
 import type { ExportItem, VariableValue } from "./choose.js";
-import { specOf } from "./spec-fields.js";
+import { specOf } from "../stored-spec.js";
 
 export const SHEET_NAMES: Readonly<Record<SheetFormat, string>> = {
   csv: "delivery.csv",

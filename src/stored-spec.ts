@@ -1,6 +1,6 @@
 // What a delivery needs of the request a job sent (its spec, as the store keeps it): the seed, the
 // format and the texts spoken. Read defensively: a row written by an earlier reel may lack a field.
-import { isRecord } from "../values.js";
+import { isRecord } from "./values.js";
 
 export interface SpecFields {
   readonly seed: number | undefined;
