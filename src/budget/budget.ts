@@ -8,10 +8,11 @@
 // picked because it is smaller), what is in flight is followed, and the run ends with exit 3 (see
 // describeStop).
 import { ReelError } from "../errors.js";
-import type { Job, JobChunk, SpeechRef } from "../manifest/index.js";
+import type { Job } from "../manifest/index.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { Model, Resolution } from "../service/api-types.js";
 import type { BudgetReachedError } from "../state/errors.js";
+import { readStoredSpec, type StoredSpeech } from "../stored-spec.js";
 import type {
   BudgetSessionRow,
   JobRow,
@@ -156,18 +157,19 @@ export class Budget {
     let seconds = 0;
     let credits = 0;
     let jobs = 0;
-    const lines = new Map<string, SpeechRef>();
+    const lines = new Map<string, StoredSpeech>();
     // Stopped by the named budget: counted as it counts, by its own list.
     const prices = this.stopReason?.shared ? this.shared?.prices : this.prices;
     for (const row of rows) {
       if (row.state !== "pending" && row.fail_kind !== "local") continue;
-      const spec = JSON.parse(row.spec_json) as { resolution?: Resolution; chunks?: JobChunk[] };
+      const spec = readStoredSpec(row.spec_json);
       jobs++;
       seconds += row.seconds;
-      credits += (prices && videoCredits(prices, row.model as Model, spec.resolution, row.seconds)) ?? 0;
-      for (const { audio } of spec.chunks ?? []) {
-        if (audio?.kind === "speech") lines.set(`${audio.voiceId}\n${audio.text}`, audio);
-      }
+      credits +=
+        (prices &&
+          videoCredits(prices, row.model as Model, spec.resolution as Resolution | undefined, row.seconds)) ??
+        0;
+      for (const line of spec.speech) lines.set(`${line.voiceId}\n${line.text}`, line);
     }
     for (const line of lines.values()) {
       if ((await store.findSpeech(line.voiceId, line.text))?.state !== "done") credits += prices?.speech ?? 0;

@@ -9,6 +9,7 @@ import type { Model, Resolution } from "../service/api-types.js";
 import { findPriceTable, type PriceTable, videoCredits } from "../prices/index.js";
 import { planRetake } from "../review/retake.js";
 import type { JobRow, RetakeRow } from "../state/job-store.js";
+import { readStoredSpec } from "../stored-spec.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { REVIEW_OPTIONS, REVIEW_USAGE } from "./decide-command.js";
 import { EXIT } from "./exit-codes.js";
@@ -65,11 +66,7 @@ interface Cost {
 }
 
 function resolutionOf(row: JobRow): Resolution | undefined {
-  try {
-    return (JSON.parse(row.spec_json) as { resolution?: Resolution }).resolution;
-  } catch {
-    return undefined;
-  }
+  return readStoredSpec(row.spec_json).resolution as Resolution | undefined;
 }
 
 /** What `rows` retaken cost: the same model, resolution and length each. */

@@ -9,6 +9,7 @@ import { type JobRow, StateFileError } from "../state/store.js";
 import { type EngineContext, IN_FLIGHT } from "./context.js";
 import { planPolls } from "./poll-schedule.js";
 import { LONGEST_WAIT_MS } from "./service-gate.js";
+import { readStoredSpec } from "../stored-spec.js";
 
 /**
  * Answers about one task that reel cannot read (not JSON, an unknown status, a body too long), in a
@@ -60,7 +61,7 @@ export async function follow(ctx: EngineContext, rowId: number, known?: Submitte
   // process's own, or the one the state file records (a task of an earlier run).
   const runKey = {
     model: row.model,
-    resolution: "resolution" in row ? row.resolution : resolutionOf(row.spec_json),
+    resolution: "resolution" in row ? row.resolution : readStoredSpec(row.spec_json).resolution,
   };
   const submittedAt = "submittedAt" in row ? row.submittedAt : (row.submitted_at ?? Date.now());
   let plan = planPolls(ctx.runTimes.distribution(runKey, row.seconds), row.seconds, pollTiming);
@@ -198,14 +199,4 @@ export async function follow(ctx: EngineContext, rowId: number, known?: Submitte
       return await leave(`still ${status} after ${formatDuration(pollDeadlineMs)} (--poll-deadline)`);
   }
   return false;
-}
-
-/** The resolution a job's recorded spec asks for, if any. */
-function resolutionOf(specJson: string): string | undefined {
-  try {
-    const { resolution } = JSON.parse(specJson) as { resolution?: unknown };
-    return typeof resolution === "string" ? resolution : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -4,7 +4,7 @@ import { UsageError } from "../errors.js";
 import { NAME_PLACEHOLDER } from "../export-rules.js";
 import { takeOf } from "../manifest/takes.js";
 import type { ExportItem } from "./choose.js";
-import { specOf } from "../stored-spec.js";
+import { readStoredSpec } from "../stored-spec.js";
 
 /** A name template and how messages name where it was given. */
 export interface NameTemplate {
@@ -22,7 +22,7 @@ export function flagTemplate(text: string): NameTemplate {
 /** Each placeholder's text for `item`: the fixed ones, then its variables (a fixed one wins). */
 export function placeholderValues(item: ExportItem): Record<string, string> {
   const { row } = item;
-  const spec = specOf(row.spec_json);
+  const spec = readStoredSpec(row.spec_json);
   const take = takeOf(row.video_id);
   const finished = row.finished_at ?? row.downloaded_at ?? row.created_at;
   const values: Record<string, string> = {};

@@ -5,7 +5,7 @@ import type { SheetFormat } from "../export-rules.js";
 import { takeOf } from "../manifest/takes.js";
 import { decisionFieldsOf } from "../output/decision-fields.js";
 import type { ExportItem, VariableValue } from "./choose.js";
-import { specOf } from "../stored-spec.js";
+import { readStoredSpec } from "../stored-spec.js";
 
 export const SHEET_NAMES: Readonly<Record<SheetFormat, string>> = {
   csv: "delivery.csv",
@@ -58,7 +58,7 @@ export function buildSheet(lines: readonly SheetLine[]): Sheet {
     for (const name of Object.keys(line.item.variables)) variableColumns.add(columnOf(name));
   const rows = lines.map(({ item, file, bytes, sha256 }) => {
     const { row } = item;
-    const spec = specOf(row.spec_json);
+    const spec = readStoredSpec(row.spec_json);
     const decision = decisionFieldsOf(item.decision);
     const cells: Record<string, Cell> = {
       file,

@@ -6,6 +6,7 @@ import { type DecisionFields, decisionFieldsOf } from "./decision-fields.js";
 import type { DecisionRow, JobRow } from "../state/store.js";
 import { writeSmallFileAtomicSync } from "./atomic-write.js";
 import { recordFile } from "./layout.js";
+import { readStoredSpec } from "../stored-spec.js";
 
 export interface JobResult extends DecisionFields {
   readonly manifest: string;
@@ -89,7 +90,7 @@ export function writeJobRecord(
     ...resultOf(row, decision),
     size: row.file_size,
     sha256: row.file_sha256,
-    spec: JSON.parse(row.spec_json) as unknown,
+    spec: readStoredSpec(row.spec_json).sent,
   };
   writeSmallFileAtomicSync(recordPath(outDir, row, superseded), `${JSON.stringify(record, null, 2)}\n`);
 }

@@ -20,6 +20,7 @@ import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
 import { PIECE_CHARS } from "./pieces.js";
 import { REPORT_CSS, REPORT_JS } from "./report-page.js";
 import { isRecord } from "../values.js";
+import { readStoredSpec } from "../stored-spec.js";
 
 /** How a run ended (or a watch stands), as the report's banner says it. */
 export type ReportOutcome =
@@ -213,15 +214,6 @@ function chunkOf(chunk: unknown): ReportChunk {
 }
 
 /** Reads the spec defensively: rows written by older versions of reel may have another shape. */
-function parseSpec(specJson: string): Record<string, unknown> {
-  try {
-    const spec: unknown = JSON.parse(specJson);
-    return isRecord(spec) ? spec : {};
-  } catch {
-    return {};
-  }
-}
-
 /**
  * `outDir`: the page's folder, for links to local source images (none without it); `thisRun`:
  * whether the run that writes the page worked on the job; `decision`: the latest decision of the
@@ -233,16 +225,16 @@ export function toReportJob(
   thisRun = false,
   decision?: DecisionRow,
 ): ReportJob {
-  const spec = parseSpec(row.spec_json);
+  const spec = readStoredSpec(row.spec_json);
   const decided = decisionFieldsOf(decision);
   return {
     manifest: row.manifest,
     id: row.video_id,
     status: statusOf(row),
     model: row.model,
-    resolution: stringOr(spec.resolution),
-    aspectRatio: stringOr(spec.aspectRatio),
-    seed: numberOr(spec.seed),
+    resolution: spec.resolution ?? null,
+    aspectRatio: spec.aspectRatio ?? null,
+    seed: spec.seed ?? null,
     source: describeRef(spec.source),
     thumb: thumbOf(spec.source, outDir),
     seconds: row.seconds,
@@ -253,7 +245,7 @@ export function toReportJob(
     submittedAt: row.submitted_at,
     finishedAt: row.finished_at,
     downloadedAt: row.downloaded_at,
-    chunks: Array.isArray(spec.chunks) ? spec.chunks.map(chunkOf) : [],
+    chunks: spec.chunks.map(chunkOf),
     video: row.file === null ? null : relativeHref(row.file),
     record: relativeHref(recordFile(row.manifest, row.video_id, row.spec_hash, false)),
     decision: decided.decision,

@@ -10,6 +10,7 @@
 import { computeSpecHash } from "../manifest/spec-hash.js";
 import { isTakeOf, seedOfTake, takeId, takeOf, takeSeed } from "../manifest/takes.js";
 import type { Job, JobSpec, NormalizedManifest } from "../manifest/types.js";
+import { readStoredSpec } from "../stored-spec.js";
 import {
   type JobRow,
   type JobStore,
@@ -43,15 +44,6 @@ function withSeed(spec: JobSpec, seed: number): JobSpec {
   };
 }
 
-function seedOf(specJson: string): number | undefined {
-  try {
-    const { seed } = JSON.parse(specJson) as { seed?: unknown };
-    return typeof seed === "number" ? seed : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The job of the take that retakes `from` (its current version), given every take of its video so
  * far: what queueRetake's `plan` returns.
@@ -63,7 +55,9 @@ export function planRetake(from: JobRow, video: VideoTakes): NewJob {
   const numbers = [...video.jobs.map((row) => row.video_id), ...video.retakes.map((row) => row.videoId)].map(
     (taken) => takeOf(taken).n,
   );
-  const seeds = new Set(video.jobs.map((row) => seedOf(row.spec_json)).filter((s) => s !== undefined));
+  const seeds = new Set(
+    video.jobs.map((row) => readStoredSpec(row.spec_json).seed).filter((s) => s !== undefined),
+  );
   let n = Math.max(takeOf(from.video_id).n, ...numbers) + 1;
   while (seeds.has(seedOfTake(from.manifest, id, n, videoSeed))) n++;
   const made = withSeed(spec, seedOfTake(from.manifest, id, n, videoSeed));

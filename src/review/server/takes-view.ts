@@ -2,6 +2,7 @@
 // every job of the service, their latest decisions, the retakes), nothing from the service.
 import { takeOf } from "../../manifest/takes.js";
 import { realPathOf } from "../../real-path.js";
+import { readStoredSpec } from "../../stored-spec.js";
 import {
   type JobRow,
   type RetakeRow,
@@ -33,15 +34,6 @@ export interface TakeView extends DecisionFields {
   readonly src: string | null;
   /** A retake: its state, and the take it retakes. */
   readonly retake: { readonly state: string; readonly from: string } | null;
-}
-
-function seedOf(row: JobRow): number | null {
-  try {
-    const { seed } = JSON.parse(row.spec_json) as { seed?: unknown };
-    return typeof seed === "number" ? seed : null;
-  } catch {
-    return null;
-  }
 }
 
 /** `/out/<file>`, each part percent-encoded, when `row`'s video lies in the output folder served. */
@@ -79,7 +71,7 @@ export async function readTakes(
       id: row.video_id,
       video,
       take: n,
-      seed: seedOf(row),
+      seed: readStoredSpec(row.spec_json).seed ?? null,
       vars: manifests?.of(row.manifest, video) ?? null,
       status: result.status,
       error: result.error,
