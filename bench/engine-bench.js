@@ -21,7 +21,7 @@ import { tuneHeapForBatches } from "../dist/cli/heap.js";
 import { makeClient } from "../dist/client/index.js";
 import { downloadVideo } from "../dist/output/download.js";
 import { makeCachedHasher } from "../dist/engine/hash-file.js";
-import { runBatch } from "../dist/run/run-batch.js";
+import { runBatch } from "../dist/drivers/run-batch.js";
 import { loadManifests } from "../dist/manifest/index.js";
 import { startSandbox } from "../dist/sandbox/index.js";
 import { StateStore } from "../dist/state/store.js";

@@ -18,7 +18,7 @@ import { timedStore } from "../dist/metrics/store-timing.js";
 import { Notifier } from "../dist/notify/notifier.js";
 import { teeProgress } from "../dist/display/index.js";
 import { loadManifests } from "../dist/manifest/index.js";
-import { runBatch } from "../dist/run/run-batch.js";
+import { runBatch } from "../dist/drivers/run-batch.js";
 import { StateStore } from "../dist/state/store.js";
 
 const BIN = join(fileURLToPath(new URL("../", import.meta.url)), "bin", "reel.js");

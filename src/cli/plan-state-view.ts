@@ -8,7 +8,7 @@ import { refsOf } from "../engine/submit.js";
 import { videoFile } from "../output/layout.js";
 import { filesHere, keptName } from "../output/versions.js";
 import { outFolderOf } from "../output/out-folder.js";
-import { earlierVersionOf, errorOfRow, jobStatusOf } from "../run/job-versions.js";
+import { earlierVersionOf, errorOfRow, jobStatusOf } from "../drivers/job-versions.js";
 import { describeRetake } from "../review/retake.js";
 import { type JobRow, type JobStore, type RetakeRow, type SpeechRow, versionKey } from "../state/store.js";
 

@@ -12,8 +12,8 @@ import {
   mergeFindings,
   onlyHint,
 } from "../manifest/index.js";
-import { runBatch } from "../run/run-batch.js";
-import type { RunSummary } from "../run/run-summary.js";
+import { runBatch } from "../drivers/run-batch.js";
+import type { RunSummary } from "../drivers/run-summary.js";
 import { openReport, printRunSummary } from "./run-summary.js";
 import { BUDGET_OPTIONS, budgetUsage, checkPriced, readBudgetRequest } from "./budget-options.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";

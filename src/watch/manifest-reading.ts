@@ -12,7 +12,7 @@ import {
 } from "../manifest/index.js";
 import { plural } from "../plural.js";
 import { staleRetakeLines, withRetakes } from "../review/retake.js";
-import { noteRepeatedJobs, readManifestJobs } from "../run/notes.js";
+import { noteRepeatedJobs, readManifestJobs } from "../drivers/notes.js";
 import { type RetakeRow, versionKey } from "../state/store.js";
 import {
   display,

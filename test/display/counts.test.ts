@@ -13,7 +13,7 @@ import { renderFrame } from "../../src/display/frame.js";
 import { applyEvent, makeLiveState } from "../../src/display/live-state.js";
 import type { ProgressSink } from "../../src/engine/progress.js";
 import { loadManifests } from "../../src/manifest/index.js";
-import { runBatch } from "../../src/run/run-batch.js";
+import { runBatch } from "../../src/drivers/run-batch.js";
 import { StateStore } from "../../src/state/store.js";
 import { writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";

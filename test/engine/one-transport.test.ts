@@ -6,7 +6,7 @@ import { Agent, type Dispatcher } from "undici";
 import { expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
 import { loadManifests } from "../../src/manifest/index.js";
-import { runBatch } from "../../src/run/run-batch.js";
+import { runBatch } from "../../src/drivers/run-batch.js";
 import { StateStore } from "../../src/state/store.js";
 import { writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";

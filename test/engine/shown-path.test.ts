@@ -4,7 +4,7 @@
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
-import { runBatch } from "../../src/run/run-batch.js";
+import { runBatch } from "../../src/drivers/run-batch.js";
 import type { ProgressEvent } from "../../src/engine/progress.js";
 import { loadManifests } from "../../src/manifest/index.js";
 import { StateStore } from "../../src/state/store.js";

@@ -12,7 +12,7 @@ import { expect, it } from "vitest";
 import PQueue from "p-queue";
 import { makeClient } from "../../src/client/index.js";
 import { makeAssetResolver } from "../../src/engine/assets.js";
-import { runBatch } from "../../src/run/run-batch.js";
+import { runBatch } from "../../src/drivers/run-batch.js";
 import { makeCachedHasher } from "../../src/engine/hash-file.js";
 import { loadManifests } from "../../src/manifest/index.js";
 import { StateStore } from "../../src/state/store.js";

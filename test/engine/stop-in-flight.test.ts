@@ -8,7 +8,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
-import { runBatch } from "../../src/run/run-batch.js";
+import { runBatch } from "../../src/drivers/run-batch.js";
 import { loadManifests } from "../../src/manifest/index.js";
 import { StateStore } from "../../src/state/store.js";
 import { writeTree } from "../helpers/cli.js";
