@@ -10,7 +10,7 @@
 import { ReelError } from "../errors.js";
 import type { Job } from "../manifest/index.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
-import type { Model, Resolution } from "../service/api-types.js";
+import type { Model, Resolution } from "../service-contract/api-types.js";
 import type { BudgetReachedError } from "../state/errors.js";
 import { readStoredSpec, type StoredSpeech } from "../stored-spec.js";
 import type {

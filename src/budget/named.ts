@@ -7,7 +7,7 @@
 import { UsageError } from "../errors.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { ModelPrice } from "../prices/price-table.js";
-import type { Model, Resolution } from "../service/api-types.js";
+import type { Model, Resolution } from "../service-contract/api-types.js";
 import type { Job } from "../manifest/index.js";
 import type { NamedBudget, NamedBudgetRecords, NamedCharge } from "../state/job-store.js";
 

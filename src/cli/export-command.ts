@@ -22,7 +22,7 @@ import {
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { makeJobFilter } from "../manifest/job-filter.js";
 import { takeOf } from "../manifest/takes.js";
-import { canonicalBaseUrl } from "../service/base-url.js";
+import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToRead } from "./read-state.js";

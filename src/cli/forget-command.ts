@@ -15,7 +15,7 @@ import { plural } from "../plural.js";
 import { folderRows } from "../report/folder-rows.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
-import { canonicalBaseUrl } from "../service/base-url.js";
+import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import { decisionsByVersion } from "../state/store.js";
 import { openJobStore } from "../state/open-job-store.js";
 import { shownPath } from "../user-path.js";

@@ -14,7 +14,7 @@ import {
 } from "../manifest/index.js";
 import { staleRetakeLines, withRetakes } from "../review/retake.js";
 import type { RetakeRow } from "../state/job-store.js";
-import { canonicalBaseUrl } from "../service/base-url.js";
+import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import { findPriceTable, type PlanSpend, planSpend } from "../prices/index.js";
 import { loadPlanStateView } from "./plan-state-view.js";
 import type { JobStore } from "../state/store.js";

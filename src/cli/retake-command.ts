@@ -5,7 +5,7 @@
 import { createInterface } from "node:readline/promises";
 import { UsageError } from "../errors.js";
 import { agree, plural } from "../plural.js";
-import type { Model, Resolution } from "../service/api-types.js";
+import type { Model, Resolution } from "../service-contract/api-types.js";
 import { findPriceTable, type PriceTable, videoCredits } from "../prices/index.js";
 import { planRetake } from "../review/retake.js";
 import type { JobRow, RetakeRow } from "../state/job-store.js";

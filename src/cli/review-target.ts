@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { UsageError } from "../errors.js";
 import { makeJobFilter, onlyHint } from "../manifest/index.js";
-import { canonicalBaseUrl } from "../service/base-url.js";
+import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import type { JobRow } from "../state/job-store.js";
 import type { CliIO, ParsedArgs } from "./command.js";
 import { openStateToRead } from "./read-state.js";

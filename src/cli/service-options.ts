@@ -7,7 +7,7 @@ import type { ClientOptions, ServiceClient } from "../client/index.js";
 import type { PollTiming } from "../engine/poll-schedule.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
-import { canonicalBaseUrl } from "../service/base-url.js";
+import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import type { Logger } from "../log/logger.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
 import { envSetting, flagValue, type Workplace } from "./workplace.js";

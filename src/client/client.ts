@@ -17,7 +17,7 @@ import type {
   GenerationTask,
   Id,
   SpeechRequest,
-} from "../service/api-types.js";
+} from "../service-contract/api-types.js";
 import {
   DecodeError,
   decodeAsset,

@@ -2,8 +2,8 @@
 // ids are kept as decimal strings, and a body that may hold such a number is parsed by lossless-json,
 // which keeps every number's text.
 import { isLosslessNumber, parse } from "lossless-json";
-import type { Asset, GeneratedAudio, GenerationTask, Id, TaskStatus } from "../service/api-types.js";
-import { TASK_STATUSES } from "../service/api-types.js";
+import type { Asset, GeneratedAudio, GenerationTask, Id, TaskStatus } from "../service-contract/api-types.js";
+import { TASK_STATUSES } from "../service-contract/api-types.js";
 import { ReelError } from "../errors.js";
 
 /** An answer's body that is no JSON of the shape expected; the client reports it as a ProtocolError. */

@@ -17,7 +17,7 @@ import { ReelError } from "../errors.js";
 import { READ_CHUNK, StreamTally } from "../file-hash.js";
 import type { AssetRef, SpeechRef } from "../manifest/index.js";
 import { type FileStamp, isLinkRefusal, openNoFollow, sameFile, stampOf } from "../manifest/media-file.js";
-import type { Id } from "../service/api-types.js";
+import type { Id } from "../service-contract/api-types.js";
 import {
   ACCEPTED_FORMATS_TEXT,
   kindOf,
@@ -25,7 +25,7 @@ import {
   MEDIA_FORMATS,
   SNIFF_BYTES,
   sniffFormat,
-} from "../service/media-format.js";
+} from "../service-contract/media-format.js";
 import { BudgetReachedError, ClaimLostError, type JobStore } from "../state/store.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
 import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "./source-address.js";

@@ -11,7 +11,7 @@ import {
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
-import type { Id } from "../service/api-types.js";
+import type { Id } from "../service-contract/api-types.js";
 import { BudgetReachedError, type JobRow, JobGoneError, type VideoCharge } from "../state/store.js";
 import { BudgetStoppedError, Reservation } from "../budget/index.js";
 import type { SlotTurn } from "./fleet-slots.js";

@@ -13,9 +13,9 @@ import {
   type MediaKind,
   SNIFF_BYTES,
   sniffFormat,
-} from "../service/media-format.js";
+} from "../service-contract/media-format.js";
 import { sha256OfOpened } from "../file-hash.js";
-import { findCorruptionIn } from "../service/media-integrity.js";
+import { findCorruptionIn } from "../service-contract/media-integrity.js";
 import { isInside } from "../user-path.js";
 import {
   type FileStamp,

@@ -5,7 +5,7 @@ import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { isUtf8 } from "node:buffer";
 import path from "node:path";
 import { UsageError } from "../errors.js";
-import { readId } from "../service/check-request.js";
+import { readId } from "../service-contract/check-request.js";
 import { shownPath } from "../user-path.js";
 import { FileChecker, hashFileStreaming, type MediaUse } from "./check-files.js";
 import { rememberSource } from "./format-problems.js";

@@ -3,8 +3,8 @@
 // the default was), e.g. "actor-2 takes resolution 720p or 1080p, not 540p".
 import type { ErrorObject } from "ajv/dist/2020.js";
 import { didYouMean } from "../edit-distance.js";
-import { ASPECT_RATIOS, MODELS, type Model, RESOLUTIONS } from "../service/api-types.js";
-import { describeDurations, MODEL_RULES } from "../service/model-rules.js";
+import { ASPECT_RATIOS, MODELS, type Model, RESOLUTIONS } from "../service-contract/api-types.js";
+import { describeDurations, MODEL_RULES } from "../service-contract/model-rules.js";
 import { type LocateTarget, type PathSegment, parsePointer } from "./locate.js";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
 import { KNOWN_FIELDS, SAFE_NAME_MAX, SEED_MAX } from "./schema.js";

@@ -1,7 +1,7 @@
 // Step 3 of loading: a valid manifest "as written" -> resolved jobs. Defaults are merged field by
 // field (a video's own value wins), every asset is replaced by its resolved reference, and each
 // job gets its spec hash.
-import type { Model } from "../service/api-types.js";
+import type { Model } from "../service-contract/api-types.js";
 import type { Position } from "./locate.js";
 import type { ChunkInput, ManifestInput, VideoInput } from "./schema.js";
 import { computeSpecHash } from "./spec-hash.js";

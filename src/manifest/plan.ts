@@ -2,8 +2,8 @@
 // are new, done, in flight, failed or uncertain; which files must be uploaded and which the
 // service already has; which speech must be generated; how many seconds of video per model.
 // Pure: no call to the service, no I/O.
-import type { Id, Model } from "../service/api-types.js";
-import type { MediaFormat } from "../service/media-format.js";
+import type { Id, Model } from "../service-contract/api-types.js";
+import type { MediaFormat } from "../service-contract/media-format.js";
 import type { AssetRef, Job, NormalizedManifest, SpeechRef } from "./types.js";
 
 export type JobStatus = "done" | "in-flight" | "failed" | "uncertain" | "new";

@@ -1,5 +1,5 @@
 // JobSpec -> the JSON body of POST /v1/generations (docs/service-api.md), once every asset has an id.
-import type { Chunk, Condition, GenerationRequest, Id } from "../service/api-types.js";
+import type { Chunk, Condition, GenerationRequest, Id } from "../service-contract/api-types.js";
 import type { AssetRef, JobSpec, SpeechRef } from "./types.js";
 
 /**

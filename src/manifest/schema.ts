@@ -1,9 +1,9 @@
 // The manifest's JSON Schema (draft 2020-12), built from MODEL_RULES, and the "as written" types
 // inferred from it. schemas/manifest.schema.json is this object written out by `npm run gen:schema`;
 // a test fails when the committed file differs, so editors and `reel validate` always agree.
-import { ASPECT_RATIOS, MODELS, type Model, RESOLUTIONS } from "../service/api-types.js";
-import { MODEL_RULES } from "../service/model-rules.js";
-import { formatNames } from "../service/media-format.js";
+import { ASPECT_RATIOS, MODELS, type Model, RESOLUTIONS } from "../service-contract/api-types.js";
+import { MODEL_RULES } from "../service-contract/model-rules.js";
+import { formatNames } from "../service-contract/media-format.js";
 import {
   array,
   boolean,

@@ -1,7 +1,7 @@
 // The "resolved" side of a manifest: what the rest of reel (plan, engine, state) works with.
 // The "as written" side is inferred from the schema (schema.ts: ManifestInput).
-import type { AspectRatio, Id, Model, Resolution } from "../service/api-types.js";
-import type { MediaFormat } from "../service/media-format.js";
+import type { AspectRatio, Id, Model, Resolution } from "../service-contract/api-types.js";
+import type { MediaFormat } from "../service-contract/media-format.js";
 import type { FileStamp, OpenedFile } from "./media-file.js";
 import type { Problem, Warning } from "./problem.js";
 

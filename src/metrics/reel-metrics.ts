@@ -9,7 +9,7 @@ import type { ClientOptions } from "../client/index.js";
 import type { ProgressEvent, ProgressSink, Stage } from "../engine/progress.js";
 import { applyEvent, HOLDING, type JobPlace, type JobView, makeLiveState } from "../display/live-state.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
-import type { Model, Resolution } from "../service/api-types.js";
+import type { Model, Resolution } from "../service-contract/api-types.js";
 
 /** Who serves the metrics: on every series (`host`, `pid`), and in full on `reel_runner_info`. */
 export interface RunnerIdentity {

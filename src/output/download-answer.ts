@@ -4,7 +4,7 @@
 // transfer kept for the next attempt to resume after.
 import type { Dispatcher } from "undici";
 import { describeTransportFailure, isCertificateFailure, isTlsFailure } from "../client/errors.js";
-import { MEDIA_FORMATS } from "../service/media-format.js";
+import { MEDIA_FORMATS } from "../service-contract/media-format.js";
 import { DownloadError } from "./download-error.js";
 import { type Exchange, fail, isMp4Start, MAX_REDIRECT_BODY, startOver } from "./download-exchange.js";
 import { batchFull, writeGathered } from "./download-writes.js";

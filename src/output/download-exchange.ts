@@ -4,7 +4,7 @@
 import { createHash, type Hash } from "node:crypto";
 import { ftruncateSync } from "node:fs";
 import type { Dispatcher } from "undici";
-import { sniffFormat } from "../service/media-format.js";
+import { sniffFormat } from "../service-contract/media-format.js";
 import type { StallWatchdog } from "./stall-watchdog.js";
 
 /**

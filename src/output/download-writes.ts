@@ -2,7 +2,7 @@
 // with the socket paused while a write is under way, the hash fed once each write has landed, and
 // the answer judged whole (or not) once the last write is done.
 import { constants, openSync, write } from "node:fs";
-import { MEDIA_FORMATS } from "../service/media-format.js";
+import { MEDIA_FORMATS } from "../service-contract/media-format.js";
 import { DownloadError } from "./download-error.js";
 import { type Exchange, fail, WRITE_BATCH_BYTES, WRITE_BATCH_CHUNKS } from "./download-exchange.js";
 

@@ -7,14 +7,14 @@
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { basename, join } from "node:path";
-import type { Id } from "../service/api-types.js";
+import type { Id } from "../service-contract/api-types.js";
 import {
   kindOf,
   kindWords,
   MEDIA_FORMATS,
   type MediaFormat,
   type MediaKind,
-} from "../service/media-format.js";
+} from "../service-contract/media-format.js";
 import { legacyResultVideo, type ResultVideos } from "./result-video.js";
 import {
   type AssetOrigin,

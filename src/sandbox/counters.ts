@@ -1,7 +1,7 @@
 // What the emulator saw, kept as plain maps and numbers so tests and benchmarks can assert the
 // promises of the README from the service's side: nothing paid twice, nothing uploaded twice, no
 // more tasks in flight than asked, results fetched soon after they finish.
-import { FINAL_STATUSES as FINAL, type Id, type TaskStatus } from "../service/api-types.js";
+import { FINAL_STATUSES as FINAL, type Id, type TaskStatus } from "../service-contract/api-types.js";
 
 /** Wall-clock milliseconds (Date.now()) of the moments of one task. */
 export interface TaskTimes {

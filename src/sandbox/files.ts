@@ -6,7 +6,7 @@ import { once } from "node:events";
 import { createReadStream } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import { MEDIA_FORMATS } from "../service/media-format.js";
+import { MEDIA_FORMATS } from "../service-contract/media-format.js";
 import type { ServedFile } from "./assets.js";
 
 type ByteRange = { readonly start: number; readonly end: number } | "unsatisfiable" | undefined;

@@ -11,8 +11,8 @@
 // in the order it would have, and the slots it freed went to the next waiting tasks at that moment.
 
 import type { Logger } from "../log/logger.js";
-import type { Id, TaskStatus } from "../service/api-types.js";
-import { FINAL_STATUSES } from "../service/api-types.js";
+import type { Id, TaskStatus } from "../service-contract/api-types.js";
+import { FINAL_STATUSES } from "../service-contract/api-types.js";
 import type { AssetStore } from "./assets.js";
 import type { SandboxCounters } from "./counters.js";
 import { INJECTED_FAILURE_REASON } from "./options.js";

@@ -5,9 +5,9 @@
 import { rename } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { join } from "node:path";
-import type { Id } from "../service/api-types.js";
-import { readId, type Violation } from "../service/check-request.js";
-import { MEDIA_FORMATS, type MediaFormat } from "../service/media-format.js";
+import type { Id } from "../service-contract/api-types.js";
+import { readId, type Violation } from "../service-contract/check-request.js";
+import { MEDIA_FORMATS, type MediaFormat } from "../service-contract/media-format.js";
 import type { AssetStore } from "./assets.js";
 import type { SandboxCounters } from "./counters.js";
 import type { CreditLedger } from "./credits.js";

@@ -1,7 +1,7 @@
 // One sequence of int64 ids for every resource (tasks, assets, speech, result videos), counted in
 // BigInt so that ids above 2^53 stay exact. A single sequence means a task id passed where an asset
 // id belongs is "not found" instead of silently naming some other asset.
-import type { Id } from "../service/api-types.js";
+import type { Id } from "../service-contract/api-types.js";
 
 /** Where `bigIds` starts: above 2^53 (9007199254740992), so its neighbours round to the same double. */
 export const BIG_FIRST_ID = 1800000000000000001n;

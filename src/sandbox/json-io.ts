@@ -3,8 +3,8 @@
 // client that rounds ids is one of the reasons the sandbox exists.
 import type { IncomingMessage } from "node:http";
 import { isLosslessNumber, LosslessNumber, parse, stringify } from "lossless-json";
-import type { Id } from "../service/api-types.js";
-import type { Violation } from "../service/check-request.js";
+import type { Id } from "../service-contract/api-types.js";
+import type { Violation } from "../service-contract/check-request.js";
 
 /** A response computed by a handler, sent (or replaced by a fault) by the server. */
 export interface Reply {

@@ -5,8 +5,8 @@
 // The rule every caller keeps: write here first, then change memory, then answer. So no response
 // shows a client an id, a status or a balance that a sandbox restarted after a kill -9 would not
 // know, and a write that throws (disk full) stops the change before memory shows it.
-import type { Id, TaskStatus } from "../service/api-types.js";
-import type { MediaFormat } from "../service/media-format.js";
+import type { Id, TaskStatus } from "../service-contract/api-types.js";
+import type { MediaFormat } from "../service-contract/media-format.js";
 import type { GenerationPlan } from "./validate-generation.js";
 
 /** Where an asset's file came from; result videos own no file (they share the fixture MP4). */

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { AspectRatio, Resolution } from "../service/api-types.js";
+import type { AspectRatio, Resolution } from "../service-contract/api-types.js";
 import { withDuration } from "./mp4-boxes.js";
 
 /** A file the sandbox serves as a task's result. */

@@ -15,8 +15,8 @@
 import Database from "better-sqlite3";
 import { UsageError } from "../errors.js";
 import { type Migrations, migrate } from "../sqlite/migrate.js";
-import type { Id, TaskStatus } from "../service/api-types.js";
-import type { MediaFormat } from "../service/media-format.js";
+import type { Id, TaskStatus } from "../service-contract/api-types.js";
+import type { MediaFormat } from "../service-contract/media-format.js";
 import type {
   AssetOrigin,
   PersistedState,

@@ -15,9 +15,9 @@ import {
   type MediaFormat,
   SNIFF_BYTES,
   sniffFormat,
-} from "../service/media-format.js";
+} from "../service-contract/media-format.js";
 import { type Reply, validationReply } from "./json-io.js";
-import { findCorruption } from "../service/media-integrity.js";
+import { findCorruption } from "../service-contract/media-integrity.js";
 
 export interface ReceivedFile {
   /** A temporary path under the data dir; the caller moves it or removes it. */

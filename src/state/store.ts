@@ -11,7 +11,7 @@
 import { hostname } from "node:os";
 import type Database from "better-sqlite3";
 import type { StoredEvent } from "./stored-event.js";
-import { canonicalBaseUrl } from "../service/base-url.js";
+import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import type { StateLock } from "./db/lock.js";
 import { type OpenStateOptions, openStateDatabase, realStatePath } from "./db/open.js";
 import { lastService } from "./db/services.js";

@@ -21,7 +21,7 @@ import {
 } from "../../src/client/index.js";
 import { makeLogger } from "../../src/log/logger.js";
 import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
-import type { GenerationRequest } from "../../src/service/api-types.js";
+import type { GenerationRequest } from "../../src/service-contract/api-types.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const FIXTURES = new URL("../sandbox/fixtures/", import.meta.url);

@@ -20,7 +20,7 @@ import {
   TimeoutError,
   ValidationError,
 } from "../../src/client/index.js";
-import type { GenerationRequest } from "../../src/service/api-types.js";
+import type { GenerationRequest } from "../../src/service-contract/api-types.js";
 import { REPO } from "../helpers/cli.js";
 import { json, useHostileServers } from "../helpers/hostile-server.js";
 import { tempDir } from "../helpers/temp-dir.js";

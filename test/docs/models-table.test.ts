@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { MODEL_RULES, describeDurations } from "../../src/service/model-rules.js";
+import { MODEL_RULES, describeDurations } from "../../src/service-contract/model-rules.js";
 import { REPO } from "./markdown.js";
 
 const MARKER = "<!-- models-table:";

@@ -16,9 +16,9 @@ import {
   MODELS,
   type Model,
   RESOLUTIONS,
-} from "../../src/service/api-types.js";
-import { checkGenerationRequest } from "../../src/service/check-request.js";
-import { MODEL_RULES } from "../../src/service/model-rules.js";
+} from "../../src/service-contract/api-types.js";
+import { checkGenerationRequest } from "../../src/service-contract/check-request.js";
+import { MODEL_RULES } from "../../src/service-contract/model-rules.js";
 import { MEDIA, makeWorkspace, type Workspace } from "./helpers.js";
 
 type Media = string | { asset: string };

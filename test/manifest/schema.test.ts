@@ -4,9 +4,14 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { ChunkInput, ManifestInput, VideoInput } from "../../src/manifest/index.js";
 import { buildManifestSchema, manifestSchemaText } from "../../src/manifest/index.js";
-import { type ASPECT_RATIOS, MODELS, type Model, type RESOLUTIONS } from "../../src/service/api-types.js";
+import {
+  type ASPECT_RATIOS,
+  MODELS,
+  type Model,
+  type RESOLUTIONS,
+} from "../../src/service-contract/api-types.js";
 import { validatorSource } from "../../src/manifest/validator-source.js";
-import { MODEL_RULES } from "../../src/service/model-rules.js";
+import { MODEL_RULES } from "../../src/service-contract/model-rules.js";
 import { REPO } from "./helpers.js";
 
 describe("manifest JSON Schema", () => {

@@ -11,7 +11,7 @@ import {
   type Problem,
   toGenerationRequest,
 } from "../../src/manifest/index.js";
-import { checkGenerationRequest } from "../../src/service/check-request.js";
+import { checkGenerationRequest } from "../../src/service-contract/check-request.js";
 
 const file = (sha: string, format: "png" | "mp3" = "png") =>
   ({

@@ -2,9 +2,9 @@
 // 422, table-driven so every rule of docs/service-api.md has a row.
 import { parse } from "lossless-json";
 import { describe, expect, test } from "vitest";
-import { MODELS } from "../../src/service/api-types.js";
-import { checkGenerationRequest, readId } from "../../src/service/check-request.js";
-import { MODEL_RULES } from "../../src/service/model-rules.js";
+import { MODELS } from "../../src/service-contract/api-types.js";
+import { checkGenerationRequest, readId } from "../../src/service-contract/check-request.js";
+import { MODEL_RULES } from "../../src/service-contract/model-rules.js";
 import { actorRequest, avatarRequest, withSandbox } from "./helpers.js";
 
 const text = (content = "hello") => ({ type: "text", content });

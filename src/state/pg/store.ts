@@ -25,7 +25,7 @@
 import { hostname } from "node:os";
 import pg from "pg";
 import type { StoredEvent } from "../stored-event.js";
-import { canonicalBaseUrl } from "../../service/base-url.js";
+import { canonicalBaseUrl } from "../../service-contract/base-url.js";
 import { LeaseLostError, StateFileError } from "../errors.js";
 import { pidSpace } from "../pid-space.js";
 import type { ExclusiveAddress } from "../service-address.js";

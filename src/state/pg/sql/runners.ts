@@ -4,7 +4,7 @@
 // a lease mean the same everywhere whatever the machines' clocks say. (The jobs' own times stay the
 // writer's, as in the state file.)
 import type pg from "pg";
-import { canonicalBaseUrl } from "../../../service/base-url.js";
+import { canonicalBaseUrl } from "../../../service-contract/base-url.js";
 import {
   type AddressInUse,
   AddressInUseError,
