@@ -14,7 +14,7 @@ import { request } from "undici";
 import { BACKOFF, backoffDelay } from "../backoff.js";
 import { NetworkError, OutcomeUnknownError, type ServiceClient, ServiceError } from "../client/index.js";
 import { ReelError } from "../errors.js";
-import { READ_CHUNK, StreamTally } from "../file-hash.js";
+import { READ_CHUNK, StreamTally } from "../sha256.js";
 import type { AssetRef, SpeechRef } from "../manifest/index.js";
 import { type FileStamp, isLinkRefusal, openNoFollow, sameFile, stampOf } from "../manifest/media-file.js";
 import type { Id } from "../service-contract/api-types.js";

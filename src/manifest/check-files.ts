@@ -14,7 +14,7 @@ import {
   SNIFF_BYTES,
   sniffFormat,
 } from "../service-contract/media-format.js";
-import { sha256OfOpened } from "../file-hash.js";
+import { sha256OfOpened } from "../sha256.js";
 import { findCorruptionIn } from "../service-contract/media-integrity.js";
 import { isInside } from "../user-path.js";
 import {

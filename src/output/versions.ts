@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { JobRow, JobStore } from "../state/store.js";
 import { writeJobRecord } from "./job-record.js";
 import { keptVideoFile, recordOfVideo } from "./layout.js";
-import { sha256File } from "../file-hash.js";
+import { sha256File } from "../sha256.js";
 import type { OutFolder } from "./out-folder.js";
 
 /** The output folder and the state file that records what is in it. */

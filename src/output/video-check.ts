@@ -2,7 +2,7 @@
 // Cheap first: the size always (one stat), the content only when the file's stamp changed since it
 // was written, so a rerun over 10,000 untouched videos reads none of them.
 import { type BigIntStats, statSync } from "node:fs";
-import { sha256File } from "../file-hash.js";
+import { sha256File } from "../sha256.js";
 import type { JobRow } from "../state/store.js";
 import { isCompleteVideo } from "./download.js";
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import busboy from "busboy";
-import { StreamTally } from "../file-hash.js";
+import { StreamTally } from "../sha256.js";
 import {
   ACCEPTED_FORMATS_TEXT,
   type MediaFormat,
