@@ -1,4 +1,4 @@
-// What a person does about failed jobs, as steps with codes: the run's summary (run/next-steps.ts)
+// What a person does about failed jobs, as steps with codes: the run's summary (drivers/next-steps.ts)
 // and the report's banner (report/html-report.ts) both say them, so this sits below both. Each
 // step names what would change the outcome: advice to do what would send nothing (--retry-failed
 // on a job that used every attempt) would only send the user round.

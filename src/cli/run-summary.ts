@@ -1,6 +1,6 @@
 // The end of `reel run`: how it ended, the jobs that need the user, what to do next, and where the
 // results are (the real folders, the report). `--json` says the same as data, with each next step
-// as a code (run/next-steps.ts).
+// as a code (drivers/next-steps.ts).
 import { spawn } from "node:child_process";
 import { budgetJson } from "../budget/index.js";
 import { systemReason } from "../output/atomic-write.js";

@@ -2,7 +2,7 @@
 // on it. Per job: resolve its assets (upload / speech, deduplicated), wait for a generation slot,
 // write the intent, submit, record the task id, poll until final, release the slot, download, write
 // its record. At most `concurrency` generations are unfinished at once, across every manifest.
-// One engine serves a one-shot `run` (src/run/run-batch.ts) and a long-lived `watch`, which adds
+// One engine serves a one-shot `run` (src/drivers/run-batch.ts) and a long-lived `watch`, which adds
 // and withdraws manifests' jobs while it works; those drivers write the reports.
 //
 // This file is the facade: the queues, the set of wanted jobs, and each job's admission and path

@@ -7,7 +7,7 @@ import { silentLogger } from "../log/logger.js";
 
 /**
  * The reason a task the sandbox fails on purpose (`taskFailRate`) gives: reel's advice after a run
- * tells such a failure apart from one of the video by it (src/run/next-steps.ts).
+ * tells such a failure apart from one of the video by it (src/drivers/next-steps.ts).
  */
 export const INJECTED_FAILURE_REASON = "injected failure (sandbox taskFailRate)";
 

@@ -1,5 +1,5 @@
 // Turns an accepted POST /v1/generations body into what the lifecycle needs. The checks
-// themselves live in service/check-request.ts, shared with the manifest validator; this module
+// themselves live in service-contract/check-request.ts, shared with the manifest validator; this module
 // only fills the defaults the spec leaves open and collects the asset ids to verify later.
 import type { AspectRatio, Id, Model, Resolution } from "../service-contract/api-types.js";
 import { checkGenerationRequest, readId, type Violation } from "../service-contract/check-request.js";

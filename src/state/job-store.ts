@@ -15,7 +15,7 @@
 // - A failed write undoes itself whole (its events included) and never the writes before it; a
 //   failure that lost acknowledged writes (a commit that failed) breaks the store: every later write
 //   throws `writeFailure`, and the intents waiting on it reject, so nothing is sent unrecorded.
-// - Rows are scoped by service (the canonical base URL: see service/base-url.ts): asset and task ids
+// - Rows are scoped by service (the canonical base URL: see service-contract/base-url.ts): asset and task ids
 //   mean nothing on another service. The local caches are not scoped.
 // - Writes are visible to another reader (reel status) soon after they are made (SQLite: at the end
 //   of the event loop's turn).

@@ -1,5 +1,5 @@
 // The README's table of models is what a newcomer reads before writing a manifest: it must say what
-// the validator and the sandbox enforce, which both come from src/service/model-rules.ts.
+// the validator and the sandbox enforce, which both come from src/service-contract/model-rules.ts.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
