@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The entry point: the CLI returns an exit code and it is handed to the OS once the output is written
-// (cli/main.ts also exits at once on a second Ctrl-C, and on an error no command caught).
+// The entry point: the CLI returns an exit code and it is handed to the OS once the output is written.
+// cli/main.ts exits too, at once, on a second Ctrl-C (an error a command throws is an exit code).
 import { main } from "../dist/cli/main.js";
 
 const code = await main(process.argv.slice(2));

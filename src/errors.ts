@@ -35,16 +35,18 @@ export const ERROR_CODES = [
   // src/budget: a capped run
   "E_BUDGET", // BudgetStoppedError: a costed call the cap stopped before it was made
   // src/engine: the work
-  "E_OUT_LOCKED", // another reel holds the output folder
-  "E_OUTPUT_PATH", // the output folder (or a file in it) cannot be used
   "E_SPEECH_UNCERTAIN", // SpeechUncertainError
-  "E_SOURCE_CHANGED", // SourceChangedError: a file changed after reel checked it
+  "E_SOURCE_CHANGED", // SourceChangedError: a file changed after reel checked it (reel export's too)
   "E_REMOTE_SOURCE", // an https source could not be fetched
   "E_PRIVATE_SOURCE", // PrivateSourceError: an https source on a private address
-  "E_OTHER_SERVICE", // SentElsewhereError: jobs already sent to another base URL; AddressInUseError: another address in use
+  "E_OTHER_SERVICE", // SentElsewhereError: jobs already sent to another base URL; AddressInUseError (src/state): another address in use
+  // src/output: the output folder and the downloads into it
+  "E_OUT_LOCKED", // another reel holds the output folder
+  "E_OUTPUT_PATH", // the output folder (or a file in it) cannot be used
   "E_DOWNLOAD_EXPIRED", // DownloadError("expired"): the result address expired
   "E_DOWNLOAD_RETRY", // DownloadError("retry"): broke off, worth another try
   "E_DOWNLOAD_REFUSED", // DownloadError("refused"): trying again cannot help
+  // src/export
   "E_EXPORT_SOURCE", // reel export: a chosen video is missing or not what reel wrote (exit 1)
 ] as const;
 

@@ -40,15 +40,15 @@ function field(body: Json, name: string): unknown {
 const INTEGER = /^-?\d+$/;
 
 /**
- * An id as the service sent it, as a decimal string. Ids are positive: a 0 or a negative one is a
- * broken answer, never a task to poll (GET /v1/generations/-5 can only fail, forever).
- */
-/**
  * The largest id accepted: the interface says int64, but an unsigned 64-bit id is kept (a service
  * may number that way); past 64 bits it is no id the service could be asked about again.
  */
 const MAX_ID = 2n ** 64n - 1n;
 
+/**
+ * An id as the service sent it, as a decimal string. Ids are positive: a 0 or a negative one is a
+ * broken answer, never a task to poll (GET /v1/generations/-5 can only fail, forever).
+ */
 export function decodeId(value: unknown, name = "id"): Id {
   // Read by JSON.parse: short enough to be exact (see parseJson). The common case, kept cheap.
   if (typeof value === "number" && Number.isSafeInteger(value) && value >= 1) return String(value);

@@ -186,7 +186,6 @@ export class TaskIdHeldError extends ServiceError {
   }
 }
 
-/** Conditions that stop a whole run: nothing else can succeed until the user acts. */
 /** The service could not be reached at all before it ever answered: a wrong address, or it is down. */
 export class ServiceUnreachableError extends ServiceError {
   constructor(message: string, cause: NetworkError) {

@@ -21,7 +21,6 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-/** A predicate on job keys: true when any glob matches, or always when no glob is given. */
 /** Why `--only` may have matched nothing, for its message. */
 export function onlyHint(globs: readonly string[]): string {
   return globs.some((g) => /[[\]{}]/.test(g))
@@ -29,6 +28,7 @@ export function onlyHint(globs: readonly string[]): string {
     : " (jobs are named manifest/id)";
 }
 
+/** A predicate on job keys: true when any glob matches, or always when no glob is given. */
 export function makeJobFilter(globs: readonly string[]): (key: string) => boolean {
   if (globs.length === 0) return () => true;
   const patterns = globs.map(globToRegExp);

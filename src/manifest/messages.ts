@@ -25,10 +25,10 @@ export function orList(items: readonly (string | number)[]): string {
   return `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`;
 }
 
-/** How a value appears in a message. */
 /** Longest value quoted whole in a message; a longer one (a pasted file) is cut, saying how long it is. */
 const SHOWN_CHARS = 60;
 
+/** How a value appears in a message. */
 export function show(value: unknown): string {
   if (value === null || value === undefined) return "empty";
   if (typeof value === "string") {

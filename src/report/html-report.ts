@@ -213,7 +213,6 @@ function chunkOf(chunk: unknown): ReportChunk {
   };
 }
 
-/** Reads the spec defensively: rows written by older versions of reel may have another shape. */
 /**
  * `outDir`: the page's folder, for links to local source images (none without it); `thisRun`:
  * whether the run that writes the page worked on the job; `decision`: the latest decision of the

@@ -140,13 +140,13 @@ export interface SpeechRow {
   readonly error: string | null;
 }
 
-/** A job version's identity in one string (job keys never contain a newline). */
 /** A job version named: its job key and spec hash. */
 export interface VersionRef {
   readonly key: string;
   readonly specHash: string;
 }
 
+/** A job version's identity in one string (job keys never contain a newline). */
 export function versionKey(jobKey: string, specHash: string): string {
   return `${jobKey}\n${specHash}`;
 }
@@ -616,7 +616,6 @@ export interface LocalCaches {
   recordRemote(url: string, sha256: string, path: string, size: number): Promise<void>;
 }
 
-/** The whole store, as a run uses it. */
 /** Why a runner was taken for lost: silent past its lease, or its process gone (seen on its machine). */
 export type LostWhy = "silent" | "gone";
 
@@ -745,6 +744,7 @@ export interface EventRecords {
   pruneEvents(before: number): Promise<number>;
 }
 
+/** The whole store, as a run uses it. */
 export interface JobStore
   extends
     EventRecords,
