@@ -8,7 +8,7 @@ import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import { makeHumanProgress, makeJsonProgress, teeProgress } from "../display/index.js";
-import { outageNote } from "../engine/fleet-notes.js";
+import { outageNote } from "../fleet/notes.js";
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import { logFileName, pruneLogs } from "../log/log-files.js";
@@ -32,7 +32,7 @@ import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
-import { pollFleetView } from "./fleet-view-poll.js";
+import { pollFleetView } from "../fleet/fleet-view.js";
 import {
   type ConnectedService,
   connectService,

@@ -19,7 +19,7 @@ import type { PollTiming } from "./poll-schedule.js";
 import type { RunTimes } from "./run-times.js";
 import type { ProgressSink } from "./progress.js";
 import type { ServiceGate } from "./service-gate.js";
-import type { FleetSlots } from "./fleet-slots.js";
+import type { FleetSlots } from "../fleet/slot-line.js";
 import type { StopSignals } from "./stop-signals.js";
 
 export interface EngineOptions {

@@ -14,7 +14,7 @@ import { resultOf, writeJobRecord } from "../output/job-record.js";
 import type { Id } from "../service/api-types.js";
 import { BudgetReachedError, type JobRow, JobGoneError, type VideoCharge } from "../state/store.js";
 import { BudgetStoppedError, Reservation } from "../budget/index.js";
-import type { SlotTurn } from "./fleet-slots.js";
+import type { SlotTurn } from "../fleet/slot-line.js";
 import { SpeechUncertainError } from "./assets.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";

@@ -3,7 +3,7 @@
 import { formatDuration } from "../duration.js";
 import type { Logger } from "../log/logger.js";
 import type { OutageEvent, TakeOver } from "../state/store.js";
-import type { ProgressSink } from "./progress.js";
+import type { ProgressSink } from "../engine/progress.js";
 import { agree, plural } from "../plural.js";
 
 /** What the runners of a fleet note of a takeover (at start, and as they work). */
