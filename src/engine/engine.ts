@@ -40,10 +40,8 @@ import { DEFAULT_POLL_TIMING } from "./poll-schedule.js";
 import { RunTimes } from "./run-times.js";
 import { silentProgress } from "./progress.js";
 import { ServiceGate } from "./service-gate.js";
-import { makeElsewhereWaiter } from "../fleet/elsewhere.js";
-import { FleetSlots } from "../fleet/slot-line.js";
-import { noteOutage, noteTakeOver } from "../fleet/notes.js";
-import { openOutput, SHARED_STALE_TEMP_MS, type OpenOutput, resumeInterrupted } from "./startup.js";
+import { coordinationOf } from "../fleet/index.js";
+import { openOutput, type OpenOutput } from "./startup.js";
 import { makeStopSignals } from "./stop-signals.js";
 import { mayStart, submitAndFollow } from "./submit.js";
 
@@ -94,7 +92,7 @@ export interface Engine {
 
 export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const { client, store, outDir } = options;
-  const { fleet } = store;
+  const coordination = options.coordination ?? coordinationOf(store);
   const out = outFolderOf(outDir);
   const log = options.logger ?? silentLogger;
   const progress = options.progress ?? silentProgress;
@@ -102,22 +100,40 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
 
   const signals = makeStopSignals(options.signal, progress);
   const stop = signals.stop;
-  // Every takeover that found something is said, whichever part of the work made it.
-  const quitTakeOvers = fleet?.onTakeOver((found) => noteTakeOver(found, progress));
+
+  // Why the store stopped the work, if it did (see stopForState).
+  let stateFailure: StateFileError | undefined;
+  /** Stops everything: nothing more may be sent that the store could not record, or not as its own. */
+  function stopForState(error: StateFileError): void {
+    if (stateFailure) return;
+    stateFailure = error;
+    log.error(
+      { err: error.message },
+      error instanceof LeaseLostError
+        ? "lease lost: stopping"
+        : error instanceof StoreUnreachableError
+          ? "store unreachable: stopping"
+          : "state file not writable: stopping",
+    );
+    stop.abort(error);
+    options.onStateFailure?.(error);
+  }
+  const coordinator = coordination.attach({
+    stop: stop.signal,
+    progress,
+    log,
+    stopForState,
+    followUnheld: () => followInFlight(),
+  });
   let output: OpenOutput;
   try {
-    await resumeInterrupted(store, outDir, progress);
-    output = await openOutput(outDir, store.journalScope!, { shared: fleet !== undefined });
+    await coordinator.takeOverStopped(outDir);
+    output = await openOutput(outDir, store.journalScope!, coordination.output);
   } catch (error) {
-    quitTakeOvers?.();
+    coordinator.dispose();
     signals.dispose();
     throw error;
   }
-  // The jobs waiting for a slot of the account; the slots freed here that none of them takes are told
-  // to the other runners, and theirs heard.
-  const fleetSlots = fleet && new FleetSlots(stop.signal, () => void fleet.slotFree());
-  fleet?.onSlotFree(() => fleetSlots?.noticed());
-  const elsewhere = fleet && makeElsewhereWaiter(fleet, stop.signal, Math.min(1_000, fleet.heartbeatMs), log);
 
   const concurrency = options.concurrency ?? DEFAULTS.concurrency;
   const downloadConcurrency = options.downloadConcurrency ?? DEFAULTS.downloadConcurrency;
@@ -177,6 +193,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     resolver: makeAssetResolver({
       client,
       store,
+      intents: coordinator,
       queue: transfers,
       cacheDir: options.cacheDir,
       allowPrivateSources: options.allowPrivateSources ?? false,
@@ -204,7 +221,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     lostAssets: new Set(),
     retried: new Set(),
     sending: new Set(),
-    fleetSlots,
+    coordinator,
     budget: options.budget,
     videoLock: makeKeyedLock(),
     changed: () => options.onJobChange?.(),
@@ -240,50 +257,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     options.onBudgetStop?.();
   });
 
-  // A runner taken over (paused or cut off past its lease) stops: its work is the others' now.
-  let stateFailure: StateFileError | undefined;
-  /** Stops everything: nothing more may be sent that the store could not record, or not as its own. */
-  function stopForState(error: StateFileError): void {
-    if (stateFailure) return;
-    stateFailure = error;
-    log.error(
-      { err: error.message },
-      error instanceof LeaseLostError
-        ? "lease lost: stopping"
-        : error instanceof StoreUnreachableError
-          ? "store unreachable: stopping"
-          : "state file not writable: stopping",
-    );
-    stop.abort(error);
-    options.onStateFailure?.(error);
-  }
-  fleet?.onLeaseLost(stopForState);
-  fleet?.onOutage((event) => noteOutage(event, progress, log));
-  // Every heartbeat, the work of runners gone silent is taken over, and the tasks no runner follows
-  // (theirs, a stopped runner's, a late answer's) are followed here, each by the runner that holds it
-  // first (their videos downloaded into its output folder).
-  // One at a time: while the store does not answer, the one under way waits (state/pg/outage.ts).
-  let takingOver = false;
-  const takeovers =
-    fleet &&
-    setInterval(() => {
-      if (takingOver) return;
-      takingOver = true;
-      void fleet
-        .takeOverLost()
-        .then(async (found) => {
-          if (found.unheld > 0 && !stop.signal.aborted) await followInFlight();
-        })
-        .catch((error: unknown) => {
-          // Unreachable past the limit: an idle watcher learns it here.
-          if (error instanceof StoreUnreachableError) stopForState(error);
-          else if (!(error instanceof StateFileError))
-            log.warn({ err: (error as Error).message }, "could not take over the work of silent runners");
-        })
-        .finally(() => {
-          takingOver = false;
-        });
-    }, fleet.heartbeatMs);
+  coordinator.start();
 
   /**
    * Works on job `rowId` in `lane`: once per job at a time. It waits in the lane's backlog until the
@@ -329,7 +303,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       while (
         (await lane.add(async () => (stop.signal.aborted ? undefined : work()), { priority })) === ELSEWHERE
       ) {
-        await elsewhere!.until(rowId);
+        await coordinator.untilLetGo(rowId);
         if (stop.signal.aborted) return;
       }
     };
@@ -393,7 +367,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       const dir = join(outDir, manifest);
       prepared = ensureRealDir(dir).then(
         async () => {
-          await removeStaleTempFiles(dir, fleet ? SHARED_STALE_TEMP_MS : 0);
+          await removeStaleTempFiles(dir, coordination.output.staleTempMs);
           // A folder that exists but refuses writes is found before the manifest's first costed call.
           probeWritable(dir);
           // The output folder's reports list this manifest's videos from now on, whoever runs it.
@@ -425,7 +399,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
           // video must not be downloaded twice.
           if ((await store.getJob(row.id)).state !== "submitted") return;
           // In a fleet, only a task no live runner follows (its own left it, or went silent).
-          if (fleet && !(await fleet.holdTask(row.id))) return;
+          if (!(await coordinator.followTask(row.id))) return;
           await prepareDir(row.manifest);
           await followInSlot(ctx, row.id, row.job_key);
           await afterFinal(ctx, await store.getJob(row.id));
@@ -444,16 +418,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     const row = await store.findJobById(rowId);
     if (!row) return;
     // In a fleet: a job another runner submits, follows or downloads is left to it, and worked on
-    // again once it lets go (see elsewhere.ts).
-    if (fleet) {
-      if (row.state === "submitting") return ELSEWHERE;
-      if (row.state === "submitted" && !(await fleet.holdTask(row.id))) return ELSEWHERE;
-      if (row.state === "Success" && row.file === null && (await fleet.heldElsewhere([row.id])).size > 0)
-        return ELSEWHERE;
-    }
+    // again once it lets go (see fleet/elsewhere.ts).
+    if (!(await coordinator.takeUp(row, job.key))) return ELSEWHERE;
     if (row.state === "Success") {
-      // The display tells it from this run's own work (see made-elsewhere).
-      if (fleet) progress.event({ stage: "made-elsewhere", key: job.key });
       await checkDone(ctx, job, row);
       return;
     }
@@ -516,11 +483,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       return stateFailure;
     },
     async dispose() {
-      clearInterval(takeovers);
       clearInterval(runTimesSaver);
       if (!stateFailure) await saveRunTimes();
-      elsewhere?.dispose();
-      quitTakeOvers?.();
+      coordinator.dispose();
       signals.dispose();
       await output.close(store, log);
     },

@@ -14,7 +14,7 @@ import { resultOf, writeJobRecord } from "../output/job-record.js";
 import type { Id } from "../service/api-types.js";
 import { BudgetReachedError, type JobRow, JobGoneError, type VideoCharge } from "../state/store.js";
 import { BudgetStoppedError, Reservation } from "../budget/index.js";
-import type { SlotTurn } from "../fleet/slot-line.js";
+import type { SlotTurn } from "../fleet/index.js";
 import { SpeechUncertainError } from "./assets.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
@@ -81,7 +81,7 @@ export async function mayStart(ctx: EngineContext, row: JobRow, job: Job): Promi
         }
         // Another runner of a fleet made it pending first: the claim, a compare-and-set, decides
         // which one sends it.
-        if (store.fleet && (await store.findJobById(row.id))?.state === "pending") return true;
+        if (await ctx.coordinator.madePendingElsewhere(row.id)) return true;
         await claimLost(ctx, row.id);
         return false;
       }
@@ -164,8 +164,9 @@ async function submitLoop(
   reservation: Reservation | undefined,
 ): Promise<SubmitEnd> {
   const { store, gate, wanted } = ctx;
+  const slotLine = ctx.coordinator.slots;
   const stopped = (): boolean => ctx.signals.stop.signal.aborted;
-  /** In a fleet, why this job's last wait for a slot of the account ended (see fleet-slots.ts). */
+  /** In a fleet, why this job's last wait for a slot of the account ended (see fleet/slot-line.ts). */
   let turn: SlotTurn | undefined;
   for (;;) {
     // `fatal`: the run is ending (no credits): no new upload, speech or submission. Parked: the
@@ -210,9 +211,10 @@ async function submitLoop(
       // A runner of a fleet paused (or cut off) while its intent was on its way may have been
       // taken over meanwhile: it sends nothing on an intent it may no longer hold. Taken back, and
       // claimed again once its heartbeat confirms the lease (or it stops, having lost it).
-      if (store.fleet?.leaseInDoubt()) {
+      const delay = ctx.coordinator.sendDelay();
+      if (delay !== undefined) {
         await withdraw(ctx, claimed);
-        return store.fleet.heartbeatMs;
+        return delay;
       }
       ctx.progress.event({ stage: "submitting", key: job.key });
       return submit(ctx, job, claimed, body);
@@ -232,7 +234,7 @@ async function submitLoop(
         if (reservation && !reservation.holdNow()) return "retry";
         // Jobs of this runner already wait for a slot of the account: this one waits behind them
         // rather than claim (it would find the bound full too).
-        if (turn === undefined && ctx.fleetSlots !== undefined && ctx.fleetSlots.size > 0) return "full";
+        if (turn === undefined && slotLine.size > 0) return "full";
         // The claim: a compare-and-set, so whatever ran since this job's row was read, it is sent
         // by one task of one process only.
         const attempt = await claim(ctx, rowId, ctx.budget?.videoCharge(job), job.key);
@@ -240,14 +242,14 @@ async function submitLoop(
         // On its way before its hold settles: the settling may stop the budget, which names it.
         ctx.sending.add(job.key);
         reservation?.spent();
-        ctx.fleetSlots?.claimed(turn);
+        slotLine.claimed(turn);
         try {
           return await sendClaimed({ rowId, attempt, cost: reservation?.cost });
         } finally {
           ctx.sending.delete(job.key); // answered in submit(); here if it never was sent
           // The job's slot of the account is free again (its task ended, or nothing was sent), or
-          // the job still holds it (stopped): either way a waiting job may try (see fleet-slots.ts).
-          ctx.fleetSlots?.freed();
+          // the job still holds it (stopped): either way a waiting job may try (see fleet/slot-line.ts).
+          slotLine.freed();
           ctx.progress.event({ stage: "released", key: job.key });
         }
       },
@@ -260,7 +262,7 @@ async function submitLoop(
         ms: BACKOFF.fleetFull.maxMs,
         detail: FLEET_FULL,
       });
-      turn = await ctx.fleetSlots!.wait();
+      turn = await slotLine.wait();
       continue;
     }
     if (typeof outcome === "number") {
@@ -276,11 +278,11 @@ async function submitLoop(
 }
 
 /**
- * The intent (store.markSubmitting): the attempt it makes, or why there is none. A row another
- * writer claimed first is another runner's in a fleet (waited for: "elsewhere"), and said as an
- * oddity on a state file. A row gone was forgotten by another process before it was sent: a retake
- * withdrawn (reel retake --withdraw), or in a fleet a job another watcher forgot. Nothing is sent.
- * A named budget with no room for it stops the budget ("end").
+ * The intent (the coordination's claim: store.markSubmitting): the attempt it makes, or why there is
+ * none. A row another writer claimed first is another runner's in a fleet (waited for: "elsewhere"),
+ * and said as an oddity on a state file. A row gone was forgotten by another process before it was
+ * sent: a retake withdrawn (reel retake --withdraw), or in a fleet a job another watcher forgot.
+ * Nothing is sent. A named budget with no room for it stops the budget ("end").
  */
 async function claim(
   ctx: EngineContext,
@@ -288,10 +290,9 @@ async function claim(
   videoCharge: VideoCharge | undefined,
   key: string,
 ): Promise<number | "end" | "elsewhere" | "full"> {
-  const { store } = ctx;
-  let attempt: number | null | "full";
+  let claimed;
   try {
-    attempt = await store.markSubmitting(rowId, videoCharge);
+    claimed = await ctx.coordinator.claim(rowId, videoCharge);
   } catch (error) {
     // The named budget had no room (nothing was claimed): the run stops as at its own cap.
     if (error instanceof BudgetReachedError && ctx.budget) {
@@ -299,16 +300,19 @@ async function claim(
       return "end";
     }
     if (!(error instanceof JobGoneError)) throw error;
-    if (!store.fleet) {
-      ctx.progress.event({ stage: "note", detail: `not submitted: ${error.message} (a retake withdrawn?)` });
-      ctx.changed();
-    }
+    ctx.progress.event({ stage: "note", detail: `not submitted: ${error.message} (a retake withdrawn?)` });
+    ctx.changed();
     return "end";
   }
-  if (attempt === "full" || typeof attempt === "number") return attempt;
-  if (store.fleet) return "elsewhere";
-  await claimLost(ctx, rowId);
-  return "end";
+  switch (claimed) {
+    case "forgotten":
+      return "end";
+    case "lost":
+      await claimLost(ctx, rowId);
+      return "end";
+    default:
+      return claimed;
+  }
 }
 
 /** A job claimed by this run: its intent's attempt, and what it was counted in a capped run. */
