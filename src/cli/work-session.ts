@@ -8,7 +8,7 @@ import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import { makeHumanProgress, makeJsonProgress, teeProgress } from "../display/index.js";
-import { outageNote } from "../engine/fleet-notes.js";
+import { coordinationOf, outageNote } from "../fleet/index.js";
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import { logFileName, pruneLogs } from "../log/log-files.js";
@@ -32,7 +32,6 @@ import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
-import { pollFleetView } from "./fleet-view-poll.js";
 import {
   type ConnectedService,
   connectService,
@@ -293,6 +292,8 @@ export async function withWorkSession<T>(
     throw error;
   });
   const store = metrics ? timedStore(openedStore, metrics.observeStoreCall) : openedStore;
+  // Alone on a state file, or one runner of a fleet on a shared store: chosen once, here.
+  const coordination = coordinationOf(store);
   pruneEarlierLogs(logFile, logger);
   let service: ConnectedService | undefined;
   let events: EventStream | undefined;
@@ -352,7 +353,7 @@ export async function withWorkSession<T>(
       metrics?.onAnswer,
     );
     // A fleet's runner on a terminal: its display says what the whole fleet does.
-    if (store.fleet && io.stderr.isTTY === true) stopFleetView = pollFleetView(store.fleet, human);
+    if (io.stderr.isTTY === true) stopFleetView = coordination.showFleet(human);
     const result = await work({
       logger,
       logFile,
@@ -364,6 +365,7 @@ export async function withWorkSession<T>(
       engine: {
         client: service.client,
         store,
+        coordination,
         outDir: settings.outDir,
         cacheDir: join(stateDir, "cache"),
         allowPrivateSources: args.values["allow-private-sources"] === true,

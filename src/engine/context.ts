@@ -7,6 +7,7 @@ import type { Budget } from "../budget/index.js";
 import type { ServiceClient } from "../client/index.js";
 import type { OutputDiskError } from "../errors.js";
 import type { Dispatcher } from "undici";
+import type { Coordination, Coordinator } from "../fleet/index.js";
 import type { Logger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
 import type { JournalWriter } from "../output/journal.js";
@@ -19,12 +20,16 @@ import type { PollTiming } from "./poll-schedule.js";
 import type { RunTimes } from "./run-times.js";
 import type { ProgressSink } from "./progress.js";
 import type { ServiceGate } from "./service-gate.js";
-import type { FleetSlots } from "./fleet-slots.js";
 import type { StopSignals } from "./stop-signals.js";
 
 export interface EngineOptions {
   readonly client: ServiceClient;
   readonly store: JobStore;
+  /**
+   * How this runner shares the store's work with others (solo or fleet: src/fleet/).
+   * @defaultValue chosen from the store (coordinationOf)
+   */
+  readonly coordination?: Coordination;
   readonly outDir: string;
   /** Remote sources are fetched here before upload. */
   readonly cacheDir: string;
@@ -137,8 +142,8 @@ export interface EngineContext {
   readonly runTimes: RunTimes;
   /** Asset ids this engine found deleted on the service: no submission may use them any more. */
   readonly lostAssets: Set<string>;
-  /** A runner of a fleet: its jobs' line for a slot of the account when the bound is full. */
-  readonly fleetSlots: FleetSlots | undefined;
+  /** What this run asks of the other runners of the store, if any (see src/fleet/coordination.ts). */
+  readonly coordinator: Coordinator;
   /** A capped run's budget (see EngineOptions.budget). */
   readonly budget: Budget | undefined;
   /** Jobs --retry-failed has resubmitted in this run (per watch session). */

@@ -38,7 +38,7 @@ export async function followInSlot(ctx: EngineContext, rowId: number, key: strin
         await follow(ctx, rowId);
       } finally {
         // Its slot of the account is free once its task ended: a job of this runner waiting may try.
-        ctx.fleetSlots?.freed();
+        ctx.coordinator.slots.freed();
         ctx.progress.event({ stage: "released", key });
       }
     },

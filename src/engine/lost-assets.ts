@@ -5,7 +5,8 @@ import { classify } from "../client/index.js";
 import type { Job } from "../manifest/index.js";
 import type { JobRow } from "../state/store.js";
 import type { EngineContext } from "./context.js";
-import { claimLost, refsOf } from "./submit.js";
+import { refsOf } from "./submit.js";
+import { claimLost } from "./submit-ends.js";
 
 /**
  * A task that failed because an asset it names is missing or invalid on the service (deleted

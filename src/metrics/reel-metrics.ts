@@ -73,7 +73,7 @@ const QUEUE_REASON: Partial<Record<JobPlace, string>> = {
   waiting: "not_started",
 };
 
-/** The reasons a pause names (engine/service-gate.ts, engine/fleet-notes.ts), as a label. */
+/** The reasons a pause names (engine/service-gate.ts, fleet/notes.ts), as a label. */
 function pauseReasonOf(detail: string | undefined): string {
   if (detail === undefined) return "service";
   if (/credit/i.test(detail)) return "credits";

@@ -3,11 +3,11 @@
 import { formatDuration } from "../duration.js";
 import type { Logger } from "../log/logger.js";
 import type { OutageEvent, TakeOver } from "../state/store.js";
-import type { ProgressSink } from "./progress.js";
+import type { FleetTelling } from "./coordination.js";
 import { agree, plural } from "../plural.js";
 
 /** What the runners of a fleet note of a takeover (at start, and as they work). */
-export function noteTakeOver(found: TakeOver, progress: ProgressSink): void {
+export function noteTakeOver(found: TakeOver, progress: FleetTelling): void {
   for (const runner of found.lost) {
     progress.event({
       stage: "note",
@@ -39,7 +39,7 @@ export function outageNote(event: OutageEvent): string {
  * The store stopped answering (every operation waits and tries again, so no new work is taken) or
  * answers again. Said as a note (a line off a terminal) and as a pause of the live display.
  */
-export function noteOutage(event: OutageEvent, progress: ProgressSink, log: Logger): void {
+export function noteOutage(event: OutageEvent, progress: FleetTelling, log: Logger): void {
   if (event.state === "down") {
     log.warn({ err: event.error }, "store unreachable: waiting for it");
     progress.event({ stage: "paused", detail: "the store does not answer: no new work is taken" });

@@ -4,7 +4,7 @@
 // slot freed with nobody in the line is told to the other runners.
 import { describe, expect, it } from "vitest";
 import { BACKOFF } from "../../src/backoff.js";
-import { FleetSlots } from "../../src/engine/fleet-slots.js";
+import { FleetSlots } from "../../src/fleet/slot-line.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -14,11 +14,10 @@
 // A job that finds others in the line joins it without claiming: its claim would find the bound
 // full too. Claims while the bound is full: one per slot freed, and about two a second per runner.
 import { BACKOFF, backoffDelay } from "../backoff.js";
+import type { SlotLine, SlotTurn } from "./coordination.js";
 
-/** Why a waiting job was let go: the claim it makes next says whether more slots may be free. */
-export type SlotTurn = "freed" | "notice" | "timer" | "claimed" | "stop";
-
-export class FleetSlots {
+/** The claim a waiting job makes next says by its turn (SlotTurn) whether more slots may be free. */
+export class FleetSlots implements SlotLine {
   private readonly waiters: ((turn: SlotTurn) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
 

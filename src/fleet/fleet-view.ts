@@ -3,7 +3,7 @@
 // event. Only for a display on a terminal (lines and JSON have no use for them) and on a shared
 // store; one small statement over indexes the size of the bound (pg/sql/fleet-view.ts), skipped
 // while the previous one is under way or the store does not answer.
-import type { ProgressSink } from "../engine/progress.js";
+import type { FleetTelling } from "./coordination.js";
 import type { FleetStore } from "../state/job-store.js";
 
 /** How often the fleet is read: the display's counts move on about this often. */
@@ -12,7 +12,7 @@ export const FLEET_VIEW_MS = 2_000;
 /** Starts reading `fleet` for `progress`; returns what stops it. */
 export function pollFleetView(
   fleet: FleetStore,
-  progress: ProgressSink,
+  progress: FleetTelling,
   everyMs = FLEET_VIEW_MS,
 ): () => void {
   let reading = false;
