@@ -10,6 +10,9 @@
 // how many times its SQLite and PostgreSQL rounds alternate (default 1). BENCH_FLEET_BASELINE, the
 // bin/reel.js of another build (say the main branch's, built), runs each scaling round with it too,
 // just before this build's, its lines marked "(baseline)": before and after side by side in one run.
+// BENCH_FLEET_OBSERVE=1 runs each scaling round again just after, every runner with --events FILE,
+// --notify (a receiver in this process) and --metrics 0 (scraped every second, as Prometheus
+// would), its lines marked "(observed)": what following a fleet costs, side by side in one run.
 //
 // How the CPU is counted: a runner is a child process, so its CPU (user + system) is read from this
 // process's cutime/cstime in /proc/self/stat once it has exited; the sandbox runs in this process
@@ -18,6 +21,7 @@
 // background processes (WAL writer, checkpointer), shared with whatever else uses the server, are
 // left out.
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
 import { randomBytes } from "node:crypto";
 import {
   existsSync,
@@ -191,8 +195,11 @@ function runnerEnv(extra) {
   return { ...env, ...extra };
 }
 
-/** One `reel run` process (of `bin`); resolves with its exit code and the end of its stderr. */
-function runReel(cwd, args, env, bin = BIN) {
+/**
+ * One `reel run` process (of `bin`); resolves with its exit code and the end of its stderr. With
+ * `scrape`, its --metrics endpoint is scraped every second, as Prometheus would, until it closes.
+ */
+function runReel(cwd, args, env, bin = BIN, scrape = false) {
   mkdirSync(cwd, { recursive: true });
   const child = spawn(process.execPath, [bin, "run", ...args], {
     cwd,
@@ -200,10 +207,44 @@ function runReel(cwd, args, env, bin = BIN) {
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
+  let scraper;
   child.stderr.on("data", (d) => {
     stderr = (stderr + d).slice(-2_000);
+    const url = scrape && !scraper && /metrics at (http:\/\/\S+\/metrics)/.exec(stderr)?.[1];
+    if (url)
+      scraper = setInterval(
+        () =>
+          void globalThis.fetch(url).then(
+            (r) => r.text(),
+            () => {},
+          ),
+        1_000,
+      );
   });
-  return new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stderr })));
+  return new Promise((resolve) =>
+    child.on("close", (code, signal) => {
+      clearInterval(scraper);
+      resolve({ code, signal, stderr });
+    }),
+  );
+}
+
+/** A --notify receiver: answers 200 to every post, and counts them. */
+async function startReceiver() {
+  let received = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      received++;
+      res.writeHead(200).end("ok");
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/hook`,
+    received: () => received,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 /** Videos in an output folder (`<out>/<manifest>/*.mp4`). */
@@ -222,7 +263,7 @@ function videosIn(out) {
  * database, or a state file with `db` undefined), all writing into one output folder. `split`: each
  * runner gets its share of the manifests (runner r: m_r, m_{r+R}, ...); otherwise each gets them all.
  */
-async function round({ db, runners, split, manifests, sandbox, dir, concurrency, out, bin }) {
+async function round({ db, runners, split, manifests, sandbox, dir, concurrency, out, bin, hook }) {
   const names = manifests.map((m) => join(dir, `${m}.yaml`));
   const env = runnerEnv({
     REEL_BASE_URL: sandbox.baseUrl,
@@ -238,8 +279,9 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
       const mine = split ? names.filter((_, i) => i % runners === r) : names;
       const args = [...mine, "--concurrency", String(concurrency), "--out", out];
       if (!db) args.push("--state", join(dir, "state.db"));
+      if (hook) args.push("--events", "events.jsonl", "--notify", hook.url, "--metrics", "0");
       // Each runner in a folder of its own (its logs and hash cache), as on its own machine.
-      return runReel(join(dir, `runner${r}`), args, env, bin);
+      return runReel(join(dir, `runner${r}`), args, env, bin, hook !== undefined);
     }),
   );
   const wallMs = performance.now() - started;
@@ -321,12 +363,13 @@ async function scaling(pgOk, shared) {
   ];
   const builds = [{ bin: BIN, tag: "" }];
   if (BASELINE) builds.unshift({ bin: BASELINE, tag: " (baseline)" });
+  if (process.env.BENCH_FLEET_OBSERVE === "1") builds.push({ bin: BIN, tag: " (observed)", observe: true });
   // CPU per job of each build: { sqlite, pg: { runners: { runners, pg } } }.
   const perJobCpu = new Map(builds.map((b) => [b.tag, { pg: new Map() }]));
   for (const spec of rounds) {
     for (const build of builds) {
       const label = `${spec.label}${build.tag}`;
-      const r = await scalingRound(spec, build.bin, idealMs, label, rows);
+      const r = await scalingRound(spec, build.bin, idealMs, label, rows, build.observe);
       const cpu = perJobCpu.get(build.tag);
       if (!spec.pg) cpu.sqlite = r.runnerCpu / SCALE_JOBS;
       else if (spec.split) cpu.pg.set(spec.runners, { runners: r.runnerCpu, pg: r.server.seconds });
@@ -362,17 +405,18 @@ async function scaling(pgOk, shared) {
 }
 
 /** One scaling round of `spec` with the reel of `bin`; its lines appended to `rows`. */
-async function scalingRound(spec, bin, idealMs, label, rows) {
+async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
   const perManifest = SCALE_JOBS / SCALE_MANIFESTS;
   const sandbox = await startSandbox({ slots: SLOTS, timeScale: TIME_SCALE, preProcessingMs: 0 });
   const dir = mkdtempSync(join(tmpdir(), "reel-fleet-bench-"));
+  const hook = observe ? await startReceiver() : undefined;
   try {
     const manifests = Array.from({ length: SCALE_MANIFESTS }, (_, m) => `m${m}`);
     for (const m of manifests)
       writeFileSync(join(dir, `${m}.yaml`), manifestOf(m, perManifest, scaleDurations));
     const db = spec.pg ? await newDatabase() : undefined;
     const out = join(dir, "out");
-    const r = await round({ ...spec, db, manifests, sandbox, dir, concurrency: SLOTS, out, bin });
+    const r = await round({ ...spec, db, manifests, sandbox, dir, concurrency: SLOTS, out, bin, hook });
     const tasks = [...sandbox.counters.tasks.values()];
     const first = Math.min(...tasks.map((t) => t.createdAt));
     const last = Math.max(...tasks.map((t) => t.finishedAt ?? 0));
@@ -404,8 +448,16 @@ async function scalingRound(spec, bin, idealMs, label, rows) {
         (r.fences / SCALE_JOBS).toFixed(1),
       ]);
     }
+    if (hook) {
+      const lines = manifests.reduce((n, _, i) => {
+        const file = join(dir, `runner${i}`, "events.jsonl");
+        return n + (existsSync(file) ? readFileSync(file, "utf8").split("\n").length - 1 : 0);
+      }, 0);
+      rows.push([`scaling ${label}: events written / messages received`, `${lines} / ${hook.received()}`]);
+    }
     return r;
   } finally {
+    await hook?.close();
     await sandbox.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -10,6 +10,7 @@ export type NextStepCode =
   | "FIX_OR_RETRY_FAILED"
   | "EDIT_FAILED"
   | "EDIT_REFUSED"
+  | "REPLACE_ASSET"
   | "FIX_AND_RERUN"
   | "SANDBOX_FAILURE"
   | "RESUBMIT_UNCERTAIN"
@@ -35,17 +36,37 @@ export const keyOf = (row: JobRow): string => `${row.manifest}/${row.video_id}`;
 /**
  * Why a job failed, as far as the next step goes: `local`, before anything was sent (tried again by
  * itself); `sandbox`, on purpose by the sandbox's --fail-rate; `refused`, the service refused the
- * request as sent (the same request gets the same answer); `exhausted`, on the service, with every
- * attempt allowed used; `retry`, on the service, with attempts left.
+ * request as sent (the same request gets the same answer); `asset`, on an asset the manifest names
+ * by id (`{asset: N}`), which the service says it lacks or cannot use (every attempt sends the same
+ * id: reel uploads again only the assets it made, engine/lost-assets.ts); `exhausted`, on the
+ * service, with every attempt allowed used; `retry`, on the service, with attempts left.
  */
-export type FailureKind = "local" | "sandbox" | "refused" | "exhausted" | "retry";
+export type FailureKind = "local" | "sandbox" | "refused" | "asset" | "exhausted" | "retry";
 
 export function failureKind(row: JobRow, maxAttempts: number): FailureKind | undefined {
   if (row.state !== "Fail" && row.state !== "Canceled") return undefined;
   if (row.fail_kind === "local") return "local";
   if (row.error?.includes(INJECTED_FAILURE_REASON)) return "sandbox";
+  if (namedAssetsFailed(row).length > 0) return "asset";
   if (row.fail_kind === "rejected") return "refused";
   return row.attempts >= maxAttempts ? "exhausted" : "retry";
+}
+
+/**
+ * The assets the job's manifest names by id (`{asset: N}`, as its source or a chunk's audio) that
+ * its failure's reason names ("asset 123 not found"), as `{asset: N}`.
+ */
+function namedAssetsFailed(row: JobRow): string[] {
+  const named = new Set([...(row.error ?? "").matchAll(/asset (\d+)/gi)].map((m) => m[1]!));
+  if (named.size === 0) return [];
+  const spec = JSON.parse(row.spec_json) as {
+    source?: { kind: string; id?: string };
+    chunks?: { audio?: { kind: string; id?: string } }[];
+  };
+  const given = [spec.source, ...(spec.chunks ?? []).map((chunk) => chunk.audio)].flatMap((ref) =>
+    ref?.kind === "asset" && ref.id !== undefined && named.has(ref.id) ? [`{asset: ${ref.id}}`] : [],
+  );
+  return [...new Set(given)];
 }
 
 /**
@@ -86,6 +107,13 @@ export function failureSteps(rows: readonly JobRow[], maxAttempts: number, again
     "EDIT_REFUSED",
     (n, them) =>
       `${plural(n, "job")} ${agree(n, "was", "were")} refused by the service as sent (see the error): the same request gets the same answer, so edit ${them} in the manifest.`,
+  );
+  const assets = [...new Set((byKind.get("asset") ?? []).flatMap(namedAssetsFailed))];
+  step(
+    "asset",
+    "REPLACE_ASSET",
+    (n, them) =>
+      `${plural(n, "job")} failed on an asset the manifest names by id (${assets.join(", ")}), which the service does not have or cannot use (see the error): a retry sends the same id and fails the same way. Name the file itself in its place (a path or an https URL: reel uploads it), or upload it again and give its new id, then ${again}: a changed video is a new job, and ${them} ${agree(n, "is", "are")} sent then.`,
   );
   step(
     "local",

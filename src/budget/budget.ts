@@ -22,6 +22,7 @@ import type {
   VideoCharge,
 } from "../state/store.js";
 import type { NamedBudget } from "../state/job-store.js";
+import { BUDGET_THRESHOLDS } from "../state/named-budget.js";
 import { type SharedBudget, sharedSpeechCharge, sharedVideoCharge } from "./named.js";
 
 export interface BudgetCaps {
@@ -50,8 +51,7 @@ export interface BudgetStop {
   readonly shared?: NamedBudget;
 }
 
-/** The shares of a cap said as they are passed (notifications: a person may raise the cap in time). */
-export const BUDGET_THRESHOLDS = [80, 100] as const;
+export { BUDGET_THRESHOLDS };
 
 /** What the budget counts passed a share of one of its caps. */
 export interface BudgetThreshold {

@@ -4,6 +4,7 @@
 import { type Budget, type BudgetCaps, type BudgetThreshold, CAP_TOLERANCE, type Cost } from "./budget.js";
 import { agree, plural } from "../plural.js";
 import type { NamedBudget } from "../state/job-store.js";
+import type { NamedBudgetNotice } from "../state/named-budget.js";
 
 /** A number of credits as a person reads it: at most two decimals. */
 export function credits(n: number): string {
@@ -189,4 +190,20 @@ export function describeThreshold(passed: BudgetThreshold): string {
   const amount =
     passed.cap === "seconds" ? `${seconds(passed.spent)} of video` : `${credits(passed.spent)} credits`;
   return `${passed.percent}% of ${flag} ${passed.max}: ${amount} spent or on its way`;
+}
+
+/**
+ * A share of a named budget told: "80% of the budget 'team' (--max-seconds 50): 40 s of video spent
+ * by the runs that name it", or, at a refusal, that it has no room for the next job.
+ */
+export function describeNamedNotice(notice: NamedBudgetNotice): string {
+  const flag = notice.cap === "seconds" ? "--max-seconds" : "--max-credits";
+  const amount = (n: number): string =>
+    notice.cap === "seconds" ? `${seconds(n)} of video` : `${credits(n)} credits`;
+  const budget = `the budget '${notice.budget}' (${flag} ${notice.max})`;
+  const spent = `${amount(notice.spent)} spent by the runs that name it`;
+  const { refused } = notice;
+  return refused
+    ? `${budget} has no room for the next ${refused.for} (${amount(refused.amount)}): ${spent}`
+    : `${notice.percent}% of ${budget}: ${spent}`;
 }

@@ -147,6 +147,8 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     if (budget) io.stderr.write(`reel run: ${describeBudget(budget)}\n`);
     budget?.onStop((stop) => session.events.recorder.budgetReached(stop));
     budget?.onThreshold((passed) => session.events.recorder.budgetThreshold(passed));
+    const named = budget?.shared?.row.name;
+    if (named !== undefined) session.metrics?.followBudget(() => session.store.findBudget(named));
     const summary = await runBatch({
       ...session.engine,
       ...(budget ? { budget } : {}),

@@ -88,6 +88,8 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
     if (budget) io.stderr.write(`reel watch: ${describeBudget(budget)}\n`);
     budget?.onStop((stop) => session.events.recorder.budgetReached(stop));
     budget?.onThreshold((passed) => session.events.recorder.budgetThreshold(passed));
+    const named = budget?.shared?.row.name;
+    if (named !== undefined) session.metrics?.followBudget(() => session.store.findBudget(named));
     const end = await watchFolder({
       ...session.engine,
       ...(budget ? { budget } : {}),

@@ -50,6 +50,7 @@ import {
   readMetricsAddress,
   startSessionMetrics,
 } from "./metrics-options.js";
+import type { ReelMetrics } from "../metrics/reel-metrics.js";
 import { timedStore } from "../metrics/store-timing.js";
 import { NOTIFY_OPTIONS, NOTIFY_USAGE, readNotifySettings } from "./notify-options.js";
 import type { Notifier } from "../notify/notifier.js";
@@ -119,6 +120,8 @@ export interface WorkSession {
   readonly events: EventStream;
   /** The engine options every working command shares. */
   readonly engine: Omit<EngineOptions, "onFatal" | "onJobChange">;
+  /** --metrics: told the named budget the work spends from, if any. */
+  readonly metrics?: Pick<ReelMetrics, "followBudget">;
 }
 
 /**
@@ -362,6 +365,7 @@ export async function withWorkSession<T>(
       hasher: makeCachedHasher(store, progress),
       progress,
       events,
+      ...(metrics && { metrics }),
       engine: {
         client: service.client,
         store,

@@ -43,6 +43,7 @@ const FIELDS = {
   code: { type: "string" },
   results: { type: "string" },
   percent: { type: "integer", minimum: 0 },
+  budget: { type: "string", description: "The named budget (reel budget set) a budget event is of." },
 };
 
 export function eventsSchema(): Record<string, unknown> {

@@ -25,7 +25,10 @@ export class EventRecorder implements ProgressSink {
     const reason = stop.unpriced
       ? `${stop.what} has no price in the price list`
       : `${stop.what} would pass ${stop.shared ? `the budget '${stop.shared.name}'` : "the cap"}`;
-    this.note("budget.reached", stop.what.includes("/") ? stop.what : undefined, { reason });
+    this.note("budget.reached", stop.what.includes("/") ? stop.what : undefined, {
+      reason,
+      ...(stop.shared && { budget: stop.shared.name }),
+    });
   }
 
   /** `budget.threshold`: a share of a cap passed. */

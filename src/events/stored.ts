@@ -2,6 +2,8 @@
 // written in the transaction of the change it records): the kinds the state changes have always
 // written, and, for events that are no state change (a run started, a job queued), the stream's own
 // type with its fields as JSON in `detail`. This is the one place that maps a row to a line.
+import { describeNamedNotice } from "../budget/messages.js";
+import { BUDGET_NOTICE_KIND, type NamedBudgetNotice } from "../state/named-budget.js";
 import type { StoredEvent } from "../state/stored-event.js";
 import { EVENTS_VERSION, type EventField, type EventType, isEventType, type StreamEvent } from "./types.js";
 
@@ -38,6 +40,10 @@ export function streamEventOf(row: StoredEvent): StreamEvent | undefined {
     }
     // A retake's detail starts with the new take's key ("key: a retake of ...").
     if (row.kind === "retake" && row.detail) fields.take = row.detail.split(":")[0];
+  } else if (row.kind === BUDGET_NOTICE_KIND && row.detail) {
+    type = "budget.threshold";
+    const notice = JSON.parse(row.detail) as NamedBudgetNotice;
+    fields = { percent: notice.percent, budget: notice.budget, reason: describeNamedNotice(notice) };
   } else if (isEventType(row.kind)) {
     type = row.kind;
     if (row.detail) fields = JSON.parse(row.detail) as Record<string, unknown>;

@@ -28,7 +28,8 @@ export type EventField =
   | "count"
   | "code"
   | "results"
-  | "percent";
+  | "percent"
+  | "budget";
 
 interface TypeSpec {
   readonly description: string;
@@ -138,13 +139,13 @@ export const EVENT_TYPES = {
   },
   "budget.reached": {
     description:
-      "The budget (--max-seconds, --max-credits, a named budget) stopped new submissions (`reason`).",
+      "The budget (--max-seconds, --max-credits, a named budget: `budget`) stopped new submissions (`reason`).",
     job: false,
     required: ["reason"],
   },
   "budget.threshold": {
     description:
-      "What the budget counts (spent, and held for requests on their way) passed `percent` (80, 100) of a cap; `reason` says which and how much. Once per threshold and session of a process.",
+      "What the budget counts (spent, and held for requests on their way) passed `percent` (80, 100) of a cap; `reason` says which and how much. Once per threshold and session of a process; of a named budget (`budget`), once in the budget's life, by the runner whose spend passed it (100: or that the budget first refused), until `reel budget set` raises it.",
     job: false,
     required: ["percent", "reason"],
   },
@@ -183,6 +184,8 @@ export interface StreamEvent {
   readonly code?: string;
   readonly results?: string;
   readonly percent?: number;
+  /** The named budget (`reel budget set`) a budget event is of. */
+  readonly budget?: string;
 }
 
 /** An event to record that is no state change of the store's own: its type, job and fields. */

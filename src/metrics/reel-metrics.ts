@@ -1,7 +1,8 @@
 // What `run` and `watch --metrics` serve to Prometheus: reel's own metrics in a registry of their
 // own (prom-client's default process metrics are left out: some of them, gauges named *_total, fail
 // `promtool check metrics`). Fed from three places only: the engine's progress events (jobs, slots,
-// waits), the client's answers and retries, and the store's calls (timed by store-timing.ts).
+// waits), the client's answers and retries, and the store's calls (timed by store-timing.ts, and a
+// named budget read at each scrape: what every runner spent from it, which no runner counts alone).
 // Jobs by status, slots and queues are read from the live display's own fold of the events
 // (display/live-state.ts) when scraped: one rule for where a job is, whoever shows it.
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
@@ -10,6 +11,7 @@ import type { ProgressEvent, ProgressSink, Stage } from "../engine/progress.js";
 import { applyEvent, HOLDING, type JobPlace, type JobView, makeLiveState } from "../display/live-state.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { Model, Resolution } from "../service-contract/api-types.js";
+import type { NamedBudget } from "../state/named-budget.js";
 
 /** Who serves the metrics: on every series (`host`, `pid`), and in full on `reel_runner_info`. */
 export interface RunnerIdentity {
@@ -41,6 +43,8 @@ export interface ReelMetrics {
   readonly onRetry: NonNullable<ClientOptions["onRetry"]>;
   /** Times a store call (see store-timing.ts). */
   readonly observeStoreCall: (call: string) => (seconds: number) => void;
+  /** The named budget the work spends from (--budget NAME): `read` gives its row at each scrape. */
+  readonly followBudget: (read: () => Promise<NamedBudget | undefined>) => void;
 }
 
 /** How metrics name the places of display/live-state.ts (label values are snake_case). */
@@ -249,6 +253,40 @@ export function makeReelMetrics(options: MetricsOptions): ReelMetrics {
     registers,
   });
 
+  let readBudget: (() => Promise<NamedBudget | undefined>) | undefined;
+  /** The row read at the last scrape (kept when a read fails: a store outage loses no series). */
+  let budgetRow: NamedBudget | undefined;
+  const budgetNow = async (): Promise<NamedBudget | undefined> => {
+    if (readBudget) budgetRow = (await readBudget().catch(() => undefined)) ?? budgetRow;
+    return budgetRow;
+  };
+  /** A gauge of the named budget by unit (seconds, credits): `value` of each unit it caps. */
+  const budgetGauge = (name: string, help: string, value: (row: NamedBudget, unit: Unit) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ["budget", "unit"],
+      registers,
+      async collect() {
+        const row = await budgetNow();
+        if (!row) return;
+        this.reset();
+        if (row.maxSeconds !== null) this.set({ budget: row.name, unit: "seconds" }, value(row, "seconds"));
+        if (row.maxCredits !== null) this.set({ budget: row.name, unit: "credits" }, value(row, "credits"));
+      },
+    });
+  type Unit = "seconds" | "credits";
+  budgetGauge(
+    "reel_budget_spent",
+    "What the named budget (reel budget set) spent, by every run and runner naming it: seconds of video, credits",
+    (row, unit) => (unit === "seconds" ? row.spentSeconds : row.spentCredits),
+  );
+  budgetGauge(
+    "reel_budget_max",
+    "The named budget's caps (reel budget set): seconds of video, credits",
+    (row, unit) => (unit === "seconds" ? row.maxSeconds! : row.maxCredits!),
+  );
+
   /** Children by label values, made once: a labelled inc() hashes its labels every time. */
   const answerChildren = new Map<string, Counter.Internal>();
   const pollRoute = "GET /v1/generations/{id}";
@@ -339,6 +377,9 @@ export function makeReelMetrics(options: MetricsOptions): ReelMetrics {
     observeStoreCall(call) {
       const child = storeCalls.labels({ call });
       return (seconds) => child.observe(seconds);
+    },
+    followBudget(read) {
+      readBudget = read;
     },
   };
 }

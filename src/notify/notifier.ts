@@ -100,6 +100,12 @@ export class Notifier {
           continue;
         case "budget.threshold":
         case "budget.reached": {
+          // A named budget's shares are told by the store, once between every runner sharing it
+          // (its 100% by the runner the budget first refused): its stop of this run is no news.
+          if (event.budget !== undefined) {
+            if (event.type === "budget.threshold") this.tell(event);
+            continue;
+          }
           const full = event.type === "budget.reached" || event.percent === 100;
           // 100% is told once: reaching the cap and the stop it makes are one news.
           if (full && this.budgetFullSaid) continue;

@@ -267,4 +267,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE events ADD COLUMN task_id TEXT;
   ALTER TABLE events ADD COLUMN runner TEXT;
   `,
+  // 16: the highest share (80, 100) of a named budget's caps told (notifications): each is told once
+  // in the budget's life, by the write that claims it; `reel budget set` raising a cap arms again the
+  // shares above what was spent.
+  `
+  ALTER TABLE budgets ADD COLUMN noticed_percent INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

@@ -37,3 +37,29 @@ export interface NamedBudgetChange {
   readonly maxCredits?: number;
   readonly prices?: { readonly file: string; readonly json: string };
 }
+
+/**
+ * The shares of a cap told as they are passed (notifications: a person may raise the cap in time): a
+ * run's own cap once per session, a named budget's once in the budget's life (`budget set` raising it
+ * arms again the shares above what was spent).
+ */
+export const BUDGET_THRESHOLDS = [80, 100] as const;
+
+/** The events row kind of a named budget's notice (events/stored.ts reads it as budget.threshold). */
+export const BUDGET_NOTICE_KIND = "budget-notice";
+
+/**
+ * A share of a named budget told (the store's `budget-notice` event): passed by a spend, or, for the
+ * last share, met by a charge the budget had no room for (`refused`). The runner whose write claimed
+ * it records it, in that write: one notice between every runner sharing the budget.
+ */
+export interface NamedBudgetNotice {
+  readonly percent: (typeof BUDGET_THRESHOLDS)[number];
+  readonly budget: string;
+  readonly cap: "seconds" | "credits";
+  /** What was spent from the budget (by every run naming it) when it was told. */
+  readonly spent: number;
+  readonly max: number;
+  /** Told at a refusal: what did not fit, in the cap's unit, and what it was for. */
+  readonly refused?: { readonly amount: number; readonly for: "job" | "speech" };
+}

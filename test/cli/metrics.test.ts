@@ -185,6 +185,37 @@ describe("--metrics", () => {
     }
   });
 
+  it("serves a named budget's caps and what every run spent from it, read from the store at each scrape", async () => {
+    const s = await sandbox({ timeScale: 0.02 });
+    const dir = await tempDir();
+    const videos = (name: string) =>
+      `version: 1\nname: ${name}\ndefaults: { model: actor-2, resolution: 720p }\nvideos:\n${[0, 1, 2]
+        .map((i) => `  - { id: v${i}, chunks: [{ duration: 5, text: "${name} ${i}" }] }\n`)
+        .join("")}`;
+    await writeTree(dir, { "a.yaml": videos("a"), "b.yaml": videos("b") });
+    expect((await runCli(["budget", "set", "team", "--max-seconds", "40"], { cwd: dir })).code).toBe(0);
+    const env = { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey };
+    // An earlier run spent from it: the count is the budget's, not this runner's.
+    expect((await runCli(["run", "a.yaml", "--budget", "team"], { cwd: dir, env })).code).toBe(0);
+    const run = startCommand(["run", "b.yaml", "--budget", "team", "--metrics", "0"], { cwd: dir, env });
+    const url = await metricsAddressOf(run);
+    let last = "";
+    for (;;) {
+      const text = await fetch(url).then(
+        (response) => response.text(),
+        () => undefined,
+      );
+      if (text === undefined) break;
+      last = text;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(await run.exited).toBe(0);
+    expect(sample(last, "reel_budget_spent", { budget: "team", unit: "seconds" })).toBe(30);
+    expect(sample(last, "reel_budget_max", { budget: "team", unit: "seconds" })).toBe(40);
+    expect(last).not.toContain('unit="credits"');
+    if (needs("promtool")) expect(promtoolCheck(last)).toBe("");
+  });
+
   it("refuses an address beyond this machine unless --metrics-public, and a port in use, before sending anything", async () => {
     const s = await sandbox();
     const dir = await workspace();

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import type { StreamEvent } from "../../src/events/types.js";
-import { runCli, until, useCommands, writeTree } from "../helpers/cli.js";
+import { runCli, until, useCommands, useReelProcesses, writeTree } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -16,6 +16,7 @@ import { tempDir } from "../helpers/temp-dir.js";
 const sandbox = useSandboxes();
 const command = useCommands();
 const database = usePostgres();
+const reel = useReelProcesses();
 
 interface Received {
   readonly raw: string;
@@ -211,6 +212,87 @@ describe("notifications", () => {
       "budget at 100%: 100% of --max-seconds 25: 25 s of video spent or on its way.",
     ]);
     expect(ofType(hook, "run.ended")[0]!.body).toMatchObject({ outcome: "capped", counts: { done: 5 } });
+  });
+
+  it("a named budget is told at 80% and at 100% once in its life; raising it with budget set tells them again", async () => {
+    const s = await sandbox({ timeScale: 0.05 });
+    const hook = await receiver();
+    const dir = await tempDir();
+    await writeTree(dir, { "m.yaml": manifest("m", 6), "n.yaml": manifest("n", 6) });
+    const budgetTexts = () =>
+      hook.messages
+        .filter((m) => m.body.type.startsWith("budget."))
+        .map((m) => m.body.text.replace(/^reel run on \S+: /, ""));
+    expect((await runCli(["budget", "set", "team", "--max-seconds", "25"], { cwd: dir })).code).toBe(0);
+    const run = (file: string) =>
+      runCli(["run", file, "--budget", "team", "--notify", hook.url], { cwd: dir, env: env(s) });
+    const first = await run("m.yaml");
+    expect(first.code, first.stderr).toBe(3);
+    expect(budgetTexts()).toEqual([
+      "budget at 80%: 80% of the budget 'team' (--max-seconds 25): 20 s of video spent by the runs that name it.",
+      "budget at 100%: 100% of the budget 'team' (--max-seconds 25): 25 s of video spent by the runs that name it.",
+    ]);
+    expect(hook.messages[0]!.body).toMatchObject({
+      type: "budget.threshold",
+      event: { type: "budget.threshold", percent: 80, budget: "team" },
+    });
+    // Full: a second run is stopped at once, and nothing more is told of the budget.
+    const second = await run("n.yaml");
+    expect(second.code, second.stderr).toBe(3);
+    expect(budgetTexts()).toHaveLength(2);
+    // Raised past what was spent (25 of 55 s, under 80%): both shares are armed again.
+    expect((await runCli(["budget", "set", "team", "--max-seconds", "55"], { cwd: dir })).code).toBe(0);
+    const third = await run("n.yaml");
+    expect(third.code, third.stderr).toBe(0);
+    expect(budgetTexts().slice(2)).toEqual([
+      "budget at 80%: 80% of the budget 'team' (--max-seconds 55): 45 s of video spent by the runs that name it.",
+      "budget at 100%: 100% of the budget 'team' (--max-seconds 55): 55 s of video spent by the runs that name it.",
+    ]);
+  });
+
+  it("on PostgreSQL, two runners sharing a named budget tell its 80% and its 100% once between them", async (context) => {
+    const url = await database(context);
+    const s = await sandbox({ timeScale: 0.05, slots: 8 });
+    const hook = await receiver();
+    const dir = await tempDir();
+    // Each manifest more than the budget (60 s of 52): whichever runner is faster, both stop at it.
+    await writeTree(dir, { "a.yaml": manifest("a", 12), "b.yaml": manifest("b", 12) });
+    const set = await runCli(["budget", "set", "team", "--max-seconds", "52", "--store", url], { cwd: dir });
+    expect(set.code, set.stderr).toBe(0);
+    const runners = ["a", "b"].map((name) =>
+      reel(
+        [
+          "run",
+          `${name}.yaml`,
+          "--store",
+          url,
+          "--budget",
+          "team",
+          "--concurrency",
+          "3",
+          "--notify",
+          hook.url,
+        ],
+        dir,
+        env(s),
+      ),
+    );
+    for (const runner of runners) expect(await runner.exit, runner.stderr()).toBe(3);
+    // Posted by two processes: in the order each posted, sorted here by the share.
+    const told = hook.messages
+      .filter((m) => m.body.type.startsWith("budget."))
+      .sort(
+        (x, y) => ((x.body.event as StreamEvent).percent ?? 0) - ((y.body.event as StreamEvent).percent ?? 0),
+      );
+    expect(told.map((m) => [m.body.type, (m.body.event as StreamEvent).percent])).toEqual([
+      ["budget.threshold", 80],
+      ["budget.threshold", 100],
+    ]);
+    // 5 s jobs: 50 s is spent at most, 2 s short of the cap; the 100% is the first claim it refused.
+    expect(told[1]!.body.text).toMatch(
+      /^reel run on \S+: budget at 100%: the budget 'team' \(--max-seconds 52\) has no room for the next job \(5 s of video\): 50 s of video spent by the runs that name it\.$/,
+    );
+    expect(ofType(hook, "run.ended")).toHaveLength(2);
   });
 
   it("receivers that answer 500 or hang slow neither the run nor its exit; the failing one is said once", async () => {

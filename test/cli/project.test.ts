@@ -487,7 +487,7 @@ describe("the end of a run", () => {
     expect(text.code).toBe(1);
     expect(text.stderr).toContain("reel run: completed. 2 Success, 1 Fail");
     expect(text.stderr).toMatch(/\n {2}promo\/ghost: Fail: .+/);
-    expect(text.stderr).toContain("rerun with --retry-failed to try it again");
+    expect(text.stderr).toContain("Name the file itself in its place");
     expect(text.stderr).toContain("Videos: out/promo/ (2)");
     expect(text.stderr).toContain("Report: out/index.html");
     expect(text.stderr).not.toContain("Files hashed");
@@ -498,7 +498,7 @@ describe("the end of a run", () => {
       report: string;
     };
     expect(summary.nextSteps).toEqual([
-      expect.objectContaining({ code: "FIX_OR_RETRY_FAILED", jobs: ["promo/ghost"] }),
+      expect.objectContaining({ code: "REPLACE_ASSET", jobs: ["promo/ghost"] }),
     ]);
     expect(summary.report).toBe(join(root, "out", "index.html"));
   });

@@ -172,7 +172,7 @@ describe("the live display in an 80-column terminal", () => {
       /^✗ failed spring\/teaser-with-a-rather-long-name-for-a-video: asset 99999999 .*\n {2}\S/m,
     );
     expect(end).toMatch(
-      /^--retry-failed to try it again \(a new, paid attempt\), or edit it in the\nmanifest \(a changed video is a new job\)\.$/m,
+      /^the service does not have or cannot use \(see the error\): a retry sends the same\nid and fails the same way\. Name the file itself in its place \(a path or an$/m,
     );
 
     const plan = reelInPty(["plan", "--state", state, "--retry-failed", "spring.yaml"], dir, env);

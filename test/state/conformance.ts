@@ -718,5 +718,67 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       expect((await reader.listBudgets()).map((b) => b.name)).toEqual(["team", "voice"]);
       await reader.close();
     });
+
+    it("tells each share of a named budget once, with the spend that passed it, whatever runs at once; the first refusal tells 100%; a raised cap tells them again", async () => {
+      const storage = await makeHarness();
+      const store = await storage.open("x");
+      const setter = await storage.openBudgets();
+      const team = await setter.setBudget("team", { maxSeconds: 10 });
+      const session = await store.startBudgetSession("run a", { host: "here", pid: 1 });
+      const rows: Awaited<ReturnType<typeof store.upsertJob>>[] = [];
+      for (let i = 0; i < 9; i++)
+        rows.push(await store.upsertJob({ ...JOB, key: `m/${i}`, videoId: `${i}`, specHash: `h-${i}` }));
+      const claim = (i: number, seconds: number) =>
+        store.markSubmitting(rows[i]!.id, {
+          session: session.id,
+          model: "actor-2",
+          resolution: null,
+          seconds,
+          credits: null,
+          named: { budget: team.id, seconds, credits: 0 },
+        });
+      const told = async () => {
+        await store.flush();
+        return (await store.readEvents({}))
+          .filter((e) => e.kind === "budget-notice")
+          .map(
+            (e) =>
+              JSON.parse(e.detail!) as { percent: number; spent: number; max: number; refused?: unknown },
+          );
+      };
+      // Four claims of 2 s at once: the one that passes 8 s tells 80%, once.
+      await Promise.all([0, 1, 2, 3].map((i) => claim(i, 2)));
+      expect(await told()).toEqual([{ percent: 80, budget: "team", cap: "seconds", spent: 8, max: 10 }]);
+      await claim(4, 2);
+      // Refused, full: told already.
+      await expect(claim(5, 2)).rejects.toThrow(BudgetReachedError);
+      expect((await told()).map((n) => [n.percent, n.spent])).toEqual([
+        [80, 8],
+        [100, 10],
+      ]);
+      // Set again without a higher cap: nothing is armed again.
+      await setter.setBudget("team", { maxSeconds: 10 });
+      await expect(claim(5, 2)).rejects.toThrow(BudgetReachedError);
+      expect(await told()).toHaveLength(2);
+      // Raised to 20 (10 spent, 50%): both shares are told again, the last by the first refusal.
+      await setter.setBudget("team", { maxSeconds: 20 });
+      await claim(5, 4);
+      await claim(6, 2);
+      await expect(claim(7, 5)).rejects.toThrow(BudgetReachedError);
+      await expect(claim(8, 5)).rejects.toThrow(BudgetReachedError);
+      expect((await told()).slice(2)).toEqual([
+        { percent: 80, budget: "team", cap: "seconds", spent: 16, max: 20 },
+        {
+          percent: 100,
+          budget: "team",
+          cap: "seconds",
+          spent: 16,
+          max: 20,
+          refused: { amount: 5, for: "job" },
+        },
+      ]);
+      await setter.close();
+      await store.close();
+    });
   });
 }

@@ -296,6 +296,10 @@ export const PG_MIGRATIONS: PgMigrations = {
     DROP INDEX jobs_uncertain;
     CREATE INDEX jobs_uncertain_since ON jobs (service_id, uncertain_at) WHERE state = 'uncertain';
     `,
+    // 15: the highest share of a named budget's caps told, as the state file's migration 16.
+    `
+    ALTER TABLE budgets ADD COLUMN noticed_percent integer NOT NULL DEFAULT 0;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

@@ -4,7 +4,7 @@
 import { taskEndEvent, taskStatusFields } from "../task-status-rule.js";
 import type { FailKind, JobRow, VideoCharge, VideoFacts } from "../job-store.js";
 import { chargeVideo } from "./budget.js";
-import { spendFromBudget } from "./named-budgets.js";
+import { noticingRefusals, spendFromBudget } from "./named-budgets.js";
 import { JobGoneError } from "../errors.js";
 import { type SqlContext, sql } from "./context.js";
 import { findJobById } from "./jobs.js";
@@ -45,7 +45,7 @@ export async function markSubmitting(
   charge: VideoCharge | undefined,
 ): Promise<number | null> {
   // With a charge, two statements: in a savepoint, so a failing second undoes the claim too.
-  const write = charge ? c.turn.write.bind(c.turn) : c.turn.writeStatement.bind(c.turn);
+  const write = noticingRefusals(c, charge ? c.turn.write.bind(c.turn) : c.turn.writeStatement.bind(c.turn));
   const attempt = write(() => {
     const claimed = sql(
       c,

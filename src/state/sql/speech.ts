@@ -2,7 +2,7 @@
 import { ClaimLostError } from "../errors.js";
 import type { SpeechCharge, SpeechRow } from "../job-store.js";
 import { chargeSpeech } from "./budget.js";
-import { namedSpeechKey, spendFromBudget } from "./named-budgets.js";
+import { namedSpeechKey, noticingRefusals, spendFromBudget } from "./named-budgets.js";
 import { type SqlContext, sql } from "./context.js";
 
 export function findSpeech(c: SqlContext, voiceId: string, text: string): SpeechRow | undefined {
@@ -19,7 +19,7 @@ export async function markSpeechCreating(
   text: string,
   charge: SpeechCharge | undefined,
 ): Promise<void> {
-  const write = charge ? c.turn.write.bind(c.turn) : c.turn.writeStatement.bind(c.turn);
+  const write = noticingRefusals(c, charge ? c.turn.write.bind(c.turn) : c.turn.writeStatement.bind(c.turn));
   write(() => {
     const changed = sql(
       c,

@@ -34,7 +34,7 @@ import { speechKey } from "../../sql/budget.js";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
 import { namedSpeechKey } from "../../sql/named-budgets.js";
-import { spendFromBudget } from "./named-budgets.js";
+import { noticingRefusal, spendFromBudget } from "./named-budgets.js";
 import { aliveNow, DB_NOW } from "./runners.js";
 
 /**
@@ -102,7 +102,7 @@ export async function claimJob(c: FleetContext, id: number, charge?: VideoCharge
     c,
     (client) => claimIn(client, c, id, charge),
     (client) => isFull(c, client),
-  );
+  ).catch(noticingRefusal(c, c.runnerId));
   if (result === "lost-lease") throw await leaseLostError(c, "Nothing more is submitted by it.");
   // No intent, no request: a job whose row is gone must never be paid for unrecorded.
   if (result === "gone") throw new JobGoneError(`job ${id} is not in the state file; it was not submitted`);
@@ -162,7 +162,8 @@ async function claimIn(
   if (!row.room) return "full" as const;
   if (row.attempts !== null) {
     // A named budget's check, in the claim's transaction: no room rolls the claim back (it throws).
-    if (charge?.named) await spendFromBudget(client, now, charge.named, { jobId: id, attempt: row.attempts });
+    if (charge?.named)
+      await spendFromBudget(client, now, charge.named, { jobId: id, attempt: row.attempts }, c.runnerId);
     return row.attempts;
   }
   return row.present ? null : ("gone" as const);
@@ -370,8 +371,14 @@ export async function startSpeech(
   // With a named budget, the intent and its spend in one transaction: no room rolls the intent back.
   await fleetTransaction(c, async (client) => {
     if (await intent(client))
-      await spendFromBudget(client, now, named, { speech: namedSpeechKey(c.serviceId, voiceId, text) });
-  });
+      await spendFromBudget(
+        client,
+        now,
+        named,
+        { speech: namedSpeechKey(c.serviceId, voiceId, text) },
+        c.runnerId,
+      );
+  }).catch(noticingRefusal(c, c.runnerId));
 }
 
 /**

@@ -6,7 +6,15 @@
 import type pg from "pg";
 import { BudgetReachedError } from "../../errors.js";
 import type { NamedBudget, NamedBudgetChange, NamedCharge } from "../../job-store.js";
-import { BUDGET_TOLERANCE } from "../../sql/named-budgets.js";
+import { BUDGET_NOTICE_KIND } from "../../named-budget.js";
+import {
+  BUDGET_TOLERANCE,
+  refusalNotice,
+  SHARE_COLUMNS,
+  type ShareRow,
+  noticedAfterSetSql,
+  sharesToTell,
+} from "../../sql/named-budgets.js";
 import { type PgContext, toNumber } from "./context.js";
 
 const COLUMNS =
@@ -62,6 +70,7 @@ export async function setBudget(c: PgContext, name: string, change: NamedBudgetC
          max_credits = coalesce(excluded.max_credits, b.max_credits),
          prices_file = coalesce(excluded.prices_file, b.prices_file),
          prices_json = coalesce(excluded.prices_json, b.prices_json),
+         noticed_percent = ${noticedAfterSetSql("b.", "least")},
          updated_at = excluded.updated_at
        RETURNING ${COLUMNS}`,
     [
@@ -86,6 +95,7 @@ export async function spendFromBudget(
   now: number,
   charge: NamedCharge,
   what: { readonly jobId: number; readonly attempt: number } | { readonly speech: string },
+  runnerId: number,
 ): Promise<void> {
   const recorded =
     "jobId" in what
@@ -100,13 +110,19 @@ export async function spendFromBudget(
         );
   // Met again (a claim whose refund a crash cut off, made again): spent already.
   if (recorded.rowCount === 0) return;
-  const moved = await client.query(
+  // A second runner's UPDATE waits for the first's commit and reads back the row as committed, the
+  // shares it told included: each share is told by one runner.
+  const moved = await client.query<ShareRow>(
     `UPDATE budgets SET spent_seconds = spent_seconds + $2, spent_credits = spent_credits + $3, updated_at = $4
        WHERE id = $1 AND (max_seconds IS NULL OR spent_seconds + $2 <= max_seconds + ${BUDGET_TOLERANCE})
-         AND (max_credits IS NULL OR spent_credits + $3 <= max_credits + ${BUDGET_TOLERANCE})`,
+         AND (max_credits IS NULL OR spent_credits + $3 <= max_credits + ${BUDGET_TOLERANCE})
+       RETURNING ${SHARE_COLUMNS}`,
     [charge.budget, charge.seconds, charge.credits, now],
   );
-  if (moved.rowCount === 1) return;
+  if (moved.rowCount === 1) {
+    await tellShares(client, now, runnerId, moved.rows[0]!);
+    return;
+  }
   const { rows } = await client.query<Row>(`SELECT ${COLUMNS} FROM budgets WHERE id = $1`, [charge.budget]);
   throw new BudgetReachedError(budgetOf(rows[0]!), charge);
 }
@@ -130,4 +146,46 @@ async function refund(c: PgContext, which: string, values: unknown[]): Promise<v
        FROM total WHERE budgets.id = total.budget_id`,
     [...values, c.now()],
   );
+}
+
+/** Records the shares a spend passed, in its transaction (the budget's row is locked until it commits). */
+async function tellShares(
+  client: pg.ClientBase,
+  now: number,
+  runnerId: number,
+  row: ShareRow,
+): Promise<void> {
+  const told = sharesToTell(row);
+  if (told.length === 0) return;
+  await client.query("UPDATE budgets SET noticed_percent = $2 WHERE id = $1", [
+    row.id,
+    told[told.length - 1]!.percent,
+  ]);
+  await client.query(
+    `INSERT INTO events (at, runner_id, kind, detail)
+       SELECT $1, $2, $3, d FROM unnest($4::text[]) WITH ORDINALITY AS t(d, i) ORDER BY i`,
+    [now, runnerId, BUDGET_NOTICE_KIND, told.map((notice) => JSON.stringify(notice))],
+  );
+}
+
+/**
+ * The handler of a spending transaction's failure: a charge the named budget refused claims its last
+ * share's notice (one statement: claimed and recorded together), unless some runner told it before.
+ * Rethrows the failure.
+ */
+export function noticingRefusal(c: PgContext, runnerId: number): (error: unknown) => Promise<never> {
+  return async (error) => {
+    if (error instanceof BudgetReachedError) {
+      const notice = refusalNotice(error.budget, error.charge);
+      await c.pool
+        .query(
+          `WITH claimed AS (
+             UPDATE budgets SET noticed_percent = $2 WHERE id = $1 AND noticed_percent < $2 RETURNING id)
+           INSERT INTO events (at, runner_id, kind, detail) SELECT $3, $4, $5, $6 FROM claimed`,
+          [error.budget.id, notice.percent, c.now(), runnerId, BUDGET_NOTICE_KIND, JSON.stringify(notice)],
+        )
+        .catch(() => {}); // the store unreachable: the refusal is what matters
+    }
+    throw error;
+  };
 }
