@@ -25,6 +25,7 @@ import {
   type NewJob,
   StateFileError,
   StoreUnreachableError,
+  type VersionRef,
   versionKey,
 } from "../state/store.js";
 import { DEFAULTS } from "../defaults.js";
@@ -76,6 +77,8 @@ export interface Engine {
   whenIdle(): Promise<void>;
   /** The current row of every wanted job, manifest by manifest. `versions`: store.jobsByVersion(), if read. */
   wantedRows(versions?: Map<string, JobRow>): Promise<JobRow[]>;
+  /** The version of every wanted job, manifest by manifest, as wantedRows lists their rows. */
+  wantedVersions(): Iterable<VersionRef>;
   /** The condition that stopped the engine ("stop" mode; a full disk in both modes), if any. */
   readonly fatal: ServiceError | OutputDiskError | undefined;
   /** Whether all work was stopped: by the signal, or by a fatal condition other than no credits. */
@@ -367,19 +370,19 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     for (const job of jobs) wanted.set(job.key, job.specHash);
     await prepareDir(manifest);
     const rows = await store.upsertJobs(jobs.map(newJobOf));
-    jobs.forEach((job, i) => {
-      const { id, state } = rows[i]!;
-      if (state === "Success") track(id, () => processJob(job, id), queues.checks);
-      // Tasks already on the service are admitted first: they hold generation slots too.
-      else
-        track(
-          id,
-          () => processJob(job, id),
-          queues.admission,
-          state === "submitted" ? IN_FLIGHT : job.seconds,
-        );
-    });
+    for (let i = 0; i < jobs.length; i++) trackJob(jobs[i]!, rows[i]!.id, rows[i]!.state);
     admit();
+  }
+
+  /**
+   * Its own function: each job's work then holds the job and its row id alone, not (through the
+   * closure's scope) every row that setManifestJobs read.
+   */
+  function trackJob(job: Job, id: number, state: JobRow["state"]): void {
+    const work = (): Promise<Worked> => processJob(job, id);
+    if (state === "Success") track(id, work, queues.checks);
+    // Tasks already on the service are admitted first: they hold generation slots too.
+    else track(id, work, queues.admission, state === "submitted" ? IN_FLIGHT : job.seconds);
   }
 
   /**
@@ -505,6 +508,9 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
         }
       }
       return rows;
+    },
+    *wantedVersions() {
+      for (const keys of keysOf.values()) for (const key of keys) yield { key, specHash: wanted.get(key)! };
     },
     get fatal() {
       return gate.fatal;
