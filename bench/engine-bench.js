@@ -97,7 +97,7 @@ async function makespan() {
       pollsPerSecond: 500,
     });
     const wall = Date.now() - started;
-    const ok = summary.rows.filter((r) => r.state === "Success" && r.file).length;
+    const ok = jobs.length - summary.notDone.length;
     const polls = [...sandbox.counters.pollsByTask.values()];
     const delays = [...sandbox.counters.tasks.values()]
       .filter((t) => t.finishedAt !== undefined && t.firstDownloadAt !== undefined)
@@ -163,7 +163,7 @@ async function overhead(base, label) {
     });
     const cpu = process.cpuUsage(cpu0);
     const wall = Date.now() - started;
-    const ok = summary.rows.filter((r) => r.state === "Success" && r.file).length;
+    const ok = N - summary.notDone.length;
     await store.close();
     await client.close();
     const cpuMs = (cpu.user + cpu.system) / 1000;
@@ -386,7 +386,7 @@ async function metricsCost() {
       if (scraper) clearInterval(scraper);
       if (metrics) await metrics.registry.metrics();
       const cpu = process.cpuUsage(cpu0);
-      const ok = summary.rows.filter((r) => r.state === "Success" && r.file).length;
+      const ok = N - summary.notDone.length;
       if (ok !== N) throw new Error(`only ${ok}/${N} jobs done`);
       await opened.close();
       await client.close();

@@ -152,7 +152,9 @@ async function fillState(dir, count) {
 async function writeChild(dist, state, out) {
   const load = (path) => import(pathToFileURL(join(dist, path)).href);
   const { StateStore: Store, decisionsByVersion } = await load("state/store.js");
-  const { folderRows } = await load("report/folder-rows.js");
+  const { folderRows, storedFolderRows } = await load("report/folder-rows.js");
+  // A build whose reports read the rows from the store at each pass (else: all rows read first).
+  const streamed = storedFolderRows && (await load("report/report-rows.js"));
   const { writeResults } = await load("report/results.js");
   const { writeHtmlReport: writePage } = await load("report/html-report.js");
   // The heap as the CLI sets it (cli/heap.ts), where the build has the setting.
@@ -161,14 +163,33 @@ async function writeChild(dist, state, out) {
   try {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const rows = [...(await store.jobsByVersion()).values()];
-    const folder = await folderRows(store, out, rows, rows, new Set(rows.map((row) => row.manifest)));
+    let folder;
+    let count;
     const decisions = decisionsByVersion(await store.latestDecisions());
+    if (streamed) {
+      // As a run's end does it (run/run-batch.ts): the engine's versions, the rows read a batch at a
+      // time at each pass, a first pass for the ids the reports mark.
+      const wanted = new Map(
+        Array.from({ length: BIG }, (_, i) => [`campaign-${i % 5}/v${i}`, String(i + 1).padStart(64, "0")]),
+      );
+      const listed = streamed.storedRows(store, function* () {
+        for (const [key, specHash] of wanted) yield { key, specHash };
+      });
+      const thisRun = new Set();
+      for await (const row of listed) thisRun.add(row.id);
+      count = thisRun.size;
+      const manifests = new Set([...wanted.keys()].map((key) => key.split("/")[0]));
+      folder = await storedFolderRows(store, out, listed, thisRun, manifests);
+    } else {
+      const rows = [...(await store.jobsByVersion()).values()];
+      count = rows.length;
+      folder = await folderRows(store, out, rows, rows, new Set(rows.map((row) => row.manifest)));
+    }
     const t1 = performance.now();
     await writeResults(out, folder.rows, folder.thisRun, decisions);
     const t2 = performance.now();
     await writePage(out, folder.rows, {
-      title: `${rows.length} jobs`,
+      title: `${count} jobs`,
       run: { outcome: "completed", service: "sandbox", startedAt: new Date(T0) },
       thisRun: folder.thisRun,
       decisions,
@@ -193,7 +214,7 @@ async function writeChild(dist, state, out) {
 /** Runs writeChild in its own process; resolves to its figures. */
 function writeOnce(dist, state, out) {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [SELF, "--write-child", dist, state, out], {
+    const child = spawn(process.execPath, [SELF, "--write-child", dist, state, out, "--big", String(BIG)], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     let stdout = "";

@@ -161,7 +161,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       await endBudgetScope(session.store, budget?.session.scope ?? scope);
     const code = exitCodeWithSkipped(exitCodeOf(summary), skipped);
     session.events.end(summary.outcome, code);
-    printRunSummary({
+    await printRunSummary({
       summary,
       exitCode: code,
       settings,
@@ -181,6 +181,5 @@ export function exitCodeOf(summary: RunSummary): number {
   if (summary.outcome === "fatal") return EXIT.fatalService;
   if (summary.outcome === "capped") return EXIT.budgetReached;
   if (summary.outcome === "interrupted") return EXIT.interrupted;
-  const allDone = summary.rows.every((row) => row.state === "Success" && row.file !== null);
-  return allDone ? EXIT.ok : EXIT.someJobsFailed;
+  return summary.notDone.length === 0 ? EXIT.ok : EXIT.someJobsFailed;
 }

@@ -10,7 +10,8 @@ import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
 import { ServiceError } from "../client/index.js";
 import { ADVISED_STOPS, nextSteps, stopCause } from "../drivers/next-steps.js";
 import type { RunSummary } from "../drivers/run-summary.js";
-import { versionKey } from "../state/store.js";
+import { type JobRow, versionKey } from "../state/store.js";
+import { PIECE_CHARS } from "../report/pieces.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -32,37 +33,46 @@ export interface RunEnd {
 /** Jobs named one per line under the counts, at most this many (the rest are counted). */
 const LISTED_JOBS = 20;
 
-export function printRunSummary(end: RunEnd): void {
+export async function printRunSummary(end: RunEnd): Promise<void> {
   const { summary, settings, io } = end;
-  const results = summary.rows.map((row) =>
-    resultOf(row, summary.decisions?.get(versionKey(row.job_key, row.spec_hash))),
-  );
-  const counts: Record<string, number> = {};
-  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  const resultOfRow = (row: JobRow): JobResult =>
+    resultOf(row, summary.decisions?.get(versionKey(row.job_key, row.spec_hash)));
+  // Counted by the run; only the jobs without their video are held (a big run's rows are not).
+  const counts: Record<string, number> = { ...summary.counts };
+  const notDone = summary.notDone.map(resultOfRow);
   const steps = nextSteps(summary);
   if (settings.json) {
-    io.stdout.write(
-      `${JSON.stringify({
-        // As every command's JSON: `ok` is true when the exit code is 0; `error` is {code, message}.
-        ok: end.exitCode === EXIT.ok,
-        outcome: summary.outcome,
-        error: summary.fatal ? { code: summary.fatal.code, message: summary.fatal.message } : null,
-        counts,
-        outDir: settings.outDir,
-        ...workplaceJson(settings.place),
-        report: join(settings.outDir, REPORT_NAME),
-        nextSteps: steps,
-        ...(summary.budget ? { budget: budgetJson(summary.budget.budget, summary.budget.left) } : {}),
-        hashing: end.hashing,
-        ...end.loadFindings,
-        results,
-      })}\n`,
-    );
+    // Every job's result, as the document's last field: read from the store and written in pieces.
+    const head = JSON.stringify({
+      // As every command's JSON: `ok` is true when the exit code is 0; `error` is {code, message}.
+      ok: end.exitCode === EXIT.ok,
+      outcome: summary.outcome,
+      error: summary.fatal ? { code: summary.fatal.code, message: summary.fatal.message } : null,
+      counts,
+      outDir: settings.outDir,
+      ...workplaceJson(settings.place),
+      report: join(settings.outDir, REPORT_NAME),
+      nextSteps: steps,
+      ...(summary.budget ? { budget: budgetJson(summary.budget.budget, summary.budget.left) } : {}),
+      hashing: end.hashing,
+      ...end.loadFindings,
+    });
+    let piece = `${head.slice(0, -1)},"results":[`;
+    let first = true;
+    for await (const row of summary.rows) {
+      piece += `${first ? "" : ","}${JSON.stringify(resultOfRow(row))}`;
+      first = false;
+      if (piece.length >= PIECE_CHARS) {
+        io.stdout.write(piece);
+        piece = "";
+      }
+    }
+    io.stdout.write(`${piece}]}\n`);
     return;
   }
   const shown = (path: string): string => shownPath(io.cwd, path);
   // Read by a person: a video generated but not on disk is not a success yet.
-  const undownloaded = results.filter((r) => r.status === "Success" && r.file === null).length;
+  const undownloaded = notDone.filter((r) => r.status === "Success" && r.file === null).length;
   const tally: Record<string, number> = { ...counts };
   if (undownloaded > 0) {
     tally.Success = (tally.Success ?? 0) - undownloaded;
@@ -79,13 +89,13 @@ export function printRunSummary(end: RunEnd): void {
     }`,
   ];
   // After a stop, the jobs it left unsent carry its message: said once below, not once per job.
-  const leftByStop = fatal ? results.filter((r) => r.status === "unsent") : [];
+  const leftByStop = fatal ? notDone.filter((r) => r.status === "unsent") : [];
   if (leftByStop.length > 0) {
     const names = leftByStop.slice(0, LISTED_JOBS).map(keyOf).join(", ");
     const more = leftByStop.length > LISTED_JOBS ? ` and ${leftByStop.length - LISTED_JOBS} more` : "";
     lines.push(`  not sent, nothing paid for them: ${names}${more}`);
   }
-  const needing = results.filter(
+  const needing = notDone.filter(
     (r) => !leftByStop.includes(r) && (r.error !== null || (r.status === "Success" && r.file === null)),
   );
   for (const r of needing.slice(0, LISTED_JOBS)) {
@@ -96,7 +106,7 @@ export function printRunSummary(end: RunEnd): void {
   }
   if (fatal) lines.push(stopDetail(fatal));
   for (const step of steps) lines.push(step.text);
-  const folders = videoFolders(results);
+  const folders = [...summary.videos];
   if (folders.length > 0) {
     lines.push(
       `Videos: ${folders.map(([manifest, n]) => `${shown(join(settings.outDir, manifest))}/ (${n})`).join(", ")}`,
@@ -120,13 +130,6 @@ function stopDetail(fatal: NonNullable<RunSummary["fatal"]>): string {
   const status = fatal.status !== undefined ? ` with ${fatal.status}` : "";
   const words = fatal.serviceMessage !== undefined ? `: ${JSON.stringify(fatal.serviceMessage)}` : "";
   return `The service answered ${fatal.endpoint}${status}${words}.`;
-}
-
-/** Each manifest's folder under OUT with the number of videos in it, in the order of the jobs. */
-function videoFolders(results: readonly JobResult[]): [string, number][] {
-  const counts = new Map<string, number>();
-  for (const r of results) if (r.file !== null) counts.set(r.manifest, (counts.get(r.manifest) ?? 0) + 1);
-  return [...counts];
 }
 
 /**

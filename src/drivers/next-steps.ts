@@ -71,8 +71,9 @@ export function nextSteps(summary: RunSummary): NextStep[] {
       text: "Some jobs are not finished yet; rerun the same command to go on (nothing is submitted twice).",
     });
   }
-  steps.push(...failureSteps(summary.rows, summary.maxAttempts));
-  const uncertain = summary.rows.filter((row) => row.state === "uncertain");
+  // A job with its video on disk calls for no step: those without are all the steps read.
+  steps.push(...failureSteps(summary.notDone, summary.maxAttempts));
+  const uncertain = summary.notDone.filter((row) => row.state === "uncertain");
   if (uncertain.length > 0) {
     steps.push({
       code: "RESUBMIT_UNCERTAIN",
@@ -80,7 +81,7 @@ export function nextSteps(summary: RunSummary): NextStep[] {
       jobs: uncertain.map(keyOf),
     });
   }
-  const undownloaded = summary.rows.filter((row) => row.state === "Success" && row.file === null);
+  const undownloaded = summary.notDone.filter((row) => row.state === "Success" && row.file === null);
   if (undownloaded.length > 0) {
     steps.push({
       code: "RERUN_TO_DOWNLOAD",

@@ -7,7 +7,9 @@ import { OutputDiskError } from "../errors.js";
 import type { Job } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import { type ReportRun, writeHtmlReport } from "../report/html-report.js";
-import { folderRows, type FolderRows } from "../report/folder-rows.js";
+import { storedFolderRows } from "../report/folder-rows.js";
+import { type ReportRows, storedRows } from "../report/report-rows.js";
+import { statusOf } from "../output/job-record.js";
 import { writeResults } from "../report/results.js";
 import { writeDecisionRecords } from "../review/decision-records.js";
 import {
@@ -47,8 +49,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     list.push(job);
     byManifest.set(job.manifest, list);
   }
-  const selected = new Set(options.jobs);
-  const leftOut = (options.listedJobs ?? []).filter((job) => !selected.has(job));
+  const leftOut = leftOutOf(options);
   try {
     // Every output folder is checked before any job starts: one that cannot be made or written
     // stops the run before anything is sent.
@@ -59,8 +60,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     // Every task already paid for is followed to the end and its video fetched, whatever asks for
     // it now: a version edited away (its video keeps its hash name), a removed video, a manifest
     // deleted or left out of this run (into its own folder). With --only, only the selected.
-    const selectedKeys = new Set(options.jobs.map((job) => job.key));
-    await engine.followInFlight((row) => leftOut.length === 0 || selectedKeys.has(row.job_key));
+    await engine.followInFlight(leftOut.length === 0 ? undefined : keyIn(options.jobs));
     await engine.whenIdle();
   } finally {
     await engine.dispose();
@@ -81,13 +81,17 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   }
   await options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
   if (options.store.writeFailure) throw options.store.writeFailure;
-  const versions = await options.store.jobsByVersion(); // one read of every row, for both lists
-  const finalRows = await engine.wantedRows(versions);
+  // The rows are read from the store a batch at a time at each pass (the reports read them twice,
+  // the summary once), never all held at once: at 100,000 jobs they were most of the run's memory.
+  const workedRows = storedRows(options.store, () => engine.wantedVersions());
   const listedRows =
     leftOut.length === 0
-      ? finalRows
-      : options.listedJobs!.flatMap((job) => versions.get(versionKey(job.key, job.specHash)) ?? []);
-  const unfinished = finalRows.some((row) => !FINAL_JOB_STATES.has(row.state));
+      ? workedRows
+      : storedRows(options.store, () =>
+          options.listedJobs!.map((job) => ({ key: job.key, specHash: job.specHash })),
+        );
+  const decisions = decisionsByVersion(await options.store.latestDecisions());
+  const end = await tallyRows(workedRows);
   const capped = options.budget?.stopped !== undefined;
   const outcome = engine.fatal
     ? "fatal"
@@ -95,18 +99,17 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
       ? "interrupted"
       : capped
         ? "capped"
-        : unfinished
+        : end.unfinished
           ? "incomplete"
           : "completed";
   const fatal = engine.fatal;
-  const decisions = decisionsByVersion(await options.store.latestDecisions());
   const maxAttempts = options.maxAttempts ?? DEFAULTS.maxAttempts;
   // The reports list the folder's other manifests too: what this run worked on is marked.
-  const folder = await folderRows(
+  const folder = await storedFolderRows(
     options.store,
     options.outDir,
     listedRows,
-    finalRows,
+    end.thisRun,
     listed.map((job) => job.manifest),
   );
   await writeReports(engine, options.outDir, folder, decisions, {
@@ -118,17 +121,68 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   });
   return {
     outcome,
-    rows: finalRows,
+    counts: end.counts,
+    videos: end.videos,
+    notDone: end.notDone,
+    rows: workedRows,
     decisions,
     maxAttempts,
     ...(engine.fatal ? { fatal: engine.fatal } : {}),
     ...(options.budget
       ? {
-          budget: { budget: options.budget, left: await options.budget.leftUnsent(finalRows, options.store) },
+          budget: {
+            budget: options.budget,
+            left: await options.budget.leftUnsent(end.notDone, options.store),
+          },
         }
       : {}),
   };
 }
+
+/**
+ * The listed jobs not selected (--only). Sets made here, not in runBatch: what its closures see lives
+ * as long as the run, and a set of 100,000 jobs is megabytes.
+ */
+function leftOutOf(options: RunBatchOptions): Job[] {
+  const listed = options.listedJobs;
+  // `jobs` is a selection of `listedJobs`: as many means all of them.
+  if (!listed || listed.length === options.jobs.length) return [];
+  const selected = new Set(options.jobs);
+  return listed.filter((job) => !selected.has(job));
+}
+
+/** Whether a row is of one of `jobs`. */
+function keyIn(jobs: readonly Job[]): (row: JobRow) => boolean {
+  const keys = new Set(jobs.map((job) => job.key));
+  return (row) => keys.has(row.job_key);
+}
+
+/** What one pass over the run's rows finds: all the summary holds of them, and the ids the reports mark. */
+async function tallyRows(rows: ReportRows): Promise<{
+  counts: Record<string, number>;
+  videos: Map<string, number>;
+  notDone: JobRow[];
+  unfinished: boolean;
+  thisRun: Set<number>;
+}> {
+  const end = {
+    counts: {} as Record<string, number>,
+    videos: new Map<string, number>(),
+    notDone: [] as JobRow[],
+    unfinished: false,
+    thisRun: new Set<number>(),
+  };
+  for await (const row of rows) {
+    end.thisRun.add(row.id);
+    const status = statusOf(row);
+    end.counts[status] = (end.counts[status] ?? 0) + 1;
+    if (row.file !== null) end.videos.set(row.manifest, (end.videos.get(row.manifest) ?? 0) + 1);
+    if (!(row.state === "Success" && row.file !== null)) end.notDone.push(row);
+    if (!FINAL_JOB_STATES.has(row.state)) end.unfinished = true;
+  }
+  return end;
+}
+
 /**
  * results.jsonl and index.html of the folder's jobs, and the decisions in their records; `run`: how
  * it ended, for the page's banner.
@@ -136,14 +190,20 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
 async function writeReports(
   engine: Engine,
   outDir: string,
-  listed: FolderRows,
+  listed: { readonly rows: ReportRows; readonly thisRun: ReadonlySet<number> },
   decisions: ReadonlyMap<string, DecisionRow>,
   run: ReportRun,
 ): Promise<void> {
   try {
     await writeResults(outDir, listed.rows, listed.thisRun, decisions);
     await writeHtmlReport(outDir, listed.rows, { run, thisRun: listed.thisRun, decisions });
-    writeDecisionRecords(outDir, listed.rows, decisions);
+    // Only the rows of decided versions have a record to bring in line: those alone are held.
+    const decided: JobRow[] = [];
+    if (decisions.size > 0) {
+      for await (const row of listed.rows)
+        if (decisions.has(versionKey(row.job_key, row.spec_hash))) decided.push(row);
+    }
+    writeDecisionRecords(outDir, decided, decisions);
   } catch (error) {
     // The disk that stopped the run refuses these too: the rerun writes them.
     if (!(engine.fatal instanceof OutputDiskError && asDiskFailure(error, outDir))) throw error;

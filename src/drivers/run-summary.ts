@@ -14,8 +14,21 @@ export interface RunSummary {
    * output folder's disk full).
    */
   readonly fatal?: ServiceError | OutputDiskError;
-  /** The current row of every job of the run, after the run. */
-  readonly rows: readonly JobRow[];
+  /** The jobs of the run by status (output/job-record.ts's statusOf), after the run. */
+  readonly counts: Readonly<Record<string, number>>;
+  /** Per manifest, in the order of its jobs, how many of the run's jobs have their video on disk. */
+  readonly videos: ReadonlyMap<string, number>;
+  /**
+   * The current row of each job of the run without its video on disk (failed, uncertain, unsent, not
+   * final, or not downloaded), in the order of the jobs: what the summary names and its next steps
+   * read. A run that went well holds none; the others are read from the store (see rows).
+   */
+  readonly notDone: readonly JobRow[];
+  /**
+   * The current row of every job of the run, read again from the store at each pass, a batch at a
+   * time (100,000 rows held at once were most of a big run's memory): while the store is open.
+   */
+  readonly rows: AsyncIterable<JobRow>;
   /** The latest decision of each job version of the service, by versionKey, after the run. */
   readonly decisions?: ReadonlyMap<string, DecisionRow>;
   /** A capped run's budget: what it spent, where it stopped (outcome "capped"), what it left unsent. */

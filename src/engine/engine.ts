@@ -21,6 +21,7 @@ import {
   type NewJob,
   type StateFileError,
   StoreUnreachableError,
+  type VersionRef,
 } from "../state/store.js";
 import { buildContext, sayBudgetStop } from "./build-context.js";
 import { type EngineOptions, IN_FLIGHT } from "./context.js";
@@ -56,6 +57,8 @@ export interface Engine {
   whenIdle(): Promise<void>;
   /** The current row of every wanted job, manifest by manifest. `versions`: store.jobsByVersion(), if read. */
   wantedRows(versions?: Map<string, JobRow>): Promise<JobRow[]>;
+  /** The version of every wanted job, manifest by manifest, as wantedRows lists their rows. */
+  wantedVersions(): Iterable<VersionRef>;
   /** The condition that stopped the engine ("stop" mode; a full disk in both modes), if any. */
   readonly fatal: ServiceError | OutputDiskError | undefined;
   /** Whether all work was stopped: by the signal, or by a fatal condition other than no credits. */
@@ -148,6 +151,17 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
   const paths = makeJobPaths(ctx, coordination.output.staleTempMs);
   coordinator.start();
 
+  /**
+   * Its own function: each job's work then holds the job and its row id alone, not (through the
+   * closure's scope) every row that setManifestJobs read.
+   */
+  function trackJob(job: Job, id: number, state: JobRow["state"]): void {
+    const work = (): ReturnType<typeof paths.processJob> => paths.processJob(job, id);
+    if (state === "Success") lanes.track(id, work, queues.checks);
+    // Tasks already on the service are admitted first: they hold generation slots too.
+    else lanes.track(id, work, queues.admission, state === "submitted" ? IN_FLIGHT : job.seconds);
+  }
+
   async function followInFlight(which: (row: JobRow) => boolean = () => true): Promise<void> {
     for (const row of await store.listInFlight()) {
       if (which(row)) lanes.track(row.id, () => paths.followListed(row), queues.admission, IN_FLIGHT);
@@ -160,13 +174,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
       wanted.set(manifest, jobs);
       await paths.prepareDir(manifest);
       const rows = await store.upsertJobs(jobs.map(newJobOf));
-      jobs.forEach((job, i) => {
-        const { id, state } = rows[i]!;
-        const work = (): ReturnType<typeof paths.processJob> => paths.processJob(job, id);
-        if (state === "Success") lanes.track(id, work, queues.checks);
-        // Tasks already on the service are admitted first: they hold generation slots too.
-        else lanes.track(id, work, queues.admission, state === "submitted" ? IN_FLIGHT : job.seconds);
-      });
+      for (let i = 0; i < jobs.length; i++) trackJob(jobs[i]!, rows[i]!.id, rows[i]!.state);
       lanes.admit();
     },
     prepareDir: paths.prepareDir,
@@ -176,6 +184,7 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     async wantedRows(given) {
       return wanted.rows(given ?? (await store.jobsByVersion()));
     },
+    wantedVersions: () => wanted.versions(),
     get fatal() {
       return gate.fatal;
     },

@@ -79,7 +79,7 @@ function notAFolder(dir: string, symlink: boolean): ReelError {
  */
 export async function writeFileAtomic(
   target: string,
-  data: string | Uint8Array | Iterable<string>,
+  data: string | Uint8Array | Iterable<string> | AsyncIterable<string>,
   options: { readonly sync?: boolean } = {},
 ): Promise<void> {
   const temp = tempPathFor(target);
@@ -88,7 +88,7 @@ export async function writeFileAtomic(
     try {
       if (typeof data === "string" || data instanceof Uint8Array) await handle.writeFile(data);
       // Each call writes on from where the last one ended (and loops over a short write).
-      else for (const piece of data) await handle.writeFile(piece);
+      else for await (const piece of data) await handle.writeFile(piece);
       if (options.sync ?? true) await handle.sync();
     } catch (error) {
       await handle.close();

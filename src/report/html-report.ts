@@ -18,6 +18,7 @@ import { failureSteps } from "../advice/failure-steps.js";
 import { type DecisionRow, type JobRow, versionKey } from "../state/store.js";
 import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
 import { PIECE_CHARS } from "./pieces.js";
+import type { ReportRows } from "./report-rows.js";
 import { REPORT_CSS, REPORT_JS } from "./report-page.js";
 import { isRecord } from "../values.js";
 import { readStoredSpec } from "../stored-spec.js";
@@ -280,26 +281,37 @@ function add(summary: MutableSummary, job: Pick<ReportJob, "status" | "seconds">
   if (job.status === "Success") summary.doneSeconds += job.seconds;
 }
 
+/** Counts by status and seconds of video, in all and per manifest, a job at a time. */
+class SummaryTally {
+  private readonly total = emptySummary("");
+  private readonly manifests = new Map<string, MutableSummary>();
+
+  add(job: Pick<ReportJob, "manifest" | "status" | "seconds">): void {
+    add(this.total, job);
+    let summary = this.manifests.get(job.manifest);
+    if (!summary) {
+      summary = emptySummary(job.manifest);
+      this.manifests.set(job.manifest, summary);
+    }
+    add(summary, job);
+  }
+
+  summary(): ReportSummary {
+    return {
+      statuses: [...this.total.byStatus.keys()].sort(compareStatuses),
+      total: this.total,
+      manifests: [...this.manifests.values()],
+    };
+  }
+}
+
 /** Counts by status and seconds of video, in all and per manifest (manifests in order of first appearance). */
 export function summarizeJobs(
   jobs: readonly Pick<ReportJob, "manifest" | "status" | "seconds">[],
 ): ReportSummary {
-  const total = emptySummary("");
-  const manifests = new Map<string, MutableSummary>();
-  for (const job of jobs) {
-    add(total, job);
-    let summary = manifests.get(job.manifest);
-    if (!summary) {
-      summary = emptySummary(job.manifest);
-      manifests.set(job.manifest, summary);
-    }
-    add(summary, job);
-  }
-  return {
-    statuses: [...total.byStatus.keys()].sort(compareStatuses),
-    total,
-    manifests: [...manifests.values()],
-  };
+  const tally = new SummaryTally();
+  for (const job of jobs) tally.add(job);
+  return tally.summary();
 }
 
 // ---- the page ----
@@ -441,14 +453,14 @@ function fatalBanner(fatal: NonNullable<ReportRun["fatal"]>): Banner {
  */
 function jobsBanner(
   summary: ReportSummary,
-  rows: readonly JobRow[],
+  failed: readonly JobRow[],
   run: ReportRun,
   title: string,
   watch: boolean,
 ): Banner {
   const uncertain = summary.total.byStatus.get("uncertain") ?? 0;
   const steps = failureSteps(
-    rows,
+    failed,
     run.maxAttempts ?? DEFAULTS.maxAttempts,
     watch ? "start the watch again" : "rerun",
   ).map((step) => step.text);
@@ -461,7 +473,8 @@ function jobsBanner(
   return { kind: "warn", title, next: steps.join(" ") };
 }
 
-function bannerOf(run: ReportRun, summary: ReportSummary, rows: readonly JobRow[]): Banner {
+/** `failed`: the rows the banner speaks of that failed or were canceled (its next steps). */
+function bannerOf(run: ReportRun, summary: ReportSummary, failed: readonly JobRow[]): Banner {
   switch (run.outcome) {
     case "fatal":
       return run.fatal
@@ -492,14 +505,14 @@ function bannerOf(run: ReportRun, summary: ReportSummary, rows: readonly JobRow[
         detail: "This page reloads itself as the watch rewrites it.",
       };
     case "stopped": {
-      const banner = jobsBanner(summary, rows, run, "The watch has stopped", true);
+      const banner = jobsBanner(summary, failed, run, "The watch has stopped", true);
       const resume = "Tasks already submitted keep running; start the watch again to follow them.";
       return { ...banner, next: banner.next ? `${banner.next} ${resume}` : resume };
     }
     case "completed":
       return jobsBanner(
         summary,
-        rows,
+        failed,
         run,
         summary.total.jobs === (summary.total.byStatus.get("Success") ?? 0)
           ? "Completed: every job succeeded"
@@ -547,7 +560,7 @@ function renderMeta(run: ReportRun | undefined, now: Date, manifests: number): s
 
 /** The whole page, as a string. Pure: the same rows and options give the same page. */
 export function renderHtmlReport(rows: readonly JobRow[], options: HtmlReportOptions = {}): string {
-  return [...htmlReportPieces(rows, options)].join("");
+  return [...pagePieces(rows, options)].join("");
 }
 
 /**
@@ -599,48 +612,67 @@ function packedJob(job: ReportJob): unknown[] {
   );
 }
 
-/** The embedded data: `{"jobs":[...],"chunks":[...],"rows":[[...],...]}`, in pieces. */
-function* embeddedData(rows: readonly JobRow[], options: HtmlReportOptions): Generator<string> {
-  let piece = `{"jobs":${jsonForScript(EMBEDDED_JOB_FIELDS)},"chunks":${jsonForScript(EMBEDDED_CHUNK_FIELDS)},"rows":[`;
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
+/** The embedded data, `{"jobs":[...],"chunks":[...],"rows":[[...],...]}`, a row at a time, in pieces. */
+class EmbeddedData {
+  private piece = `{"jobs":${jsonForScript(EMBEDDED_JOB_FIELDS)},"chunks":${jsonForScript(EMBEDDED_CHUNK_FIELDS)},"rows":[`;
+  private first = true;
+
+  constructor(private readonly options: HtmlReportOptions) {}
+
+  /** Adds a row; returns a piece once one is big enough to write. */
+  add(row: JobRow): string | undefined {
+    const { options } = this;
     const job = toReportJob(
       row,
       options.outDir,
       options.thisRun?.has(row.id) ?? false,
       options.decisions?.get(versionKey(row.job_key, row.spec_hash)),
     );
-    piece += `${i === 0 ? "" : ","}${jsonForScript(packedJob(job))}`;
-    if (piece.length >= PIECE_CHARS) {
-      yield piece;
-      piece = "";
-    }
+    this.piece += `${this.first ? "" : ","}${jsonForScript(packedJob(job))}`;
+    this.first = false;
+    if (this.piece.length < PIECE_CHARS) return undefined;
+    const piece = this.piece;
+    this.piece = "";
+    return piece;
   }
-  yield `${piece}]}`;
+
+  end(): string {
+    return `${this.piece}]}`;
+  }
 }
 
 /**
- * The page in pieces: the markup first (made from the rows' statuses only), then the jobs' data a
- * piece at a time, so that a folder of 100,000 jobs is never one string in memory.
+ * What the markup says of the rows, counted in one pass before their data is written: the totals,
+ * and of the run's own rows (the banner's), their totals and those that failed (its next steps).
  */
-function* htmlReportPieces(rows: readonly JobRow[], options: HtmlReportOptions): Generator<string> {
+class PageFacts {
+  readonly all = new SummaryTally();
+  readonly own = new SummaryTally();
+  readonly ownFailed: JobRow[] = [];
+
+  constructor(private readonly thisRun: ReadonlySet<number> | undefined) {}
+
+  add(row: JobRow): void {
+    const counted = { manifest: row.manifest, status: statusOf(row), seconds: row.seconds };
+    this.all.add(counted);
+    if (this.thisRun && !this.thisRun.has(row.id)) return;
+    this.own.add(counted);
+    if (row.state === "Fail" || row.state === "Canceled") this.ownFailed.push(row);
+  }
+}
+
+/** The markup before the jobs' data: made from the counts alone. */
+function pageHead(facts: PageFacts, options: HtmlReportOptions): string {
   const title = options.title ?? "reel report";
   const now = options.now ?? new Date();
-  const thisRun = options.thisRun;
-  const counted = rows.map((row) => ({
-    manifest: row.manifest,
-    status: statusOf(row),
-    seconds: row.seconds,
-  }));
-  const summary = summarizeJobs(counted);
+  const summary = facts.all.summary();
   const run = options.run;
   // The banner speaks of what the run did: its own jobs, not the rest of the folder.
-  const runRows = thisRun ? rows.filter((row) => thisRun.has(row.id)) : rows;
-  const runSummary = thisRun ? summarizeJobs(counted.filter((_, i) => thisRun.has(rows[i]!.id))) : summary;
-  const own = thisRun ? runRows.length : 0;
+  const runSummary = facts.own.summary();
+  const own = options.thisRun ? runSummary.total.jobs : 0;
   // Only while a watch runs: the page reloads itself to show what the watch wrote since.
   const refresh = run?.outcome === "watching" ? Math.max(1, Math.round(options.refreshSeconds ?? 3)) : 0;
-  yield `<!doctype html>
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -655,26 +687,58 @@ function* htmlReportPieces(rows: readonly JobRow[], options: HtmlReportOptions):
 <h1>${escapeHtml(title)}</h1>
 ${renderMeta(run, now, summary.manifests.length)}
 </header>
-${run ? renderBanner(bannerOf(run, runSummary, runRows)) : ""}
+${run ? renderBanner(bannerOf(run, runSummary, facts.ownFailed)) : ""}
 ${renderTiles(summary)}
 ${renderSummaryTable(summary)}
-${renderControls(summary, renderRunFilter(own, rows.length, run))}
+${renderControls(summary, renderRunFilter(own, summary.total.jobs, run))}
 <main id="cards"></main>
 <p id="empty" hidden>No job matches these filters.</p>
 <noscript><p id="noscript">The job cards need JavaScript; every job is also in <a href="results.jsonl">results.jsonl</a>.</p></noscript>
 <script type="application/json" id="reel-data">`;
-  yield* embeddedData(rows, options);
-  yield `</script>
+}
+
+const PAGE_TAIL = `</script>
 <script>${REPORT_JS}</script>
 </body>
 </html>
 `;
+
+/** The page of an array of rows, in pieces (see htmlReportPieces). */
+function* pagePieces(rows: readonly JobRow[], options: HtmlReportOptions): Generator<string> {
+  const facts = new PageFacts(options.thisRun);
+  for (const row of rows) facts.add(row);
+  yield pageHead(facts, options);
+  const data = new EmbeddedData(options);
+  for (const row of rows) {
+    const piece = data.add(row);
+    if (piece !== undefined) yield piece;
+  }
+  yield data.end();
+  yield PAGE_TAIL;
+}
+
+/**
+ * The page in pieces: the markup first (made from a first pass over the rows, which counts them),
+ * then the jobs' data a piece at a time from a second pass, so that a folder of 100,000 jobs is
+ * never one string in memory, nor (read from the store) 100,000 rows.
+ */
+async function* htmlReportPieces(rows: ReportRows, options: HtmlReportOptions): AsyncGenerator<string> {
+  const facts = new PageFacts(options.thisRun);
+  for await (const row of rows) facts.add(row);
+  yield pageHead(facts, options);
+  const data = new EmbeddedData(options);
+  for await (const row of rows) {
+    const piece = data.add(row);
+    if (piece !== undefined) yield piece;
+  }
+  yield data.end();
+  yield PAGE_TAIL;
 }
 
 /** Writes `OUT/index.html` whole or not at all, so a page open in a browser is never half-written. */
 export async function writeHtmlReport(
   outDir: string,
-  rows: readonly JobRow[],
+  rows: ReportRows,
   options: HtmlReportOptions = {},
 ): Promise<void> {
   await writeFileAtomic(join(outDir, REPORT_NAME), htmlReportPieces(rows, { outDir, ...options }));

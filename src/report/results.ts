@@ -5,8 +5,9 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../output/atomic-write.js";
 import { resultOf } from "../output/job-record.js";
 import { RESULTS_NAME } from "../output/layout.js";
-import { type DecisionRow, type JobRow, versionKey } from "../state/store.js";
+import { type DecisionRow, versionKey } from "../state/store.js";
 import { PIECE_CHARS } from "./pieces.js";
+import type { ReportRows } from "./report-rows.js";
 
 /**
  * `thisRun`: the ids of the rows the run worked on (@defaultValue none); `decisions`: the latest
@@ -14,7 +15,7 @@ import { PIECE_CHARS } from "./pieces.js";
  */
 export async function writeResults(
   outDir: string,
-  rows: readonly JobRow[],
+  rows: ReportRows,
   thisRun: ReadonlySet<number> = new Set(),
   decisions?: ReadonlyMap<string, DecisionRow>,
 ): Promise<void> {
@@ -22,13 +23,13 @@ export async function writeResults(
 }
 
 /** The lines, in pieces of about PIECE_CHARS: a folder of 100,000 jobs is ~50 MB of them. */
-function* resultLines(
-  rows: readonly JobRow[],
+async function* resultLines(
+  rows: ReportRows,
   thisRun: ReadonlySet<number>,
   decisions: ReadonlyMap<string, DecisionRow> | undefined,
-): Generator<string> {
+): AsyncGenerator<string> {
   let piece = "";
-  for (const row of rows) {
+  for await (const row of rows) {
     const json = JSON.stringify(resultOf(row, decisions?.get(versionKey(row.job_key, row.spec_hash))));
     // `thisRun` is the last key: added to the record's text rather than to a copy of the record.
     piece += `${json.slice(0, -1)},"thisRun":${thisRun.has(row.id)}}\n`;

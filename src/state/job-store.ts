@@ -177,6 +177,11 @@ export interface JobRecords {
   sentAnywhere(jobs: readonly VersionRef[]): Promise<Set<string>>;
   /** Of `jobs`, the versions recorded for this service, as versionKey. One query whatever their number. */
   knownVersions(jobs: readonly VersionRef[]): Promise<Set<string>>;
+  /**
+   * Of `jobs`, the rows recorded for this service, in no particular order. One query whatever their
+   * number: the reports read a big run's rows a batch at a time with it, never all at once.
+   */
+  jobsOfVersions(jobs: readonly VersionRef[]): Promise<JobRow[]>;
   findJob(key: string, specHash: string): Promise<JobRow | undefined>;
   findJobById(id: number): Promise<JobRow | undefined>;
   getJob(id: number): Promise<JobRow>;

@@ -239,6 +239,9 @@ export class StateStore implements JobStore {
   async knownVersions(list: readonly VersionRef[]): Promise<Set<string>> {
     return jobs.knownVersions(this.c, list);
   }
+  async jobsOfVersions(list: readonly VersionRef[]): Promise<JobRow[]> {
+    return jobs.jobsOfVersions(this.c, list);
+  }
   async findJob(key: string, specHash: string): Promise<JobRow | undefined> {
     return jobs.findJob(this.c, key, specHash);
   }

@@ -11,6 +11,7 @@ import { StateStore } from "../../src/state/store.js";
 import { writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { summaryRows } from "../helpers/summary-rows.js";
 
 const sandbox = useSandboxes();
 
@@ -43,7 +44,7 @@ it("downloads a run's videos through its client's connections when the engine is
       concurrency: 1,
       httpOrigins: [new URL(s.baseUrl).origin],
     });
-    const row = summary.rows[0]!;
+    const row = (await summaryRows(summary))[0]!;
     expect(row.state).toBe("Success");
     expect(row.file).not.toBeNull();
     // The result file's GET went through the same Agent as the calls to the service.

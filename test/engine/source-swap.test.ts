@@ -19,6 +19,7 @@ import { StateStore } from "../../src/state/store.js";
 import { REPO, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { summaryRows } from "../helpers/summary-rows.js";
 
 const sandbox = useSandboxes();
 
@@ -65,7 +66,7 @@ async function runWithSwap(swap: (image: string, secret: string) => Promise<void
     });
     return {
       sandbox: s,
-      row: summary.rows[0]!,
+      row: (await summaryRows(summary))[0]!,
       assetOfImage: await store.findAsset(imageSha),
       secretSha: sha256(await readFile(secret)),
     };

@@ -14,6 +14,7 @@ import { StateStore } from "../../src/state/store.js";
 import { writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { summaryRows } from "../helpers/summary-rows.js";
 
 const sandbox = useSandboxes();
 
@@ -69,11 +70,12 @@ it("leaves a submission cut off by the stop uncertain, and the refused one pendi
   await client.close();
   expect(summary.outcome).toBe("fatal");
   expect(summary.fatal?.code).toBe("E_AUTH");
-  const states = Object.fromEntries(summary.rows.map((row) => [row.video_id, row]));
+  const rows = await summaryRows(summary);
+  const states = Object.fromEntries(rows.map((row) => [row.video_id, row]));
   // Which of a and b went first is up to the queue: one hung (uncertain), one was refused (pending).
   const hung = Object.values(states).find((row) => row.state === "uncertain");
   const refused = Object.values(states).find((row) => row.state === "pending");
-  expect(hung, JSON.stringify(summary.rows.map((r) => [r.video_id, r.state]))).toBeDefined();
+  expect(hung, JSON.stringify(rows.map((r) => [r.video_id, r.state]))).toBeDefined();
   expect(refused).toBeDefined();
   // A refusal spends nothing: no attempt is counted for it.
   expect(refused!.attempts).toBe(0);
@@ -110,12 +112,13 @@ it("stops at once while every task sleeps until its next poll, and keeps the tas
     },
   });
   const tookMs = Date.now() - stoppedAt;
+  const rows = await summaryRows(summary);
   await client.close();
   await store.close();
   expect(summary.outcome).toBe("interrupted");
   expect(tookMs).toBeLessThan(1_000);
   // Followed by the next run, never submitted again.
-  expect(summary.rows.map((row) => [row.state, row.task_id !== null])).toEqual([
+  expect(rows.map((row) => [row.state, row.task_id !== null])).toEqual([
     ["submitted", true],
     ["submitted", true],
   ]);
@@ -153,6 +156,6 @@ it("does not end with a paid speech call in flight when another asset of its job
   const speech = (await store.findSpeech("17", "Hello."))?.state;
   await client.close();
   expect(speech).toBe("done");
-  expect(summary.rows[0]).toMatchObject({ state: "Fail", fail_kind: "local" });
+  expect((await summaryRows(summary))[0]).toMatchObject({ state: "Fail", fail_kind: "local" });
   await store.close();
 });

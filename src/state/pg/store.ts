@@ -514,6 +514,9 @@ export class PgStore implements JobStore {
   knownVersions(list: readonly VersionRef[]): Promise<Set<string>> {
     return this.io(() => jobs.knownVersions(this.c, list));
   }
+  jobsOfVersions(list: readonly VersionRef[]): Promise<JobRow[]> {
+    return this.io(() => jobs.jobsOfVersions(this.c, list));
+  }
   findJob(key: string, specHash: string): Promise<JobRow | undefined> {
     return this.io(() => jobs.findJob(this.c, key, specHash));
   }

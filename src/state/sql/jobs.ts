@@ -112,6 +112,20 @@ export function knownVersions(
   return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
 }
 
+export function jobsOfVersions(
+  c: SqlContext,
+  jobs: readonly { readonly key: string; readonly specHash: string }[],
+): JobRow[] {
+  // The list is the outer loop (CROSS JOIN), as in knownVersions: each of its versions one probe.
+  return (
+    jobRows(
+      c,
+      `WHERE id IN (SELECT j.id FROM json_each(?) AS w
+         CROSS JOIN jobs j ON j.service_id = ? AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1)`,
+    ).all(versionsJson(jobs), c.serviceId) as unknown[][]
+  ).map(jobRowOf);
+}
+
 export function findJob(c: SqlContext, key: string, specHash: string): JobRow | undefined {
   const values = jobRows(c, "WHERE service_id = ? AND job_key = ? AND spec_hash = ?").get(
     c.serviceId,

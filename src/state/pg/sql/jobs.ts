@@ -101,6 +101,15 @@ export async function knownVersions(c: PgContext, jobs: readonly VersionRef[]): 
   return new Set(rows.map((row) => versionKey(row.job_key, row.spec_hash)));
 }
 
+export async function jobsOfVersions(c: PgContext, jobs: readonly VersionRef[]): Promise<JobRow[]> {
+  if (jobs.length === 0) return [];
+  return jobRows(
+    c,
+    "WHERE service_id = $1 AND (job_key, spec_hash) IN (SELECT * FROM unnest($2::text[], $3::text[]))",
+    [c.serviceId, jobs.map((job) => job.key), jobs.map((job) => job.specHash)],
+  );
+}
+
 async function jobRows(c: PgContext, where: string, values: unknown[]): Promise<JobRow[]> {
   const { rows } = await c.pool.query(`SELECT ${JOB_COLUMNS} FROM jobs ${where}`, values);
   return rows.map(jobRowOf);

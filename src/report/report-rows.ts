@@ -1,0 +1,51 @@
+// The rows a report lists, as the writers read them: an array (a watch's few), or rows read from the
+// store a batch at a time on each pass (a run's end: 100,000 rows held at once were most of its peak
+// memory). The page reads them twice (its counts come before its data), so a source must give them
+// again each time it is iterated.
+import { type JobRow, type JobStore, type VersionRef, versionKey } from "../state/store.js";
+
+export type ReportRows = Iterable<JobRow> | AsyncIterable<JobRow>;
+
+/** Rows read from the store per query: large enough that the queries cost little, small enough to hold. */
+export const ROWS_PER_READ = 1_000;
+
+/**
+ * The rows of `versions` (given again for each pass), in their order, read from the store
+ * ROWS_PER_READ at a time. A version the store does not hold is left out.
+ */
+export function storedRows(
+  store: Pick<JobStore, "jobsOfVersions">,
+  versions: () => Iterable<VersionRef>,
+): AsyncIterable<JobRow> {
+  return {
+    async *[Symbol.asyncIterator]() {
+      let batch: VersionRef[] = [];
+      for (const version of versions()) {
+        batch.push(version);
+        if (batch.length < ROWS_PER_READ) continue;
+        yield* inOrder(await store.jobsOfVersions(batch), batch);
+        batch = [];
+      }
+      if (batch.length > 0) yield* inOrder(await store.jobsOfVersions(batch), batch);
+    },
+  };
+}
+
+function inOrder(rows: readonly JobRow[], batch: readonly VersionRef[]): JobRow[] {
+  const byVersion = new Map(rows.map((row) => [versionKey(row.job_key, row.spec_hash), row]));
+  return batch.flatMap((version) => byVersion.get(versionKey(version.key, version.specHash)) ?? []);
+}
+
+/** `rows` and then `more`, each read anew at each pass; every row through `map`. */
+export function chainRows(
+  rows: ReportRows,
+  more: () => Promise<readonly JobRow[]>,
+  map: (row: JobRow) => JobRow,
+): AsyncIterable<JobRow> {
+  return {
+    async *[Symbol.asyncIterator]() {
+      for await (const row of rows) yield map(row);
+      for (const row of await more()) yield map(row);
+    },
+  };
+}
