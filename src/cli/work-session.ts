@@ -27,7 +27,7 @@ import { readRecords } from "../output/records.js";
 import { leaseSetting } from "./lease-setting.js";
 import { MAX_VIDEOS_OPTION, maxVideosUsage } from "./max-videos.js";
 import { openJobStore, storeSecretValues } from "../state/open-job-store.js";
-import { type JobStore, StateFileError, StateStore } from "../state/store.js";
+import { type JobStore, StateFileError, StateStore } from "../state/sqlite/store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";

@@ -8,7 +8,7 @@
 //   OUT/.reel-journal.jsonl, OUT/.reel.lock
 //
 // Paths of videos and records are relative to OUT, with "/" (as the state file records them).
-// src/state/store.ts listLatestJobs spells `<manifest>/<id>.mp4` in SQL too: keep them together.
+// src/state/sqlite/store.ts listLatestJobs spells `<manifest>/<id>.mp4` in SQL too: keep them together.
 
 export const RESULTS_NAME = "results.jsonl";
 export const REPORT_NAME = "index.html";

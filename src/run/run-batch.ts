@@ -17,7 +17,7 @@ import {
   LeaseLostError,
   StoreUnreachableError,
   versionKey,
-} from "../state/store.js";
+} from "../state/sqlite/store.js";
 import { startProgress } from "./notes.js";
 import type { RunSummary } from "./run-summary.js";
 

@@ -7,10 +7,10 @@ import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { StateLockedError } from "../../src/state/db/lock.js";
-import { MIGRATIONS } from "../../src/state/migrations.js";
+import { StateLockedError } from "../../src/state/sqlite/db/lock.js";
+import { MIGRATIONS } from "../../src/state/sqlite/migrations.js";
 import { openReviewStore } from "../../src/state/open-job-store.js";
-import { StateFileError, StateStore } from "../../src/state/store.js";
+import { StateFileError, StateStore } from "../../src/state/sqlite/store.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -108,7 +108,7 @@ describe("state store", () => {
     const path = join(await tempDir(), "state.db");
     // The child records the intent, then writes the answer and dies in the same turn of its event
     // loop: the answer never reaches the file, the intent must (dist/ is built by npm test).
-    const storeModule = new URL("../../dist/state/store.js", import.meta.url).href;
+    const storeModule = new URL("../../dist/state/sqlite/store.js", import.meta.url).href;
     const script = `const { StateStore } = await import(${JSON.stringify(storeModule)});
       const store = StateStore.open(${JSON.stringify(path)}, { baseUrl: "x" });
       const row = await store.upsertJob(${JSON.stringify(JOB)});
@@ -125,7 +125,7 @@ describe("state store", () => {
   });
 
   it("commits the last turn of a process that exits without closing its store once the CLI set its exit hook, and not on import alone", async () => {
-    const storeModule = new URL("../../dist/state/store.js", import.meta.url).href;
+    const storeModule = new URL("../../dist/state/sqlite/store.js", import.meta.url).href;
     const mainModule = new URL("../../dist/cli/main.js", import.meta.url).href;
     /** A child that writes a job and exits in the same turn, without closing; whether the job is there after. */
     const writtenAtExit = async (setUp: string): Promise<boolean> => {
@@ -331,7 +331,7 @@ describe("state store", () => {
   it("lets one process at a time use a state file, by any path to it, and takes over the lock of a killed one", async () => {
     const path = join(await tempDir(), "state.db");
     // A child process holds the state open, as a running `reel run` would (dist/ is built by npm test).
-    const storeModule = new URL("../../dist/state/store.js", import.meta.url).href;
+    const storeModule = new URL("../../dist/state/sqlite/store.js", import.meta.url).href;
     const script = `const { StateStore } = await import(${JSON.stringify(storeModule)});
       StateStore.open(${JSON.stringify(path)}, { baseUrl: "x" }); console.log("ready"); setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ["--input-type=module", "-e", script], {

@@ -1,5 +1,5 @@
 // The PostgreSQL store's schema (see migrate.ts for how it is applied). The tables mirror the SQLite
-// state file's (src/state/migrations.ts), with times as epoch milliseconds (bigint) as there, plus
+// state file's (src/state/sqlite/migrations.ts), with times as epoch milliseconds (bigint) as there, plus
 // what a fleet needs: the runners with their heartbeats, and on each claim the runner that holds it.
 // The runner's id is the fencing token: a new one per process, and one marked lost never lives
 // again, so a write that checks "held by me, and I am not lost" in its own statement or transaction
@@ -137,7 +137,7 @@ export const PG_MIGRATIONS: PgMigrations = {
     CREATE INDEX jobs_held ON jobs (runner_id) WHERE runner_id IS NOT NULL;
     CREATE INDEX jobs_uncertain ON jobs (service_id, updated_at) WHERE state = 'uncertain';
     `,
-    // 3: the budget of a capped run, as the state file's migration 7 (src/state/migrations.ts). A
+    // 3: the budget of a capped run, as the state file's migration 7 (src/state/sqlite/migrations.ts). A
     // session belongs to one runner (migration 6): in a fleet each runner counts its own.
     `
     CREATE TABLE budget_sessions (

@@ -30,10 +30,10 @@
 import type pg from "pg";
 import { ClaimLostError, JobGoneError, LeaseLostError } from "../../errors.js";
 import type { LostWhy, SpeechCharge, TakeOver, VideoCharge } from "../../job-store.js";
-import { speechKey } from "../../sql/budget.js";
+import { speechKey } from "../../sqlite/sql/budget.js";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
-import { namedSpeechKey } from "../../sql/named-budgets.js";
+import { namedSpeechKey } from "../../sqlite/sql/named-budgets.js";
 import { spendFromBudget } from "./named-budgets.js";
 import { aliveNow, DB_NOW } from "./runners.js";
 

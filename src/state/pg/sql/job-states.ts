@@ -1,6 +1,6 @@
 // A job's state changes, each one statement (its events row included): the way back to pending,
 // the failures, polling, the download. The intent of a submission and its answer are the fleet's
-// (fleet.ts). Mirrors src/state/sql/job-states.ts; where a change is guarded here and not there, it says why.
+// (fleet.ts). Mirrors src/state/sqlite/sql/job-states.ts; where a change is guarded here and not there, it says why.
 import { taskEndEvent, taskStatusFields } from "../../task-status-rule.js";
 import type { FailKind, JobRow, VideoFacts } from "../../job-store.js";
 import type { PgContext } from "./context.js";

@@ -1,5 +1,5 @@
 // The jobs table: reading job versions, and adding or forgetting them (their state changes are in
-// job-states.ts). Scoped by the store's service unless said. Mirrors src/state/sql/jobs.ts.
+// job-states.ts). Scoped by the store's service unless said. Mirrors src/state/sqlite/sql/jobs.ts.
 import { StateFileError } from "../../errors.js";
 import {
   type JobHead,
@@ -185,7 +185,7 @@ export async function jobsByVersion(c: PgContext): Promise<Map<string, JobRow>> 
   return new Map((await listJobs(c)).map((row) => [versionKey(row.job_key, row.spec_hash), row]));
 }
 
-/** See src/state/sql/jobs.ts: the version whose video holds <id>.mp4, else the newest. */
+/** See src/state/sqlite/sql/jobs.ts: the version whose video holds <id>.mp4, else the newest. */
 export async function listLatestJobs(c: PgContext): Promise<(JobRow & { base_url: string })[]> {
   const { rows } = await c.pool.query(
     `SELECT ${jobColumnsOf("jobs")}, services.base_url FROM jobs JOIN services ON services.id = jobs.service_id

@@ -1,4 +1,4 @@
-// Retakes: src/state/sql/retakes.ts's statements, mirrored. queueRetake and withdrawRetake are
+// Retakes: src/state/sqlite/sql/retakes.ts's statements, mirrored. queueRetake and withdrawRetake are
 // transactions: queueRetake holds a transaction lock on its video (two reviewers retaking one video
 // at once are numbered one after the other); withdrawRetake's DELETE is the compare-and-set with a
 // runner's claim (claimJob updates only a pending row: the second of the two finds it moved on).

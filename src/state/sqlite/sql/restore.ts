@@ -1,8 +1,8 @@
 // Job rows written back from the records in the output folder (`reel run --rebuild-state`).
-import type { JobHead, RestoredJob } from "../job-store.js";
+import type { JobHead, RestoredJob } from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 import { JOB_HEAD_SQL } from "./jobs.js";
-import { type HeldRow, RESTORED_COLUMNS, restoredDetail, restoredValues } from "../restore-rule.js";
+import { type HeldRow, RESTORED_COLUMNS, restoredDetail, restoredValues } from "../../restore-rule.js";
 
 /** In one transaction; see JobRecords.restoreJobs for which rows are written. */
 export function restoreJobs(c: SqlContext, jobs: readonly RestoredJob[]): number {

@@ -15,8 +15,8 @@
 // reel still running (one that holds no flock). That is the only use of a pid here.
 import { closeSync, fstatSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { flockSync } from "fs-ext";
-import { ReelError } from "../../errors.js";
-import { bootId } from "../pid-space.js";
+import { ReelError } from "../../../errors.js";
+import { bootId } from "../../pid-space.js";
 
 export class StateLockedError extends ReelError {
   constructor(

@@ -3,10 +3,10 @@
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { ReelError } from "../../errors.js";
-import { migrate } from "../../sqlite/migrate.js";
-import { StateFileError } from "../errors.js";
-import type { ExclusiveAddress } from "../service-address.js";
+import { ReelError } from "../../../errors.js";
+import { migrate } from "../../../sqlite/migrate.js";
+import { StateFileError } from "../../errors.js";
+import type { ExclusiveAddress } from "../../service-address.js";
 import { checkHeader, checkOwned, isEmpty, stateMigrations } from "./checks.js";
 import { acquireLock, type StateLock } from "./lock.js";
 import { ensureService, findService } from "./services.js";

@@ -2,9 +2,9 @@
 // SQLite touches it), and reel's own, of a schema this reel knows.
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import type Database from "better-sqlite3";
-import type { Migrations } from "../../sqlite/migrate.js";
-import { schemaVersion } from "../../sqlite/migrate.js";
-import { StateFileError } from "../errors.js";
+import type { Migrations } from "../../../sqlite/migrate.js";
+import { schemaVersion } from "../../../sqlite/migrate.js";
+import { StateFileError } from "../../errors.js";
 import { MIGRATIONS } from "../migrations.js";
 
 /** Written in the `meta` table of every reel state file, by its first migration. */

@@ -3,7 +3,7 @@
 // job's state, file or error changed (its updated_at, which only grows: the sum moves), an attempt
 // given back (the sum of attempts), a decision (max id), a retake queued or withdrawn.
 // A job written twice within one millisecond, a check falling between, shows at the next change.
-import { schemaVersion } from "../../sqlite/migrate.js";
+import { schemaVersion } from "../../../sqlite/migrate.js";
 import { type SqlContext, sql } from "./context.js";
 
 export function changeMark(c: SqlContext): string {

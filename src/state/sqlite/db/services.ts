@@ -1,9 +1,9 @@
 // The services table: every row of the state file is scoped by the service it was made on, since
 // asset and task ids mean nothing on another.
 import type Database from "better-sqlite3";
-import { canonicalBaseUrl } from "../../service/base-url.js";
-import { schemaVersion } from "../../sqlite/migrate.js";
-import { type AddressInUse, AddressInUseError, type ExclusiveAddress } from "../service-address.js";
+import { canonicalBaseUrl } from "../../../service/base-url.js";
+import { schemaVersion } from "../../../sqlite/migrate.js";
+import { type AddressInUse, AddressInUseError, type ExclusiveAddress } from "../../service-address.js";
 
 /**
  * The row id of the service at `baseUrl`, created if new. With `exclusive`, refused

@@ -1,11 +1,11 @@
 // A job's state changes: the intent of a submission (a compare-and-set, durable before the request
 // leaves), its answer, polling, the download, and the way back to pending. Each is one write of the
 // turn (turn.ts), with its event.
-import { taskEndEvent, taskStatusFields } from "../task-status-rule.js";
-import type { FailKind, JobRow, VideoCharge, VideoFacts } from "../job-store.js";
+import { taskEndEvent, taskStatusFields } from "../../task-status-rule.js";
+import type { FailKind, JobRow, VideoCharge, VideoFacts } from "../../job-store.js";
 import { chargeVideo } from "./budget.js";
 import { spendFromBudget } from "./named-budgets.js";
-import { JobGoneError } from "../errors.js";
+import { JobGoneError } from "../../errors.js";
 import { type SqlContext, sql } from "./context.js";
 import { findJobById } from "./jobs.js";
 

@@ -1,7 +1,7 @@
 // The jobs table: reading job versions, and adding or forgetting them (their state changes are in
 // job-states.ts). Scoped by the store's service unless said.
-import { schemaVersion } from "../../sqlite/migrate.js";
-import { type JobHead, type JobRow, type NewJob, type VersionHead, versionKey } from "../job-store.js";
+import { schemaVersion } from "../../../sqlite/migrate.js";
+import { type JobHead, type JobRow, type NewJob, type VersionHead, versionKey } from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 import { jobRowOf, jobRows } from "./job-rows.js";
 

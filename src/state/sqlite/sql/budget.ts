@@ -1,6 +1,12 @@
 // The ledger of capped runs (migration 7; what it guarantees: BudgetRecords in job-store.ts). The
 // charges themselves are written by the intents they go with (job-states.ts, speech.ts).
-import type { BudgetOwner, BudgetSessionRow, SpeechCharge, SpendTally, VideoCharge } from "../job-store.js";
+import type {
+  BudgetOwner,
+  BudgetSessionRow,
+  SpeechCharge,
+  SpendTally,
+  VideoCharge,
+} from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 import { namedSpeechKey, refundNamedSpeech, refundNamedVideo } from "./named-budgets.js";
 

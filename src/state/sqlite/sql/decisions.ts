@@ -1,6 +1,6 @@
 // Reviewers' decisions (migration 12; ReviewRecords in job-store.ts).
-import { schemaVersion } from "../../sqlite/migrate.js";
-import type { DecisionRow, NewDecision } from "../job-store.js";
+import { schemaVersion } from "../../../sqlite/migrate.js";
+import type { DecisionRow, NewDecision } from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 
 /**

@@ -1,6 +1,6 @@
 // Speech made by the service, and the intents of speech calls (costed), scoped by service.
-import { ClaimLostError } from "../errors.js";
-import type { SpeechCharge, SpeechRow } from "../job-store.js";
+import { ClaimLostError } from "../../errors.js";
+import type { SpeechCharge, SpeechRow } from "../../job-store.js";
 import { chargeSpeech } from "./budget.js";
 import { namedSpeechKey, spendFromBudget } from "./named-budgets.js";
 import { type SqlContext, sql } from "./context.js";

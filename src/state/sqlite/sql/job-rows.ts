@@ -1,6 +1,6 @@
 // Whole job rows, read as arrays (see jobRowOf).
 import type Database from "better-sqlite3";
-import type { JobRow } from "../job-store.js";
+import type { JobRow } from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 
 const JOB_COLUMNS =

@@ -2,8 +2,8 @@
 // job-store.ts). `spendFromBudget` is the check a claim and a speech intent make inside their own
 // write: the state file's transactions are IMMEDIATE, so the budget's row read and moved there is
 // the one every other writer (a `reel budget set` beside the run) sees next.
-import { BudgetReachedError } from "../errors.js";
-import type { NamedBudget, NamedBudgetChange, NamedCharge } from "../job-store.js";
+import { BudgetReachedError } from "../../errors.js";
+import type { NamedBudget, NamedBudgetChange, NamedCharge } from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 
 /** Sums of decimal prices (0.1 + 0.2) must not refuse an exact fit. */

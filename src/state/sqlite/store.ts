@@ -10,13 +10,13 @@
 // The API key is never written here.
 import { hostname } from "node:os";
 import type Database from "better-sqlite3";
-import type { StoredEvent } from "./stored-event.js";
-import { canonicalBaseUrl } from "../service/base-url.js";
+import type { StoredEvent } from "../stored-event.js";
+import { canonicalBaseUrl } from "../../service/base-url.js";
 import type { StateLock } from "./db/lock.js";
 import { type OpenStateOptions, openStateDatabase, realStatePath } from "./db/open.js";
 import { lastService } from "./db/services.js";
 import { Statements } from "./db/statements.js";
-import type { StateFileError } from "./errors.js";
+import type { StateFileError } from "../errors.js";
 import type {
   BudgetOwner,
   BudgetSessionRow,
@@ -42,7 +42,7 @@ import type {
   VersionRef,
   VideoCharge,
   VideoFacts,
-} from "./job-store.js";
+} from "../job-store.js";
 import * as budget from "./sql/budget.js";
 import * as namedBudgets from "./sql/named-budgets.js";
 import * as assets from "./sql/assets.js";
@@ -68,9 +68,9 @@ export {
   LeaseLostError,
   StateFileError,
   StoreUnreachableError,
-} from "./errors.js";
+} from "../errors.js";
 export type { OpenStateOptions } from "./db/open.js";
-export * from "./job-store.js";
+export * from "../job-store.js";
 
 // Stores open for writing (open-stores.ts): a process that exits without closing one still commits
 // its last turn.

@@ -1,6 +1,6 @@
 // Caches of this machine, not scoped by service: hashes of local files by their stamp, and remote
 // sources fetched into the cache folder.
-import type { FileStamp } from "../job-store.js";
+import type { FileStamp } from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 
 export function findFileHash(c: SqlContext, path: string, stamp: FileStamp): string | undefined {

@@ -1,9 +1,9 @@
 // Retakes (migration 13; ReviewRecords.queueRetake in job-store.ts). A retake's state is read from
 // its job: queued while the job is unsent and unclaimed, sent once claimed, dropped once forgotten.
-import { isTakeOf, takeOf } from "../../manifest/takes.js";
-import { schemaVersion } from "../../sqlite/migrate.js";
-import { StateFileError } from "../errors.js";
-import type { RetakeRequest, RetakeRow, VideoTakes } from "../job-store.js";
+import { isTakeOf, takeOf } from "../../../manifest/takes.js";
+import { schemaVersion } from "../../../sqlite/migrate.js";
+import { StateFileError } from "../../errors.js";
+import type { RetakeRequest, RetakeRow, VideoTakes } from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 import { recordDecisions } from "./decisions.js";
 import { JOB_HEAD_SQL } from "./jobs.js";

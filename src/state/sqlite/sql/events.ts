@@ -1,7 +1,7 @@
 // The event stream's reads and its bound (src/events): the rows the state changes and notes wrote.
-import type { StoredEvent } from "../stored-event.js";
-import type { EventQuery } from "../job-store.js";
-import { schemaVersion } from "../../sqlite/migrate.js";
+import type { StoredEvent } from "../../stored-event.js";
+import type { EventQuery } from "../../job-store.js";
+import { schemaVersion } from "../../../sqlite/migrate.js";
 import { type SqlContext, sql } from "./context.js";
 
 /**
