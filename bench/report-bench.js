@@ -151,9 +151,9 @@ async function fillState(dir, count) {
  */
 async function writeChild(dist, state, out) {
   const load = (path) => import(pathToFileURL(join(dist, path)).href);
-  const { StateStore: Store, decisionsByVersion } = await load("state/sqlite/store.js").catch(() =>
-    load("state/store.js"),
-  );
+  // A build from before the state file's backend moved into state/sqlite/ has it at state/store.js.
+  const { StateStore: Store } = await load("state/sqlite/store.js").catch(() => load("state/store.js"));
+  const { decisionsByVersion } = await load("state/job-store.js");
   const { folderRows } = await load("report/folder-rows.js");
   const { writeResults } = await load("report/results.js");
   const { writeHtmlReport: writePage } = await load("report/html-report.js");

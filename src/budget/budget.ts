@@ -19,7 +19,7 @@ import type {
   SpeechCharge,
   SpendTally,
   VideoCharge,
-} from "../state/sqlite/store.js";
+} from "../state/job-store.js";
 import type { NamedBudget } from "../state/job-store.js";
 import { type SharedBudget, sharedSpeechCharge, sharedVideoCharge } from "./named.js";
 

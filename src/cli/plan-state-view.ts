@@ -16,7 +16,7 @@ import {
   type RetakeRow,
   type SpeechRow,
   versionKey,
-} from "../state/sqlite/store.js";
+} from "../state/job-store.js";
 
 /** `retakes`: the retake of each job of `manifests` that is one, by versionKey (see review/retake.ts). */
 export async function loadPlanStateView(

@@ -10,7 +10,7 @@ import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
 import { ServiceError } from "../client/index.js";
 import { ADVISED_STOPS, nextSteps, stopCause } from "../run/next-steps.js";
 import type { RunSummary } from "../run/run-summary.js";
-import { versionKey } from "../state/sqlite/store.js";
+import { versionKey } from "../state/job-store.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO } from "./command.js";
 import { EXIT } from "./exit-codes.js";

@@ -26,7 +26,7 @@ import {
   SNIFF_BYTES,
   sniffFormat,
 } from "../service/media-format.js";
-import { BudgetReachedError, ClaimLostError, type JobStore } from "../state/sqlite/store.js";
+import { BudgetReachedError, ClaimLostError, type JobStore } from "../state/job-store.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
 import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "./source-address.js";
 import { makeStoppableSleep } from "./stoppable-sleep.js";

@@ -26,7 +26,7 @@ import {
   StateFileError,
   StoreUnreachableError,
   versionKey,
-} from "../state/sqlite/store.js";
+} from "../state/job-store.js";
 import { DEFAULTS } from "../defaults.js";
 import { shownPath } from "../user-path.js";
 import { makeAssetResolver, speechAsset } from "./assets.js";

@@ -14,7 +14,7 @@ import {
 } from "../output/journal.js";
 import { lockOutDir, probeWritable } from "../output/out-dir.js";
 import { checkJournal, lostCommitsMessage } from "../output/recovery.js";
-import { type JobStore, StateFileError } from "../state/sqlite/store.js";
+import { type JobStore, StateFileError } from "../state/job-store.js";
 import type { ProgressSink } from "./progress.js";
 import { agree, plural } from "../plural.js";
 

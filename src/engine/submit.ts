@@ -12,7 +12,7 @@ import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "..
 import { asDiskFailure } from "../output/atomic-write.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
 import type { Id } from "../service/api-types.js";
-import { BudgetReachedError, type JobRow, JobGoneError, type VideoCharge } from "../state/sqlite/store.js";
+import { BudgetReachedError, type JobRow, JobGoneError, type VideoCharge } from "../state/job-store.js";
 import { BudgetStoppedError, Reservation } from "../budget/index.js";
 import type { SlotTurn } from "./fleet-slots.js";
 import { SpeechUncertainError } from "./assets.js";

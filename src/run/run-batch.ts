@@ -17,7 +17,7 @@ import {
   LeaseLostError,
   StoreUnreachableError,
   versionKey,
-} from "../state/sqlite/store.js";
+} from "../state/job-store.js";
 import { startProgress } from "./notes.js";
 import type { RunSummary } from "./run-summary.js";
 

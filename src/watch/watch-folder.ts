@@ -34,7 +34,7 @@ import {
   type RetakeRow,
   type StateFileError,
   versionKey,
-} from "../state/sqlite/store.js";
+} from "../state/job-store.js";
 import { shownPath } from "../user-path.js";
 import { isIgnoredPath } from "./manifest-files.js";
 import { RowsFiles } from "./rows-files.js";

@@ -10,7 +10,8 @@ import { describe, expect, it } from "vitest";
 import { StateLockedError } from "../../src/state/sqlite/db/lock.js";
 import { MIGRATIONS } from "../../src/state/sqlite/migrations.js";
 import { openReviewStore } from "../../src/state/open-job-store.js";
-import { StateFileError, StateStore } from "../../src/state/sqlite/store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
+import { StateFileError } from "../../src/state/job-store.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { tempDir } from "../helpers/temp-dir.js";
 

@@ -61,20 +61,7 @@ import * as speech from "./sql/speech.js";
 import { Turn } from "./turn.js";
 import { addOpenStore, removeOpenStore } from "./open-stores.js";
 
-export {
-  BudgetReachedError,
-  ClaimLostError,
-  JobGoneError,
-  LeaseLostError,
-  StateFileError,
-  StoreUnreachableError,
-} from "../errors.js";
 export type { OpenStateOptions } from "./db/open.js";
-export * from "../job-store.js";
-
-// Stores open for writing (open-stores.ts): a process that exits without closing one still commits
-// its last turn.
-export { flushOpenStores } from "./open-stores.js";
 
 /** How often a followed store reads its events back (see followOwnEvents). */
 const FOLLOW_EVENTS_MS = 100;
