@@ -71,11 +71,10 @@ export {
 
 /** The job versions of one service: what was asked, what was paid, what came back. */
 export interface JobRecords {
-  /** The row of this job version, created as `pending` if new. */
-  upsertJob(job: NewJob): Promise<JobRow>;
   /**
-   * `upsertJob` for many jobs at once: a run of 10,000 jobs starts in milliseconds. Returns only
-   * what a run starts from, not whole rows (10,000 of those weigh about 15 MB).
+   * The rows of these job versions, each created as `pending` if new, in one go: a run of 10,000
+   * jobs starts in milliseconds. Returns only what a run starts from, not whole rows (10,000 of
+   * those weigh about 15 MB).
    */
   upsertJobs(jobs: readonly NewJob[]): Promise<JobHead[]>;
   /**

@@ -14,6 +14,7 @@ import { StateStore } from "../../src/state/sqlite/store.js";
 import { StateFileError } from "../../src/state/job-store.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { seedJob } from "../helpers/seed-jobs.js";
 
 const JOB = {
   key: "m/a",
@@ -85,7 +86,7 @@ describe("state store", () => {
     );
     expect(existsSync(path)).toBe(false);
     const run = StateStore.open(path, { baseUrl: "https://a.example" });
-    await run.upsertJob(JOB);
+    await seedJob(run, JOB);
     await run.flush();
     // The run holds the file's lock; a second run is refused, a reviewer is not.
     expect(() => StateStore.open(path, { baseUrl: "https://a.example" })).toThrow(StateLockedError);
@@ -112,7 +113,7 @@ describe("state store", () => {
     const storeModule = new URL("../../dist/state/sqlite/store.js", import.meta.url).href;
     const script = `const { StateStore } = await import(${JSON.stringify(storeModule)});
       const store = StateStore.open(${JSON.stringify(path)}, { baseUrl: "x" });
-      const row = await store.upsertJob(${JSON.stringify(JOB)});
+      const [row] = await store.upsertJobs([${JSON.stringify(JOB)}]);
       await store.markSubmitting(row.id);
       store.markSubmitted(row.id, "77");
       process.kill(process.pid, "SIGKILL");`;
@@ -134,7 +135,7 @@ describe("state store", () => {
       const script = `${setUp}
         const { StateStore } = await import(${JSON.stringify(storeModule)});
         const store = StateStore.open(${JSON.stringify(path)}, { baseUrl: "x" });
-        store.upsertJob(${JSON.stringify(JOB)});
+        store.upsertJobs([${JSON.stringify(JOB)}]);
         process.exit(0);`;
       const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
         stdio: ["ignore", "ignore", "inherit"],
@@ -160,8 +161,8 @@ describe("state store", () => {
   it("refuses every write, and rejects the intent waiting on its turn, once SQLite undid a whole turn", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const a = await store.upsertJob(JOB);
-    const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    const a = await seedJob(store, JOB);
+    const b = await seedJob(store, { ...JOB, key: "m/b", videoId: "b" });
     await new Promise((resolve) => setImmediate(resolve));
     failDownloadRecords(path); // SQLite undoes the whole turn, intents included
     const intent = store.markSubmitting(a.id);
@@ -180,8 +181,8 @@ describe("state store", () => {
   it("keeps the other writes of a turn, and the events of each, when one write fails on its own", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const a = await store.upsertJob(JOB);
-    const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    const a = await seedJob(store, JOB);
+    const b = await seedJob(store, { ...JOB, key: "m/b", videoId: "b" });
     await new Promise((resolve) => setImmediate(resolve));
     // A statement that fails without undoing the transaction (a constraint, not a full disk).
     const other = new Database(path);
@@ -210,8 +211,8 @@ describe("state store", () => {
   it("undoes a failed write of several statements whole, its events included", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const a = await store.upsertJob(JOB);
-    const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    const a = await seedJob(store, JOB);
+    const b = await seedJob(store, { ...JOB, key: "m/b", videoId: "b" });
     store.markSubmitting(a.id).catch(() => {});
     await store.markSubmitting(b.id);
     const other = new Database(path);
@@ -249,7 +250,7 @@ describe("state store", () => {
   it("reads every column of a job row, with its value", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const row = await store.upsertJob(JOB);
+    const row = await seedJob(store, JOB);
     await store.markSubmitting(row.id);
     await store.markSubmitted(row.id, "77");
     await store.recordTaskStatus(row.id, "Success", "http://x/v.mp4", undefined);

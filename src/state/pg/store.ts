@@ -496,9 +496,6 @@ export class PgStore implements JobStore {
 
   // ---- jobs (sql/jobs.ts, sql/job-states.ts, sql/restore.ts) ----
 
-  upsertJob(job: NewJob): Promise<JobRow> {
-    return this.io(() => jobs.upsertJob(this.c, job));
-  }
   upsertJobs(list: readonly NewJob[]): Promise<JobHead[]> {
     return this.io(() => jobs.upsertJobs(this.c, list));
   }

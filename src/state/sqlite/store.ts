@@ -208,9 +208,6 @@ export class StateStore implements JobStore {
 
   // ---- jobs (sql/jobs.ts, sql/job-states.ts, sql/restore.ts) ----
 
-  async upsertJob(job: NewJob): Promise<JobRow> {
-    return jobs.upsertJob(this.c, job);
-  }
   async upsertJobs(list: readonly NewJob[]): Promise<JobHead[]> {
     return jobs.upsertJobs(this.c, list);
   }

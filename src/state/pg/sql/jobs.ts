@@ -13,11 +13,6 @@ import { NOT_SANDBOX } from "../../service-address.js";
 import { type PgContext, toNumber } from "./context.js";
 import { JOB_COLUMNS, jobColumnsOf, jobRowOf } from "./job-rows.js";
 
-export async function upsertJob(c: PgContext, job: NewJob): Promise<JobRow> {
-  const [head] = await upsertJobs(c, [job]);
-  return getJob(c, head!.id);
-}
-
 /**
  * Two statements whatever the number of jobs: the insert of the new ones (arrays unnested), then
  * the heads of all. Not one: rows another runner inserted at the same moment are skipped by ON

@@ -9,11 +9,6 @@ import { jobRowOf, jobRows } from "./job-rows.js";
 export const JOB_HEAD_SQL =
   "SELECT id, state, file FROM jobs WHERE service_id = ? AND job_key = ? AND spec_hash = ?";
 
-export function upsertJob(c: SqlContext, job: NewJob): JobRow {
-  const { id } = upsertJobs(c, [job])[0]!;
-  return getJob(c, id);
-}
-
 /**
  * The heads of the versions already recorded read in one statement (a rerun's jobs are all there),
  * then the others inserted in one transaction; no whole row read back.
