@@ -36,6 +36,7 @@ import { inTransaction, type PgContext, toNumber } from "./context.js";
 import { namedSpeechKey } from "../../sqlite/sql/named-budgets.js";
 import { spendFromBudget } from "./named-budgets.js";
 import { aliveNow, DB_NOW } from "./runners.js";
+import { CLAIM, CLAIMABLE } from "../../job-state-rule.js";
 
 /**
  * `fn` in one transaction (inTransaction) that the database rolls back, closing its session, if it
@@ -135,8 +136,8 @@ async function claimIn(
   const { rows } = await client.query<{ room: boolean; attempts: number | null; present: boolean }>(
     `WITH room AS (SELECT NOT ${FULL("$9", "$10", "$11")} AS ok),
        claimed AS (
-         UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, runner_id = $3, updated_at = $2
-           WHERE id = $1 AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))
+         UPDATE jobs SET ${CLAIM}, runner_id = $3, updated_at = $2
+           WHERE id = $1 AND ${CLAIMABLE}
              AND (SELECT ok FROM room)
            RETURNING id, attempts),
        noted AS (INSERT INTO events (at, job_id, runner_id, kind) SELECT $2::bigint, id, $3, 'submitting' FROM claimed),

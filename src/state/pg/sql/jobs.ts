@@ -12,6 +12,7 @@ import {
 import { NOT_SANDBOX } from "../../service-address.js";
 import { type PgContext, toNumber } from "./context.js";
 import { JOB_COLUMNS, jobColumnsOf, jobRowOf } from "./job-rows.js";
+import { MADE, unsent } from "../../job-state-rule.js";
 
 /**
  * Two statements whatever the number of jobs: the insert of the new ones (arrays unnested), then
@@ -162,7 +163,7 @@ export async function downloadedVersions(c: PgContext): Promise<Set<string>> {
 
 export async function madeSpecs(c: PgContext): Promise<Map<string, string>> {
   const { rows } = await c.pool.query<{ spec_hash: string; job_key: string }>(
-    "SELECT spec_hash, job_key FROM jobs WHERE service_id = $1 AND state IN ('Success', 'submitting', 'submitted') ORDER BY id",
+    `SELECT spec_hash, job_key FROM jobs WHERE service_id = $1 AND ${MADE} ORDER BY id`,
     [c.serviceId],
   );
   return new Map(rows.map((row) => [row.spec_hash, row.job_key]));
@@ -216,7 +217,7 @@ export async function forgetUnsentJobs(
   const { rowCount } = await c.pool.query(
     `WITH gone AS (
        DELETE FROM jobs
-         WHERE service_id = $1 AND manifest = $2 AND state = 'pending' AND attempts = 0 AND task_id IS NULL
+         WHERE service_id = $1 AND manifest = $2 AND ${unsent()}
            AND job_key || chr(10) || spec_hash <> ALL ($3::text[])
          RETURNING id, job_key)
      INSERT INTO events (at, job_id, kind, detail, job_key)

@@ -8,6 +8,7 @@ import { spendFromBudget } from "./named-budgets.js";
 import { JobGoneError } from "../../errors.js";
 import { type SqlContext, sql } from "./context.js";
 import { findJobById } from "./jobs.js";
+import { CLAIM, CLAIMABLE, GIVE_BACK, RETRYABLE } from "../../job-state-rule.js";
 
 /** Updates `fields` of job `id`; returns the updated_at it recorded. */
 function setJob(c: SqlContext, id: number, fields: Record<string, string | number | null>): number {
@@ -49,8 +50,8 @@ export async function markSubmitting(
   const attempt = write(() => {
     const claimed = sql(
       c,
-      `UPDATE jobs SET state = 'submitting', attempts = attempts + 1, fail_kind = NULL, error = NULL, task_id = NULL, task_status = NULL, result_url = NULL, updated_at = ?
-         WHERE id = ? AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))
+      `UPDATE jobs SET ${CLAIM}, updated_at = ?
+         WHERE id = ? AND ${CLAIMABLE}
          RETURNING attempts`,
     ).get(c.now(), id) as { attempts: number } | undefined;
     if (claimed) {
@@ -71,7 +72,7 @@ export async function markSubmitting(
 
 export function withdrawSubmitting(c: SqlContext, id: number): void {
   c.turn.write(() => {
-    sql(c, "UPDATE jobs SET attempts = max(0, attempts - 1) WHERE id = ?").run(id);
+    sql(c, `UPDATE jobs SET ${GIVE_BACK} WHERE id = ?`).run(id);
     setJob(c, id, { state: "pending" });
     c.turn.event(id, "withdrawn", "not sent");
   });
@@ -111,7 +112,7 @@ export function markSpeechDoubt(c: SqlContext, id: number, error: string): void 
     const changed = sql(
       c,
       `UPDATE jobs SET state = 'uncertain', fail_kind = 'speech', error = ?, updated_at = ?
-         WHERE id = ? AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))`,
+         WHERE id = ? AND ${CLAIMABLE}`,
     ).run(error, c.now(), id).changes;
     if (changed === 1) c.turn.event(id, "uncertain", `speech: ${error}`);
   });
@@ -126,7 +127,7 @@ export function markFailed(c: SqlContext, id: number, kind: FailKind, error: str
 
 export function markRefused(c: SqlContext, id: number, error: string): void {
   c.turn.write(() => {
-    sql(c, "UPDATE jobs SET attempts = max(0, attempts - 1) WHERE id = ?").run(id);
+    sql(c, `UPDATE jobs SET ${GIVE_BACK} WHERE id = ?`).run(id);
     setJob(c, id, { state: "pending", fail_kind: null, error });
     c.turn.event(id, "refused", error);
   });
@@ -136,7 +137,7 @@ export function markPending(c: SqlContext, id: number, why: string): boolean {
   return c.turn.writeStatement(() => {
     const changed = sql(
       c,
-      "UPDATE jobs SET state = 'pending', fail_kind = NULL, error = NULL, updated_at = ? WHERE id = ? AND state IN ('Fail', 'Canceled', 'uncertain')",
+      `UPDATE jobs SET state = 'pending', fail_kind = NULL, error = NULL, updated_at = ? WHERE id = ? AND ${RETRYABLE}`,
     ).run(c.now(), id).changes;
     if (changed === 1) c.turn.event(id, "pending", why);
     return changed === 1;

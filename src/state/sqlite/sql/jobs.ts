@@ -4,6 +4,7 @@ import { schemaVersion } from "../../../sqlite/migrate.js";
 import { type JobHead, type JobRow, type NewJob, type VersionHead, versionKey } from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 import { jobRowOf, jobRows } from "./job-rows.js";
+import { MADE, unsent } from "../../job-state-rule.js";
 
 /** A job version's head, by the unique index (service, key, spec hash). */
 export const JOB_HEAD_SQL =
@@ -166,7 +167,7 @@ export function downloadedVersions(c: SqlContext): Set<string> {
 export function madeSpecs(c: SqlContext): Map<string, string> {
   const rows = sql(
     c,
-    "SELECT spec_hash, job_key FROM jobs WHERE service_id = ? AND state IN ('Success', 'submitting', 'submitted') ORDER BY id",
+    `SELECT spec_hash, job_key FROM jobs WHERE service_id = ? AND ${MADE} ORDER BY id`,
     true,
   ).all(c.serviceId) as [string, string][];
   return new Map(rows);
@@ -226,7 +227,7 @@ export function forgetUnsentJobs(c: SqlContext, manifest: string, keep: Readonly
   return c.turn.write(() => {
     const rows = sql(
       c,
-      "SELECT id, job_key, spec_hash FROM jobs WHERE service_id = ? AND manifest = ? AND state = 'pending' AND attempts = 0 AND task_id IS NULL",
+      `SELECT id, job_key, spec_hash FROM jobs WHERE service_id = ? AND manifest = ? AND ${unsent()}`,
       true,
     ).all(c.serviceId, manifest) as [number, string, string][];
     let forgotten = 0;

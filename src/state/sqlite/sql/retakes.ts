@@ -8,16 +8,11 @@ import { type SqlContext, sql } from "./context.js";
 import { recordDecisions } from "./decisions.js";
 import { JOB_HEAD_SQL } from "./jobs.js";
 import { jobRowOf, jobRows } from "./job-rows.js";
-
-/** The SQL of a retake's state (see RetakeState), over `retakes` and its job `jobs` (left joined). */
-export const RETAKE_STATE_SQL = `CASE WHEN retakes.withdrawn_at IS NOT NULL THEN 'withdrawn'
-  WHEN jobs.id IS NULL THEN 'dropped'
-  WHEN jobs.state = 'pending' AND jobs.attempts = 0 AND jobs.task_id IS NULL THEN 'queued'
-  ELSE 'sent' END`;
+import { RETAKE_STATE, unsent } from "../../job-state-rule.js";
 
 const RETAKE_COLUMNS = `retakes.id, services.base_url, retakes.job_key, retakes.manifest, retakes.video_id,
   retakes.spec_hash, retakes.from_key, retakes.from_spec_hash, retakes.reviewer, retakes.note,
-  retakes.queued_at, retakes.withdrawn_at, ${RETAKE_STATE_SQL} AS state`;
+  retakes.queued_at, retakes.withdrawn_at, ${RETAKE_STATE} AS state`;
 
 const FROM = `FROM retakes JOIN services ON services.id = retakes.service_id
   LEFT JOIN jobs ON jobs.service_id = retakes.service_id AND jobs.job_key = retakes.job_key
@@ -141,7 +136,7 @@ export function withdrawRetake(c: SqlContext, key: string): "withdrawn" | "sent"
     // The compare-and-set with a run's claim (markSubmitting claims only from pending).
     const gone = sql(
       c,
-      "DELETE FROM jobs WHERE service_id = ? AND job_key = ? AND spec_hash = ? AND state = 'pending' AND attempts = 0 AND task_id IS NULL RETURNING id",
+      `DELETE FROM jobs WHERE service_id = ? AND job_key = ? AND spec_hash = ? AND ${unsent()} RETURNING id`,
     ).get(c.serviceId, key, retake.spec_hash) as { id: number } | undefined;
     if (!gone && sql(c, JOB_HEAD_SQL).get(c.serviceId, key, retake.spec_hash) !== undefined) return "sent";
     sql(c, "UPDATE retakes SET withdrawn_at = ? WHERE id = ?").run(c.now(), retake.id);
