@@ -68,7 +68,7 @@ import { notifySlotFree, SlotNotices } from "./slot-notices.js";
 import { type Landed, Outage } from "./outage.js";
 import { DEFAULT_LEASE, type LeaseTiming, RUNNERS_SHOWN_MS } from "./lease.js";
 import { migratePg } from "./migrate.js";
-import { namedSpeechKey } from "../sqlite/sql/named-budgets.js";
+import { namedSpeechKey } from "../ledger-rule.js";
 import { PG_MIGRATIONS } from "./migrations.js";
 import * as assets from "./sql/assets.js";
 import * as caches from "./sql/caches.js";

@@ -30,10 +30,9 @@
 import type pg from "pg";
 import { ClaimLostError, JobGoneError, LeaseLostError } from "../../errors.js";
 import type { LostWhy, SpeechCharge, TakeOver, VideoCharge } from "../../job-store.js";
-import { speechKey } from "../../sqlite/sql/budget.js";
+import { namedSpeechKey, speechKey } from "../../ledger-rule.js";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
-import { namedSpeechKey } from "../../sqlite/sql/named-budgets.js";
 import { spendFromBudget } from "./named-budgets.js";
 import { aliveNow, DB_NOW } from "./runners.js";
 import { CLAIM, CLAIMABLE } from "../../job-state-rule.js";

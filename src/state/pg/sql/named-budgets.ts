@@ -6,7 +6,7 @@
 import type pg from "pg";
 import { BudgetReachedError } from "../../errors.js";
 import type { NamedBudget, NamedBudgetChange, NamedCharge } from "../../job-store.js";
-import { BUDGET_TOLERANCE } from "../../sqlite/sql/named-budgets.js";
+import { BUDGET_TOLERANCE } from "../../ledger-rule.js";
 import { type PgContext, toNumber } from "./context.js";
 
 const COLUMNS =

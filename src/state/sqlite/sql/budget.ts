@@ -8,12 +8,8 @@ import type {
   VideoCharge,
 } from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
-import { namedSpeechKey, refundNamedSpeech, refundNamedVideo } from "./named-budgets.js";
-
-/** The ledger's key of one speech (voice ids and texts never contain a newline together). */
-export function speechKey(voiceId: string, text: string): string {
-  return `${voiceId}\n${text}`;
-}
+import { namedSpeechKey, speechKey } from "../../ledger-rule.js";
+import { refundNamedSpeech, refundNamedVideo } from "./named-budgets.js";
 
 /** Part of a submission's intent: in its write, after the claim succeeded. */
 export function chargeVideo(c: SqlContext, jobId: number, attempt: number, charge: VideoCharge): void {

@@ -4,10 +4,8 @@
 // the one every other writer (a `reel budget set` beside the run) sees next.
 import { BudgetReachedError } from "../../errors.js";
 import type { NamedBudget, NamedBudgetChange, NamedCharge } from "../../job-store.js";
+import { BUDGET_TOLERANCE } from "../../ledger-rule.js";
 import { type SqlContext, sql } from "./context.js";
-
-/** Sums of decimal prices (0.1 + 0.2) must not refuse an exact fit. */
-export const BUDGET_TOLERANCE = 1e-9;
 
 const COLUMNS = `id, name, max_seconds AS maxSeconds, max_credits AS maxCredits, prices_file, prices_json,
   spent_seconds AS spentSeconds, spent_credits AS spentCredits, created_at AS createdAt, updated_at AS updatedAt`;
@@ -17,11 +15,6 @@ type Row = Omit<NamedBudget, "prices"> & { prices_file: string | null; prices_js
 function budgetOf(row: Row): NamedBudget {
   const { prices_file: file, prices_json: json, ...rest } = row;
   return { ...rest, prices: file !== null && json !== null ? { file, json } : null };
-}
-
-/** The ledger's key of a speech call: its service's, voice and text. */
-export function namedSpeechKey(serviceId: number, voiceId: string, text: string): string {
-  return `${serviceId}\n${voiceId}\n${text}`;
 }
 
 export function findBudget(c: SqlContext, name: string): NamedBudget | undefined {

@@ -2,7 +2,8 @@
 import { ClaimLostError } from "../../errors.js";
 import type { SpeechCharge, SpeechRow } from "../../job-store.js";
 import { chargeSpeech } from "./budget.js";
-import { namedSpeechKey, spendFromBudget } from "./named-budgets.js";
+import { namedSpeechKey } from "../../ledger-rule.js";
+import { spendFromBudget } from "./named-budgets.js";
 import { type SqlContext, sql } from "./context.js";
 
 export function findSpeech(c: SqlContext, voiceId: string, text: string): SpeechRow | undefined {
