@@ -219,19 +219,22 @@ export interface JobRecords {
   recordVideoStamp(row: JobRow, stamp: string): Promise<JobRow>;
 }
 
+/**
+ * The records of the store: all of it but its own life (events, flush, close) and the fleet. Each
+ * backend assembles them from its parts (see assembled.ts).
+ */
+export type StoreRecords = JobRecords &
+  AssetRecords &
+  SpeechRecords &
+  BudgetRecords &
+  NamedBudgetRecords &
+  LearnedRecords &
+  OutputRecords &
+  LocalCaches &
+  ReviewRecords;
+
 /** The whole store, as a run uses it. */
-export interface JobStore
-  extends
-    EventRecords,
-    JobRecords,
-    AssetRecords,
-    SpeechRecords,
-    BudgetRecords,
-    NamedBudgetRecords,
-    LearnedRecords,
-    OutputRecords,
-    LocalCaches,
-    ReviewRecords {
+export interface JobStore extends EventRecords, StoreRecords {
   /** The fleet's operations, on a store shared by several runners (PostgreSQL); undefined on a state file. */
   readonly fleet?: FleetStore;
   /** Where the store is, for messages (the state file's path). */

@@ -144,6 +144,22 @@ export class Turn {
     return new Promise((resolve, reject) => this.durableWaiters.push({ resolve, reject }));
   }
 
+  /**
+   * `write`'s result once its turn is committed, also when it failed (its turn ends then, rather
+   * than holding the file's write lock until the event loop comes round).
+   */
+  async committed<T>(write: () => T): Promise<T> {
+    let result: T;
+    try {
+      result = write();
+    } catch (error) {
+      await this.durable().catch(() => {});
+      throw error;
+    }
+    await this.durable();
+    return result;
+  }
+
   /** Commits now what this turn wrote (before closing, and before the process exits). */
   flush(): void {
     if (!this.db.open) return;
