@@ -245,7 +245,7 @@ describe("the PostgreSQL store", () => {
     // One's connection stalls before its claim's second statement, the service's row locked: as
     // a runner paused between two statements of its transaction.
     // (pool.connect() with no callback: the transactions'; single statements take it with one.)
-    const pool = (one as unknown as { pool: pg.Pool }).pool;
+    const pool = (one as unknown as { c: { pool: pg.Pool } }).c.pool;
     const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
     let stall = true;
     (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args) => {
