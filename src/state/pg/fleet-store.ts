@@ -7,7 +7,8 @@ import type { FleetNews } from "./fleet-news.js";
 import type { Heartbeat } from "./heartbeat.js";
 import type { Outage } from "./outage.js";
 import { notifySlotFree, type SlotNotices } from "./slot-notices.js";
-import { type FleetContext, heldElsewhere, holdTask, takeOverLost } from "./sql/fleet.js";
+import { type FleetContext, heldElsewhere, holdTask } from "./sql/fleet.js";
+import { takeOverLost } from "./sql/takeover.js";
 import { fleetView } from "./sql/fleet-view.js";
 
 /** A writer's runner: its row in `runners`, and the heartbeat that keeps it alive there. */

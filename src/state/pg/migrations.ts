@@ -279,7 +279,7 @@ export const PG_MIGRATIONS: PgMigrations = {
     `,
     // 14: when a job became uncertain, by the database's clock (the jobs' own times are their
     // writers'): an uncertain submission holds its slot of the account for the hold on one clock,
-    // whatever the runners' machines say (sql/fleet.ts FULL). Set by the database itself, in every
+    // whatever the runners' machines say (sql/claims.ts FULL). Set by the database itself, in every
     // statement that makes a job uncertain (a runner's, a takeover's), so no writer can forget it.
     `
     ALTER TABLE jobs ADD COLUMN uncertain_at bigint;

@@ -2,7 +2,7 @@
 // the intent of a speech call is the fleet's, fenced: sql/fleet.ts).
 import type { SpeechCharge, SpeechRow, AssetRecords, SpeechRecords } from "../../job-store.js";
 import type { PgSide } from "./side.js";
-import * as fleet from "../sql/fleet.js";
+import { startSpeech } from "../sql/fleet.js";
 import * as assets from "../sql/assets.js";
 import * as speech from "../sql/speech.js";
 
@@ -18,7 +18,7 @@ export function assetRecords(s: PgSide, ownUploads: Set<string>): AssetRecords &
     forgetUploadIntent(sha256: string): Promise<void> {
       return s.io(() => assets.forgetUploadIntent(s.writer(), sha256));
     },
-    /** Those of gone runners only (see fleet.takeOverLost). */
+    /** Those of gone runners only (see sql/takeover.ts). */
     async takeInterruptedUploads(): Promise<number> {
       return (await s.takeOverLost()).uploads;
     },
@@ -35,7 +35,7 @@ export function assetRecords(s: PgSide, ownUploads: Set<string>): AssetRecords &
       return s.io(() => speech.findSpeech(s.c, voiceId, text));
     },
     markSpeechCreating(voiceId: string, text: string, charge?: SpeechCharge): Promise<void> {
-      return s.fenced(s.io(() => fleet.startSpeech(s.writer(), voiceId, text, charge)));
+      return s.fenced(s.io(() => startSpeech(s.writer(), voiceId, text, charge)));
     },
     markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void> {
       return s.io(() => speech.markSpeechDone(s.c, voiceId, text, assetId, duration));
@@ -46,7 +46,7 @@ export function assetRecords(s: PgSide, ownUploads: Set<string>): AssetRecords &
     clearSpeech(voiceId: string, text: string): Promise<void> {
       return s.io(() => speech.clearSpeech(s.writer(), voiceId, text));
     },
-    /** Those of gone runners only (see fleet.takeOverLost). */
+    /** Those of gone runners only (see sql/takeover.ts). */
     async markInterruptedSpeechUncertain(): Promise<number> {
       return (await s.takeOverLost()).speech;
     },

@@ -1,6 +1,6 @@
 // The job versions of the shared store (JobRecords): reads and adds in sql/jobs.ts, state changes
 // in sql/job-states.ts, rows rebuilt in sql/restore.ts; the claim and its answer are the fleet's
-// (sql/fleet.ts), fenced by this runner's lease. Every statement goes through the outage.
+// (sql/claims.ts), fenced by this runner's lease. Every statement goes through the outage.
 import type {
   FailKind,
   JobHead,
@@ -14,7 +14,7 @@ import type {
   JobRecords,
 } from "../../job-store.js";
 import type { PgSide } from "./side.js";
-import * as fleet from "../sql/fleet.js";
+import * as claims from "../sql/claims.js";
 import * as states from "../sql/job-states.js";
 import * as jobs from "../sql/jobs.js";
 import { restoreJobs } from "../sql/restore.js";
@@ -78,7 +78,7 @@ export function jobRecords(s: PgSide): JobRecords {
     listJobsWithFile(key: string, file: string): Promise<JobRow[]> {
       return s.io(() => jobs.listJobsWithFile(s.c, key, file));
     },
-    /** The submissions of gone runners only (see fleet.takeOverLost): never a live runner's. */
+    /** The submissions of gone runners only (see sql/takeover.ts): never a live runner's. */
     async markInterruptedSubmissionsUncertain(): Promise<number> {
       return (await s.takeOverLost()).uncertain;
     },
@@ -86,9 +86,9 @@ export function jobRecords(s: PgSide): JobRecords {
       const w = s.writer();
       return s
         .fenced(
-          s.io<fleet.Claim>(
-            () => fleet.claimJob(w, id, charge),
-            () => fleet.claimLanded(w, id),
+          s.io<claims.Claim>(
+            () => claims.claimJob(w, id, charge),
+            () => claims.claimLanded(w, id),
           ),
         )
         .then((claim) => {
@@ -103,8 +103,8 @@ export function jobRecords(s: PgSide): JobRecords {
       const w = s.writer();
       return s.fenced(
         s.io(
-          () => fleet.answerJob(w, id, taskId),
-          () => fleet.answerLanded(w, id, taskId),
+          () => claims.answerJob(w, id, taskId),
+          () => claims.answerLanded(w, id, taskId),
         ),
       );
     },
