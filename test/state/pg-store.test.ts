@@ -276,6 +276,36 @@ describe("the PostgreSQL store", () => {
     expect(await one.markSubmitting(first!)).toBeNull();
   });
 
+  it("holds the account's row for a claim's one statement only: a runner slow between two round trips keeps no other runner's claim waiting", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    const [first, second] = (await one.upsertJobs([job(1), job(2)])).map((head) => head.id);
+    // One's link is slow after a statement that locks a row (FOR UPDATE): a claim of several round
+    // trips would hold the service's row across that wait, and every other claim with it.
+    const pool = (one as unknown as { c: { pool: pg.Pool } }).c.pool;
+    const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+    (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args) => {
+      if (args.length > 0) return connect(...args);
+      return (connect() as Promise<pg.PoolClient>).then((client) => {
+        const send = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+        let locked = false;
+        (client as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...a) => {
+          if (locked) await new Promise((r) => setTimeout(r, 1_500));
+          locked = String(a[0]).includes("FOR UPDATE");
+          return send(...a);
+        };
+        return client;
+      });
+    };
+    const slow = one.markSubmitting(first!);
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    expect(await two.markSubmitting(second!)).toBe(1);
+    expect(Date.now() - started).toBeLessThan(750);
+    expect(await slow).toBe(1);
+    await Promise.all([one.close(), two.close()]);
+  });
+
   it("claims a job only from the states a submission starts from", async (context) => {
     const url = await database(context);
     const store = await open(url);

@@ -296,6 +296,26 @@ export const PG_MIGRATIONS: PgMigrations = {
     DROP INDEX jobs_uncertain;
     CREATE INDEX jobs_uncertain_since ON jobs (service_id, uncertain_at) WHERE state = 'uncertain';
     `,
+    // 15: whether the account's bound is full (sql/claims.ts), as a function so that a claim is one
+    // statement: VOLATILE (and plpgsql, never inlined), each call reads what was committed when it
+    // runs, after the claim was given its service's row, not when the statement began (READ
+    // COMMITTED). Unfinished: submitting, submitted, and uncertain for the hold ($2 ms, by the
+    // database's clock as the lease is); the bound: the smallest --concurrency of the service's
+    // live runners (heard within the lease, $3 ms).
+    `
+    CREATE FUNCTION reel_bound_full(bigint, bigint, bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $fn$
+      DECLARE
+        now_ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+      BEGIN
+        RETURN coalesce(
+          (SELECT count(*) FROM jobs WHERE service_id = $1
+             AND (state IN ('submitting', 'submitted') OR (state = 'uncertain' AND uncertain_at >= now_ms - $2)))
+          >= (SELECT min(concurrency) FROM runners WHERE service_id = $1 AND concurrency > 0
+             AND stopped_at IS NULL AND heartbeat_at >= now_ms - $3),
+          false);
+      END
+    $fn$;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

@@ -3,73 +3,78 @@
 import type pg from "pg";
 import { JobGoneError } from "../../errors.js";
 import type { VideoCharge } from "../../job-store.js";
-import { inTransaction, toNumber } from "./context.js";
+import { toNumber } from "./context.js";
 import { spendFromBudget } from "./named-budgets.js";
-import { aliveNow, DB_NOW } from "./runners.js";
+import { aliveNow } from "./runners.js";
 import { CLAIM, CLAIMABLE } from "../../job-state-rule.js";
 
-import { type FleetContext, fleetTransaction, idleLimit, leaseLostError } from "./fleet.js";
+import { type FleetContext, fleetTransaction, leaseLostError } from "./fleet.js";
 
 /** What a claim found: the attempt it made, the row already moved on (null), or the bound full. */
 export type Claim = number | null | "full";
 
 /**
- * The intent of a submission, fenced and bounded (see above). Throws LeaseLostError if this runner
- * was taken over, JobGoneError if the row is gone.
+ * The intent of a submission, fenced and bounded (see fleet.ts). Throws LeaseLostError if this
+ * runner was taken over, JobGoneError if the row is gone.
  */
 export async function claimJob(c: FleetContext, id: number, charge?: VideoCharge): Promise<Claim> {
-  // Counted first without the lock, and before the transaction: a claim that would find the bound
-  // full costs one statement and takes no lock at all (while the bound is full, most claims are
-  // those). One that finds room counts again under it. On the connection taken for the claim at
-  // once: a writer's statements keep the order they were issued in.
-  const result = await inTransaction(
-    c,
-    (client) => claimIn(client, c, id, charge),
-    (client) => isFull(c, client),
-  );
+  const now = c.now();
+  const named = charge?.named;
+  // With a named budget, the claim and its spend in one transaction: no room rolls the claim back
+  // (it throws). Only then is the service's row held across round trips.
+  const result = named
+    ? await fleetTransaction(c, async (client) => {
+        const claim = await claimIn(client, c, id, now, charge);
+        if (typeof claim === "number")
+          await spendFromBudget(client, now, named, { jobId: id, attempt: claim });
+        return claim;
+      })
+    : await claimIn(c.pool, c, id, now, charge);
   if (result === "lost-lease") throw await leaseLostError(c, "Nothing more is submitted by it.");
   // No intent, no request: a job whose row is gone must never be paid for unrecorded.
   if (result === "gone") throw new JobGoneError(`job ${id} is not in the state file; it was not submitted`);
-  return result === undefined ? "full" : result;
+  return result;
 }
 
 /**
- * The claim's transaction: two statements between BEGIN and COMMIT, the service's row held from the
- * first to the commit: the lock with the fence (the service's row first, then the runner's: the
- * order every claim takes them in), and the count with the compare-and-set. Two, not one: READ
- * COMMITTED takes a statement's snapshot when it starts, so the count must start after the lock was
- * given to see every claim committed before it.
+ * The claim, in one statement: the service's row taken (FOR UPDATE) only if the bound has room as
+ * the statement starts (a claim that finds it full takes no lock at all: while the bound is full,
+ * most claims are those), the bound counted again under it (reel_bound_full, migration 15: a fresh
+ * read, so every claim committed before the lock was given is counted), the fence (the service's row
+ * first, then the runner's: the order every claim takes them in), and the compare-and-set of the job
+ * with its event and charge. The service's row is held while the statement runs and no longer: no
+ * round trip of a runner, slow or paused, keeps another's claim or the write that frees a slot waiting.
  */
 async function claimIn(
-  client: pg.PoolClient,
+  on: Pick<pg.PoolClient, "query">,
   c: FleetContext,
   id: number,
+  now: number,
   charge: VideoCharge | undefined,
 ): Promise<Claim | "lost-lease" | "gone"> {
-  const { rows: fence } = await client.query<{ fenced: string }>(
-    `WITH locked AS (SELECT id FROM services WHERE id = $2 FOR UPDATE),
+  const { rows } = await on.query<{
+    room: boolean;
+    fenced: string;
+    attempts: number | null;
+    present: boolean;
+  }>(
+    `WITH locked AS (
+         SELECT id FROM services WHERE id = $9 AND NOT reel_bound_full($9, $10, $11) FOR UPDATE),
+       room AS (SELECT NOT reel_bound_full($9, $10, $11) AS ok FROM locked),
        fenced AS (
          UPDATE runners SET ${aliveNow(2 * c.lease.heartbeatMs)}
-           WHERE id = $1 AND stopped_at IS NULL AND EXISTS (SELECT 1 FROM locked) RETURNING id)
-       SELECT set_config('idle_in_transaction_session_timeout', $3, true), (SELECT count(*) FROM fenced) AS fenced`,
-    [c.runnerId, c.serviceId, idleLimit(c)],
-  );
-  if (toNumber(fence[0]!.fenced) !== 1) return "lost-lease" as const;
-  const now = c.now();
-  const { rows } = await client.query<{ room: boolean; attempts: number | null; present: boolean }>(
-    `WITH room AS (SELECT NOT ${FULL("$9", "$10", "$11")} AS ok),
+           WHERE id = $3 AND stopped_at IS NULL AND (SELECT ok FROM room) RETURNING id),
        claimed AS (
          UPDATE jobs SET ${CLAIM}, runner_id = $3, updated_at = $2
-           WHERE id = $1 AND ${CLAIMABLE}
-             AND (SELECT ok FROM room)
+           WHERE id = $1 AND ${CLAIMABLE} AND EXISTS (SELECT 1 FROM fenced)
            RETURNING id, attempts),
        noted AS (INSERT INTO events (at, job_id, runner_id, kind) SELECT $2::bigint, id, $3, 'submitting' FROM claimed),
        charged AS (
          INSERT INTO spend (session_id, job_id, attempt, model, resolution, seconds, credits, at)
            SELECT $4::bigint, id, attempts, $5, $6, $7, $8::double precision, $2::bigint FROM claimed WHERE $4::bigint IS NOT NULL
            ON CONFLICT (session_id, job_id, attempt) WHERE job_id IS NOT NULL DO NOTHING)
-       SELECT (SELECT ok FROM room) AS room, (SELECT attempts FROM claimed) AS attempts,
-              EXISTS (SELECT 1 FROM jobs WHERE id = $1) AS present`,
+       SELECT coalesce((SELECT ok FROM room), false) AS room, (SELECT count(*) FROM fenced) AS fenced,
+              (SELECT attempts FROM claimed) AS attempts, EXISTS (SELECT 1 FROM jobs WHERE id = $1) AS present`,
     [
       id,
       now,
@@ -79,46 +84,16 @@ async function claimIn(
       charge?.resolution ?? null,
       charge?.seconds ?? 0,
       charge?.credits ?? null,
-      ...fullParams(c),
+      c.serviceId,
+      c.lease.uncertainHoldMs,
+      c.lease.leaseMs,
     ],
   );
   const row = rows[0]!;
-  if (!row.room) return "full" as const;
-  if (row.attempts !== null) {
-    // A named budget's check, in the claim's transaction: no room rolls the claim back (it throws).
-    if (charge?.named) await spendFromBudget(client, now, charge.named, { jobId: id, attempt: row.attempts });
-    return row.attempts;
-  }
-  return row.present ? null : ("gone" as const);
-}
-
-/**
- * True when the service's unfinished generations (submitting, submitted, and uncertain lately: see
- * UNCERTAIN_HOLD_MS) reach the smallest --concurrency of its live runners: an SQL expression over the
- * parameters named (the service's id, the uncertain hold, the lease). The hold is measured by the
- * database's clock (uncertain_at, which it sets: migration 13), as the lease is, so runners whose
- * clocks disagree count the same jobs.
- */
-const FULL = (service: string, hold: string, lease: string): string =>
-  `coalesce((SELECT count(*) FROM jobs WHERE service_id = ${service}
-       AND (state IN ('submitting', 'submitted') OR (state = 'uncertain' AND uncertain_at >= ${DB_NOW} - ${hold})))
-     >= (SELECT min(concurrency) FROM runners WHERE service_id = ${service} AND concurrency > 0
-       AND stopped_at IS NULL AND heartbeat_at >= ${DB_NOW} - ${lease}), false)`;
-
-/** FULL's parameters, in its order. */
-const fullParams = (c: FleetContext): [number, number, number] => [
-  c.serviceId,
-  c.lease.uncertainHoldMs,
-  c.lease.leaseMs,
-];
-
-/** Whether the bound is full (FULL), in a statement of its own. */
-async function isFull(c: FleetContext, on: Pick<pg.PoolClient, "query">): Promise<boolean> {
-  const { rows } = await on.query<{ full: boolean }>(
-    `SELECT ${FULL("$1", "$2", "$3")} AS full`,
-    fullParams(c),
-  );
-  return rows[0]!.full;
+  if (!row.room) return "full";
+  if (toNumber(row.fenced) !== 1) return "lost-lease";
+  if (row.attempts !== null) return row.attempts;
+  return row.present ? null : "gone";
 }
 
 /**

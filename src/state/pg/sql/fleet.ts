@@ -11,19 +11,21 @@
 // - Once per job. A claim is a compare-and-set on the job's row (pending, or failed locally), so of
 //   two runners the second finds it moved on. No SKIP LOCKED queue: each runner walks the jobs of
 //   the manifests it was given, and a lost race costs one statement.
-// - One account-wide bound. Claims of one service take its row FOR UPDATE, then count its unfinished
-//   jobs (submitting, submitted, and uncertain lately: see UNCERTAIN_HOLD_MS) against the smallest
-//   --concurrency of its live runners, in later statements of the same transaction (READ COMMITTED
-//   takes a new snapshot per statement, so the count sees every claim committed before the lock
-//   was granted). Claims are serialized per service: a few milliseconds each, hundreds a second.
+// - One account-wide bound. A claim of one service takes its row FOR UPDATE, then counts its
+//   unfinished jobs (submitting, submitted, and uncertain lately: see UNCERTAIN_HOLD_MS) against the
+//   smallest --concurrency of its live runners, in one statement (claims.ts): the count is a
+//   VOLATILE function (migration 15), whose read starts after the lock was granted, so it sees
+//   every claim committed before. Claims are serialized per service for the time one statement runs
+//   on the server, no round trip of a runner in between.
 // - Takeover. A runner is lost when it was silent past its lease while another was heard (so an outage
 //   of the database itself takes nobody for lost: see SILENT_WHILE_REACHABLE), or when it ran in
 //   this runner's pid space (this boot and PID namespace, never judged by host name: goneHere) and
 //   its process is gone. Submissions of a lost (or stopped) runner without an answer become uncertain, exactly
 //   as after a crash; its tasks become unheld, for any live runner to follow; its speech intents
 //   become uncertain and its upload intents are dropped (uploaded again if needed, no credits).
-// - No runner holds the fleet's locks while silent. A claim holds its service's row, and a takeover
-//   the rows of the runners it marks lost, for the few statements of one transaction. A runner paused
+// - No runner holds the fleet's locks while silent. A claim holds its service's row for its one
+//   statement (with a named budget, for the few statements of one transaction), and a takeover the
+//   rows of the runners it marks lost, for the few statements of one transaction. A runner paused
 //   (SIGSTOP, a sleeping machine) or cut off between two of them would hold them for as long as its
 //   connection lasts: every other claim, every takeover (its own included: that runner is then never
 //   taken over) and every runner starting would wait on it. So the database ends such a transaction,
