@@ -24,7 +24,7 @@ import { makeCachedHasher } from "../dist/engine/hash-file.js";
 import { runBatch } from "../dist/drivers/run-batch.js";
 import { loadManifests } from "../dist/manifest/index.js";
 import { startSandbox } from "../dist/sandbox/index.js";
-import { StateStore } from "../dist/state/store.js";
+import { StateStore } from "../dist/state/sqlite/store.js";
 import { makeReelMetrics } from "../dist/metrics/reel-metrics.js";
 import { timedStore } from "../dist/metrics/store-timing.js";
 

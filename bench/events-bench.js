@@ -19,7 +19,7 @@ import { Notifier } from "../dist/notify/notifier.js";
 import { teeProgress } from "../dist/display/index.js";
 import { loadManifests } from "../dist/manifest/index.js";
 import { runBatch } from "../dist/drivers/run-batch.js";
-import { StateStore } from "../dist/state/store.js";
+import { StateStore } from "../dist/state/sqlite/store.js";
 
 const BIN = join(fileURLToPath(new URL("../", import.meta.url)), "bin", "reel.js");
 const N = Number(process.env.BENCH_JOBS ?? 2_000);

@@ -20,7 +20,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
 import { renderHtmlReport, writeHtmlReport } from "../dist/report/html-report.js";
 import { RESULT_VIDEO_PATH } from "../dist/sandbox/index.js";
-import { StateStore } from "../dist/state/store.js";
+import { StateStore } from "../dist/state/sqlite/store.js";
 
 const CHROMIUM = process.env.REEL_CHROMIUM ?? "/usr/bin/chromium";
 const SELF = fileURLToPath(import.meta.url);
@@ -151,7 +151,9 @@ async function fillState(dir, count) {
  */
 async function writeChild(dist, state, out) {
   const load = (path) => import(pathToFileURL(join(dist, path)).href);
-  const { StateStore: Store, decisionsByVersion } = await load("state/store.js");
+  // A build from before the state file's backend moved into state/sqlite/ has it at state/store.js.
+  const { StateStore: Store } = await load("state/sqlite/store.js").catch(() => load("state/store.js"));
+  const { decisionsByVersion } = await load("state/job-store.js");
   const { folderRows, storedFolderRows } = await load("report/folder-rows.js");
   // A build whose reports read the rows from the store at each pass (else: all rows read first).
   const streamed = storedFolderRows && (await load("report/report-rows.js"));

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { RESULT_VIDEO_PATH } from "../dist/sandbox/index.js";
-import { StateStore } from "../dist/state/store.js";
+import { StateStore } from "../dist/state/sqlite/store.js";
 
 const CHROMIUM = process.env.REEL_CHROMIUM ?? "/usr/bin/chromium";
 const BIN = fileURLToPath(new URL("../bin/reel.js", import.meta.url));

@@ -4,7 +4,7 @@
 // on a job that used every attempt) would only send the user round.
 import { agree, plural } from "../plural.js";
 import { INJECTED_FAILURE_REASON } from "../sandbox/options.js";
-import type { JobRow } from "../state/store.js";
+import type { JobRow } from "../state/job-store.js";
 
 export type NextStepCode =
   | "FIX_OR_RETRY_FAILED"

@@ -20,7 +20,7 @@ import type {
   SpeechCharge,
   SpendTally,
   VideoCharge,
-} from "../state/store.js";
+} from "../state/job-store.js";
 import type { NamedBudget } from "../state/job-store.js";
 import { BUDGET_THRESHOLDS } from "../state/named-budget.js";
 import { type SharedBudget, sharedSpeechCharge, sharedVideoCharge } from "./named.js";

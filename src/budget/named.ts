@@ -1,7 +1,7 @@
 // A named budget (`reel budget set NAME`): one cap for every run and watch that names it (`--budget
 // NAME`, or `budget:` in reel.yaml), on any machine sharing the store. The store keeps its caps, what
 // was spent from it and the price list it was set with; each claim (and each priced speech call)
-// spends from it in the claim's own transaction (state/sql/named-budgets.ts), so no interleaving of
+// spends from it in the claim's own transaction (state/sqlite/sql/named-budgets.ts), so no interleaving of
 // runners passes it and a kill -9 loses nothing. A run only prices its charges by the budget's list
 // and stops, as at its own cap, the first time the store finds no room.
 import { UsageError } from "../errors.js";

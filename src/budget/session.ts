@@ -12,7 +12,7 @@
 import { hostname } from "node:os";
 import { UsageError } from "../errors.js";
 import type { PriceTable } from "../prices/index.js";
-import type { BudgetOwner, JobStore, OpenBudgetSession } from "../state/store.js";
+import type { BudgetOwner, JobStore, OpenBudgetSession } from "../state/job-store.js";
 import type { Job } from "../manifest/index.js";
 import { Budget, type BudgetCaps, costOfTally } from "./budget.js";
 import { checkSharedPriced, findSharedBudget } from "./named.js";

@@ -11,7 +11,7 @@ import { UsageError } from "../errors.js";
 import { findPriceTable } from "../prices/index.js";
 import { type BudgetStore, openBudgetStore } from "../state/open-job-store.js";
 import type { NamedBudget, NamedBudgetChange } from "../state/job-store.js";
-import { StateFileError } from "../state/store.js";
+import { StateFileError } from "../state/job-store.js";
 import { capValue, checkBudgetName } from "./budget-options.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";

@@ -6,7 +6,7 @@ import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { outFolderOf } from "../output/out-folder.js";
 import { decisionFieldsOf } from "../output/decision-fields.js";
 import { checkCandidates, cleanCandidates, type Removable, removeFiles } from "../review/clean.js";
-import { StateLockedError, type StateLock, acquireLock } from "../state/db/lock.js";
+import { StateLockedError, type StateLock, acquireLock } from "../state/sqlite/db/lock.js";
 import type { JobRow } from "../state/job-store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { describeDecision } from "./decide-command.js";

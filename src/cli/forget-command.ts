@@ -16,7 +16,7 @@ import { folderRows } from "../report/folder-rows.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import { canonicalBaseUrl } from "../service-contract/base-url.js";
-import { decisionsByVersion } from "../state/store.js";
+import { decisionsByVersion } from "../state/job-store.js";
 import { openJobStore } from "../state/open-job-store.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";

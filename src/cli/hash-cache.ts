@@ -9,7 +9,7 @@
 // an older schema, a database that does not answer) only means the files are hashed again.
 import { type CachedHasher, type HashCache, makeCachedHasher } from "../engine/hash-file.js";
 import { openJobStore } from "../state/open-job-store.js";
-import type { FileStamp, JobStore } from "../state/store.js";
+import type { FileStamp, JobStore } from "../state/job-store.js";
 
 export interface UnlockedHashCache {
   readonly hasher: CachedHasher;

@@ -7,7 +7,7 @@ import { didYouMean } from "../edit-distance.js";
 import { type ErrorCode, type ReportCode, ReelError, UsageError } from "../errors.js";
 import { rawStream, wrappedOnTerminal } from "../display/terminal-stream.js";
 import { wrapText } from "../display/text-wrap.js";
-import { flushOpenStores } from "../state/open-stores.js";
+import { flushOpenStores } from "../state/sqlite/open-stores.js";
 import { explainArgError } from "./arg-errors.js";
 import type { CliIO, Command } from "./command.js";
 import { COMMANDS } from "./commands.js";

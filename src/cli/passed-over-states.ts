@@ -15,7 +15,7 @@ import {
   PROJECT_FILE_NAME,
   readProject,
 } from "../project/index.js";
-import { StateStore } from "../state/store.js";
+import { StateStore } from "../state/sqlite/store.js";
 import { shownPath } from "../user-path.js";
 
 /**

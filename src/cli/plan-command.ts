@@ -17,7 +17,7 @@ import type { RetakeRow } from "../state/job-store.js";
 import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import { findPriceTable, type PlanSpend, planSpend } from "../prices/index.js";
 import { loadPlanStateView } from "./plan-state-view.js";
-import type { JobStore } from "../state/store.js";
+import type { JobStore } from "../state/job-store.js";
 import { findSharedBudget, type SharedBudget } from "../budget/named.js";
 import { sharedCapText, sharedJson, sharedSpentText } from "../budget/messages.js";
 import { budgetNameOf } from "./budget-options.js";

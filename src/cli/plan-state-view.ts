@@ -10,7 +10,13 @@ import { filesHere, keptName } from "../output/versions.js";
 import { outFolderOf } from "../output/out-folder.js";
 import { earlierVersionOf, errorOfRow, jobStatusOf } from "../drivers/job-versions.js";
 import { describeRetake } from "../review/retake.js";
-import { type JobRow, type JobStore, type RetakeRow, type SpeechRow, versionKey } from "../state/store.js";
+import {
+  type JobRow,
+  type JobStore,
+  type RetakeRow,
+  type SpeechRow,
+  versionKey,
+} from "../state/job-store.js";
 
 /** `retakes`: the retake of each job of `manifests` that is one, by versionKey (see review/retake.ts). */
 export async function loadPlanStateView(

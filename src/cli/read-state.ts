@@ -2,7 +2,8 @@
 // written by a newer reel) is bad input to them: exit 2, as the README lists only 0 and 2 for them.
 import { UsageError } from "../errors.js";
 import { openJobStore, openReviewStore } from "../state/open-job-store.js";
-import { type JobStore, type ReviewStore, StateFileError, StateStore } from "../state/store.js";
+import { StateStore } from "../state/sqlite/store.js";
+import { type JobStore, type ReviewStore, StateFileError } from "../state/job-store.js";
 
 /**
  * Opens `path` read-only (or the PostgreSQL store at `storeUrl`), for the service `baseUrl` (every

@@ -10,7 +10,7 @@ import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
 import { ServiceError } from "../client/index.js";
 import { ADVISED_STOPS, nextSteps, stopCause } from "../drivers/next-steps.js";
 import type { RunSummary } from "../drivers/run-summary.js";
-import { type JobRow, versionKey } from "../state/store.js";
+import { type JobRow, versionKey } from "../state/job-store.js";
 import { PIECE_CHARS } from "../report/pieces.js";
 import { shownPath } from "../user-path.js";
 import type { CliIO } from "./command.js";

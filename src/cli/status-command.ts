@@ -8,7 +8,7 @@ import { plural } from "../plural.js";
 import { type DecisionCounts, countDecisions } from "../review/decision-counts.js";
 import { decisionFieldsOf } from "../output/decision-fields.js";
 import { canonicalBaseUrl } from "../service-contract/base-url.js";
-import type { DecisionRow, JobStore, RetakeRow } from "../state/store.js";
+import type { DecisionRow, JobStore, RetakeRow } from "../state/job-store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";

@@ -2,7 +2,7 @@
 // a manifest asks for now, and the version before it, which `--explain` (and a watcher) tells the
 // changes against. One place for both rules, so that the two commands say the same.
 import type { EarlierVersion, JobStatus } from "../manifest/index.js";
-import type { JobRow } from "../state/store.js";
+import type { JobRow } from "../state/job-store.js";
 
 /** What a run would do with a job version, from its row (undefined: never recorded). */
 export function jobStatusOf(row: JobRow | undefined): JobStatus {

@@ -8,7 +8,7 @@ import {
   summarizeReasons,
 } from "../manifest/index.js";
 import { describeRetake } from "../review/retake.js";
-import { type JobRow, type JobStore, type RetakeRow, versionKey } from "../state/store.js";
+import { type JobRow, type JobStore, type RetakeRow, versionKey } from "../state/job-store.js";
 import { earlierVersionOf, errorOfRow, jobStatusOf } from "./job-versions.js";
 
 /**

@@ -19,7 +19,7 @@ import {
   LeaseLostError,
   StoreUnreachableError,
   versionKey,
-} from "../state/store.js";
+} from "../state/job-store.js";
 import { startProgress } from "./notes.js";
 import type { RunSummary } from "./run-summary.js";
 

@@ -3,7 +3,7 @@
 import type { Budget, Cost } from "../budget/index.js";
 import type { ServiceError } from "../client/index.js";
 import type { OutputDiskError } from "../errors.js";
-import type { DecisionRow, JobRow } from "../state/store.js";
+import type { DecisionRow, JobRow } from "../state/job-store.js";
 
 export interface RunSummary {
   /** incomplete: not stopped, yet some job is not final (its task outlived --poll-deadline, or the

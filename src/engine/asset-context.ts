@@ -9,7 +9,7 @@ import { ReelError } from "../errors.js";
 import type { IntentCoordination } from "../fleet/index.js";
 import type { FileStamp } from "../manifest/media-file.js";
 import type { Id } from "../service-contract/api-types.js";
-import type { JobStore } from "../state/store.js";
+import type { JobStore } from "../state/job-store.js";
 import type { ProgressSink } from "./progress.js";
 
 export class SpeechUncertainError extends ReelError {

@@ -13,7 +13,7 @@ import type { Job } from "../manifest/index.js";
 import type { JournalWriter } from "../output/journal.js";
 import type { OutFolder } from "../output/out-folder.js";
 import type { VersionsContext } from "../output/versions.js";
-import type { JobRow, JobStore, StateFileError } from "../state/store.js";
+import type { JobRow, JobStore, StateFileError } from "../state/job-store.js";
 import type { AssetResolver } from "./assets.js";
 import type { KeyedLock } from "./keyed-lock.js";
 import type { PollTiming } from "./poll-schedule.js";

@@ -10,7 +10,7 @@ import { ensureJobRecord, writeJobRecord } from "../output/job-record.js";
 import { videoFile } from "../output/layout.js";
 import { keepChangedVideo, keepPreviousVersion, keptName, takeBackName } from "../output/versions.js";
 import { checkSavedVideo, stampOfPath } from "../output/video-check.js";
-import type { JobRow, VideoFacts } from "../state/store.js";
+import type { JobRow, VideoFacts } from "../state/job-store.js";
 import type { EngineContext } from "./context.js";
 
 /** What follows a task's end: its video downloaded, or its failure recorded. `row`: read since. */

@@ -22,7 +22,7 @@ import {
   type StateFileError,
   StoreUnreachableError,
   type VersionRef,
-} from "../state/store.js";
+} from "../state/job-store.js";
 import { buildContext, sayBudgetStop } from "./build-context.js";
 import { type EngineOptions, IN_FLIGHT } from "./context.js";
 import { makeJobPaths } from "./job-paths.js";

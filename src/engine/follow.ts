@@ -5,7 +5,7 @@ import { backoffDelay, failedPollBackoff } from "../backoff.js";
 import { classify } from "../client/index.js";
 import { formatDuration } from "../duration.js";
 import { FINAL_STATUSES, type TaskStatus } from "../service-contract/api-types.js";
-import { type JobRow, StateFileError } from "../state/store.js";
+import { type JobRow, StateFileError } from "../state/job-store.js";
 import { type EngineContext, IN_FLIGHT } from "./context.js";
 import { planPolls } from "./poll-schedule.js";
 import { LONGEST_WAIT_MS } from "./service-gate.js";

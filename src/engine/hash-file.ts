@@ -2,7 +2,7 @@
 // inode) in the state file, so a rerun over unchanged files reads none of them.
 import { sha256OfOpened } from "../sha256.js";
 import type { OpenedFile } from "../manifest/media-file.js";
-import type { JobStore } from "../state/store.js";
+import type { JobStore } from "../state/job-store.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
 
 /**

@@ -6,7 +6,7 @@ import type { Job } from "../manifest/index.js";
 import { ensureJobRecord } from "../output/job-record.js";
 import { ensureRealDir, removeStaleTempFiles } from "../output/atomic-write.js";
 import { probeWritable } from "../output/out-dir.js";
-import type { JobRow } from "../state/store.js";
+import type { JobRow } from "../state/job-store.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal, checkDone } from "./deliver.js";
 import { followInSlot } from "./follow.js";

@@ -5,7 +5,7 @@
 // sorted here: the store refusing a write, or the output disk full, stops all work.
 import type PQueue from "p-queue";
 import { OutputDiskError } from "../errors.js";
-import { StateFileError } from "../state/store.js";
+import { StateFileError } from "../state/job-store.js";
 import { Backlog } from "./backlog.js";
 import { type EngineContext, IN_FLIGHT } from "./context.js";
 

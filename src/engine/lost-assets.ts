@@ -3,7 +3,7 @@
 // uploaded again) and the job tries once more.
 import { classify } from "../client/index.js";
 import type { Job } from "../manifest/index.js";
-import type { JobRow } from "../state/store.js";
+import type { JobRow } from "../state/job-store.js";
 import type { EngineContext } from "./context.js";
 import { refsOf } from "./submit.js";
 import { claimLost } from "./submit-ends.js";

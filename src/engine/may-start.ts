@@ -3,7 +3,7 @@
 // or once its speech, the only doubt, is known. A retry returns the job to pending by
 // compare-and-set, never by writing over what was read.
 import type { Job } from "../manifest/index.js";
-import type { JobRow } from "../state/store.js";
+import type { JobRow } from "../state/job-store.js";
 import type { EngineContext } from "./context.js";
 import { isSpeechDoubt, noSpeechInDoubt } from "./speech-doubt.js";
 import { claimLost } from "./submit-ends.js";

@@ -4,7 +4,7 @@
 // (canonicalBaseUrl); aliases cannot be told apart from a real second service, so reel asks.
 import { ReelError } from "../errors.js";
 import type { Job } from "../manifest/index.js";
-import type { JobStore } from "../state/store.js";
+import type { JobStore } from "../state/job-store.js";
 
 /** The flag that confirms: these jobs are to be made again on this service, paid again. */
 export const NEW_SERVICE_FLAG = "--new-service";

@@ -6,7 +6,7 @@
 // whose own submission may have been sent never carries the mark (a claim clears it), so it stays
 // uncertain until --resubmit-uncertain.
 import type { Job } from "../manifest/index.js";
-import type { JobRow, SpeechRow } from "../state/store.js";
+import type { JobRow, SpeechRow } from "../state/job-store.js";
 
 /** Whether `row` is uncertain for its speech alone (see above). */
 export function isSpeechDoubt(row: Pick<JobRow, "state" | "fail_kind">): boolean {

@@ -5,7 +5,7 @@ import { BudgetStoppedError, type Reservation } from "../budget/index.js";
 import { classify, OutcomeUnknownError } from "../client/index.js";
 import type { SpeechRef } from "../manifest/index.js";
 import type { Id } from "../service-contract/api-types.js";
-import { BudgetReachedError } from "../state/store.js";
+import { BudgetReachedError } from "../state/job-store.js";
 import { type AssetContext, speechAsset, SpeechUncertainError } from "./asset-context.js";
 
 export async function makeSpeech(

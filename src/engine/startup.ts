@@ -12,7 +12,7 @@ import {
   openJournal,
 } from "../output/journal.js";
 import { lockOutDir, probeWritable } from "../output/out-dir.js";
-import type { JobStore } from "../state/store.js";
+import type { JobStore } from "../state/job-store.js";
 
 /** The output folder, held by one engine (see openOutput). */
 export interface OpenOutput {

@@ -6,7 +6,7 @@ import { OutcomeUnknownError, TaskIdHeldError } from "../client/index.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import type { Id } from "../service-contract/api-types.js";
-import { BudgetReachedError, JobGoneError, type VideoCharge } from "../state/store.js";
+import { BudgetReachedError, JobGoneError, type VideoCharge } from "../state/job-store.js";
 import { BudgetStoppedError, Reservation } from "../budget/index.js";
 import type { SlotTurn } from "../fleet/index.js";
 import { SpeechUncertainError } from "./assets.js";

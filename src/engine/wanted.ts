@@ -1,7 +1,7 @@
 // The jobs the manifests ask for now: per manifest its job keys, per key the version (spec hash)
 // wanted. A watch changes them as manifests change; a job no longer wanted is not submitted.
 import type { Job } from "../manifest/index.js";
-import { type JobRow, type VersionRef, versionKey } from "../state/store.js";
+import { type JobRow, type VersionRef, versionKey } from "../state/job-store.js";
 import type { WantedJobs } from "./context.js";
 
 export class WantedSet implements WantedJobs {

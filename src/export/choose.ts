@@ -2,7 +2,7 @@
 // and by default only those whose latest decision is approved (`--status success`: every one).
 import { join } from "node:path";
 import type { ExportScope } from "../export-rules.js";
-import type { DecisionRow, JobRow } from "../state/store.js";
+import type { DecisionRow, JobRow } from "../state/job-store.js";
 
 /** A variable's value as the manifest gave it: a number stays a number in delivery.jsonl. */
 export type VariableValue = string | number | boolean;

@@ -6,7 +6,7 @@
 // followed here. A runner silent past its lease no longer holds anything: its work is taken over
 // (FleetStore.takeOverLost) before the jobs it held are worked on again.
 import type { Logger } from "../log/logger.js";
-import type { FleetStore } from "../state/store.js";
+import type { FleetStore } from "../state/job-store.js";
 
 export interface ElsewhereWaiter {
   /** Resolves once no other live runner holds job `rowId` (or the engine stops). */

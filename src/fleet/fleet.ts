@@ -3,8 +3,8 @@
 // the fleet; a runner's lease, confirmed at every heartbeat, fences what it sends; the work of a
 // runner gone or silent past its lease is taken over by the others; a slot freed and not used is
 // told to them (slot-line.ts), and jobs another runner holds are waited for (elsewhere.ts).
-import type { FleetStore, JobStore } from "../state/store.js";
-import { ClaimLostError, JobGoneError, StateFileError, StoreUnreachableError } from "../state/store.js";
+import type { FleetStore, JobStore } from "../state/job-store.js";
+import { ClaimLostError, JobGoneError, StateFileError, StoreUnreachableError } from "../state/job-store.js";
 import type { Coordination, Coordinator, EngineSide } from "./coordination.js";
 import { makeElsewhereWaiter } from "./elsewhere.js";
 import { pollFleetView } from "./fleet-view.js";

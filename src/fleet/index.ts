@@ -1,6 +1,6 @@
 // The coordination of the runners of a store (coordination.ts), chosen here once from the store:
 // a shared store (PostgreSQL) makes its runner one of a fleet; a state file, a runner alone.
-import type { JobStore } from "../state/store.js";
+import type { JobStore } from "../state/job-store.js";
 import type { Coordination } from "./coordination.js";
 import { fleetCoordination } from "./fleet.js";
 import { soloCoordination } from "./solo.js";

@@ -2,7 +2,7 @@
 // taken over, and the store going away and coming back (state/pg/outage.ts).
 import { formatDuration } from "../duration.js";
 import type { Logger } from "../log/logger.js";
-import type { OutageEvent, TakeOver } from "../state/store.js";
+import type { OutageEvent, TakeOver } from "../state/job-store.js";
 import type { FleetTelling } from "./coordination.js";
 import { agree, plural } from "../plural.js";
 

@@ -3,7 +3,7 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type DecisionFields, decisionFieldsOf } from "./decision-fields.js";
-import type { DecisionRow, JobRow } from "../state/store.js";
+import type { DecisionRow, JobRow } from "../state/job-store.js";
 import { writeSmallFileAtomicSync } from "./atomic-write.js";
 import { recordFile } from "./layout.js";
 import { readStoredSpec } from "../stored-spec.js";

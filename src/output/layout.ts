@@ -8,7 +8,7 @@
 //   OUT/.reel-journal.jsonl, OUT/.reel.lock
 //
 // Paths of videos and records are relative to OUT, with "/" (as the state file records them).
-// The store's listLatestJobs (src/state/sql/jobs.ts, and pg/sql/jobs.ts for PostgreSQL) spells
+// The store's listLatestJobs (src/state/sqlite/sql/jobs.ts, and pg/sql/jobs.ts for PostgreSQL) spells
 // `<manifest>/<id>.mp4` in SQL too: keep them together.
 
 export const RESULTS_NAME = "results.jsonl";

@@ -7,7 +7,7 @@
 // evidence, and makes job rows of the records (records.ts reads them) for `reel run --rebuild-state`.
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { type FailKind, type JobStore, type RestoredJob, versionKey } from "../state/store.js";
+import { type FailKind, type JobStore, type RestoredJob, versionKey } from "../state/job-store.js";
 import { type JournaledJob, type JournalScope, journalPath, readJournal } from "./journal.js";
 import { SAFE_NAME_PATTERN } from "../manifest/schema.js";
 import { isOwnVideoFile, recordFile } from "./layout.js";

@@ -4,7 +4,7 @@
 // video reel saved is moved aside the same way, never written over.
 import { lstat, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import type { JobRow, JobStore } from "../state/store.js";
+import type { JobRow, JobStore } from "../state/job-store.js";
 import { writeJobRecord } from "./job-record.js";
 import { keptVideoFile, recordOfVideo } from "./layout.js";
 import { sha256File } from "../sha256.js";

@@ -3,7 +3,7 @@
 // was written, so a rerun over 10,000 untouched videos reads none of them.
 import { type BigIntStats, statSync } from "node:fs";
 import { sha256File } from "../sha256.js";
-import type { JobRow } from "../state/store.js";
+import type { JobRow } from "../state/job-store.js";
 import { isCompleteVideo } from "./download.js";
 
 /**

@@ -4,7 +4,7 @@
 // leaves them (the videos they list now); the folder's other manifests as the store last knew them,
 // until `reel forget` drops one.
 import { outFolderOf } from "../output/out-folder.js";
-import type { JobRow, JobStore } from "../state/store.js";
+import type { JobRow, JobStore } from "../state/job-store.js";
 import { chainRows, type ReportRows } from "./report-rows.js";
 
 export interface FolderRows {

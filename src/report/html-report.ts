@@ -15,7 +15,7 @@ import { statusOf } from "../output/job-record.js";
 import { recordFile, REPORT_NAME } from "../output/layout.js";
 import { type DecisionFields, decisionFieldsOf } from "../output/decision-fields.js";
 import { failureSteps } from "../advice/failure-steps.js";
-import { type DecisionRow, type JobRow, versionKey } from "../state/store.js";
+import { type DecisionRow, type JobRow, versionKey } from "../state/job-store.js";
 import { escapeHtml, jsonForScript, relativeHref } from "./escape-html.js";
 import { PIECE_CHARS } from "./pieces.js";
 import type { ReportRows } from "./report-rows.js";

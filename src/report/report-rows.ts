@@ -2,7 +2,7 @@
 // store a batch at a time on each pass (a run's end: 100,000 rows held at once were most of its peak
 // memory). The page reads them twice (its counts come before its data), so a source must give them
 // again each time it is iterated.
-import { type JobRow, type JobStore, type VersionRef, versionKey } from "../state/store.js";
+import { type JobRow, type JobStore, type VersionRef, versionKey } from "../state/job-store.js";
 
 export type ReportRows = Iterable<JobRow> | AsyncIterable<JobRow>;
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../output/atomic-write.js";
 import { resultOf } from "../output/job-record.js";
 import { RESULTS_NAME } from "../output/layout.js";
-import { type DecisionRow, versionKey } from "../state/store.js";
+import { type DecisionRow, versionKey } from "../state/job-store.js";
 import { PIECE_CHARS } from "./pieces.js";
 import type { ReportRows } from "./report-rows.js";
 

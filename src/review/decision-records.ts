@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { writeJobRecord } from "../output/job-record.js";
 import { recordFile } from "../output/layout.js";
 import { readRecordFields } from "../output/records.js";
-import { type DecisionRow, type JobRow, versionKey } from "../state/store.js";
+import { type DecisionRow, type JobRow, versionKey } from "../state/job-store.js";
 import { decisionFieldsOf, sameDecision, UNDECIDED } from "../output/decision-fields.js";
 
 /**

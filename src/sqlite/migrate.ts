@@ -1,4 +1,4 @@
-// The one migration runner of reel's SQLite files: the state file (src/state/migrations.ts) and the
+// The one migration runner of reel's SQLite files: the state file (src/state/sqlite/migrations.ts) and the
 // persistent sandbox's database (src/sandbox/sqlite-persistence.ts), each with its own list.
 // Migrations are numbered by their place in the list; `PRAGMA user_version` records how far a file
 // has come. Never edit a migration that has shipped: add the next.

@@ -1,7 +1,9 @@
 // What the engine, watch and the CLI need of the state store, in their words: jobs and the intents
-// that guard costed calls, assets and speech, and the local caches. StateStore (store.ts) implements
-// it over one SQLite file; a second backend (PostgreSQL) implements the same, and must pass
-// the same conformance suite (test/state/conformance.ts).
+// that guard costed calls, assets and speech, and the local caches. The one entry point of the
+// store's interface: its parts are in contract/, its errors in errors.ts, both handed on from here.
+// StateStore (sqlite/store.ts) implements it over one SQLite file, PgStore (pg/store.ts) over a
+// PostgreSQL database shared by a fleet; both pass the same conformance suite
+// (test/state/conformance.ts), and open-job-store.ts chooses between them.
 //
 // What a backend must guarantee:
 // - Money first. An intent (markSubmitting, markSpeechCreating) is durable before its promise
@@ -31,133 +33,48 @@
 // backend shared by several machines keeps it per machine). StateStore runs each statement when the
 // method is called (better-sqlite3 is synchronous) and returns a promise already settled, the
 // intents excepted (they resolve once their turn's commit is on disk).
-import type { LeaseLostError, StateFileError } from "./errors.js";
-import type { StoredEvent } from "./stored-event.js";
-import type { NamedBudget, NamedBudgetCaps, NamedBudgetChange, NamedCharge } from "./named-budget.js";
+import type { StateFileError } from "./errors.js";
+import type { AssetRecords, SpeechRecords } from "./contract/assets.js";
+import type { BudgetRecords, NamedBudgetRecords, VideoCharge } from "./contract/budgets.js";
+import type { EventRecords } from "./contract/events.js";
+import type { FleetStore } from "./contract/fleet.js";
+import type {
+  FailKind,
+  JobHead,
+  JobRow,
+  NewJob,
+  RestoredJob,
+  VersionHead,
+  VersionRef,
+  VideoFacts,
+} from "./contract/job-row.js";
+import type { LearnedRecords, LocalCaches, OutputRecords } from "./contract/kept.js";
+import type { ReviewRecords } from "./contract/review.js";
 
-export type { NamedBudget, NamedBudgetCaps, NamedBudgetChange, NamedCharge };
-
-export type JobState = "pending" | "submitting" | "submitted" | "Success" | "Fail" | "Canceled" | "uncertain";
-/**
- * Why a job failed (`Fail`, `Canceled`): before anything was sent (`local`), its submission refused
- * (`rejected`), or its task ended so (`task`). On an `uncertain` job, `speech`: the doubt is its
- * speech's alone (a call perhaps paid for, with no answer recorded) and its own submission was never
- * claimed, so once that speech is known it may go back to pending (engine/speech-doubt.ts).
- */
-export type FailKind = "local" | "rejected" | "task" | "speech";
-
-/** A job version as recorded (the column names of the SQLite table, which callers read). */
-export interface JobRow {
-  readonly id: number;
-  readonly job_key: string;
-  readonly manifest: string;
-  readonly video_id: string;
-  readonly spec_hash: string;
-  readonly spec_json: string;
-  readonly seconds: number;
-  readonly model: string;
-  readonly state: JobState;
-  readonly fail_kind: FailKind | null;
-  readonly attempts: number;
-  readonly task_id: string | null;
-  readonly task_status: string | null;
-  readonly result_url: string | null;
-  readonly file: string | null;
-  /** The output folder `file` lies in (absolute), or null when recorded by an earlier reel. */
-  readonly out_dir: string | null;
-  readonly error: string | null;
-  readonly created_at: number;
-  readonly submitted_at: number | null;
-  readonly running_at: number | null;
-  readonly finished_at: number | null;
-  readonly downloaded_at: number | null;
-  readonly updated_at: number;
-  /** Size and SHA-256 of the video when reel wrote it, and its stamp then (see migration 6). */
-  readonly file_size: number | null;
-  readonly file_sha256: string | null;
-  readonly file_stamp: string | null;
-}
-
-/** The little of a job row that a run starts from. */
-export type JobHead = Pick<JobRow, "id" | "state" | "file">;
-
-/** What the journal's check needs of a job version's row (see versionHead). */
-export interface VersionHead {
-  readonly id: number;
-  readonly state: JobState;
-  readonly attempts: number;
-  readonly file: string | null;
-}
-
-/** What reel knows of a video it wrote: its content, and the stamp (see migration 6) it had then. */
-export interface VideoFacts {
-  readonly size: number;
-  readonly sha256: string;
-  readonly stamp: string;
-}
-
-export interface NewJob {
-  readonly key: string;
-  readonly manifest: string;
-  readonly videoId: string;
-  readonly specHash: string;
-  readonly specJson: string;
-  readonly seconds: number;
-  readonly model: string;
-}
-
-/** A job row made from a record in the output folder (src/output/recovery.ts): what restoreJobs writes. */
-export interface RestoredJob extends NewJob {
-  readonly state: JobState;
-  readonly failKind: FailKind | null;
-  readonly attempts: number;
-  readonly taskId: string | null;
-  readonly taskStatus: string | null;
-  readonly file: string | null;
-  readonly outDir: string | null;
-  /** What the video held when reel wrote it, as its record says: checked at the next look at it. */
-  readonly fileSize: number | null;
-  readonly fileSha256: string | null;
-  readonly error: string | null;
-  readonly createdAt: number;
-  readonly submittedAt: number | null;
-  readonly finishedAt: number | null;
-  readonly downloadedAt: number | null;
-}
-
-/** What tells a file's content apart without reading it (see migration 5). */
-export interface FileStamp {
-  readonly size: number;
-  readonly mtimeNs: string;
-  readonly ctimeNs: string;
-  readonly ino: string;
-}
-
-export interface SpeechRow {
-  readonly state: "creating" | "done" | "uncertain";
-  readonly asset_id: string | null;
-  readonly duration: number | null;
-  readonly error: string | null;
-}
-
-/** A job version named: its job key and spec hash. */
-export interface VersionRef {
-  readonly key: string;
-  readonly specHash: string;
-}
-
-/** A job version's identity in one string (job keys never contain a newline). */
-export function versionKey(jobKey: string, specHash: string): string {
-  return `${jobKey}\n${specHash}`;
-}
+export type * from "./contract/assets.js";
+export type * from "./contract/budgets.js";
+export type * from "./contract/events.js";
+export type * from "./contract/fleet.js";
+export type * from "./contract/kept.js";
+export * from "./contract/job-row.js";
+export * from "./contract/review.js";
+export type { NamedBudget, NamedBudgetCaps, NamedBudgetChange, NamedCharge } from "./named-budget.js";
+// The errors a store throws, with the interface that names them: callers import both from here.
+export {
+  BudgetReachedError,
+  ClaimLostError,
+  JobGoneError,
+  LeaseLostError,
+  StateFileError,
+  StoreUnreachableError,
+} from "./errors.js";
 
 /** The job versions of one service: what was asked, what was paid, what came back. */
 export interface JobRecords {
-  /** The row of this job version, created as `pending` if new. */
-  upsertJob(job: NewJob): Promise<JobRow>;
   /**
-   * `upsertJob` for many jobs at once: a run of 10,000 jobs starts in milliseconds. Returns only
-   * what a run starts from, not whole rows (10,000 of those weigh about 15 MB).
+   * The rows of these job versions, each created as `pending` if new, in one go: a run of 10,000
+   * jobs starts in milliseconds. Returns only what a run starts from, not whole rows (10,000 of
+   * those weigh about 15 MB).
    */
   upsertJobs(jobs: readonly NewJob[]): Promise<JobHead[]>;
   /**
@@ -307,461 +224,22 @@ export interface JobRecords {
   recordVideoStamp(row: JobRow, stamp: string): Promise<JobRow>;
 }
 
-/** Uploaded assets and their intents, scoped by service. */
-export interface AssetRecords {
-  findAsset(sha256: string): Promise<string | undefined>;
-  /**
-   * The intent of an upload. One intent wins: an intent this store did not write (intents of a dead
-   * run are taken at start, see takeInterruptedUploads) is another process's upload of the same
-   * content, under way, and this one throws ClaimLostError instead of uploading a second copy.
-   */
-  markUploading(sha256: string): Promise<void>;
-  /** An upload the service refused for certain: nothing to report at the next start. */
-  forgetUploadIntent(sha256: string): Promise<void>;
-  /**
-   * Uploads whose intent was written but whose asset id was not: a run died during them. They will
-   * be uploaded again (an extra copy on the service, no credits). Returns how many, and forgets them.
-   */
-  takeInterruptedUploads(): Promise<number>;
-  recordAsset(sha256: string, assetId: string, size: number): Promise<void>;
-  /** Whether reel uploaded this asset, or made it as speech, on this service. */
-  madeAsset(assetId: string): Promise<boolean>;
-  /** The service lost this asset (deleted): the next use uploads it again. */
-  forgetAssetId(assetId: string): Promise<void>;
-}
-
-/** Speech made by the service (a costed call), scoped by service. */
-export interface SpeechRecords {
-  findSpeech(voiceId: string, text: string): Promise<SpeechRow | undefined>;
-  /**
-   * Write-ahead intent of a costed speech call: resolves once it is durable. A compare-and-set: made
-   * only where no speech row is, or over an `uncertain` one (--resubmit-uncertain). A row `creating`
-   * or `done` was written by another process since the caller looked: it throws ClaimLostError, and
-   * the speech is not paid for twice. `charge`: as markSubmitting's, recorded with the intent.
-   */
-  markSpeechCreating(voiceId: string, text: string, charge?: SpeechCharge): Promise<void>;
-  markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void>;
-  markSpeechUncertain(voiceId: string, text: string, error: string): Promise<void>;
-  /** A speech call that failed for certain (refused): nothing was made, forget the intent. */
-  clearSpeech(voiceId: string, text: string): Promise<void>;
-  /** Speech intents without an answer from a run that died: they may have been made. */
-  markInterruptedSpeechUncertain(): Promise<number>;
-}
-
-/** What a submission costs a capped run (src/budget): what was sent, and what it cost then. */
-export interface VideoCharge {
-  /** The budget session (BudgetRecords). */
-  readonly session: number;
-  readonly model: string;
-  readonly resolution: string | null;
-  readonly seconds: number;
-  /** Its credits at the prices of the moment it is sent; null when no price is known. */
-  readonly credits: number | null;
-  /** What it spends of a named budget (NamedBudgetRecords), checked and spent with the claim. */
-  readonly named?: NamedCharge;
-}
-
-/** A speech call of a capped run. */
-export interface SpeechCharge {
-  readonly session: number;
-  /** Its credits at the prices of the moment it is made; null when no price is known. */
-  readonly credits: number | null;
-  /** What it spends of a named budget, checked and spent with the intent. */
-  readonly named?: NamedCharge;
-}
-
 /**
- * Named budgets: not scoped by service (the money is the team's), written beside the runners that
- * spend from them (no lock, no runner). A charge (NamedCharge) is spent by the intent it goes with:
- * markSubmitting and markSpeechCreating check it against the budget's caps as they are at that moment
- * and record it in the same transaction, or throw BudgetReachedError having written nothing, so no
- * interleaving of runners passes a cap and a kill -9 loses no spend. A charge met again (the same
- * job's attempt) is spent once. refundVideo and refundSpeech give a named charge back too.
+ * The records of the store: all of it but its own life (events, flush, close) and the fleet. Each
+ * backend assembles them from its parts (see assembled.ts).
  */
-export interface NamedBudgetRecords {
-  /** Creates budget `name`, or changes its caps (what was spent stays spent). */
-  setBudget(name: string, change: NamedBudgetChange): Promise<NamedBudget>;
-  findBudget(name: string): Promise<NamedBudget | undefined>;
-  /** Every budget, by name. */
-  listBudgets(): Promise<NamedBudget[]>;
-}
-
-/**
- * The process that starts or resumes a budget session, as recorded for people to read. Whether it
- * still runs is never judged by these (see OpenBudgetSession.runs).
- */
-export interface BudgetOwner {
-  readonly host: string;
-  readonly pid: number;
-}
-
-/** A budget session as recorded: one capped run or watch, and the runs that resume it. */
-export interface BudgetSessionRow extends BudgetOwner {
-  readonly id: number;
-  readonly scope: string;
-  readonly startedAt: number;
-  /** On a shared store, the runner that runs it (null on a state file, or not known). */
-  readonly runner: number | null;
-}
-
-/**
- * An open session, and whether the run that has it still runs, as the store can tell: `here`, this
- * store's own; `gone`, surely stopped (on a state file, every other one: its lock lets one process
- * write it; on a shared store, its runner stopped or was found lost); on a shared store, a runner
- * not stopped, last heard at `heardAt` (the store's clock): at work, or killed within its lease.
- */
-export interface OpenBudgetSession extends BudgetSessionRow {
-  readonly runs: "here" | "gone" | { readonly heardAt: number };
-}
-
-/**
- * What a budget session sent that may cost: videos by model, resolution and whether a price was
- * recorded with them, and speech calls. `credits`: what those charges cost when they were sent;
- * null for charges sent with no price known (priced when read).
- */
-export interface SpendTally {
-  readonly videos: readonly {
-    readonly model: string;
-    readonly resolution: string | null;
-    readonly seconds: number;
-    readonly count: number;
-    readonly credits: number | null;
-  }[];
-  readonly speech: { readonly count: number; readonly credits: number | null }[];
-}
-
-/**
- * The ledger of capped runs (src/budget), scoped by service. Charges are written with their intents
- * (markSubmitting, markSpeechCreating); a refund is a write of its own after the intent is given
- * back, so a crash between them counts a request never sent (the safe side: the cap is never passed).
- */
-export interface BudgetRecords {
-  /** The sessions of `scope` not ended, oldest first, with whether their run still runs. */
-  openBudgetSessions(scope: string): Promise<OpenBudgetSession[]>;
-  /** A session of this store's own (its runner's, on a shared store). */
-  startBudgetSession(scope: string, owner: BudgetOwner): Promise<BudgetSessionRow>;
-  /**
-   * Makes session `session` this store's own if it is still as read (the same runner, or the same
-   * process): a compare-and-set, so of two processes resuming one session, one does. False when
-   * another took it first.
-   */
-  takeBudgetSession(session: BudgetSessionRow, owner: BudgetOwner): Promise<boolean>;
-  budgetSpent(id: number): Promise<SpendTally>;
-  /** The charge of job `jobId`'s attempt `attempt`, whose request was not sent after all. */
-  refundVideo(session: number, jobId: number, attempt: number): Promise<void>;
-  /** The last charge of this speech, whose call was refused for certain. */
-  refundSpeech(session: number, voiceId: string, text: string): Promise<void>;
-  /** The session's run finished: the next run starts a session of its own. */
-  endBudgetSession(id: number): Promise<void>;
-}
-
-/** A reviewer's verdict on a take: `reel approve`, `reel reject` (or the review page). */
-export type Verdict = "approved" | "rejected";
-/** What a decision records: a verdict, or an earlier one cleared (`reel undecide`). */
-export type DecisionAction = Verdict | "cleared";
-
-/** A decision to record on a job version (its key and spec hash: an edited spec is another job). */
-export interface NewDecision {
-  readonly key: string;
-  readonly specHash: string;
-  readonly decision: DecisionAction;
-  readonly reviewer: string;
-  readonly note?: string | null;
-}
-
-/** A decision as recorded. */
-export interface DecisionRow {
-  /** Its order in the store: of one job version's decisions, the highest is the latest. */
-  readonly id: number;
-  /** The service of the job version, as the store names it (the `base_url` of listLatestJobs). */
-  readonly baseUrl: string;
-  readonly key: string;
-  readonly specHash: string;
-  readonly decision: DecisionAction;
-  readonly reviewer: string;
-  readonly note: string | null;
-  /** Epoch milliseconds, by the clock of the process that recorded it. */
-  readonly decidedAt: number;
-}
-
-/** Latest decisions of one service's job versions by versionKey(key, spec hash). */
-export function decisionsByVersion(rows: readonly DecisionRow[]): Map<string, DecisionRow> {
-  return new Map(rows.map((row) => [versionKey(row.key, row.specHash), row]));
-}
-
-/**
- * Reviewers' decisions, scoped by service and kept per job version (key and spec hash, not row id:
- * a version forgotten and made again, or rebuilt from the records, keeps its decisions). Every
- * decision is kept; the latest of a version counts. A store opened to review (openReviewStore)
- * writes them beside a run or watch that holds the store: see docs/review.md.
- */
-export interface ReviewRecords {
-  /**
-   * Records `decisions`, all or none (one transaction), in their order; returns them as recorded.
-   * Nothing checks that the job versions exist: the caller has read them.
-   */
-  recordDecisions(decisions: readonly NewDecision[]): Promise<DecisionRow[]>;
-  /**
-   * The latest decision of every decided job version of this service (of every service, for a
-   * reader opened without one), in one query; of `versions` only, when given. A version whose
-   * latest decision is `cleared` is listed with it: undecided again, and the history says by whom.
-   */
-  latestDecisions(
-    versions?: readonly { readonly key: string; readonly specHash: string }[],
-  ): Promise<DecisionRow[]>;
-  /** Every decision on this job version of this service, oldest first. */
-  decisionHistory(key: string, specHash: string): Promise<DecisionRow[]>;
-
-  /**
-   * Queues a retake of the take `request.from`, in one transaction that no other retake of the same
-   * video runs beside (so two reviewers retaking at once make two takes, numbered apart): reads
-   * every take of its video (`request.plan` is given them and returns the new take's job), records
-   * the retaken take as rejected (reviewer, note), adds the new take as an unsent job, and the retake
-   * that asks for it. The next run or watch of its manifest sends it (src/review/retake.ts says how
-   * it finds it): the job is claimed as any job is, so it is paid once. `plan` may throw: nothing is
-   * recorded then.
-   */
-  queueRetake(request: RetakeRequest): Promise<RetakeRow>;
-  /**
-   * Withdraws the retake that asked for the take `key`, if it is queued still: a compare-and-set with
-   * the run's claim (markSubmitting), so of the two, one wins. "withdrawn": its unsent job is
-   * forgotten (a run that had it claims nothing: JobGoneError); "sent": too late, it was claimed;
-   * "none": no retake of that take is queued.
-   */
-  withdrawRetake(key: string): Promise<"withdrawn" | "sent" | "none">;
-  /**
-   * The retakes of this service (of every service, for a reader opened without one; of `manifests`
-   * only, when given), in the order queued, each with its state.
-   */
-  listRetakes(manifests?: readonly string[]): Promise<RetakeRow[]>;
-  /**
-   * A mark of the jobs, decisions and retakes of this service (of every service, for a reader opened
-   * without one) that differs once any of them changed: a few aggregates, no rows, so a live review
-   * page checks it each second and reads the takes only when it moved. Marks are only compared.
-   */
-  changeMark(): Promise<string>;
-}
-
-/**
- * Every take of one video (`intro`, `intro~1`, `intro~2`... of one manifest) on the store's service:
- * what a retake is numbered and seeded after.
- */
-export interface VideoTakes {
-  /** Every version of every take, oldest first. */
-  readonly jobs: readonly JobRow[];
-  /** Every retake of the video ever queued, withdrawn ones too (their numbers are not given again). */
-  readonly retakes: readonly RetakeRow[];
-}
-
-export interface RetakeRequest {
-  /** The take retaken: its current version. */
-  readonly from: { readonly key: string; readonly specHash: string };
-  readonly reviewer: string;
-  readonly note?: string | null;
-  /** The new take's job, from the video's takes (see src/review/retake.ts). */
-  readonly plan: (video: VideoTakes) => NewJob;
-}
-
-/**
- * queued: its job not claimed yet (withdrawable); sent: claimed (it may be in flight, done or
- * failed: its job says); withdrawn; dropped: its unsent job was forgotten (the video was edited or
- * removed from its manifest before the retake was sent).
- */
-export type RetakeState = "queued" | "sent" | "withdrawn" | "dropped";
-
-export interface RetakeRow {
-  readonly id: number;
-  readonly baseUrl: string;
-  /** The new take: its job's key (`manifest/id~n`), manifest, id and spec hash. */
-  readonly key: string;
-  readonly manifest: string;
-  readonly videoId: string;
-  readonly specHash: string;
-  /** The take retaken: its key and version. */
-  readonly fromKey: string;
-  readonly fromSpecHash: string;
-  readonly reviewer: string;
-  readonly note: string | null;
-  /** Epoch milliseconds. */
-  readonly queuedAt: number;
-  readonly withdrawnAt: number | null;
-  readonly state: RetakeState;
-}
-
-/** What reel learned of the service, scoped by service (engine/run-times.ts). */
-export interface LearnedRecords {
-  /** The learned run times as last written (RunTimes.toJSON), if any. */
-  readRunTimes(): Promise<string | undefined>;
-  /** Replaces them: the last writer wins (runners of a fleet each write what they learned). */
-  writeRunTimes(data: string): Promise<void>;
-}
-
-/**
- * The manifests run into each output folder (not scoped by service: the folder holds what any service
- * made), by the folder's absolute path: its reports (results.jsonl, index.html) list every video of
- * them, not only the last run's.
- */
-export interface OutputRecords {
-  /** `manifest` is run into the output folder `outDir`: its videos are the folder's from now on. */
-  recordOutManifest(outDir: string, manifest: string): Promise<void>;
-  /** The manifests recorded for `outDir`, by name. */
-  outManifests(outDir: string): Promise<string[]>;
-  /**
-   * Drops `manifest` from `outDir`'s list (`reel forget`): false when it was not in it. Its jobs are
-   * kept (the record of what was paid); a run of it adds it again.
-   */
-  forgetOutManifest(outDir: string, manifest: string): Promise<boolean>;
-}
-
-/** Caches of this machine (not scoped by service): hashes of local files, fetched remote sources. */
-export interface LocalCaches {
-  findFileHash(path: string, stamp: FileStamp): Promise<string | undefined>;
-  recordFileHash(path: string, stamp: FileStamp, sha256: string): Promise<void>;
-  findRemote(url: string): Promise<{ sha256: string; path: string; size: number } | undefined>;
-  recordRemote(url: string, sha256: string, path: string, size: number): Promise<void>;
-}
-
-/** Why a runner was taken for lost: silent past its lease, or its process gone (seen on its machine). */
-export type LostWhy = "silent" | "gone";
-
-/** What a takeover found and sorted (FleetStore.takeOverLost). */
-export interface TakeOver {
-  /** Runners found silent past their lease, or their process gone on this machine, now marked lost. */
-  readonly lost: readonly {
-    readonly id: number;
-    readonly host: string;
-    readonly pid: number;
-    readonly why: LostWhy;
-  }[];
-  /** Submissions without an answer, now uncertain. */
-  readonly uncertain: number;
-  /** Tasks no live runner followed, now free to follow. */
-  readonly released: number;
-  /** Every task no runner follows now (released by this takeover or before): any runner may follow them. */
-  readonly unheld: number;
-  /** Speech calls without an answer, now uncertain. */
-  readonly speech: number;
-  /** Upload intents without an asset, dropped (uploaded again if needed; no credits). */
-  readonly uploads: number;
-}
-
-/**
- * What a store shared by a fleet of runners adds (PostgreSQL); a state file has none. Each
- * runner holds the jobs it submits and the tasks it follows while its lease lasts (its heartbeat);
- * another runner takes the work of one silent past its lease over.
- */
-export interface FleetStore {
-  /** This runner's id in the store. */
-  readonly runnerId: number;
-  /** How long a silent runner keeps its work, in milliseconds. */
-  readonly leaseMs: number;
-  /** How often this runner confirms its lease, in milliseconds. */
-  readonly heartbeatMs: number;
-  /** Sorts the work of runners gone or silent past their lease (see TakeOver). Any time, by any runner. */
-  takeOverLost(): Promise<TakeOver>;
-  /**
-   * Makes this runner the follower of job `id`'s task: false when a live runner follows it, or it is
-   * no longer submitted.
-   */
-  holdTask(id: number): Promise<boolean>;
-  /** Of `ids`, the jobs another live runner holds (being submitted, or their task followed). */
-  heldElsewhere(ids: readonly number[]): Promise<Set<number>>;
-  /**
-   * True when this runner has not confirmed its lease for so long (by its own clock: it was paused,
-   * or cut off) that another may have taken its work: no request may leave on an intent it holds.
-   */
-  leaseInDoubt(): boolean;
-  /** `listener` is told once if this runner learns it was taken over: it must stop. */
-  onLeaseLost(listener: (error: LeaseLostError) => void): void;
-  /**
-   * Tells the other runners at once that a slot of the account freed here and this runner has no job
-   * waiting for it (see pg/slot-notices.ts). A hint: never rejects, and one lost costs only a wait.
-   */
-  slotFree(): Promise<void>;
-  /** `listener` is called for each slot another runner freed and told of (slotFree). */
-  onSlotFree(listener: () => void): void;
-  /** What the fleet is doing now (for the live display); undefined when the store does not answer. */
-  view(): Promise<FleetView | undefined>;
-  /**
-   * `listener` is told when the store stops answering (`down`: every operation waits and tries again,
-   * so no new work is taken) and when it answers again (`up`). See pg/outage.ts.
-   */
-  onOutage(listener: (event: OutageEvent) => void): void;
-  /**
-   * `listener` is told of each takeover that found something (a runner lost, its submissions made
-   * uncertain, its uploads dropped), whichever call made it; those found before any listener are
-   * told to the first. Returns the unsubscribe.
-   */
-  onTakeOver(listener: (found: TakeOver) => void): () => void;
-}
-
-/**
- * What the fleet of a service is doing now, as one runner sees it (FleetStore.view): counts of the
- * whole account, read in one statement over indexes whose size is the bound, not the jobs.
- */
-export interface FleetView {
-  /** Generations of the service unfinished now (being submitted, or at the service), by all runners. */
-  readonly inFlight: number;
-  /** Of them, this runner's. */
-  readonly mine: number;
-  /** Uncertain submissions still holding a slot (see pg/lease.ts UNCERTAIN_HOLD_MS). */
-  readonly uncertainHeld: number;
-  /** Runners of the service heard within their lease, this one included. */
-  readonly runners: number;
-  /** The account's bound: the smallest --concurrency of those runners (0: none said one). */
-  readonly bound: number;
-}
-
-/** A shared store's outage, as the engine is told of it (FleetStore.onOutage). */
-export type OutageEvent =
-  | { readonly state: "down"; readonly error: string; readonly limitMs: number }
-  | { readonly state: "up"; readonly downMs: number };
-
-/** What `reel events` asks of the store's events (src/events). */
-export interface EventQuery {
-  /** Events after this one (its id, the stream's `seq`). @defaultValue 0 */
-  readonly afterId?: number;
-  /** Events recorded at or after this time (epoch ms). */
-  readonly since?: number;
-  /** @defaultValue 1000 */
-  readonly limit?: number;
-}
-
-/**
- * The event stream's records (src/events, docs/events.md). The state changes record their events
- * in their own transaction; these add the events that are no state change, and read them back.
- */
-export interface EventRecords {
-  /**
-   * Records an event of the stream that is no state change (`kind` its type, `detail` its fields as
-   * JSON): committed with the store's next writes, or alone soon after. Never awaited, never throws;
-   * lost only with the writes of the moment a crash interrupts.
-   */
-  noteEvent(kind: string, detail: string | null, jobKey: string | null): void;
-  /** The store's events (every runner's) after `query.afterId`, oldest first. */
-  readEvents(query: EventQuery): Promise<StoredEvent[]>;
-  /**
-   * Tells `listener` this process's events once they are committed, in the order recorded, until
-   * the returned function is called (which tells the last ones first).
-   */
-  followOwnEvents(listener: (events: readonly StoredEvent[]) => void): () => Promise<void>;
-  /** Deletes the events recorded before `before` (epoch ms); returns how many. */
-  pruneEvents(before: number): Promise<number>;
-}
+export type StoreRecords = JobRecords &
+  AssetRecords &
+  SpeechRecords &
+  BudgetRecords &
+  NamedBudgetRecords &
+  LearnedRecords &
+  OutputRecords &
+  LocalCaches &
+  ReviewRecords;
 
 /** The whole store, as a run uses it. */
-export interface JobStore
-  extends
-    EventRecords,
-    JobRecords,
-    AssetRecords,
-    SpeechRecords,
-    BudgetRecords,
-    NamedBudgetRecords,
-    LearnedRecords,
-    OutputRecords,
-    LocalCaches,
-    ReviewRecords {
+export interface JobStore extends EventRecords, StoreRecords {
   /** The fleet's operations, on a store shared by several runners (PostgreSQL); undefined on a state file. */
   readonly fleet?: FleetStore;
   /** Where the store is, for messages (the state file's path). */

@@ -4,7 +4,7 @@
 // StateStore's static helpers, at the CLI's edge.
 import type { JobStore, NamedBudgetRecords, OutageEvent, ReviewStore } from "./job-store.js";
 import type { LeaseTiming } from "./pg/lease.js";
-import { type OpenStateOptions, StateStore } from "./store.js";
+import { type OpenStateOptions, StateStore } from "./sqlite/store.js";
 
 export { isPostgresUrl, redactedUrl, storeSecretValues } from "./pg/store-url.js";
 

@@ -13,7 +13,7 @@ import {
 import { plural } from "../plural.js";
 import { staleRetakeLines, withRetakes } from "../review/retake.js";
 import { noteRepeatedJobs, readManifestJobs } from "../drivers/notes.js";
-import { type RetakeRow, versionKey } from "../state/store.js";
+import { type RetakeRow, versionKey } from "../state/job-store.js";
 import {
   display,
   FOLDER_CHECK_MS,

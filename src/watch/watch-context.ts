@@ -7,7 +7,7 @@ import type { Engine, EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import type { Job, LoadOptions } from "../manifest/index.js";
 import type { ReportThrottle } from "../report/report-throttle.js";
-import type { JobRow } from "../state/store.js";
+import type { JobRow } from "../state/job-store.js";
 import { shownPath } from "../user-path.js";
 import type { RowsFiles } from "./rows-files.js";
 

@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { makeEngine } from "../engine/engine.js";
 import type { OutputDiskError } from "../errors.js";
 import { ReportThrottle } from "../report/report-throttle.js";
-import type { StateFileError } from "../state/store.js";
+import type { StateFileError } from "../state/job-store.js";
 import { watchFiles } from "./folder-watcher.js";
 import { reread } from "./manifest-reading.js";
 import { RowsFiles } from "./rows-files.js";

@@ -6,7 +6,7 @@ import { folderRows } from "../report/folder-rows.js";
 import { writeHtmlReport } from "../report/html-report.js";
 import { writeResults } from "../report/results.js";
 import { writeDecisionRecords } from "../review/decision-records.js";
-import { decisionsByVersion, type JobRow } from "../state/store.js";
+import { decisionsByVersion, type JobRow } from "../state/job-store.js";
 import type { WatchContext } from "./watch-context.js";
 
 /**

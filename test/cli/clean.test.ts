@@ -6,7 +6,7 @@ import { appendFile, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { acquireLock } from "../../src/state/db/lock.js";
+import { acquireLock } from "../../src/state/sqlite/db/lock.js";
 import { runCli, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";

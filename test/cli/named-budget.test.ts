@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { describe, expect, it, type TestContext } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { MIGRATIONS } from "../../src/state/migrations.js";
+import { MIGRATIONS } from "../../src/state/sqlite/migrations.js";
 import { PG_MIGRATIONS } from "../../src/state/pg/migrations.js";
 import { runCli, until, useCommands, useReelProcesses, writeTree } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";

@@ -14,7 +14,7 @@ import { applyEvent, makeLiveState } from "../../src/display/live-state.js";
 import type { ProgressSink } from "../../src/engine/progress.js";
 import { loadManifests } from "../../src/manifest/index.js";
 import { runBatch } from "../../src/drivers/run-batch.js";
-import { StateStore } from "../../src/state/store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
 import { writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";

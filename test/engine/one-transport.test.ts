@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
 import { loadManifests } from "../../src/manifest/index.js";
 import { runBatch } from "../../src/drivers/run-batch.js";
-import { StateStore } from "../../src/state/store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
 import { writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
-import { StateStore } from "../../src/state/store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, useCommands, until, writeTree } from "../helpers/cli.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";

@@ -7,7 +7,7 @@ import { makeClient } from "../../src/client/index.js";
 import { runBatch } from "../../src/drivers/run-batch.js";
 import type { ProgressEvent } from "../../src/engine/progress.js";
 import { loadManifests } from "../../src/manifest/index.js";
-import { StateStore } from "../../src/state/store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
 import { isInside, shownPath } from "../../src/user-path.js";
 import { writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";

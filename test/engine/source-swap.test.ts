@@ -15,7 +15,7 @@ import { makeAssetResolver } from "../../src/engine/assets.js";
 import { runBatch } from "../../src/drivers/run-batch.js";
 import { makeCachedHasher } from "../../src/engine/hash-file.js";
 import { loadManifests } from "../../src/manifest/index.js";
-import { StateStore } from "../../src/state/store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
 import { REPO, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";

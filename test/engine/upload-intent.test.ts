@@ -9,7 +9,7 @@ import { expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
 import { makeAssetResolver } from "../../src/engine/assets.js";
 import { stampOf } from "../../src/manifest/media-file.js";
-import { StateStore } from "../../src/state/store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
 import { REPO } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";

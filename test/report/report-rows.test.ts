@@ -8,7 +8,8 @@ import { writeHtmlReport } from "../../src/report/html-report.js";
 import { ROWS_PER_READ, storedRows } from "../../src/report/report-rows.js";
 import { writeResults } from "../../src/report/results.js";
 import { PgStore } from "../../src/state/pg/store.js";
-import { type JobStore, type RestoredJob, StateStore } from "../../src/state/store.js";
+import type { JobStore, RestoredJob } from "../../src/state/job-store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
 import { usePostgres } from "../helpers/postgres.js";
 import { tempDir } from "../helpers/temp-dir.js";
 

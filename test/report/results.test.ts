@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resultOf } from "../../src/output/job-record.js";
 import { writeResults } from "../../src/report/results.js";
-import { type DecisionRow, versionKey } from "../../src/state/store.js";
+import { type DecisionRow, versionKey } from "../../src/state/job-store.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { manyRows } from "./rows.js";
 

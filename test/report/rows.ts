@@ -1,6 +1,6 @@
 // Job rows as the state file holds them, made up for renderer tests and the 2,000-card page.
 import type { JobSpec } from "../../src/manifest/types.js";
-import type { JobRow, JobState } from "../../src/state/store.js";
+import type { JobRow, JobState } from "../../src/state/job-store.js";
 
 const T0 = Date.UTC(2025, 4, 1, 9, 0, 0);
 

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { StateStore } from "../../src/state/store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
 import { BIN, writeTree } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";

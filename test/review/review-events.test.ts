@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startReviewServer } from "../../src/review/server/server.js";
 import { openReviewStore } from "../../src/state/open-job-store.js";
-import { StateStore } from "../../src/state/store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
 import { until } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
 

@@ -14,6 +14,7 @@ import {
   type VideoTakes,
   versionKey,
 } from "../../src/state/job-store.js";
+import { seedJob } from "../helpers/seed-jobs.js";
 
 /**
  * Storage of one test, fresh each time. A store opened again after `close` sees what was written;
@@ -77,7 +78,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       const storage = await makeHarness();
       const a = await storage.open("https://a.example");
       await a.recordAsset("sha-1", "101", 10);
-      await a.upsertJob(JOB);
+      await seedJob(a, JOB);
       await a.close();
       const b = await storage.open("https://b.example");
       expect(await b.findAsset("sha-1")).toBeUndefined();
@@ -112,14 +113,14 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
     it("answers a run's lookups for all its jobs at once: versions known here, sent by any service, heads of known and new", async () => {
       const storage = await makeHarness();
       const elsewhere = await storage.open("https://b.example");
-      const paidThere = await elsewhere.upsertJob(take(3));
+      const paidThere = await seedJob(elsewhere, take(3));
       await elsewhere.markSubmitting(paidThere.id);
       await elsewhere.close();
       const store = await storage.open("https://a.example");
-      const sent = await store.upsertJob(take(1));
+      const sent = await seedJob(store, take(1));
       await store.markSubmitting(sent.id);
       await store.markSubmitted(sent.id, "t1");
-      const unsent = await store.upsertJob(take(2));
+      const unsent = await seedJob(store, take(2));
       const asked = [take(1), take(2), take(3), take(4), { key: "m/a~1", specHash: "h9" }];
       expect(await store.knownVersions(asked)).toEqual(new Set(["m/a~1\nh1", "m/a~2\nh2"]));
       expect(await store.sentAnywhere(asked)).toEqual(new Set(["m/a~1\nh1", "m/a~3\nh3"]));
@@ -141,7 +142,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
     it("turns a submission without a recorded answer into an uncertain job at the next start", async () => {
       const storage = await makeHarness();
       const store = await storage.open("https://a.example");
-      const row = await store.upsertJob(JOB);
+      const row = await seedJob(store, JOB);
       await store.markSubmitting(row.id);
       await store.close();
       const next = await storage.open("https://a.example");
@@ -155,7 +156,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
     it("shows another reader (reel status) each turn's writes as soon as the turn ends", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");
-      const row = await store.upsertJob(JOB);
+      const row = await seedJob(store, JOB);
       store.markSubmitting(row.id).catch(() => {});
       await new Promise((resolve) => setImmediate(resolve));
       await store.markSubmitted(row.id, "42");
@@ -169,13 +170,13 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
     it("forgets only unsent jobs a manifest no longer lists, and refuses an intent for a forgotten job", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");
-      const kept = await store.upsertJob(JOB);
-      const removed = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
-      const sent = await store.upsertJob({ ...JOB, key: "m/c", videoId: "c" });
-      const elsewhere = await store.upsertJob({ ...JOB, key: "n/d", manifest: "n", videoId: "d" });
+      const kept = await seedJob(store, JOB);
+      const removed = await seedJob(store, { ...JOB, key: "m/b", videoId: "b" });
+      const sent = await seedJob(store, { ...JOB, key: "m/c", videoId: "c" });
+      const elsewhere = await seedJob(store, { ...JOB, key: "n/d", manifest: "n", videoId: "d" });
       await store.markSubmitting(sent.id);
       await store.markRefused(sent.id, "503"); // pending again, nothing created: forgettable
-      const paid = await store.upsertJob({ ...JOB, key: "m/e", videoId: "e" });
+      const paid = await seedJob(store, { ...JOB, key: "m/e", videoId: "e" });
       await store.markSubmitting(paid.id);
       await store.markSubmitted(paid.id, "9");
       await store.markFailed(paid.id, "task", "boom");
@@ -191,9 +192,9 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
     it("lists every version of one manifest's jobs, and counts a generation under way as made", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");
-      const first = await store.upsertJob(JOB);
-      const edited = await store.upsertJob({ ...JOB, specHash: "h2", specJson: '{"edited":true}' });
-      await store.upsertJob({ ...JOB, key: "n/a", manifest: "n", specHash: "h3" });
+      const first = await seedJob(store, JOB);
+      const edited = await seedJob(store, { ...JOB, specHash: "h2", specJson: '{"edited":true}' });
+      await seedJob(store, { ...JOB, key: "n/a", manifest: "n", specHash: "h3" });
       expect((await store.listManifestJobs("m")).map((row) => row.id)).toEqual([first.id, edited.id]);
       expect(await store.madeSpecs()).toEqual(new Map());
       // Sent, no answer yet, then answered: either way paid for, so a renamed manifest's twin pays again.
@@ -227,7 +228,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
     it("claims a job for submission once: a row another process claimed is not sent again", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");
-      const row = await store.upsertJob(JOB);
+      const row = await seedJob(store, JOB);
       await store.flush();
       // The other process read the row pending too, and wrote its intent first.
       const other = storage.outside();
@@ -241,7 +242,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       expect(await store.getJob(row.id)).toMatchObject({ state: "submitted", task_id: "77" });
       await other.close();
       // The states a submission legitimately starts from are claimed, each claim naming its attempt.
-      const fresh = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+      const fresh = await seedJob(store, { ...JOB, key: "m/b", videoId: "b" });
       expect(await store.markSubmitting(fresh.id)).toBe(1);
       await store.markFailed(fresh.id, "local", "the file vanished");
       expect(await store.markSubmitting(fresh.id)).toBe(2);
@@ -255,7 +256,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
     it("tells a job in doubt for its speech alone (never claimed) from one whose own submission may have been sent", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");
-      const row = await store.upsertJob(JOB);
+      const row = await seedJob(store, JOB);
       await store.markSpeechDoubt(row.id, "its speech has no answer");
       expect(await store.getJob(row.id)).toMatchObject({
         state: "uncertain",
@@ -269,7 +270,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       expect(await store.getJob(row.id)).toMatchObject({ state: "uncertain", fail_kind: null, attempts: 1 });
       // Never over a job claimed (another process's intent, or an answer): only before any claim.
       const other = storage.outside();
-      const claimed = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+      const claimed = await seedJob(store, { ...JOB, key: "m/b", videoId: "b" });
       await store.flush();
       await other.claimJob(claimed.id);
       await other.close();
@@ -283,10 +284,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
     it("records a task id for one job of a service: an answer naming a task another job holds writes nothing and names it", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");
-      const [a, b] = [
-        await store.upsertJob(JOB),
-        await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" }),
-      ];
+      const [a, b] = [await seedJob(store, JOB), await seedJob(store, { ...JOB, key: "m/b", videoId: "b" })];
       expect(await store.markSubmitting(a.id)).toBe(1);
       expect(await store.markSubmitting(b.id)).toBe(1);
       expect(await store.markSubmitted(a.id, "7")).toBeUndefined();
@@ -296,7 +294,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await store.close();
       // Task 7 of another service is another task.
       const other = await storage.open("y");
-      const c = await other.upsertJob(JOB);
+      const c = await seedJob(other, JOB);
       expect(await other.markSubmitting(c.id)).toBe(1);
       expect(await other.markSubmitted(c.id, "7")).toBeUndefined();
       await other.close();
@@ -324,9 +322,9 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
     it("keeps each job version's decisions beside a writer that holds the store; the latest counts", async () => {
       const storage = await makeHarness();
       const writer = await storage.open("x");
-      const a = await writer.upsertJob(JOB);
-      await writer.upsertJob({ ...JOB, specHash: "h2", specJson: '{"edited":true}' });
-      await writer.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+      const a = await seedJob(writer, JOB);
+      await seedJob(writer, { ...JOB, specHash: "h2", specJson: '{"edited":true}' });
+      await seedJob(writer, { ...JOB, key: "m/b", videoId: "b" });
       await writer.flush();
       // The writer (a run, a watch) stays open, holding the store, while a reviewer decides.
       const reviewer = await storage.openReviewer("x");
@@ -386,7 +384,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       expect(await reader.latestDecisions()).toHaveLength(2);
       await reader.close();
       const other = await storage.open("https://other.example");
-      await other.upsertJob(JOB);
+      await seedJob(other, JOB);
       expect(await other.latestDecisions()).toEqual([]);
       await other.close();
       const otherReviewer = await storage.openReviewer("https://other.example");
@@ -405,7 +403,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
     it("moves the change mark on each write a review page shows, of its service only, and not on a read", async () => {
       const storage = await makeHarness();
       let writer = await storage.open("x");
-      await writer.upsertJob({ ...JOB, key: "n/b", manifest: "n", videoId: "b" });
+      await seedJob(writer, { ...JOB, key: "n/b", manifest: "n", videoId: "b" });
       await writer.close();
       const reviewer = await storage.openReviewer("x");
       // A job's updated_at is the clock's millisecond: each step starts on a new one, as real writes do.
@@ -429,7 +427,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       // Another service's writer (one writer at a time holds a state file).
       await still(async () => {
         const other = await storage.open("y");
-        await other.upsertJob(take(1));
+        await seedJob(other, take(1));
         await other.close();
       });
       writer = await storage.open("x");
@@ -562,9 +560,9 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       const session = await store.startBudgetSession("run a", owner);
       expect(await store.openBudgetSessions("run a")).toMatchObject([{ id: session.id, runs: "here" }]);
       const charge = { session: session.id, model: "actor-2", resolution: "720p", seconds: 5, credits: 12.5 };
-      const a = await store.upsertJob(JOB);
-      const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b", specHash: "h2", seconds: 8 });
-      const c = await store.upsertJob({ ...JOB, key: "m/c", videoId: "c", specHash: "h3" });
+      const a = await seedJob(store, JOB);
+      const b = await seedJob(store, { ...JOB, key: "m/b", videoId: "b", specHash: "h2", seconds: 8 });
+      const c = await seedJob(store, { ...JOB, key: "m/c", videoId: "c", specHash: "h3" });
       expect(await store.markSubmitting(a.id, charge)).toBe(1);
       // A claim refused (the row moved on) is charged nothing.
       expect(await store.markSubmitting(a.id, charge)).toBeNull();
@@ -650,7 +648,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       });
       const rows = [];
       for (const id of ["a", "b", "c", "d", "e", "f"])
-        rows.push(await store.upsertJob({ ...JOB, key: `m/${id}`, videoId: id, specHash: `h-${id}` }));
+        rows.push(await seedJob(store, { ...JOB, key: `m/${id}`, videoId: id, specHash: `h-${id}` }));
       // Six claims of 5 s at once under a cap of 12: two fit; the others are refused whole.
       const claims = await Promise.allSettled(rows.map((row) => store.markSubmitting(row.id, charge(5))));
       const won = claims.filter((c) => c.status === "fulfilled");
@@ -725,9 +723,9 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       const setter = await storage.openBudgets();
       const team = await setter.setBudget("team", { maxSeconds: 10 });
       const session = await store.startBudgetSession("run a", { host: "here", pid: 1 });
-      const rows: Awaited<ReturnType<typeof store.upsertJob>>[] = [];
+      const rows: Awaited<ReturnType<typeof seedJob>>[] = [];
       for (let i = 0; i < 9; i++)
-        rows.push(await store.upsertJob({ ...JOB, key: `m/${i}`, videoId: `${i}`, specHash: `h-${i}` }));
+        rows.push(await seedJob(store, { ...JOB, key: `m/${i}`, videoId: `${i}`, specHash: `h-${i}` }));
       const claim = (i: number, seconds: number) =>
         store.markSubmitting(rows[i]!.id, {
           session: session.id,

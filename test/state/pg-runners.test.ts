@@ -8,6 +8,7 @@ import { DEFAULT_LEASE, LEASE_MS, RUNNERS_SHOWN_MS } from "../../src/state/pg/le
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { until } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";
+import { seedJob } from "../helpers/seed-jobs.js";
 
 const database = usePostgres();
 
@@ -133,7 +134,7 @@ describe("the runners of a PostgreSQL store", () => {
   it("shows a runner that vanished without closing (kill -9) as lost, and long-gone ones only while they hold jobs", async (context) => {
     const url = await database(context);
     const writer = await open(url, { host: "here" });
-    const job = await writer.upsertJob({
+    const job = await seedJob(writer, {
       key: "m/a",
       manifest: "m",
       videoId: "a",
@@ -211,7 +212,7 @@ describe("the runners of a PostgreSQL store", () => {
     const jobs = [];
     for (const id of ["v0", "v1", "v2"]) {
       jobs.push(
-        await exact.upsertJob({
+        await seedJob(exact, {
           key: `promo/${id}`,
           manifest: "promo",
           videoId: id,
@@ -240,7 +241,7 @@ describe("the runners of a PostgreSQL store", () => {
     const url = await database(context);
     // As `--sandbox` on machine b names its service in a shared store (cli/service-options.ts).
     const sandbox = await open(url, { baseUrl: "sandbox:local@machine-b" });
-    const sandboxJob = await sandbox.upsertJob({
+    const sandboxJob = await seedJob(sandbox, {
       key: "promo/v0",
       manifest: "promo",
       videoId: "v0",

@@ -9,6 +9,7 @@ import { openBudget } from "../../src/budget/index.js";
 import { DEFAULT_LEASE, leaseTimingOf } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { usePostgres } from "../helpers/postgres.js";
+import { seedJob } from "../helpers/seed-jobs.js";
 
 const database = usePostgres();
 
@@ -57,7 +58,7 @@ describe("the PostgreSQL store", () => {
     const url = await database(context);
     const a = await open(url, "https://a.example");
     await a.recordAsset("sha-1", "101", 10);
-    const row = await a.upsertJob(JOB);
+    const row = await seedJob(a, JOB);
     await a.close();
     const b = await open(url, "https://b.example");
     expect(await b.findAsset("sha-1")).toBeUndefined();
@@ -81,7 +82,7 @@ describe("the PostgreSQL store", () => {
   it("opens a reviewer as no runner of the fleet, only on a service the store knows", async (context) => {
     const url = await database(context);
     const runner = await open(url, "https://a.example");
-    await runner.upsertJob(JOB);
+    await seedJob(runner, JOB);
     const reviewer = await open(url, "https://a.example", { review: true });
     expect(reviewer.fleet).toBeUndefined();
     expect(reviewer.journalScope).toBeUndefined();
@@ -130,8 +131,8 @@ describe("the PostgreSQL store", () => {
   it("upserts a job once, returns heads in the order asked, and numbers as numbers", async (context) => {
     const url = await database(context);
     const store = await open(url);
-    const first = await store.upsertJob(JOB);
-    const second = await store.upsertJob({ ...JOB, specJson: '{"other":1}' });
+    const first = await seedJob(store, JOB);
+    const second = await seedJob(store, { ...JOB, specJson: '{"other":1}' });
     expect(second).toEqual(first);
     expect(first).toMatchObject({ state: "pending", attempts: 0, seconds: 5, file: null, fail_kind: null });
     for (const field of ["id", "created_at", "updated_at"] as const)
@@ -244,7 +245,7 @@ describe("the PostgreSQL store", () => {
     // One's connection stalls before its claim's second statement, the service's row locked: as
     // a runner paused between two statements of its transaction.
     // (pool.connect() with no callback: the transactions'; single statements take it with one.)
-    const pool = (one as unknown as { pool: pg.Pool }).pool;
+    const pool = (one as unknown as { c: { pool: pg.Pool } }).c.pool;
     const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
     let stall = true;
     (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args) => {
@@ -275,10 +276,40 @@ describe("the PostgreSQL store", () => {
     expect(await one.markSubmitting(first!)).toBeNull();
   });
 
+  it("holds the account's row for a claim's one statement only: a runner slow between two round trips keeps no other runner's claim waiting", async (context) => {
+    const url = await database(context);
+    const [one, two] = [await open(url), await open(url)];
+    const [first, second] = (await one.upsertJobs([job(1), job(2)])).map((head) => head.id);
+    // One's link is slow after a statement that locks a row (FOR UPDATE): a claim of several round
+    // trips would hold the service's row across that wait, and every other claim with it.
+    const pool = (one as unknown as { c: { pool: pg.Pool } }).c.pool;
+    const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+    (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args) => {
+      if (args.length > 0) return connect(...args);
+      return (connect() as Promise<pg.PoolClient>).then((client) => {
+        const send = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+        let locked = false;
+        (client as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...a) => {
+          if (locked) await new Promise((r) => setTimeout(r, 1_500));
+          locked = String(a[0]).includes("FOR UPDATE");
+          return send(...a);
+        };
+        return client;
+      });
+    };
+    const slow = one.markSubmitting(first!);
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    expect(await two.markSubmitting(second!)).toBe(1);
+    expect(Date.now() - started).toBeLessThan(750);
+    expect(await slow).toBe(1);
+    await Promise.all([one.close(), two.close()]);
+  });
+
   it("claims a job only from the states a submission starts from", async (context) => {
     const url = await database(context);
     const store = await open(url);
-    const row = await store.upsertJob(JOB);
+    const row = await seedJob(store, JOB);
     expect(await store.markSubmitting(row.id)).toBe(1);
     expect(await store.markSubmitting(row.id)).toBeNull();
     await store.markFailed(row.id, "local", "the file vanished");
@@ -297,7 +328,7 @@ describe("the PostgreSQL store", () => {
   it("makes a failed job pending again once when two stores retry it at the same moment", async (context) => {
     const url = await database(context);
     const [one, two] = [await open(url), await open(url)];
-    const rows = await Promise.all(Array.from({ length: 10 }, (_, n) => one.upsertJob(job(n))));
+    const rows = await Promise.all(Array.from({ length: 10 }, (_, n) => seedJob(one, job(n))));
     for (const row of rows) {
       await one.markSubmitting(row.id);
       await one.markUncertain(row.id, "lost");
@@ -428,7 +459,7 @@ describe("the PostgreSQL store", () => {
   it("gives the attempt back when a submission is refused or withdrawn, and only from its intent", async (context) => {
     const url = await database(context);
     const store = await open(url);
-    const row = await store.upsertJob(JOB);
+    const row = await seedJob(store, JOB);
     expect(await store.markSubmitting(row.id)).toBe(1);
     await store.markRefused(row.id, "503 busy");
     expect(await store.getJob(row.id)).toMatchObject({ state: "pending", attempts: 0, error: "503 busy" });
@@ -466,7 +497,7 @@ describe("the PostgreSQL store", () => {
     const store = await open(url, "https://a.example", { now: () => 1_700_000_000_000 });
     const ids: number[] = [];
     for (const n of [0, 1, 2]) {
-      const row = await store.upsertJob(job(n));
+      const row = await seedJob(store, job(n));
       await store.markSubmitting(row.id);
       await store.markSubmitted(row.id, `t${n}`);
       ids.push(row.id);
@@ -506,7 +537,7 @@ describe("the PostgreSQL store", () => {
   it("records a download with its video, and forgets it", async (context) => {
     const url = await database(context);
     const store = await open(url);
-    const row = await store.upsertJob(JOB);
+    const row = await seedJob(store, JOB);
     await store.markSubmitting(row.id);
     await store.markSubmitted(row.id, "5");
     await store.recordTaskStatus(row.id, "Success", "https://cdn.example/a.mp4", undefined);
@@ -537,8 +568,8 @@ describe("the PostgreSQL store", () => {
   it("turns a submission without a recorded answer into an uncertain job at the next start", async (context) => {
     const url = await database(context);
     const store = await open(url);
-    const row = await store.upsertJob(JOB);
-    const sent = await store.upsertJob(job(1));
+    const row = await seedJob(store, JOB);
+    const sent = await seedJob(store, job(1));
     await store.markSubmitting(row.id);
     await store.markSubmitting(sent.id);
     await store.markSubmitted(sent.id, "8");
@@ -553,10 +584,10 @@ describe("the PostgreSQL store", () => {
   it("forgets only unsent jobs a manifest no longer lists", async (context) => {
     const url = await database(context);
     const store = await open(url);
-    const kept = await store.upsertJob(JOB);
-    const removed = await store.upsertJob(job(1));
-    const paid = await store.upsertJob(job(2));
-    const elsewhere = await store.upsertJob({ ...JOB, key: "n/d", manifest: "n", videoId: "d" });
+    const kept = await seedJob(store, JOB);
+    const removed = await seedJob(store, job(1));
+    const paid = await seedJob(store, job(2));
+    const elsewhere = await seedJob(store, { ...JOB, key: "n/d", manifest: "n", videoId: "d" });
     await store.markSubmitting(paid.id);
     await store.markSubmitted(paid.id, "9");
     expect(await store.forgetUnsentJobs("m", new Set(["m/a\nh1"]))).toBe(1);
@@ -570,10 +601,10 @@ describe("the PostgreSQL store", () => {
     const sandbox = await open(url, "sandbox:local");
     const here = await open(url, "https://alias.example");
     for (const store of [real, sandbox]) {
-      const row = await store.upsertJob(JOB);
+      const row = await seedJob(store, JOB);
       await store.markSubmitting(row.id);
     }
-    const unsent = await real.upsertJob(job(1));
+    const unsent = await seedJob(real, job(1));
     const asked = [
       { key: "m/a", specHash: "h1" },
       { key: "m/v1", specHash: "h1" },
@@ -585,7 +616,7 @@ describe("the PostgreSQL store", () => {
     expect(await real.listSentElsewhere(asked, [])).toEqual([]);
     expect(await here.listSentElsewhere(asked, ["sandbox:local", "https://real.example"])).toEqual([]);
     // A version edited, then the edit undone: the one whose video holds <id>.mp4 is the latest.
-    const v2 = await real.upsertJob({ ...JOB, specHash: "h2" });
+    const v2 = await seedJob(real, { ...JOB, specHash: "h2" });
     const v1 = (await real.findJob("m/a", "h1"))!;
     await real.markDownloaded(v1, "m/a.mp4", "/out");
     const latest = await real.listLatestJobs();
@@ -606,9 +637,9 @@ describe("the PostgreSQL store", () => {
   it("restores jobs from the output folder's records over unsent or lost rows only", async (context) => {
     const url = await database(context);
     const store = await open(url);
-    const lost = await store.upsertJob(JOB);
+    const lost = await seedJob(store, JOB);
     await store.markSubmitting(lost.id);
-    const done = await store.upsertJob(job(1));
+    const done = await seedJob(store, job(1));
     await store.markSubmitting(done.id);
     await store.markSubmitted(done.id, "1");
     const record = (n: NewJob, taskId: string) => ({

@@ -7,12 +7,14 @@ import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { StateLockedError } from "../../src/state/db/lock.js";
-import { MIGRATIONS } from "../../src/state/migrations.js";
+import { StateLockedError } from "../../src/state/sqlite/db/lock.js";
+import { MIGRATIONS } from "../../src/state/sqlite/migrations.js";
 import { openReviewStore } from "../../src/state/open-job-store.js";
-import { StateFileError, StateStore } from "../../src/state/store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
+import { StateFileError } from "../../src/state/job-store.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { seedJob } from "../helpers/seed-jobs.js";
 
 const JOB = {
   key: "m/a",
@@ -84,7 +86,7 @@ describe("state store", () => {
     );
     expect(existsSync(path)).toBe(false);
     const run = StateStore.open(path, { baseUrl: "https://a.example" });
-    await run.upsertJob(JOB);
+    await seedJob(run, JOB);
     await run.flush();
     // The run holds the file's lock; a second run is refused, a reviewer is not.
     expect(() => StateStore.open(path, { baseUrl: "https://a.example" })).toThrow(StateLockedError);
@@ -108,10 +110,10 @@ describe("state store", () => {
     const path = join(await tempDir(), "state.db");
     // The child records the intent, then writes the answer and dies in the same turn of its event
     // loop: the answer never reaches the file, the intent must (dist/ is built by npm test).
-    const storeModule = new URL("../../dist/state/store.js", import.meta.url).href;
+    const storeModule = new URL("../../dist/state/sqlite/store.js", import.meta.url).href;
     const script = `const { StateStore } = await import(${JSON.stringify(storeModule)});
       const store = StateStore.open(${JSON.stringify(path)}, { baseUrl: "x" });
-      const row = await store.upsertJob(${JSON.stringify(JOB)});
+      const [row] = await store.upsertJobs([${JSON.stringify(JOB)}]);
       await store.markSubmitting(row.id);
       store.markSubmitted(row.id, "77");
       process.kill(process.pid, "SIGKILL");`;
@@ -125,7 +127,7 @@ describe("state store", () => {
   });
 
   it("commits the last turn of a process that exits without closing its store once the CLI set its exit hook, and not on import alone", async () => {
-    const storeModule = new URL("../../dist/state/store.js", import.meta.url).href;
+    const storeModule = new URL("../../dist/state/sqlite/store.js", import.meta.url).href;
     const mainModule = new URL("../../dist/cli/main.js", import.meta.url).href;
     /** A child that writes a job and exits in the same turn, without closing; whether the job is there after. */
     const writtenAtExit = async (setUp: string): Promise<boolean> => {
@@ -133,7 +135,7 @@ describe("state store", () => {
       const script = `${setUp}
         const { StateStore } = await import(${JSON.stringify(storeModule)});
         const store = StateStore.open(${JSON.stringify(path)}, { baseUrl: "x" });
-        store.upsertJob(${JSON.stringify(JOB)});
+        store.upsertJobs([${JSON.stringify(JOB)}]);
         process.exit(0);`;
       const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
         stdio: ["ignore", "ignore", "inherit"],
@@ -159,8 +161,8 @@ describe("state store", () => {
   it("refuses every write, and rejects the intent waiting on its turn, once SQLite undid a whole turn", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const a = await store.upsertJob(JOB);
-    const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    const a = await seedJob(store, JOB);
+    const b = await seedJob(store, { ...JOB, key: "m/b", videoId: "b" });
     await new Promise((resolve) => setImmediate(resolve));
     failDownloadRecords(path); // SQLite undoes the whole turn, intents included
     const intent = store.markSubmitting(a.id);
@@ -179,8 +181,8 @@ describe("state store", () => {
   it("keeps the other writes of a turn, and the events of each, when one write fails on its own", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const a = await store.upsertJob(JOB);
-    const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    const a = await seedJob(store, JOB);
+    const b = await seedJob(store, { ...JOB, key: "m/b", videoId: "b" });
     await new Promise((resolve) => setImmediate(resolve));
     // A statement that fails without undoing the transaction (a constraint, not a full disk).
     const other = new Database(path);
@@ -209,8 +211,8 @@ describe("state store", () => {
   it("undoes a failed write of several statements whole, its events included", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const a = await store.upsertJob(JOB);
-    const b = await store.upsertJob({ ...JOB, key: "m/b", videoId: "b" });
+    const a = await seedJob(store, JOB);
+    const b = await seedJob(store, { ...JOB, key: "m/b", videoId: "b" });
     store.markSubmitting(a.id).catch(() => {});
     await store.markSubmitting(b.id);
     const other = new Database(path);
@@ -248,7 +250,7 @@ describe("state store", () => {
   it("reads every column of a job row, with its value", async () => {
     const path = join(await tempDir(), "state.db");
     const store = StateStore.open(path, { baseUrl: "x" });
-    const row = await store.upsertJob(JOB);
+    const row = await seedJob(store, JOB);
     await store.markSubmitting(row.id);
     await store.markSubmitted(row.id, "77");
     await store.recordTaskStatus(row.id, "Success", "http://x/v.mp4", undefined);
@@ -331,7 +333,7 @@ describe("state store", () => {
   it("lets one process at a time use a state file, by any path to it, and takes over the lock of a killed one", async () => {
     const path = join(await tempDir(), "state.db");
     // A child process holds the state open, as a running `reel run` would (dist/ is built by npm test).
-    const storeModule = new URL("../../dist/state/store.js", import.meta.url).href;
+    const storeModule = new URL("../../dist/state/sqlite/store.js", import.meta.url).href;
     const script = `const { StateStore } = await import(${JSON.stringify(storeModule)});
       StateStore.open(${JSON.stringify(path)}, { baseUrl: "x" }); console.log("ready"); setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ["--input-type=module", "-e", script], {

@@ -5,7 +5,7 @@ import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { StateStore } from "../../src/state/store.js";
+import { StateStore } from "../../src/state/sqlite/store.js";
 import { runCli, useCommands, until, writeTree } from "../helpers/cli.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { useSandboxes } from "../helpers/sandboxes.js";

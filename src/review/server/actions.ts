@@ -4,7 +4,7 @@
 // not ended. Nothing here can pay: a retake is an unsent job that the next run sends once.
 import { UsageError } from "../../errors.js";
 import { checkNote, checkReviewer } from "../reviewer-rules.js";
-import { type DecisionAction, type JobRow, type ReviewStore } from "../../state/store.js";
+import { type DecisionAction, type JobRow, type ReviewStore } from "../../state/job-store.js";
 import { planRetake } from "../retake.js";
 
 /** A request the page should not have made: its status and a message for the page. */

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { ReviewStore } from "../../state/store.js";
+import type { ReviewStore } from "../../state/job-store.js";
 import { decide, RequestRefused, retake, undo } from "./actions.js";
 import { TakeEvents } from "./events.js";
 import { checkToken, fileInOut, hostAllowed, tokenCookie, tokenMatches } from "./guards.js";

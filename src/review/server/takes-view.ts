@@ -9,7 +9,7 @@ import {
   type ReviewStore,
   versionKey,
   decisionsByVersion,
-} from "../../state/store.js";
+} from "../../state/job-store.js";
 import { resultOf } from "../../output/job-record.js";
 import type { DecisionFields } from "../../output/decision-fields.js";
 import { decisionFieldsOf } from "../../output/decision-fields.js";

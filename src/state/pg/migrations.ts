@@ -1,5 +1,5 @@
 // The PostgreSQL store's schema (see migrate.ts for how it is applied). The tables mirror the SQLite
-// state file's (src/state/migrations.ts), with times as epoch milliseconds (bigint) as there, plus
+// state file's (src/state/sqlite/migrations.ts), with times as epoch milliseconds (bigint) as there, plus
 // what a fleet needs: the runners with their heartbeats, and on each claim the runner that holds it.
 // The runner's id is the fencing token: a new one per process, and one marked lost never lives
 // again, so a write that checks "held by me, and I am not lost" in its own statement or transaction
@@ -137,7 +137,7 @@ export const PG_MIGRATIONS: PgMigrations = {
     CREATE INDEX jobs_held ON jobs (runner_id) WHERE runner_id IS NOT NULL;
     CREATE INDEX jobs_uncertain ON jobs (service_id, updated_at) WHERE state = 'uncertain';
     `,
-    // 3: the budget of a capped run, as the state file's migration 7 (src/state/migrations.ts). A
+    // 3: the budget of a capped run, as the state file's migration 7 (src/state/sqlite/migrations.ts). A
     // session belongs to one runner (migration 6): in a fleet each runner counts its own.
     `
     CREATE TABLE budget_sessions (
@@ -279,7 +279,7 @@ export const PG_MIGRATIONS: PgMigrations = {
     `,
     // 14: when a job became uncertain, by the database's clock (the jobs' own times are their
     // writers'): an uncertain submission holds its slot of the account for the hold on one clock,
-    // whatever the runners' machines say (sql/fleet.ts FULL). Set by the database itself, in every
+    // whatever the runners' machines say (sql/claims.ts FULL). Set by the database itself, in every
     // statement that makes a job uncertain (a runner's, a takeover's), so no writer can forget it.
     `
     ALTER TABLE jobs ADD COLUMN uncertain_at bigint;
@@ -299,6 +299,26 @@ export const PG_MIGRATIONS: PgMigrations = {
     // 15: the highest share of a named budget's caps told, as the state file's migration 16.
     `
     ALTER TABLE budgets ADD COLUMN noticed_percent integer NOT NULL DEFAULT 0;
+    `,
+    // 16: whether the account's bound is full (sql/claims.ts), as a function so that a claim is one
+    // statement: VOLATILE (and plpgsql, never inlined), each call reads what was committed when it
+    // runs, after the claim was given its service's row, not when the statement began (READ
+    // COMMITTED). Unfinished: submitting, submitted, and uncertain for the hold ($2 ms, by the
+    // database's clock as the lease is); the bound: the smallest --concurrency of the service's
+    // live runners (heard within the lease, $3 ms).
+    `
+    CREATE FUNCTION reel_bound_full(bigint, bigint, bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $fn$
+      DECLARE
+        now_ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+      BEGIN
+        RETURN coalesce(
+          (SELECT count(*) FROM jobs WHERE service_id = $1
+             AND (state IN ('submitting', 'submitted') OR (state = 'uncertain' AND uncertain_at >= now_ms - $2)))
+          >= (SELECT min(concurrency) FROM runners WHERE service_id = $1 AND concurrency > 0
+             AND stopped_at IS NULL AND heartbeat_at >= now_ms - $3),
+          false);
+      END
+    $fn$;
     `,
   ],
   tooNew: (version) =>

@@ -1,6 +1,9 @@
-// The job store on PostgreSQL: what StateStore (../store.ts) is over one SQLite file, for
-// any number of runners on any number of machines sharing one database. A facade over small parts:
-// connect.ts (the pool, the URL's password masked), migrate.ts and migrations.ts (the schema), and
+// The job store on PostgreSQL: what StateStore (../sqlite/store.ts) is over one SQLite file, for
+// any number of runners on any number of machines sharing one database. Assembled from small parts
+// (../assembled.ts); PgStore keeps the store's own life (open, events, close): records/ (the
+// interface's records by concern, each write through the outage and, where it needs the lease,
+// fenced), connect.ts (the pool, the URL's password masked), migrate.ts and migrations.ts (the
+// schema), fleet-store.ts and fleet-news.ts (the fleet's operations and what a runner is told), and
 // sql/ (one small function per statement, for jobs, job states, assets, speech and the caches).
 //
 // What differs from SQLite, and why:
@@ -26,66 +29,32 @@ import { hostname } from "node:os";
 import pg from "pg";
 import type { StoredEvent } from "../stored-event.js";
 import { canonicalBaseUrl } from "../../service-contract/base-url.js";
-import { LeaseLostError, StateFileError } from "../errors.js";
+import { StateFileError } from "../errors.js";
 import { pidSpace } from "../pid-space.js";
 import type { ExclusiveAddress } from "../service-address.js";
-import type {
-  BudgetOwner,
-  BudgetSessionRow,
-  DecisionRow,
-  EventQuery,
-  OpenBudgetSession,
-  FailKind,
-  FileStamp,
-  FleetStore,
-  FleetView,
-  JobHead,
-  JobRow,
-  JobStore,
-  NamedBudget,
-  NamedBudgetChange,
-  NewDecision,
-  RetakeRequest,
-  RetakeRow,
-  NewJob,
-  OutageEvent,
-  RestoredJob,
-  SpeechCharge,
-  SpeechRow,
-  SpendTally,
-  TakeOver,
-  VersionHead,
-  VersionRef,
-  VideoCharge,
-  VideoFacts,
-} from "../job-store.js";
-import * as budget from "./sql/budget.js";
-import * as namedBudgets from "./sql/named-budgets.js";
+import type { EventQuery, FleetStore, FleetView, JobStore, StoreRecords, OutageEvent } from "../job-store.js";
 import { openPool, storeOpenError } from "./connect.js";
 import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
-import { notifySlotFree, SlotNotices } from "./slot-notices.js";
-import { type Landed, Outage } from "./outage.js";
+import { SlotNotices } from "./slot-notices.js";
+import { Outage } from "./outage.js";
 import { DEFAULT_LEASE, type LeaseTiming, RUNNERS_SHOWN_MS } from "./lease.js";
 import { migratePg } from "./migrate.js";
-import { namedSpeechKey } from "../sql/named-budgets.js";
 import { PG_MIGRATIONS } from "./migrations.js";
-import * as assets from "./sql/assets.js";
-import * as caches from "./sql/caches.js";
+import { assembledFrom } from "../assembled.js";
+import { FleetNews } from "./fleet-news.js";
+import { fleetStore, type Runner } from "./fleet-store.js";
+import { assetRecords } from "./records/assets.js";
+import { budgetRecords } from "./records/budgets.js";
+import { jobRecords } from "./records/jobs.js";
+import { keptRecords } from "./records/kept.js";
+import { reviewRecords } from "./records/review.js";
+import type { PgSide } from "./records/side.js";
+import { type FleetContext, leaseLostError, stopHolding } from "./sql/fleet.js";
 import { type PgContext, toNumber } from "./sql/context.js";
-import * as decisions from "./sql/decisions.js";
 import * as events from "./sql/events.js";
-import * as retakes from "./sql/retakes.js";
-import * as changeMarks from "./sql/change-mark.js";
-import * as states from "./sql/job-states.js";
-import * as jobs from "./sql/jobs.js";
-import * as learned from "./sql/learned.js";
-import * as outputs from "./sql/out-manifests.js";
-import { restoreJobs } from "./sql/restore.js";
-import * as fleet from "./sql/fleet.js";
-import { fleetView, fleetViews } from "./sql/fleet-view.js";
+import { fleetViews } from "./sql/fleet-view.js";
 import * as runners from "./sql/runners.js";
-import * as speech from "./sql/speech.js";
 
 export interface OpenPgStoreOptions {
   /**
@@ -153,33 +122,12 @@ export interface OpenPgStoreOptions {
   readonly exclusiveAddress?: ExclusiveAddress;
 }
 
-/** A writer's runner: its row in `runners`, and the heartbeat that keeps it alive there. */
-interface Runner {
-  readonly id: number;
-  /** Where its pid names it (see ../pid-space.ts). */
-  readonly pidSpace: string;
-  readonly heartbeat: Heartbeat;
-  /** The heartbeat's own connection. */
-  readonly pool: pg.Pool;
-  /** The slots other runners free, heard on a connection of its own. */
-  readonly notices: SlotNotices;
-}
-
 /** How often a writer followed reads its events back (see followOwnEvents). */
 const POLL_EVENTS_MS = 200;
 
 export type { RunnerView, RunnerState } from "./sql/runners.js";
 
-export class PgStore implements JobStore {
-  private readonly c: PgContext;
-  /** A writer's context, with its runner (the fleet's statements take it); undefined for a reader. */
-  private readonly w: fleet.FleetContext | undefined;
-  /** Upload intents this store wrote: one found that it did not write is another process's. */
-  private readonly ownUploads = new Set<string>();
-  private readonly leaseListeners: ((error: LeaseLostError) => void)[] = [];
-  /** Takeovers that found something, told to their listeners (kept until the first: onTakeOver). */
-  private readonly takeOvers = { listeners: new Set<(found: TakeOver) => void>(), unsaid: [] as TakeOver[] };
-  private leaseLostError: LeaseLostError | undefined;
+export class PgStore extends assembledFrom() implements JobStore {
   private closed = false;
   /** Notes not yet inserted (see noteEvent), and the insert on its way. */
   private notes: events.Note[] = [];
@@ -187,99 +135,36 @@ export class PgStore implements JobStore {
   /** The stream's follower's stop (see followOwnEvents). */
   private stopFollowing: (() => Promise<void>) | undefined;
   readonly writeFailure: StateFileError | undefined = undefined;
-  /** The fleet's operations (see FleetStore); undefined for a reader. */
-  readonly fleet: FleetStore | undefined;
 
   private constructor(
-    private readonly pool: pg.Pool,
+    private readonly c: PgContext,
+    /** A writer's context, with its runner (the fleet's statements take it); undefined for a reader. */
+    private readonly w: FleetContext | undefined,
     /** Rides out a database that stops answering (a writer only: a reader fails at once). */
     private readonly outage: Outage,
-    serviceId: number,
-    host: string,
-    now: () => number,
+    news: FleetNews,
     /** The store's URL with its password masked: safe in any message. */
     readonly path: string,
     readonly journalScope: { readonly state: string; readonly service: string } | undefined,
     private readonly lease: LeaseTiming,
     /** A writer's runner; undefined for a reader. */
     private readonly runner: Runner | undefined,
+    /** The fleet's operations (see FleetStore); undefined for a reader. */
+    readonly fleet: FleetStore | undefined,
   ) {
-    this.c = { pool, serviceId, host, now, ...(runner && { eventRunnerId: runner.id }) };
-    this.w = runner && { ...this.c, runnerId: runner.id, pidSpace: runner.pidSpace, lease };
-    this.fleet = this.w && this.fleetOf(this.w, runner!);
-  }
-
-  /** A takeover is said by whoever listens (the engine's notes), whichever call made it. */
-  private tellTakeOver(found: TakeOver): void {
-    if (found.lost.length === 0 && found.uncertain === 0 && found.uploads === 0) return;
-    if (this.takeOvers.listeners.size === 0) this.takeOvers.unsaid.push(found);
-    for (const listener of this.takeOvers.listeners) listener(found);
-  }
-
-  private fleetOf(w: fleet.FleetContext, runner: Runner): FleetStore {
-    return {
-      runnerId: w.runnerId,
-      leaseMs: w.lease.leaseMs,
-      heartbeatMs: w.lease.heartbeatMs,
-      takeOverLost: async (): Promise<TakeOver> => {
-        const found = await this.fenced(this.io(() => fleet.takeOverLost(w)));
-        this.tellTakeOver(found);
-        return found;
-      },
-      onTakeOver: (listener) => {
-        this.takeOvers.listeners.add(listener);
-        for (const found of this.takeOvers.unsaid.splice(0)) listener(found);
-        return () => this.takeOvers.listeners.delete(listener);
-      },
-      holdTask: (id) => this.fenced(this.io(() => fleet.holdTask(w, id))),
-      heldElsewhere: (ids) => this.io(() => fleet.heldElsewhere(w, ids)),
-      // Two beats short of the lease: the other runners judge by the database's clock, and a beat or
-      // two may be on its way.
-      leaseInDoubt: () =>
-        performance.now() - runner.heartbeat.confirmedAt > w.lease.leaseMs - 2 * w.lease.heartbeatMs,
-      onLeaseLost: (listener) => {
-        if (this.leaseLostError) listener(this.leaseLostError);
-        else this.leaseListeners.push(listener);
-      },
-      onOutage: (listener) => this.outage.onChange(listener),
-      // On the writer's connection, after its statements: the others hear of the slot once the
-      // write that freed it has committed. Nobody to tell while no other runner was heard.
-      slotFree: async () => {
-        if (runner.notices.othersHeard)
-          await notifySlotFree(this.pool, w.serviceId, w.runnerId).catch(() => {});
-      },
-      onSlotFree: (listener) => runner.notices.onFree(listener),
-      // Not through the outage: a display's reading is skipped while the store does not answer.
-      view: () => fleetView(this.c, w.serviceId, w.runnerId, w.lease).catch(() => undefined),
-    };
-  }
-
-  /** `op`, through the outage (see outage.ts); `landed` for a write that is not idempotent. */
-  private io<T>(op: () => Promise<T>, landed?: Landed<T>): Promise<T> {
-    return this.outage.run(op, landed);
-  }
-
-  /** Tells the listeners, once, that this runner was taken over. */
-  private leaseLost(error: LeaseLostError): void {
-    if (this.leaseLostError) return;
-    this.leaseLostError = error;
-    for (const listener of this.leaseListeners.splice(0)) listener(error);
-  }
-
-  /** `work`, whose LeaseLostError is also told to the listeners. */
-  private async fenced<T>(work: Promise<T>): Promise<T> {
-    try {
-      return await work;
-    } catch (error) {
-      if (error instanceof LeaseLostError) this.leaseLost(error);
-      throw error;
-    }
-  }
-
-  /** The writer's context; a reader has none, and may not write. */
-  private writer(): fleet.FleetContext {
-    if (!this.w) throw new TypeError("a reader of the store cannot write");
-    return this.w;
+    super(
+      assembled({
+        c,
+        io: (op, landed) => outage.run(op, landed),
+        fenced: (work) => news.fenced(work),
+        writer: () => {
+          if (!w) throw new TypeError("a reader of the store cannot write");
+          return w;
+        },
+        takeOverLost: () => fleet!.takeOverLost(),
+        claimed: () => runner!.heartbeat.confirmed(),
+      }),
+    );
   }
 
   /** A writer's row in `runners`; undefined for a reader. */
@@ -334,6 +219,7 @@ export class PgStore implements JobStore {
     let beatPool: pg.Pool | undefined;
     let runner: Runner | undefined;
     let store: PgStore | undefined;
+    const news = new FleetNews();
     try {
       pool = await openPool(url, readonly || review ? 4 : 1, outage);
       const c = { pool };
@@ -368,7 +254,7 @@ export class PgStore implements JobStore {
         const revoked = (): void => {
           const w = store?.w;
           if (!w) return;
-          void fleet.leaseLostError(w, "It stops taking work.").then((error) => store?.leaseLost(error));
+          void leaseLostError(w, "It stops taking work.").then((error) => news.leaseLost(error));
         };
         runner = {
           id,
@@ -378,18 +264,26 @@ export class PgStore implements JobStore {
           notices: new SlotNotices(url, serviceId, id),
         };
       }
-      store = new PgStore(
+      const ctx: PgContext = {
         pool,
-        outage,
         serviceId,
         host,
-        options.now ?? Date.now,
+        now: options.now ?? Date.now,
+        ...(runner && { eventRunnerId: runner.id }),
+      };
+      const w = runner && { ...ctx, runnerId: runner.id, pidSpace: runner.pidSpace, lease };
+      store = new PgStore(
+        ctx,
+        w,
+        outage,
+        news,
         path,
         readonly || review || options.baseUrl === undefined
           ? undefined
           : { state: path, service: canonicalBaseUrl(options.baseUrl) },
         lease,
         runner,
+        w && fleetStore(w, runner!, news, outage),
       );
       return store;
     } catch (error) {
@@ -471,7 +365,7 @@ export class PgStore implements JobStore {
   }
 
   pruneEvents(before: number): Promise<number> {
-    return this.io(() => events.pruneEvents(this.c, before));
+    return this.outage.run(() => events.pruneEvents(this.c, before));
   }
 
   async close(): Promise<void> {
@@ -486,299 +380,12 @@ export class PgStore implements JobStore {
         // After every write of this writer (one connection, in order): the tasks it followed are
         // let go, for another runner or the next run. Not recorded (the database gone): the runner
         // shows as lost once its lease ends, and is taken over then, which is what it is.
-        await fleet.stopHolding(this.w!).catch(() => {});
+        await stopHolding(this.w!).catch(() => {});
       }
-      await this.pool.end();
+      await this.c.pool.end();
     } finally {
       await this.runner?.pool.end().catch(() => {});
     }
-  }
-
-  // ---- jobs (sql/jobs.ts, sql/job-states.ts, sql/restore.ts) ----
-
-  upsertJob(job: NewJob): Promise<JobRow> {
-    return this.io(() => jobs.upsertJob(this.c, job));
-  }
-  upsertJobs(list: readonly NewJob[]): Promise<JobHead[]> {
-    return this.io(() => jobs.upsertJobs(this.c, list));
-  }
-  restoreJobs(list: readonly RestoredJob[]): Promise<number> {
-    return this.io(() => restoreJobs(this.c, list));
-  }
-  versionHead(key: string, specHash: string): Promise<VersionHead | undefined> {
-    return this.io(() => jobs.versionHead(this.c, key, specHash));
-  }
-  sentAnywhere(list: readonly VersionRef[]): Promise<Set<string>> {
-    return this.io(() => jobs.sentAnywhere(this.c, list));
-  }
-  knownVersions(list: readonly VersionRef[]): Promise<Set<string>> {
-    return this.io(() => jobs.knownVersions(this.c, list));
-  }
-  jobsOfVersions(list: readonly VersionRef[]): Promise<JobRow[]> {
-    return this.io(() => jobs.jobsOfVersions(this.c, list));
-  }
-  findJob(key: string, specHash: string): Promise<JobRow | undefined> {
-    return this.io(() => jobs.findJob(this.c, key, specHash));
-  }
-  findJobById(id: number): Promise<JobRow | undefined> {
-    return this.io(() => jobs.findJobById(this.c, id));
-  }
-  getJob(id: number): Promise<JobRow> {
-    return this.io(() => jobs.getJob(this.c, id));
-  }
-  listSentElsewhere(
-    list: readonly { readonly key: string; readonly specHash: string }[],
-    ignore: readonly string[],
-  ): Promise<{ key: string; baseUrl: string }[]> {
-    return this.io(() => jobs.listSentElsewhere(this.c, list, ignore));
-  }
-  downloadedVersions(): Promise<Set<string>> {
-    return this.io(() => jobs.downloadedVersions(this.c));
-  }
-  madeSpecs(): Promise<Map<string, string>> {
-    return this.io(() => jobs.madeSpecs(this.c));
-  }
-  jobsByVersion(): Promise<Map<string, JobRow>> {
-    return this.io(() => jobs.jobsByVersion(this.c));
-  }
-  listJobs(): Promise<JobRow[]> {
-    return this.io(() => jobs.listJobs(this.c));
-  }
-  listManifestJobs(manifest: string): Promise<JobRow[]> {
-    return this.io(() => jobs.listManifestJobs(this.c, manifest));
-  }
-  listLatestJobs(): Promise<(JobRow & { base_url: string })[]> {
-    return this.io(() => jobs.listLatestJobs(this.c));
-  }
-  forgetUnsentJobs(manifest: string, keep: ReadonlySet<string>): Promise<number> {
-    return this.io(() => jobs.forgetUnsentJobs(this.c, manifest, keep));
-  }
-  listInFlight(): Promise<JobRow[]> {
-    return this.io(() => jobs.listInFlight(this.c));
-  }
-  listJobsWithFile(key: string, file: string): Promise<JobRow[]> {
-    return this.io(() => jobs.listJobsWithFile(this.c, key, file));
-  }
-  /** The submissions of gone runners only (see fleet.takeOverLost): never a live runner's. */
-  async markInterruptedSubmissionsUncertain(): Promise<number> {
-    return (await this.fleet!.takeOverLost()).uncertain;
-  }
-  markSubmitting(id: number, charge?: VideoCharge): Promise<number | null | "full"> {
-    const w = this.writer();
-    return this.fenced(
-      this.io<fleet.Claim>(
-        () => fleet.claimJob(w, id, charge),
-        () => fleet.claimLanded(w, id),
-      ),
-    ).then((claim) => {
-      if (typeof claim === "number") this.runner!.heartbeat.confirmed();
-      return claim;
-    });
-  }
-  withdrawSubmitting(id: number): Promise<void> {
-    return this.io(() => states.withdrawSubmitting(this.writer(), id));
-  }
-  markSubmitted(id: number, taskId: string): Promise<string | undefined> {
-    const w = this.writer();
-    return this.fenced(
-      this.io(
-        () => fleet.answerJob(w, id, taskId),
-        () => fleet.answerLanded(w, id, taskId),
-      ),
-    );
-  }
-  markUncertain(id: number, error: string): Promise<void> {
-    return this.io(() => states.markUncertain(this.writer(), id, error));
-  }
-  markSpeechDoubt(id: number, error: string): Promise<void> {
-    return this.io(() => states.markSpeechDoubt(this.writer(), id, error));
-  }
-  markFailed(id: number, kind: FailKind, error: string): Promise<void> {
-    return this.io(() => states.markFailed(this.writer(), id, kind, error));
-  }
-  markRefused(id: number, error: string): Promise<void> {
-    return this.io(() => states.markRefused(this.c, id, error));
-  }
-  markPending(id: number, why: string): Promise<boolean> {
-    // Tried again after a broken connection, a job found pending is this call's doing (or another's
-    // at the same moment: either way, pending now).
-    return this.io(
-      () => states.markPending(this.c, id, why),
-      async () => ((await jobs.findJobById(this.c, id))?.state === "pending" ? { value: true } : undefined),
-    );
-  }
-  recordTaskStatus(
-    id: number,
-    status: string,
-    resultUrl: string | undefined,
-    reason: string | undefined,
-  ): Promise<void> {
-    return this.fenced(this.io(() => states.recordTaskStatus(this.writer(), id, status, resultUrl, reason)));
-  }
-  recordResultUrl(id: number, url: string): Promise<void> {
-    return this.io(() => states.recordResultUrl(this.c, id, url));
-  }
-  markDownloaded(row: JobRow, file: string, outDir: string, video?: VideoFacts): Promise<JobRow> {
-    return this.io(() => states.markDownloaded(this.c, row, file, outDir, video));
-  }
-  forgetDownload(row: JobRow): Promise<JobRow> {
-    return this.io(() => states.forgetDownload(this.c, row));
-  }
-  recordJobError(id: number, error: string): Promise<void> {
-    return this.io(() => states.recordJobError(this.c, id, error));
-  }
-  clearJobError(row: JobRow): Promise<JobRow> {
-    return this.io(() => states.clearJobError(this.c, row));
-  }
-  recordVideoStamp(row: JobRow, stamp: string): Promise<JobRow> {
-    return this.io(() => states.recordVideoStamp(this.c, row, stamp));
-  }
-
-  // ---- assets and speech (sql/assets.ts, sql/speech.ts) ----
-
-  findAsset(sha256: string): Promise<string | undefined> {
-    return this.io(() => assets.findAsset(this.c, sha256));
-  }
-  markUploading(sha256: string): Promise<void> {
-    return this.io(() => assets.markUploading(this.writer(), this.ownUploads, sha256));
-  }
-  forgetUploadIntent(sha256: string): Promise<void> {
-    return this.io(() => assets.forgetUploadIntent(this.writer(), sha256));
-  }
-  /** Those of gone runners only (see fleet.takeOverLost). */
-  async takeInterruptedUploads(): Promise<number> {
-    return (await this.fleet!.takeOverLost()).uploads;
-  }
-  recordAsset(sha256: string, assetId: string, size: number): Promise<void> {
-    return this.io(() => assets.recordAsset(this.c, sha256, assetId, size));
-  }
-  madeAsset(assetId: string): Promise<boolean> {
-    return this.io(() => assets.madeAsset(this.c, assetId));
-  }
-  forgetAssetId(assetId: string): Promise<void> {
-    return this.io(() => assets.forgetAssetId(this.c, assetId));
-  }
-  findSpeech(voiceId: string, text: string): Promise<SpeechRow | undefined> {
-    return this.io(() => speech.findSpeech(this.c, voiceId, text));
-  }
-  markSpeechCreating(voiceId: string, text: string, charge?: SpeechCharge): Promise<void> {
-    return this.fenced(this.io(() => fleet.startSpeech(this.writer(), voiceId, text, charge)));
-  }
-  markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void> {
-    return this.io(() => speech.markSpeechDone(this.c, voiceId, text, assetId, duration));
-  }
-  markSpeechUncertain(voiceId: string, text: string, error: string): Promise<void> {
-    return this.io(() => speech.markSpeechUncertain(this.c, voiceId, text, error));
-  }
-  clearSpeech(voiceId: string, text: string): Promise<void> {
-    return this.io(() => speech.clearSpeech(this.writer(), voiceId, text));
-  }
-  /** Those of gone runners only (see fleet.takeOverLost). */
-  async markInterruptedSpeechUncertain(): Promise<number> {
-    return (await this.fleet!.takeOverLost()).speech;
-  }
-
-  // ---- the ledger of capped runs (sql/budget.ts) ----
-
-  openBudgetSessions(scope: string): Promise<OpenBudgetSession[]> {
-    return this.io(() => budget.openBudgetSessions(this.writer(), scope));
-  }
-  startBudgetSession(scope: string, owner: BudgetOwner): Promise<BudgetSessionRow> {
-    return this.io(() => budget.startBudgetSession(this.writer(), scope, owner));
-  }
-  takeBudgetSession(session: BudgetSessionRow, owner: BudgetOwner): Promise<boolean> {
-    return this.io(() => budget.takeBudgetSession(this.writer(), session, owner));
-  }
-  budgetSpent(id: number): Promise<SpendTally> {
-    return this.io(() => budget.budgetSpent(this.c, id));
-  }
-  async refundVideo(session: number, jobId: number, attempt: number): Promise<void> {
-    await this.io(() => budget.refundVideo(this.c, session, jobId, attempt));
-    await this.io(() => namedBudgets.refundNamedVideo(this.c, jobId, attempt));
-  }
-  async refundSpeech(session: number, voiceId: string, text: string): Promise<void> {
-    await this.io(() => budget.refundSpeech(this.c, session, voiceId, text));
-    await this.io(() =>
-      namedBudgets.refundNamedSpeech(this.c, namedSpeechKey(this.c.serviceId, voiceId, text)),
-    );
-  }
-
-  // ---- named budgets (sql/named-budgets.ts) ----
-
-  setBudget(name: string, change: NamedBudgetChange): Promise<NamedBudget> {
-    return this.io(() => namedBudgets.setBudget(this.c, name, change));
-  }
-  findBudget(name: string): Promise<NamedBudget | undefined> {
-    return this.io(() => namedBudgets.findBudget(this.c, name));
-  }
-  listBudgets(): Promise<NamedBudget[]> {
-    return this.io(() => namedBudgets.listBudgets(this.c));
-  }
-  endBudgetSession(id: number): Promise<void> {
-    return this.io(() => budget.endBudgetSession(this.c, id));
-  }
-
-  // ---- reviewers' decisions (sql/decisions.ts) ----
-
-  recordDecisions(list: readonly NewDecision[]): Promise<DecisionRow[]> {
-    return this.io(() => decisions.recordDecisions(this.c, list));
-  }
-  latestDecisions(
-    versions?: readonly { readonly key: string; readonly specHash: string }[],
-  ): Promise<DecisionRow[]> {
-    return this.io(() => decisions.latestDecisions(this.c, versions));
-  }
-  decisionHistory(key: string, specHash: string): Promise<DecisionRow[]> {
-    return this.io(() => decisions.decisionHistory(this.c, key, specHash));
-  }
-
-  queueRetake(request: RetakeRequest): Promise<RetakeRow> {
-    return this.io(() => retakes.queueRetake(this.c, request));
-  }
-  withdrawRetake(key: string): Promise<"withdrawn" | "sent" | "none"> {
-    return this.io(() => retakes.withdrawRetake(this.c, key));
-  }
-  listRetakes(manifests?: readonly string[]): Promise<RetakeRow[]> {
-    return this.io(() => retakes.listRetakes(this.c, manifests));
-  }
-  changeMark(): Promise<string> {
-    return this.io(() => changeMarks.changeMark(this.c));
-  }
-
-  // ---- what the runners learned of the service (sql/learned.ts) ----
-
-  readRunTimes(): Promise<string | undefined> {
-    return this.io(() => learned.readRunTimes(this.c));
-  }
-  writeRunTimes(data: string): Promise<void> {
-    return this.io(() => learned.writeRunTimes(this.c, data));
-  }
-
-  // ---- the manifests of each output folder (sql/out-manifests.ts) ----
-
-  recordOutManifest(outDir: string, manifest: string): Promise<void> {
-    return this.io(() => outputs.recordOutManifest(this.c, outDir, manifest));
-  }
-  outManifests(outDir: string): Promise<string[]> {
-    return this.io(() => outputs.outManifests(this.c, outDir));
-  }
-  forgetOutManifest(outDir: string, manifest: string): Promise<boolean> {
-    return this.io(() => outputs.forgetOutManifest(this.c, outDir, manifest));
-  }
-
-  // ---- local caches of this host (sql/caches.ts) ----
-
-  findFileHash(path: string, stamp: FileStamp): Promise<string | undefined> {
-    return this.io(() => caches.findFileHash(this.c, path, stamp));
-  }
-  recordFileHash(path: string, stamp: FileStamp, sha256: string): Promise<void> {
-    return this.io(() => caches.recordFileHash(this.c, path, stamp, sha256));
-  }
-  findRemote(url: string): Promise<{ sha256: string; path: string; size: number } | undefined> {
-    return this.io(() => caches.findRemote(this.c, url));
-  }
-  recordRemote(url: string, sha256: string, path: string, size: number): Promise<void> {
-    return this.io(() => caches.recordRemote(this.c, url, sha256, path, size));
   }
 }
 
@@ -789,4 +396,15 @@ export class PgStore implements JobStore {
 async function serviceIdOf(pool: pg.Pool, baseUrl: string): Promise<number> {
   const { rows } = await pool.query<{ id: string }>("SELECT id FROM services WHERE base_url = $1", [baseUrl]);
   return rows[0] ? toNumber(rows[0].id) : 0;
+}
+
+/** The store's records (records/), over the ways of its writes. */
+function assembled(side: PgSide): StoreRecords {
+  return {
+    ...jobRecords(side),
+    ...assetRecords(side, new Set()),
+    ...budgetRecords(side),
+    ...reviewRecords(side),
+    ...keptRecords(side),
+  };
 }

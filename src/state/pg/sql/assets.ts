@@ -1,4 +1,4 @@
-// Uploaded assets and the intents of uploads, scoped by service. Mirrors src/state/sql/assets.ts.
+// Uploaded assets and the intents of uploads, scoped by service. Mirrors src/state/sqlite/sql/assets.ts.
 import { ClaimLostError } from "../../errors.js";
 import type { PgContext } from "./context.js";
 import type { FleetContext } from "./fleet.js";

@@ -1,7 +1,7 @@
-// The ledger of capped runs on PostgreSQL: src/state/sql/budget.ts's statements, which it mirrors.
+// The ledger of capped runs on PostgreSQL: src/state/sqlite/sql/budget.ts's statements, which it mirrors.
 // The charges go with their intents, in the claim's transaction and the speech intent's statement
-// (fleet.ts: claimJob, startSpeech).
-import { speechKey } from "../../sql/budget.js";
+// (claims.ts: claimJob; fleet.ts: startSpeech).
+import { speechKey } from "../../ledger-rule.js";
 import type { BudgetOwner, BudgetSessionRow, OpenBudgetSession, SpendTally } from "../../job-store.js";
 import { type PgContext, toNumber } from "./context.js";
 import type { FleetContext } from "./fleet.js";

@@ -1,5 +1,5 @@
 // The change mark of the review records (ReviewRecords.changeMark in job-store.ts), as
-// src/state/sql/change-mark.ts says: one round trip of aggregates, no rows.
+// src/state/sqlite/sql/change-mark.ts says: one round trip of aggregates, no rows.
 import type { PgContext } from "./context.js";
 
 export async function changeMark(c: PgContext): Promise<string> {

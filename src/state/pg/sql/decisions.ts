@@ -1,4 +1,4 @@
-// Reviewers' decisions: src/state/sql/decisions.ts's statements, mirrored.
+// Reviewers' decisions: src/state/sqlite/sql/decisions.ts's statements, mirrored.
 import type { DecisionRow, NewDecision } from "../../job-store.js";
 import { type PgContext, toNumber } from "./context.js";
 

@@ -1,10 +1,11 @@
 // A job's state changes, each one statement (its events row included): the way back to pending,
 // the failures, polling, the download. The intent of a submission and its answer are the fleet's
-// (fleet.ts). Mirrors src/state/sql/job-states.ts; where a change is guarded here and not there, it says why.
+// (fleet.ts). Mirrors src/state/sqlite/sql/job-states.ts; where a change is guarded here and not there, it says why.
 import { taskEndEvent, taskStatusFields } from "../../task-status-rule.js";
 import type { FailKind, JobRow, VideoFacts } from "../../job-store.js";
 import type { PgContext } from "./context.js";
 import { type FleetContext, leaseLostError } from "./fleet.js";
+import { CLAIMABLE, GIVE_BACK, RETRYABLE } from "../../job-state-rule.js";
 
 type Fields = Record<string, string | number | null>;
 
@@ -50,8 +51,6 @@ async function setJob(
   return { updatedAt: now, changed: rowCount ?? 0 };
 }
 
-/** The attempt counted by markSubmitting, given back: nothing was sent, or nothing was made. */
-const GIVE_BACK = "attempts = greatest(0, attempts - 1), ";
 const SUBMITTING = " AND state = 'submitting'";
 
 /**
@@ -68,7 +67,7 @@ export async function withdrawSubmitting(c: FleetContext, id: number): Promise<v
     {
       event: { kind: "withdrawn", detail: "not sent" },
       guard: ` AND state IN ('submitting', 'uncertain') AND runner_id = ${c.runnerId}`,
-      computed: GIVE_BACK,
+      computed: `${GIVE_BACK}, `,
     },
   );
 }
@@ -79,7 +78,7 @@ export async function withdrawSubmitting(c: FleetContext, id: number): Promise<v
  * task, its video): that is never written over by this runner's view of it.
  */
 function mineOrUnclaimed(c: FleetContext): string {
-  return ` AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local') OR (state = 'submitting' AND runner_id = ${c.runnerId}))`;
+  return ` AND (${CLAIMABLE} OR (state = 'submitting' AND runner_id = ${c.runnerId}))`;
 }
 
 export async function markUncertain(c: FleetContext, id: number, error: string): Promise<void> {
@@ -99,7 +98,7 @@ export async function markSpeechDoubt(c: PgContext, id: number, error: string): 
     { state: "uncertain", fail_kind: "speech", error },
     {
       event: { kind: "uncertain", detail: `speech: ${error}` },
-      guard: " AND (state = 'pending' OR (state IN ('Fail', 'Canceled') AND fail_kind = 'local'))",
+      guard: ` AND ${CLAIMABLE}`,
     },
   );
 }
@@ -123,7 +122,7 @@ export async function markRefused(c: PgContext, id: number, error: string): Prom
     c,
     id,
     { state: "pending", fail_kind: null, error },
-    { event: { kind: "refused", detail: error }, guard: SUBMITTING, computed: GIVE_BACK },
+    { event: { kind: "refused", detail: error }, guard: SUBMITTING, computed: `${GIVE_BACK}, ` },
   );
 }
 
@@ -133,7 +132,7 @@ export async function markPending(c: PgContext, id: number, why: string): Promis
     c,
     id,
     { state: "pending", fail_kind: null, error: null },
-    { event: { kind: "pending", detail: why }, guard: " AND state IN ('Fail', 'Canceled', 'uncertain')" },
+    { event: { kind: "pending", detail: why }, guard: ` AND ${RETRYABLE}` },
   );
   return changed === 1;
 }

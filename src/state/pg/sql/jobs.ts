@@ -1,5 +1,5 @@
 // The jobs table: reading job versions, and adding or forgetting them (their state changes are in
-// job-states.ts). Scoped by the store's service unless said. Mirrors src/state/sql/jobs.ts.
+// job-states.ts). Scoped by the store's service unless said. Mirrors src/state/sqlite/sql/jobs.ts.
 import { StateFileError } from "../../errors.js";
 import {
   type JobHead,
@@ -12,11 +12,7 @@ import {
 import { NOT_SANDBOX } from "../../service-address.js";
 import { type PgContext, toNumber } from "./context.js";
 import { JOB_COLUMNS, jobColumnsOf, jobRowOf } from "./job-rows.js";
-
-export async function upsertJob(c: PgContext, job: NewJob): Promise<JobRow> {
-  const [head] = await upsertJobs(c, [job]);
-  return getJob(c, head!.id);
-}
+import { MADE, unsent } from "../../job-state-rule.js";
 
 /**
  * Two statements whatever the number of jobs: the insert of the new ones (arrays unnested), then
@@ -176,7 +172,7 @@ export async function downloadedVersions(c: PgContext): Promise<Set<string>> {
 
 export async function madeSpecs(c: PgContext): Promise<Map<string, string>> {
   const { rows } = await c.pool.query<{ spec_hash: string; job_key: string }>(
-    "SELECT spec_hash, job_key FROM jobs WHERE service_id = $1 AND state IN ('Success', 'submitting', 'submitted') ORDER BY id",
+    `SELECT spec_hash, job_key FROM jobs WHERE service_id = $1 AND ${MADE} ORDER BY id`,
     [c.serviceId],
   );
   return new Map(rows.map((row) => [row.spec_hash, row.job_key]));
@@ -194,7 +190,7 @@ export async function jobsByVersion(c: PgContext): Promise<Map<string, JobRow>> 
   return new Map((await listJobs(c)).map((row) => [versionKey(row.job_key, row.spec_hash), row]));
 }
 
-/** See src/state/sql/jobs.ts: the version whose video holds <id>.mp4, else the newest. */
+/** See src/state/sqlite/sql/jobs.ts: the version whose video holds <id>.mp4, else the newest. */
 export async function listLatestJobs(c: PgContext): Promise<(JobRow & { base_url: string })[]> {
   const { rows } = await c.pool.query(
     `SELECT ${jobColumnsOf("jobs")}, services.base_url FROM jobs JOIN services ON services.id = jobs.service_id
@@ -230,7 +226,7 @@ export async function forgetUnsentJobs(
   const { rowCount } = await c.pool.query(
     `WITH gone AS (
        DELETE FROM jobs
-         WHERE service_id = $1 AND manifest = $2 AND state = 'pending' AND attempts = 0 AND task_id IS NULL
+         WHERE service_id = $1 AND manifest = $2 AND ${unsent()}
            AND job_key || chr(10) || spec_hash <> ALL ($3::text[])
          RETURNING id, job_key)
      INSERT INTO events (at, job_id, kind, detail, job_key)

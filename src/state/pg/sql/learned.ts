@@ -1,4 +1,4 @@
-// What the runners learned of the service: src/state/sql/learned.ts's statements, mirrored.
+// What the runners learned of the service: src/state/sqlite/sql/learned.ts's statements, mirrored.
 import type { PgContext } from "./context.js";
 
 export async function readRunTimes(c: PgContext): Promise<string | undefined> {

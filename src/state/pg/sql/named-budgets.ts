@@ -1,4 +1,4 @@
-// Named budgets on PostgreSQL: src/state/sql/named-budgets.ts's statements, which it mirrors.
+// Named budgets on PostgreSQL: src/state/sqlite/sql/named-budgets.ts's statements, which it mirrors.
 // `spendFromBudget` runs in the transaction of the intent that spends (fleet.ts: claimJob,
 // startSpeech). Its UPDATE's WHERE is the check: under READ COMMITTED, a second runner's UPDATE of the
 // same row waits for the first's commit and then evaluates the caps against the row as committed, so
@@ -7,14 +7,14 @@ import type pg from "pg";
 import { BudgetReachedError } from "../../errors.js";
 import type { NamedBudget, NamedBudgetChange, NamedCharge } from "../../job-store.js";
 import { BUDGET_NOTICE_KIND } from "../../named-budget.js";
+import { BUDGET_TOLERANCE } from "../../ledger-rule.js";
 import {
-  BUDGET_TOLERANCE,
+  noticedAfterSetSql,
   refusalNotice,
   SHARE_COLUMNS,
   type ShareRow,
-  noticedAfterSetSql,
   sharesToTell,
-} from "../../sql/named-budgets.js";
+} from "../../budget-share-rule.js";
 import { type PgContext, toNumber } from "./context.js";
 
 const COLUMNS =

@@ -1,4 +1,4 @@
-// The manifests run into each output folder: src/state/sql/out-manifests.ts's statements, mirrored.
+// The manifests run into each output folder: src/state/sqlite/sql/out-manifests.ts's statements, mirrored.
 import type { PgContext } from "./context.js";
 
 export async function recordOutManifest(c: PgContext, outDir: string, manifest: string): Promise<void> {

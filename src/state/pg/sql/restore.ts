@@ -1,5 +1,5 @@
 // Job rows written back from the records in the output folder (`reel run --rebuild-state`). Mirrors
-// src/state/sql/restore.ts: the one write of several statements, so one transaction.
+// src/state/sqlite/sql/restore.ts: the one write of several statements, so one transaction.
 import type { RestoredJob } from "../../job-store.js";
 import { RESTORED_COLUMNS, restoredDetail, restoredValues } from "../../restore-rule.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";

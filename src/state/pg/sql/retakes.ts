@@ -1,4 +1,4 @@
-// Retakes: src/state/sql/retakes.ts's statements, mirrored. queueRetake and withdrawRetake are
+// Retakes: src/state/sqlite/sql/retakes.ts's statements, mirrored. queueRetake and withdrawRetake are
 // transactions: queueRetake holds a transaction lock on its video (two reviewers retaking one video
 // at once are numbered one after the other); withdrawRetake's DELETE is the compare-and-set with a
 // runner's claim (claimJob updates only a pending row: the second of the two finds it moved on).
@@ -8,14 +8,11 @@ import { StateFileError } from "../../errors.js";
 import type { RetakeRequest, RetakeRow, VideoTakes } from "../../job-store.js";
 import { inTransaction, type PgContext, toNumber, toNumberOrNull } from "./context.js";
 import { JOB_COLUMNS, jobRowOf } from "./job-rows.js";
+import { RETAKE_STATE, unsent } from "../../job-state-rule.js";
 
 const RETAKE_COLUMNS = `retakes.id, services.base_url, retakes.job_key, retakes.manifest, retakes.video_id,
   retakes.spec_hash, retakes.from_key, retakes.from_spec_hash, retakes.reviewer, retakes.note,
-  retakes.queued_at, retakes.withdrawn_at,
-  CASE WHEN retakes.withdrawn_at IS NOT NULL THEN 'withdrawn'
-    WHEN jobs.id IS NULL THEN 'dropped'
-    WHEN jobs.state = 'pending' AND jobs.attempts = 0 AND jobs.task_id IS NULL THEN 'queued'
-    ELSE 'sent' END AS state`;
+  retakes.queued_at, retakes.withdrawn_at, ${RETAKE_STATE} AS state`;
 
 const FROM = `FROM retakes JOIN services ON services.id = retakes.service_id
   LEFT JOIN jobs ON jobs.service_id = retakes.service_id AND jobs.job_key = retakes.job_key
@@ -150,7 +147,7 @@ export async function withdrawRetake(c: PgContext, key: string): Promise<"withdr
     if (!found) return "none";
     const gone = await client.query<{ id: string }>(
       `DELETE FROM jobs WHERE service_id = $1 AND job_key = $2 AND spec_hash = $3
-         AND state = 'pending' AND attempts = 0 AND task_id IS NULL RETURNING id`,
+         AND ${unsent()} RETURNING id`,
       [c.serviceId, key, found.spec_hash],
     );
     if (gone.rowCount === 0) {

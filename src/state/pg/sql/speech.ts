@@ -1,4 +1,4 @@
-// Speech made by the service, scoped by service. Mirrors src/state/sql/speech.ts; the intent of a
+// Speech made by the service, scoped by service. Mirrors src/state/sqlite/sql/speech.ts; the intent of a
 // speech call (costed) is fenced, in fleet.ts (startSpeech).
 import type { SpeechRow } from "../../job-store.js";
 import type { PgContext } from "./context.js";

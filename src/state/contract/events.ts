@@ -1,0 +1,34 @@
+// The store's side of the event stream (src/events, docs/events.md).
+import type { StoredEvent } from "../stored-event.js";
+
+/** What `reel events` asks of the store's events (src/events). */
+export interface EventQuery {
+  /** Events after this one (its id, the stream's `seq`). @defaultValue 0 */
+  readonly afterId?: number;
+  /** Events recorded at or after this time (epoch ms). */
+  readonly since?: number;
+  /** @defaultValue 1000 */
+  readonly limit?: number;
+}
+
+/**
+ * The event stream's records (src/events, docs/events.md). The state changes record their events
+ * in their own transaction; these add the events that are no state change, and read them back.
+ */
+export interface EventRecords {
+  /**
+   * Records an event of the stream that is no state change (`kind` its type, `detail` its fields as
+   * JSON): committed with the store's next writes, or alone soon after. Never awaited, never throws;
+   * lost only with the writes of the moment a crash interrupts.
+   */
+  noteEvent(kind: string, detail: string | null, jobKey: string | null): void;
+  /** The store's events (every runner's) after `query.afterId`, oldest first. */
+  readEvents(query: EventQuery): Promise<StoredEvent[]>;
+  /**
+   * Tells `listener` this process's events once they are committed, in the order recorded, until
+   * the returned function is called (which tells the last ones first).
+   */
+  followOwnEvents(listener: (events: readonly StoredEvent[]) => void): () => Promise<void>;
+  /** Deletes the events recorded before `before` (epoch ms); returns how many. */
+  pruneEvents(before: number): Promise<number>;
+}

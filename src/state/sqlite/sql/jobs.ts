@@ -1,0 +1,260 @@
+// The jobs table: reading job versions, and adding or forgetting them (their state changes are in
+// job-states.ts). Scoped by the store's service unless said.
+import { schemaVersion } from "../../../sqlite/migrate.js";
+import { type JobHead, type JobRow, type NewJob, type VersionHead, versionKey } from "../../job-store.js";
+import { type SqlContext, sql } from "./context.js";
+import { jobRowOf, jobRows } from "./job-rows.js";
+import { MADE, unsent } from "../../job-state-rule.js";
+
+/** A job version's head, by the unique index (service, key, spec hash). */
+export const JOB_HEAD_SQL =
+  "SELECT id, state, file FROM jobs WHERE service_id = ? AND job_key = ? AND spec_hash = ?";
+
+/**
+ * The heads of the versions already recorded read in one statement (a rerun's jobs are all there),
+ * then the others inserted in one transaction; no whole row read back.
+ */
+export function upsertJobs(c: SqlContext, jobs: readonly NewJob[]): JobHead[] {
+  const heads: (JobHead | undefined)[] = new Array<JobHead | undefined>(jobs.length);
+  const rows = sql(
+    c,
+    `SELECT w.key, j.id, j.state, j.file FROM json_each(?) AS w
+       CROSS JOIN jobs j ON j.service_id = ? AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1`,
+    true,
+  ).all(versionsJson(jobs), c.serviceId) as [number, number, JobHead["state"], string | null][];
+  for (const [i, id, state, file] of rows) heads[i] = { id, state, file };
+  if (rows.length < jobs.length) {
+    c.turn.write(() => {
+      jobs.forEach((job, i) => {
+        heads[i] ??= insertJob(c, job);
+      });
+    });
+  }
+  return heads as JobHead[];
+}
+
+/**
+ * `[[key, spec hash], ...]`: a list of job versions as one parameter, for json_each. Joined with
+ * CROSS JOIN, which keeps the list the outer loop: each of its versions one index lookup. Left to
+ * choose, SQLite scanned the service's jobs and the whole list for each (minutes at 40,000).
+ */
+function versionsJson(jobs: readonly { readonly key: string; readonly specHash: string }[]): string {
+  return JSON.stringify(jobs.map((job) => [job.key, job.specHash]));
+}
+
+function insertJob(c: SqlContext, job: NewJob): JobHead {
+  const now = c.now();
+  sql(
+    c,
+    `INSERT INTO jobs (service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
+       ON CONFLICT (service_id, job_key, spec_hash) DO NOTHING`,
+  ).run(
+    c.serviceId,
+    job.key,
+    job.manifest,
+    job.videoId,
+    job.specHash,
+    job.specJson,
+    job.seconds,
+    job.model,
+    now,
+    now,
+  );
+  return sql(c, JOB_HEAD_SQL).get(c.serviceId, job.key, job.specHash) as JobHead;
+}
+
+export function versionHead(c: SqlContext, key: string, specHash: string): VersionHead | undefined {
+  return sql(
+    c,
+    "SELECT id, state, attempts, file FROM jobs WHERE service_id = ? AND job_key = ? AND spec_hash = ?",
+  ).get(c.serviceId, key, specHash) as VersionHead | undefined;
+}
+
+export function manifestsWithWork(c: SqlContext, names: readonly string[]): string[] {
+  const wanted = new Set(names);
+  const rows = sql(c, "SELECT DISTINCT manifest FROM jobs WHERE attempts > 0 OR file IS NOT NULL").all() as {
+    manifest: string;
+  }[];
+  return rows.map((row) => row.manifest).filter((name) => wanted.has(name));
+}
+
+/** Of `jobs`, the versions any service's row shows sent (an attempt counted), as versionKey. */
+export function sentAnywhere(
+  c: SqlContext,
+  jobs: readonly { readonly key: string; readonly specHash: string }[],
+): Set<string> {
+  const rows = sql(
+    c,
+    `SELECT DISTINCT j.job_key, j.spec_hash FROM json_each(?) AS w
+       CROSS JOIN jobs j ON j.service_id IN (SELECT id FROM services) AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1
+       WHERE j.attempts > 0`,
+    true,
+  ).all(versionsJson(jobs)) as [string, string][];
+  return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
+}
+
+/** Of `jobs`, the versions recorded for this service, as versionKey: the index alone, no row read. */
+export function knownVersions(
+  c: SqlContext,
+  jobs: readonly { readonly key: string; readonly specHash: string }[],
+): Set<string> {
+  const rows = sql(
+    c,
+    `SELECT j.job_key, j.spec_hash FROM json_each(?) AS w
+       CROSS JOIN jobs j ON j.service_id = ? AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1`,
+    true,
+  ).all(versionsJson(jobs), c.serviceId) as [string, string][];
+  return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
+}
+
+export function jobsOfVersions(
+  c: SqlContext,
+  jobs: readonly { readonly key: string; readonly specHash: string }[],
+): JobRow[] {
+  // The list is the outer loop (CROSS JOIN), as in knownVersions: each of its versions one probe.
+  return (
+    jobRows(
+      c,
+      `WHERE id IN (SELECT j.id FROM json_each(?) AS w
+         CROSS JOIN jobs j ON j.service_id = ? AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1)`,
+    ).all(versionsJson(jobs), c.serviceId) as unknown[][]
+  ).map(jobRowOf);
+}
+
+export function findJob(c: SqlContext, key: string, specHash: string): JobRow | undefined {
+  const values = jobRows(c, "WHERE service_id = ? AND job_key = ? AND spec_hash = ?").get(
+    c.serviceId,
+    key,
+    specHash,
+  ) as unknown[] | undefined;
+  return values && jobRowOf(values);
+}
+
+export function findJobById(c: SqlContext, id: number): JobRow | undefined {
+  const values = jobRows(c, "WHERE id = ?").get(id) as unknown[] | undefined;
+  return values && jobRowOf(values);
+}
+
+export function getJob(c: SqlContext, id: number): JobRow {
+  return jobRowOf(jobRows(c, "WHERE id = ?").get(id) as unknown[]);
+}
+
+export function listSentElsewhere(
+  c: SqlContext,
+  jobs: readonly { readonly key: string; readonly specHash: string }[],
+  ignore: readonly string[],
+): { key: string; baseUrl: string }[] {
+  const elsewhere = new Map<string, string>(); // versionKey -> base URL
+  const rows = sql(
+    c,
+    `SELECT jobs.job_key, jobs.spec_hash, services.base_url FROM jobs
+       JOIN services ON services.id = jobs.service_id
+       WHERE jobs.service_id <> ? AND jobs.attempts > 0 ORDER BY jobs.id`,
+    true,
+  ).all(c.serviceId) as [string, string, string][];
+  for (const [key, hash, baseUrl] of rows) {
+    if (!ignore.includes(baseUrl)) elsewhere.set(versionKey(key, hash), baseUrl);
+  }
+  if (elsewhere.size === 0) return [];
+  const found: { key: string; baseUrl: string }[] = [];
+  for (const job of jobs) {
+    const baseUrl = elsewhere.get(versionKey(job.key, job.specHash));
+    if (baseUrl === undefined) continue;
+    const here = findJob(c, job.key, job.specHash);
+    if (here === undefined || (here.attempts === 0 && here.state === "pending")) {
+      found.push({ key: job.key, baseUrl });
+    }
+  }
+  return found;
+}
+
+export function downloadedVersions(c: SqlContext): Set<string> {
+  const rows = sql(
+    c,
+    "SELECT job_key, spec_hash FROM jobs WHERE service_id = ? AND state = 'Success' AND file IS NOT NULL",
+    true,
+  ).all(c.serviceId) as [string, string][];
+  return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
+}
+
+export function madeSpecs(c: SqlContext): Map<string, string> {
+  const rows = sql(
+    c,
+    `SELECT spec_hash, job_key FROM jobs WHERE service_id = ? AND ${MADE} ORDER BY id`,
+    true,
+  ).all(c.serviceId) as [string, string][];
+  return new Map(rows);
+}
+
+export function listJobs(c: SqlContext): JobRow[] {
+  return (jobRows(c, "WHERE service_id = ? ORDER BY id").all(c.serviceId) as unknown[][]).map(jobRowOf);
+}
+
+export function listManifestJobs(c: SqlContext, manifest: string): JobRow[] {
+  return (
+    jobRows(c, "WHERE service_id = ? AND manifest = ? ORDER BY id").all(c.serviceId, manifest) as unknown[][]
+  ).map(jobRowOf);
+}
+
+export function listLatestJobs(c: SqlContext): (JobRow & { base_url: string })[] {
+  if (schemaVersion(c.db) === 0) return [];
+  // The version whose video holds <id>.mp4 (the manifest's current one: an edit that was undone
+  // gives the older version its name back), else the newest version. The name is
+  // output/layout.ts's videoFile, spelled in SQL.
+  return sql(
+    c,
+    `SELECT jobs.*, services.base_url FROM jobs JOIN services ON services.id = jobs.service_id
+       WHERE jobs.id IN (
+         SELECT id FROM (
+           SELECT id, row_number() OVER (
+             PARTITION BY service_id, job_key
+             ORDER BY coalesce(file = manifest || '/' || video_id || '.mp4', 0) DESC, id DESC
+           ) AS rank
+           FROM jobs WHERE (? < 0 OR service_id = ?)
+         ) WHERE rank = 1)
+       ORDER BY jobs.manifest, jobs.video_id`,
+  ).all(c.serviceId, c.serviceId) as (JobRow & { base_url: string })[];
+}
+
+export function listInFlight(c: SqlContext): JobRow[] {
+  return (
+    jobRows(c, "WHERE service_id = ? AND state = 'submitted' ORDER BY id").all(c.serviceId) as unknown[][]
+  ).map(jobRowOf);
+}
+
+/** Of any service. */
+export function listJobsWithFile(c: SqlContext, key: string, file: string): JobRow[] {
+  return (
+    // `service_id IN (...)`: the unique index (service_id, job_key, spec_hash) serves it, probed
+    // once per service, where a condition on job_key alone would read every row at each download.
+    (
+      jobRows(c, "WHERE service_id IN (SELECT id FROM services) AND job_key = ? AND file = ?").all(
+        key,
+        file,
+      ) as unknown[][]
+    ).map(jobRowOf)
+  );
+}
+
+export function forgetUnsentJobs(c: SqlContext, manifest: string, keep: ReadonlySet<string>): number {
+  return c.turn.write(() => {
+    const rows = sql(
+      c,
+      `SELECT id, job_key, spec_hash FROM jobs WHERE service_id = ? AND manifest = ? AND ${unsent()}`,
+      true,
+    ).all(c.serviceId, manifest) as [number, string, string][];
+    let forgotten = 0;
+    for (const [id, key, hash] of rows) {
+      if (keep.has(versionKey(key, hash))) continue;
+      sql(c, "DELETE FROM jobs WHERE id = ?").run(id);
+      c.turn.event(id, "forgotten", `${key}: no longer in its manifest; nothing was sent`, key);
+      forgotten++;
+    }
+    return forgotten;
+  });
+}
+
+export function jobsByVersion(c: SqlContext): Map<string, JobRow> {
+  return new Map(listJobs(c).map((row) => [versionKey(row.job_key, row.spec_hash), row]));
+}

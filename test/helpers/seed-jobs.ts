@@ -1,0 +1,12 @@
+// Jobs put in a store as a run's first step puts them (upsertJobs), for a test to work on: the store's
+// interface returns only their heads, a test wants their whole rows.
+import type { JobRecords, JobRow, NewJob } from "../../src/state/job-store.js";
+
+/** Records `job` (created as pending if new, else found as it is) and returns its whole row. */
+export async function seedJob(
+  store: Pick<JobRecords, "upsertJobs" | "getJob">,
+  job: NewJob,
+): Promise<JobRow> {
+  const [head] = await store.upsertJobs([job]);
+  return store.getJob(head!.id);
+}
