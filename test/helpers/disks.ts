@@ -4,11 +4,11 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach } from "vitest";
 
 const undo: (() => void)[] = [];
 
-afterEach(() => {
+/** Puts back every disk made here (unmounts, modes); test/setup.ts calls it after each test. */
+export function undoDisks(): void {
   for (const step of undo.splice(0).reverse()) {
     try {
       step();
@@ -16,7 +16,7 @@ afterEach(() => {
       // the next steps still run
     }
   }
-});
+}
 
 const isRoot = (): boolean => process.getuid?.() === 0;
 

@@ -5,7 +5,7 @@
 // runner that started on it before leaves it), or empty where a test asks (the migrations' own).
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { afterEach, inject, type TestContext } from "vitest";
+import { afterAll, afterEach, inject, type TestContext } from "vitest";
 
 export interface DatabaseOptions {
   /** An empty database, not even reel's schema in it: for the tests of the migrations themselves. */
@@ -14,16 +14,28 @@ export interface DatabaseOptions {
 
 export function usePostgres(): (context?: TestContext, options?: DatabaseOptions) => Promise<string> {
   const made: string[] = [];
-  afterEach(async () => {
+  // A test's databases are dropped while the next test runs (a drop takes a fraction of a second,
+  // more on a busy server, and nothing of the next test uses them): every session in them is ended
+  // by the drop itself (WITH FORCE). The file ends once all are dropped, failing if one was not.
+  const dropping: Promise<unknown>[] = [];
+  afterEach(() => {
     const url = inject("pgUrl");
     if (!url || made.length === 0) return;
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    try {
-      for (const name of made.splice(0)) await dropDatabase(admin, name);
-    } finally {
-      await admin.end();
-    }
+    const names = made.splice(0);
+    const drop = (async () => {
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        for (const name of names) await dropDatabase(admin, name);
+      } finally {
+        await admin.end();
+      }
+    })();
+    drop.catch(() => {}); // awaited (and its failure thrown) in afterAll
+    dropping.push(drop);
+  });
+  afterAll(async () => {
+    await Promise.all(dropping.splice(0));
   });
   /**
    * The URL of a new database of this test, at reel's current schema unless `options.empty` (skipping

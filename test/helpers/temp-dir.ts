@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach } from "vitest";
 
 const made: string[] = [];
 
@@ -12,6 +11,7 @@ export async function tempDir(prefix = "reel-test-"): Promise<string> {
   return dir;
 }
 
-afterEach(async () => {
+/** Removes every folder tempDir made; test/setup.ts calls it after each test of every file. */
+export async function removeTempDirs(): Promise<void> {
   await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
+}

@@ -8,14 +8,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("lifecycle", () => {
   test("PreProcessing -> Pending -> Running -> Success, with a real MP4 at resultVideoURL", async () => {
-    await withSandbox({ slots: 1, preProcessingMs: 100, timeScale: 0.04 }, async (api) => {
+    // Each status lasts half a second (5 s of video at 0.1): seen by a poll every few ms even on a
+    // busy machine (at 100 ms of PreProcessing, a poll 100 ms late missed it under load).
+    await withSandbox({ slots: 1, preProcessingMs: 500, timeScale: 0.1 }, async (api) => {
       const first = idOf(await api.call("POST", "/v1/generations", { body: actorRequest() }));
       const second = idOf(await api.call("POST", "/v1/generations", { body: actorRequest({ seed: 2 }) }));
       const seen = new Map<string, string[]>([
         [first, []],
         [second, []],
       ]);
-      for (let i = 0; i < 400; i++) {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
         let done = true;
         for (const [id, statuses] of seen) {
           const res = await api.call("GET", `/v1/generations/${id}`);
