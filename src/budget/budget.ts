@@ -13,30 +13,11 @@ import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { Model, Resolution } from "../service-contract/api-types.js";
 import type { BudgetReachedError } from "../state/errors.js";
 import { readStoredSpec, type StoredSpeech } from "../stored-spec.js";
-import type {
-  BudgetSessionRow,
-  JobRow,
-  JobStore,
-  SpeechCharge,
-  SpendTally,
-  VideoCharge,
-} from "../state/job-store.js";
+import type { BudgetSessionRow, JobRow, JobStore, SpeechCharge, VideoCharge } from "../state/job-store.js";
 import type { NamedBudget } from "../state/job-store.js";
 import { BUDGET_THRESHOLDS } from "../state/named-budget.js";
+import { type BudgetCaps, CAP_TOLERANCE, type Cost } from "./cost.js";
 import { type SharedBudget, sharedSpeechCharge, sharedVideoCharge } from "./named.js";
-
-export interface BudgetCaps {
-  /** Seconds of video sent at most. */
-  readonly maxSeconds?: number;
-  /** Credits at most (needs a price list). */
-  readonly maxCredits?: number;
-}
-
-/** What something costs, or was spent: seconds of video, and credits (0 without a price list). */
-export interface Cost {
-  readonly seconds: number;
-  readonly credits: number;
-}
 
 /** Why the budget stopped the work: the first cost that would have passed a cap. */
 export interface BudgetStop {
@@ -82,9 +63,6 @@ interface Waiter {
   readonly reserve: boolean;
   readonly done: (admitted: boolean) => void;
 }
-
-/** Sums of decimal prices (0.1 + 0.2) must not refuse an exact fit, nor round an advice up past it. */
-export const CAP_TOLERANCE = 1e-9;
 
 export class Budget {
   private spentNow: Cost;
@@ -401,111 +379,4 @@ export class Budget {
 
 function add(a: Cost, b: Cost): Cost {
   return { seconds: a.seconds + b.seconds, credits: a.credits + b.credits };
-}
-
-/**
- * What a session's ledger cost: each charge at the credits recorded when it was sent; those sent with
- * no price known (no price list then, or an earlier reel's), at today's prices. Throws a message when
- * a cap in credits meets such spend the list does not price (a model removed from it since).
- */
-export function costOfTally(tally: SpendTally, prices: PriceTable | undefined, caps: BudgetCaps): Cost {
-  let seconds = 0;
-  let credits = 0;
-  for (const row of tally.videos) {
-    seconds += row.seconds;
-    if (row.credits !== null) {
-      credits += row.credits;
-      continue;
-    }
-    if (!prices) continue;
-    const cost = videoCredits(
-      prices,
-      row.model as Model,
-      (row.resolution ?? undefined) as Resolution | undefined,
-      row.seconds,
-    );
-    if (cost === undefined && caps.maxCredits !== undefined) {
-      throw new Error(
-        `the runs this one resumes sent ${row.model}${row.resolution ? ` at ${row.resolution}` : ""}, which ${prices.file} does not price: add it, so that what they spent is counted`,
-      );
-    }
-    credits += cost ?? 0;
-  }
-  for (const row of tally.speech) credits += row.credits ?? row.count * (prices?.speech ?? 0);
-  return { seconds, credits };
-}
-
-/**
- * One job held against the budget from the moment it is prepared until its claim records the charge,
- * or it ends unsent: its video, and the speech calls it may need (each at the list's price), so that
- * no speech is made for a video the cap would then refuse, and jobs waiting for a slot cannot hold
- * the budget their own speech needs. A speech call made for the job is paid from what it holds.
- */
-export class Reservation {
-  private held = false;
-  /** Of what is held, credits set aside for speech calls not made yet. */
-  private allowance = 0;
-
-  constructor(
-    private readonly budget: Budget,
-    private readonly what: string,
-    /** The video's cost: what its claim charges. */
-    readonly cost: { readonly seconds: number; readonly credits: number | undefined },
-    private readonly speechCalls: number,
-  ) {}
-
-  private total(): { seconds: number; credits: number | undefined } {
-    const { seconds, credits } = this.cost;
-    return { seconds, credits: credits === undefined ? undefined : credits + this.speechCredits() };
-  }
-
-  private speechCredits(): number {
-    return this.speechCalls * this.budget.speechCost().credits;
-  }
-
-  /**
-   * Holds the cost, if not held yet: false when it does not fit (the budget then stops), or when
-   * `signal` ends the wait for other holds to settle.
-   */
-  async hold(signal?: AbortSignal): Promise<boolean> {
-    if (this.held) return true;
-    this.held = await this.budget.hold(this.what, this.total(), signal);
-    this.allowance = this.held ? this.speechCredits() : 0;
-    return this.held;
-  }
-
-  /** `hold` without waiting (in a generation slot, where a wait would keep others from the slot). */
-  holdNow(): boolean {
-    if (this.held) return true;
-    const { seconds, credits } = this.total();
-    if (credits === undefined && this.budget.caps.maxCredits !== undefined) return false;
-    this.held = this.budget.holdNow({ seconds, credits: credits ?? 0 });
-    this.allowance = this.held ? this.speechCredits() : 0;
-    return this.held;
-  }
-
-  /** A speech call for this job: paid from what it holds, if it holds enough. */
-  payFromHold(cost: Cost): boolean {
-    if (!this.held || cost.credits > this.allowance + CAP_TOLERANCE) return false;
-    this.allowance -= cost.credits;
-    return true;
-  }
-
-  /** The claim was recorded with its charge: the video is spent; speech set aside and unused is given back. */
-  spent(): void {
-    if (this.held) this.budget.settle({ seconds: 0, credits: this.allowance });
-    this.held = false;
-    this.allowance = 0;
-  }
-
-  /** The job ends without a claim: what it holds is given back (speech made for it stays spent). */
-  release(): void {
-    if (this.held)
-      this.budget.settle({
-        seconds: this.cost.seconds,
-        credits: (this.cost.credits ?? 0) + this.allowance,
-      });
-    this.held = false;
-    this.allowance = 0;
-  }
 }

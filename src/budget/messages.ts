@@ -1,7 +1,8 @@
 // What a capped run says: its budget when it starts, and why and where it stopped. One place for
 // the words, so the run's summary, the watcher and --json say the same.
 
-import { type Budget, type BudgetCaps, type BudgetThreshold, CAP_TOLERANCE, type Cost } from "./budget.js";
+import type { Budget, BudgetThreshold } from "./budget.js";
+import { type BudgetCaps, CAP_TOLERANCE, type Cost } from "./cost.js";
 import { agree, plural } from "../plural.js";
 import type { NamedBudget } from "../state/job-store.js";
 import type { NamedBudgetNotice } from "../state/named-budget.js";

@@ -14,7 +14,8 @@ import { UsageError } from "../errors.js";
 import type { PriceTable } from "../prices/index.js";
 import type { BudgetOwner, JobStore, OpenBudgetSession } from "../state/job-store.js";
 import type { Job } from "../manifest/index.js";
-import { Budget, type BudgetCaps, costOfTally } from "./budget.js";
+import { Budget } from "./budget.js";
+import { type BudgetCaps, costOfTally } from "./cost.js";
 import { checkSharedPriced, findSharedBudget } from "./named.js";
 
 export interface BudgetRequest {

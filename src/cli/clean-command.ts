@@ -11,7 +11,7 @@ import type { JobRow } from "../state/job-store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { describeDecision } from "./decide-command.js";
 import { EXIT } from "./exit-codes.js";
-import { formatBytes } from "./plan-command.js";
+import { formatBytes } from "./plan-text.js";
 import { openStateToRead } from "./read-state.js";
 import { runnersOf } from "./runners-view.js";
 import { findService, serviceFlag } from "./review-target.js";

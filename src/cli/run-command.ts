@@ -34,7 +34,8 @@ import {
 import { maxVideosOf } from "./max-videos.js";
 import { problemsText, writeProblems } from "./validate-command.js";
 import { checkWorkplace, withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
-import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
+import { WORK_OPTIONS, WORK_USAGE } from "./work-options.js";
+import { refusalOf, withWorkSession } from "./work-session.js";
 
 const USAGE = `Usage: reel run PATH... [options]
 

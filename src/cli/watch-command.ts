@@ -16,7 +16,8 @@ import { passedOverMessage } from "./passed-over-states.js";
 import { maxVideosOf } from "./max-videos.js";
 import { readServiceSettings } from "./service-options.js";
 import { withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
-import { refusalOf, WORK_OPTIONS, WORK_USAGE, withWorkSession } from "./work-session.js";
+import { WORK_OPTIONS, WORK_USAGE } from "./work-options.js";
+import { refusalOf, withWorkSession } from "./work-session.js";
 
 const USAGE = `Usage: reel watch DIR [options]
 

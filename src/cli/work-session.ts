@@ -1,8 +1,6 @@
 // What `run` and `watch` both set up before working, and take down after: a log file under the state
 // folder (with the key scrubbed), the service (or the in-process sandbox), and the state file.
-import { mkdirSync, openSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { systemReason } from "../output/atomic-write.js";
 import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
 import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
@@ -11,8 +9,7 @@ import { makeHumanProgress, makeJsonProgress, teeProgress } from "../display/ind
 import { coordinationOf, outageNote } from "../fleet/index.js";
 import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
 import { type Logger, makeLogger } from "../log/logger.js";
-import { logFileName, pruneLogs } from "../log/log-files.js";
-import { RotatingFile } from "../log/rotating-file.js";
+import { logFileName } from "../log/log-files.js";
 import { EventStream } from "../events/stream.js";
 import type { Job } from "../manifest/index.js";
 import {
@@ -25,87 +22,28 @@ import {
 import { outFolderOf } from "../output/out-folder.js";
 import { readRecords } from "../output/records.js";
 import { leaseSetting } from "./lease-setting.js";
-import { MAX_VIDEOS_OPTION, maxVideosUsage } from "./max-videos.js";
 import { openJobStore, storeSecretValues } from "../state/open-job-store.js";
 import { StateStore } from "../state/sqlite/store.js";
 import { type JobStore, StateFileError } from "../state/job-store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors.js";
-import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
+import type { CliIO, ParsedArgs } from "./command.js";
 import {
   type ConnectedService,
   connectService,
   positiveInteger,
-  PRIVATE_SOURCES_OPTION,
   SANDBOX_SERVICE_ID,
   sandboxServiceId,
-  SERVICE_OPTIONS,
-  SERVICE_USAGE,
   type ServiceSettings,
 } from "./service-options.js";
 import { plural } from "../plural.js";
-import {
-  METRICS_OPTIONS,
-  METRICS_USAGE,
-  readMetricsAddress,
-  startSessionMetrics,
-} from "./metrics-options.js";
+import { readMetricsAddress, startSessionMetrics } from "./metrics-options.js";
 import type { ReelMetrics } from "../metrics/reel-metrics.js";
 import { timedStore } from "../metrics/store-timing.js";
-import { NOTIFY_OPTIONS, NOTIFY_USAGE, readNotifySettings } from "./notify-options.js";
+import { readNotifySettings } from "./notify-options.js";
+import { openLogFile, pruneEarlierLogs } from "./session-log.js";
 import type { Notifier } from "../notify/notifier.js";
-
-/** The options of `run` and `watch` that shape the work (read here, for both). */
-export const WORK_OPTIONS: OptionsConfig = {
-  ...SERVICE_OPTIONS,
-  "retry-failed": { type: "boolean" },
-  "max-attempts": { type: "string" },
-  "resubmit-uncertain": { type: "boolean" },
-  "poll-deadline": { type: "string" },
-  "allow-read": { type: "string", multiple: true },
-  ...MAX_VIDEOS_OPTION,
-  "new-service": { type: "boolean" },
-  ...PRIVATE_SOURCES_OPTION,
-  "rebuild-state": { type: "boolean" },
-  "time-scale": { type: "string" },
-  jitter: { type: "string" },
-  "no-color": { type: "boolean" },
-  ...METRICS_OPTIONS,
-  events: { type: "string" },
-  ...NOTIFY_OPTIONS,
-};
-
-export const WORK_USAGE = `  --retry-failed         resubmit jobs that ended Fail or Canceled (a new, counted attempt)
-  --max-attempts N       attempts per job in all, for --retry-failed (default ${DEFAULTS.maxAttempts})
-  --resubmit-uncertain   resubmit jobs whose submission outcome is unknown (may pay twice)
-  --poll-deadline TIME   stop following a task after TIME (e.g. 30m, 6h, 2d; default ${DEFAULTS.pollDeadline.text}); its task
-                         id is kept and the next run follows it again
-  --allow-read DIR       let manifests read files under DIR too (repeatable)
-${maxVideosUsage(25)}
-  --new-service          make again on this service the jobs already sent to another base URL
-                         (paid again), and work beside runners of the store on another base URL;
-                         without it, reel refuses both, as the address may be another name of the
-                         same service
-  --allow-private-sources
-                         fetch https sources from loopback, link-local and private addresses
-                         too (refused by default: a manifest must not reach into your network)
-  --rebuild-state        rebuild a lost (missing, emptied, rolled back) state file from the job
-                         records and the journal of submissions in the output folder: recorded
-                         jobs are done, followed by task id, or uncertain, never submitted again.
-                         Without it, a state file found empty beside such records or earlier logs,
-                         or not knowing submissions the journal shows, is refused (exit 2)
-  --time-scale X         with --sandbox: seconds a task runs per second of video (default 0.02;
-                         1 runs a task as long as its video: time to watch the live display)
-  --jitter J             with --sandbox: run times vary by a factor in [1-J, 1+J], as a real
-                         service's do (0 to 0.9; default 0)
-  --no-color             no colours in the live display (as the environment variable NO_COLOR)
-  --events FILE          append the event stream to FILE as JSON lines, once the state committed them
-                         (schemas/events.schema.json; reel events reads the same from the state)
-${NOTIFY_USAGE}
-${METRICS_USAGE}
-
-${SERVICE_USAGE}`;
 
 export interface WorkSession {
   readonly logger: Logger;
@@ -123,38 +61,6 @@ export interface WorkSession {
   readonly engine: Omit<EngineOptions, "onFatal" | "onJobChange">;
   /** --metrics: told the named budget the work spends from, if any. */
   readonly metrics?: Pick<ReelMetrics, "followBudget">;
-}
-
-/**
- * The run's log file, opened here, synchronously: pino flushes it when the process exits, which
- * throws ("sonic boom is not ready yet") if the file is still being opened by then, or never opened.
- * It is cut into parts by size (DEFAULTS.logs, REEL_LOG_PART_BYTES), so a watch's log stays bounded.
- */
-function openLogFile(path: string, env: CliIO["env"]): RotatingFile {
-  const partRaw = env.REEL_LOG_PART_BYTES;
-  const partBytes =
-    partRaw === undefined || partRaw === ""
-      ? DEFAULTS.logs.partBytes
-      : positiveInteger("REEL_LOG_PART_BYTES", partRaw);
-  let fd: number;
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    fd = openSync(path, "a", 0o600);
-  } catch (error) {
-    throw new UsageError(
-      `cannot write the log file ${path} beside the state file (${systemReason(error)}). Point --state at a file in a folder you can write.`,
-    );
-  }
-  return new RotatingFile({ path, partBytes, partsKept: DEFAULTS.logs.partsKept }, fd);
-}
-
-/**
- * The logs of earlier runs past DEFAULTS.logs deleted, those of reels still running left alone.
- * Once the store is open: until then, they are what shows a lost state file (recovery.ts).
- */
-function pruneEarlierLogs(logFile: string, logger: Logger): void {
-  const deleted = pruneLogs(dirname(logFile), DEFAULTS.logs);
-  if (deleted.length > 0) logger.info({ deleted: deleted.length }, "old logs deleted");
 }
 
 /**

@@ -1,23 +1,13 @@
 // The typed client of the service: one function per endpoint of docs/service-api.md, over one
 // keep-alive undici Agent (transport.ts), with the retry rules of retry-policy.ts. The key goes only into the
 // Authorization header of requests to `baseUrl`; nothing else ever sees it.
-import { randomBytes } from "node:crypto";
 import { openAsBlob } from "node:fs";
 import { basename } from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, FormData } from "undici";
-import { DEFAULTS } from "../defaults.js";
 import { ReelError } from "../errors.js";
-import { type Logger, silentLogger } from "../log/logger.js";
-import type {
-  Asset,
-  GeneratedAudio,
-  GenerationRequest,
-  GenerationTask,
-  Id,
-  SpeechRequest,
-} from "../service-contract/api-types.js";
+import { silentLogger } from "../log/logger.js";
 import {
   DecodeError,
   decodeAsset,
@@ -51,93 +41,13 @@ import {
   parseRetryAfter,
   type RetryOptions,
 } from "./retry-policy.js";
+import { idPath, jsonBody, multipartBody } from "./request-bodies.js";
 import { makeScrubber, type Scrub, scrubStrings } from "./scrub.js";
+import { type ClientOptions, DEFAULT_TIMEOUTS, type ServiceClient, type Timeouts } from "./service-client.js";
 import { makeDispatcher } from "./transport.js";
-
-export interface Timeouts {
-  /** TCP (and TLS) connect. @defaultValue 10_000 */
-  readonly connectMs: number;
-  /** From sending the request to the response headers. @defaultValue 60_000 */
-  readonly headersMs: number;
-  /** Longest silence while reading a response body. @defaultValue 60_000 */
-  readonly bodyMs: number;
-  /**
-   * One whole exchange, from sending to the answer's last byte: the two above are per silence, and
-   * a server that sends a byte now and then defeats them. An upload gets one more second per
-   * UPLOAD_MIN_BYTES_PER_S of its file. @defaultValue 120_000
-   */
-  readonly callMs: number;
-}
-
-export const DEFAULT_TIMEOUTS: Timeouts = DEFAULTS.timeouts;
 
 /** The slowest upload still waited for (64 KiB/s): a 100 MB file may take 26 minutes. */
 const UPLOAD_MIN_BYTES_PER_S = 64 * 1024;
-
-export interface ClientOptions {
-  /** e.g. "https://api.example.com" (no trailing /v1). */
-  readonly baseUrl: string;
-  readonly apiKey: string;
-  /** @defaultValue a logger that writes nothing */
-  readonly logger?: Logger;
-  readonly retry?: Partial<RetryOptions>;
-  readonly timeouts?: Partial<Timeouts>;
-  /** Keep-alive connections per origin. @defaultValue 16 */
-  readonly connections?: number;
-  /**
-   * Inject a transport (the session's, see transport.ts; tests, proxies): not closed by close().
-   * When given, `timeouts` and `connections` (but `callMs`) are ignored.
-   */
-  readonly dispatcher?: Dispatcher;
-  /** Random source of the backoff jitter. @defaultValue Math.random */
-  readonly random?: () => number;
-  /** Told before each wait between attempts (to show the user why nothing seems to happen). */
-  readonly onRetry?: (retry: {
-    readonly error: ServiceError;
-    readonly attempt: number;
-    readonly delayMs: number;
-  }) => void;
-  /**
-   * Told as each attempt ends (metrics): the status the service answered, undefined when no answer
-   * came (the network, a timeout). `endpoint`: "METHOD /v1/route/{id}".
-   */
-  readonly onAnswer?: (endpoint: string, status: number | undefined) => void;
-}
-
-/**
- * A file to upload as a stream the caller controls (reel uploads from the descriptor it checked the
- * file through, never by opening a path again). `read` is called once per attempt: a stream can be
- * read once only. An error it throws ends the upload before its last bytes and is thrown as is.
- */
-export interface UploadSource {
-  /** The part's file name; the service tells the format by content. */
-  readonly filename: string;
-  /** Exactly the number of bytes `read` yields. */
-  readonly size: number;
-  readonly read: () => AsyncIterable<Uint8Array>;
-}
-
-export interface CallOptions {
-  readonly signal?: AbortSignal;
-}
-
-export interface ServiceClient {
-  readonly baseUrl: string;
-  /** Whether the service has answered any call yet (any status): it is reachable at this address. */
-  readonly answered: boolean;
-  /** The session's connections (injected, or the client's own): downloads go through it too. */
-  readonly dispatcher: Dispatcher;
-  /** Uploads a file (a path, or a source's stream), streamed (never read whole into memory). */
-  uploadAsset(file: string | UploadSource, options?: CallOptions): Promise<{ id: Id }>;
-  getAsset(id: Id, options?: CallOptions): Promise<Asset>;
-  deleteAsset(id: Id, options?: CallOptions): Promise<{ id: Id }>;
-  /** Costed: never retried once it may have taken effect (throws OutcomeUnknownError). */
-  createSpeech(body: SpeechRequest, options?: CallOptions): Promise<GeneratedAudio>;
-  /** Costed: never retried once it may have taken effect (throws OutcomeUnknownError). */
-  submitGeneration(body: GenerationRequest, options?: CallOptions): Promise<{ id: Id }>;
-  getGeneration(id: Id, options?: CallOptions): Promise<GenerationTask>;
-  close(): Promise<void>;
-}
 
 interface Call<T> {
   readonly kind: CallKind;
@@ -348,54 +258,6 @@ export function makeClient(options: ClientOptions): ServiceClient {
       await ownDispatcher?.close();
     },
   };
-}
-
-function idPath(id: Id): string {
-  if (!/^\d+$/.test(id)) throw new TypeError(`not an id: ${JSON.stringify(id)}`);
-  return id;
-}
-
-/** One `file` part of multipart/form-data around the source's stream, with its exact length. */
-function multipartBody(file: UploadSource): {
-  body: Readable;
-  contentType: string;
-  length: number;
-  bytes: number;
-} {
-  const boundary = `reel-${randomBytes(16).toString("hex")}`;
-  // Quoted as browsers do (WHATWG multipart/form-data encoding).
-  const name = file.filename.replace(/\r/g, "%0D").replace(/\n/g, "%0A").replace(/"/g, "%22");
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n` +
-      "Content-Type: application/octet-stream\r\n\r\n",
-  );
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  async function* parts(): AsyncGenerator<Uint8Array> {
-    yield head;
-    yield* file.read();
-    yield tail;
-  }
-  return {
-    body: Readable.from(parts(), { objectMode: false }),
-    contentType: `multipart/form-data; boundary=${boundary}`,
-    length: head.length + file.size + tail.length,
-    bytes: file.size,
-  };
-}
-
-function jsonBody(value: object): () => Promise<{ body: string; contentType: string }> {
-  // Ids are decimal strings in reel; the spec accepts numeric strings for asset ids, and
-  // voiceId (of a speech request) is written as a bare integer so that no precision is lost either
-  // way. Other bodies skip the replacer: a generation is submitted thousands of times a run.
-  if (!("voiceId" in value)) {
-    const plain = JSON.stringify(value);
-    return async () => ({ body: plain, contentType: "application/json" });
-  }
-  const text = JSON.stringify(value, (key, v) =>
-    key === "voiceId" && typeof v === "string" ? `#int:${v}` : v,
-  );
-  const body = text.replace(/"#int:(\d+)"/g, "$1");
-  return async () => ({ body, contentType: "application/json" });
 }
 
 function transportError(info: CallInfo, error: unknown, host: string, scrub: Scrub): ServiceError {

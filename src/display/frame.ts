@@ -23,16 +23,8 @@ import type pc from "picocolors";
 import { formatDuration } from "../duration.js";
 import { plural } from "../plural.js";
 import { visibleWidth, wrapLine } from "./text-wrap.js";
-import {
-  countPlaces,
-  etaMs,
-  HOLDING,
-  type JobPlace,
-  type JobView,
-  type LiveState,
-  totalsOf,
-  workLeft,
-} from "./live-state.js";
+import { HOLDING, type JobPlace, type JobView, type LiveState } from "./live-state.js";
+import { countPlaces, etaMs, totalsOf, workLeft } from "./live-readings.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
 

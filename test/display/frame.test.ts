@@ -8,7 +8,8 @@ import { RunTimes } from "../../src/engine/run-times.js";
 import { renderFrame } from "../../src/display/frame.js";
 import { plainText, visibleWidth } from "../../src/display/text-wrap.js";
 import { makeJsonProgress, makeLineProgress } from "../../src/display/lines.js";
-import { applyEvent, etaMs, makeLiveState } from "../../src/display/live-state.js";
+import { applyEvent, makeLiveState } from "../../src/display/live-state.js";
+import { etaMs } from "../../src/display/live-readings.js";
 
 const plain = pc.createColors(false);
 const colored = pc.createColors(true);
