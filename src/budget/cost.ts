@@ -3,6 +3,7 @@
 import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { Model, Resolution } from "../service-contract/api-types.js";
 import type { SpendTally } from "../state/job-store.js";
+import { BUDGET_TOLERANCE } from "../state/ledger-rule.js";
 
 export interface BudgetCaps {
   /** Seconds of video sent at most. */
@@ -17,8 +18,11 @@ export interface Cost {
   readonly credits: number;
 }
 
-/** Sums of decimal prices (0.1 + 0.2) must not refuse an exact fit, nor round an advice up past it. */
-export const CAP_TOLERANCE = 1e-9;
+/**
+ * Sums of decimal prices (0.1 + 0.2) must not refuse an exact fit, nor round an advice up past it:
+ * the stores' tolerance, so a run's cap and a named budget's agree on what fits.
+ */
+export const CAP_TOLERANCE = BUDGET_TOLERANCE;
 
 /**
  * What a session's ledger cost: each charge at the credits recorded when it was sent; those sent with

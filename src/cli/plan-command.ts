@@ -21,6 +21,7 @@ import { comparedWith, formatExplained, formatPlan, formatSpend, sharedPlanLine 
 import type { JobStore } from "../state/job-store.js";
 import { findSharedBudget, type SharedBudget } from "../budget/named.js";
 import { sharedJson } from "../budget/messages.js";
+import { CAP_TOLERANCE } from "../budget/cost.js";
 import { budgetNameOf } from "./budget-options.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
@@ -220,8 +221,8 @@ function sharedPlanJson(shared: SharedBudget, spend: PlanSpend): Record<string, 
     credits: spend.credits ? spend.credits.new + spend.credits.retry : 0,
   };
   const fits =
-    (row.maxSeconds === null || row.spentSeconds + wouldSpend.seconds <= row.maxSeconds + 1e-9) &&
-    (row.maxCredits === null || row.spentCredits + wouldSpend.credits <= row.maxCredits + 1e-9);
+    (row.maxSeconds === null || row.spentSeconds + wouldSpend.seconds <= row.maxSeconds + CAP_TOLERANCE) &&
+    (row.maxCredits === null || row.spentCredits + wouldSpend.credits <= row.maxCredits + CAP_TOLERANCE);
   return { ...sharedJson(row), wouldSpend, fits };
 }
 
