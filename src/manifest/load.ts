@@ -5,11 +5,12 @@ import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { isUtf8 } from "node:buffer";
 import path from "node:path";
 import { UsageError } from "../errors.js";
+import type { Id } from "../service/api-types.js";
 import { readId } from "../service/check-request.js";
 import { shownPath } from "../user-path.js";
 import { FileChecker, hashFileStreaming, type MediaUse } from "./check-files.js";
 import { rememberSource } from "./format-problems.js";
-import { locate, type PathSegment } from "./locate.js";
+import { locate, type PathSegment, type Position } from "./locate.js";
 import { inheritChunks } from "./default-chunks.js";
 import { ExpansionProblems, expandMatrices, templatePath } from "./matrix-places.js";
 import type { RowsOfVideo, VideoOrigin } from "./matrix.js";
@@ -18,12 +19,12 @@ import { readRowsFile, type RowsOptions, type RowsTable } from "./rows-file.js";
 import { isManifestFile, nameFromFileName } from "./manifest-file.js";
 import { nearestPath } from "./near-path.js";
 import { show } from "./messages.js";
-import { inherit, normalizeManifest, type RefKey } from "./normalize.js";
+import { type ChunkRefField, inherit, normalizeManifest, ResolvedRefs } from "./normalize.js";
 import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
 import { compareProblems, PROBLEM_CODES, type Problem, type Warning } from "./problem.js";
 import { MEDIA_STRING_PATTERN, SAFE_NAME_MAX, SAFE_NAME_PATTERN, SEED_MAX } from "./schema.js";
 import { checkTexts, notTextMessage } from "./text-checks.js";
-import type { AssetRef, LoadOptions, LoadResult, NormalizedManifest, RowOrigin, SpeechRef } from "./types.js";
+import type { AssetRef, LoadOptions, LoadResult, NormalizedManifest, RowOrigin } from "./types.js";
 import { valueAt } from "./messages.js";
 import { validateManifestValue } from "./validate.js";
 import { countVideos, manifestOverLimit, passedAt, runOverLimit } from "./video-count.js";
@@ -116,35 +117,6 @@ async function dropLinksToListedFiles(files: string[]): Promise<string[]> {
   });
 }
 
-/** A source, audio or speech of a manifest, found defensively in the parsed value. */
-interface RefSite {
-  key: RefKey;
-  path: PathSegment[];
-  field: "source" | "audio" | "speech";
-  value: unknown;
-}
-
-function collectRefSites(raw: unknown): RefSite[] {
-  const sites: RefSite[] = [];
-  if (!isRecord(raw)) return sites;
-  const add = (p: PathSegment[], field: RefSite["field"], value: unknown) => {
-    if (value !== undefined) sites.push({ key: [...p, field].join("/"), path: [...p, field], field, value });
-  };
-  if (isRecord(raw.defaults)) add(["defaults"], "source", raw.defaults.source);
-  if (!Array.isArray(raw.videos)) return sites;
-  raw.videos.forEach((video: unknown, i) => {
-    if (!isRecord(video)) return;
-    add(["videos", i], "source", video.source);
-    if (!Array.isArray(video.chunks)) return;
-    video.chunks.forEach((chunk: unknown, j) => {
-      if (!isRecord(chunk)) return;
-      add(["videos", i, "chunks", j], "audio", chunk.audio);
-      add(["videos", i, "chunks", j], "speech", chunk.speech);
-    });
-  });
-  return sites;
-}
-
 /** Digits the schema accepts but the service cannot: ids are int64. */
 function isOversizedId(value: unknown): boolean {
   return typeof value === "string" && /^\d+$/.test(value) && BigInt(value) > INT64_MAX;
@@ -177,6 +149,125 @@ export function wideEncoding(bytes: Uint8Array): string | undefined {
   if ((mostly(z1) && mostly(z3) && few(z0) && few(z2)) || (mostly(z0) && mostly(z2) && few(z1) && few(z3)))
     return "UTF-16";
   return undefined;
+}
+
+type Place = (
+  p: readonly PathSegment[],
+  message: string,
+  code: Problem["code"],
+  target?: "value" | "key",
+  media?: string,
+) => void;
+
+/**
+ * Every source, audio and speech of `raw` (found defensively), resolved; what is wrong with one is
+ * said through `place`. Each distinct media path is checked once: a campaign's 100,000 videos
+ * sharing a face cost one look-up, not 100,000 waits for it.
+ */
+async function resolveRefs(
+  raw: unknown,
+  dir: string,
+  checker: FileChecker,
+  place: Place,
+): Promise<ResolvedRefs> {
+  const refs = new ResolvedRefs();
+  /** The media paths to check, by field and path: where each is used, as (video, chunk) pairs. */
+  const media = new Map<string, { field: "source" | "audio"; value: string; uses: number[] }>();
+  const DEFAULTS_VIDEO = -1;
+  const NO_CHUNK = -1;
+  const pathOf = (video: number, chunk: number, field: string): PathSegment[] =>
+    video === DEFAULTS_VIDEO
+      ? ["defaults", field]
+      : chunk === NO_CHUNK
+        ? ["videos", video, field]
+        : ["videos", video, "chunks", chunk, field];
+  // A campaign's voices are a few ids among many rows: each read once, one text for each.
+  const voiceIds = new Map<unknown, Id | undefined>();
+  const idOf = (value: unknown): Id | undefined => {
+    if (typeof value !== "number" && typeof value !== "string") return readId(value);
+    if (!voiceIds.has(value)) voiceIds.set(value, readId(value));
+    return voiceIds.get(value);
+  };
+  const visit = (
+    video: number,
+    chunk: number,
+    field: "source" | "audio" | "speech",
+    value: unknown,
+  ): void => {
+    if (value === undefined) return;
+    if (field === "speech") {
+      if (!isRecord(value)) return;
+      const voiceId = idOf(value.voice);
+      if (isOversizedId(value.voice)) {
+        place(
+          [...pathOf(video, chunk, field), "voice"],
+          `voice ${show(value.voice)} is larger than any id (${INT64_MAX})`,
+          PROBLEM_CODES.invalidValue,
+        );
+      }
+      if (voiceId !== undefined && typeof value.text === "string")
+        refs.setChunk(video, chunk, field, { kind: "speech", voiceId, text: value.text });
+      return;
+    }
+    if (isRecord(value)) {
+      const id = readId(value.asset);
+      if (id !== undefined) setRef(video, chunk, field, { kind: "asset", id });
+      else if (isOversizedId(value.asset)) {
+        place(
+          [...pathOf(video, chunk, field), "asset"],
+          `asset ${show(value.asset)} is larger than any id (${INT64_MAX})`,
+          PROBLEM_CODES.invalidValue,
+        );
+      }
+      return;
+    }
+    // Strings the schema refuses (empty, http://) have their problem already.
+    if (typeof value !== "string" || value === "" || !MEDIA_STRING.test(value)) return;
+    const key = `${field}\n${value}`;
+    let entry = media.get(key);
+    if (entry === undefined) {
+      entry = { field, value, uses: [] };
+      media.set(key, entry);
+    }
+    entry.uses.push(video, chunk);
+  };
+  const setRef = (video: number, chunk: number, field: "source" | "audio", ref: AssetRef): void => {
+    if (chunk !== NO_CHUNK) refs.setChunk(video, chunk, field as ChunkRefField, ref);
+    else refs.setSource(video === DEFAULTS_VIDEO ? "defaults" : video, ref);
+  };
+
+  if (isRecord(raw)) {
+    if (isRecord(raw.defaults)) visit(DEFAULTS_VIDEO, NO_CHUNK, "source", raw.defaults.source);
+    if (Array.isArray(raw.videos))
+      raw.videos.forEach((video: unknown, i) => {
+        if (!isRecord(video)) return;
+        visit(i, NO_CHUNK, "source", video.source);
+        if (!Array.isArray(video.chunks)) return;
+        video.chunks.forEach((chunk: unknown, j) => {
+          if (!isRecord(chunk)) return;
+          visit(i, j, "audio", chunk.audio);
+          visit(i, j, "speech", chunk.speech);
+        });
+      });
+  }
+
+  const entries = [...media.values()];
+  const checked = await Promise.all(
+    entries.map((entry) => {
+      const use: MediaUse = entry.field === "source" ? "image" : "audio";
+      return checker.check(entry.value, dir, entry.field, use);
+    }),
+  );
+  entries.forEach((entry, k) => {
+    const result = checked[k]!;
+    for (let u = 0; u < entry.uses.length; u += 2) {
+      const video = entry.uses[u]!;
+      const chunk = entry.uses[u + 1]!;
+      if (result.ok) setRef(video, chunk, entry.field, result.ref);
+      else place(pathOf(video, chunk, entry.field), result.message, result.code, "value", result.file);
+    }
+  });
+  return refs;
 }
 
 interface FileOutcome {
@@ -260,7 +351,7 @@ function cellOf(template: unknown, table: RowsTable, row: RowsTable["rows"][numb
   const columns = placeholdersIn(template).filter((name) => table.header.includes(name));
   if (new Set(columns).size !== 1) return undefined;
   const column = table.header.indexOf(columns[0]!);
-  return { column: columns[0]!, ...row.places[column]! };
+  return { column: columns[0]!, ...table.placeOf(row, column) };
 }
 
 /**
@@ -273,22 +364,20 @@ function rowOrigins(
 ): (index: number) => RowOrigin | undefined {
   const videos = isRecord(written) && Array.isArray(written.videos) ? written.videos : [];
   const templates = new Map<number, Map<string, string>>();
-  const rows = new Map<RowsTable["rows"][number], RowOrigin>();
+  // A row's videos (its matrix's combinations) are next to each other: the last row's is enough.
+  let last: { row: RowsTable["rows"][number]; made: RowOrigin } | undefined;
   return (index) => {
     const origin = origins[index];
     if (!origin?.row) return undefined;
     const { table, row } = origin.row;
-    let made = rows.get(row);
-    if (made === undefined) {
-      let fields = templates.get(origin.index);
-      if (fields === undefined) {
-        fields = rowFieldTemplates(videos[origin.index], table.header);
-        templates.set(origin.index, fields);
-      }
-      made = { file: table.file, line: row.line, header: table.header, templates: fields };
-      rows.set(row, made);
+    if (last?.row === row) return last.made;
+    let fields = templates.get(origin.index);
+    if (fields === undefined) {
+      fields = rowFieldTemplates(videos[origin.index], table.header);
+      templates.set(origin.index, fields);
     }
-    return made;
+    last = { row, made: { file: table.file, line: row.line, header: table.header, templates: fields } };
+    return last.made;
   };
 }
 
@@ -525,15 +614,17 @@ async function loadFile(
   const record = isRecord(raw) ? raw : {};
   const videos = Array.isArray(record.videos) ? record.videos : [];
   // Positions are looked up only for duplicates: a lookup may build the full YAML document.
-  const ids = new Map<string, { id: string; index: number }>();
+  const ids = new Map<string, number>(); // an id without case -> the first video with it
   videos.forEach((video: unknown, i) => {
     const id = isRecord(video) ? video.id : undefined;
     if (typeof id !== "string") return;
-    const first = ids.get(id.toLowerCase());
-    if (!first) {
-      ids.set(id.toLowerCase(), { id, index: i });
+    const lower = id.toLowerCase();
+    const index = ids.get(lower);
+    if (index === undefined) {
+      ids.set(lower, i);
       return;
     }
+    const first = { id: (videos[index] as { id: string }).id, index };
     const firstLine = at(["videos", first.index, "id"]).line;
     place(
       ["videos", i, "id"],
@@ -587,59 +678,28 @@ async function loadFile(
     });
   }
 
-  const refs = new Map<RefKey, AssetRef | SpeechRef>();
-  const dir = path.dirname(abs);
-  await Promise.all(
-    collectRefSites(raw).map(async (site) => {
-      const problem = (p: readonly PathSegment[], message: string, code: Problem["code"]) =>
-        place(p, message, code);
-      if (site.field === "speech") {
-        if (!isRecord(site.value)) return;
-        const voiceId = readId(site.value.voice);
-        const speechText = site.value.text;
-        if (isOversizedId(site.value.voice)) {
-          problem(
-            [...site.path, "voice"],
-            `voice ${show(site.value.voice)} is larger than any id (${INT64_MAX})`,
-            PROBLEM_CODES.invalidValue,
-          );
-        }
-        if (voiceId !== undefined && typeof speechText === "string") {
-          refs.set(site.key, { kind: "speech", voiceId, text: speechText });
-        }
-        return;
-      }
-      if (isRecord(site.value)) {
-        const id = readId(site.value.asset);
-        if (id !== undefined) refs.set(site.key, { kind: "asset", id });
-        else if (isOversizedId(site.value.asset)) {
-          problem(
-            [...site.path, "asset"],
-            `asset ${show(site.value.asset)} is larger than any id (${INT64_MAX})`,
-            PROBLEM_CODES.invalidValue,
-          );
-        }
-        return;
-      }
-      // Strings the schema refuses (empty, http://) have their problem already.
-      if (typeof site.value !== "string" || site.value === "" || !MEDIA_STRING.test(site.value)) return;
-      const use: MediaUse = site.field === "source" ? "image" : "audio";
-      const checked = await checker.check(site.value, dir, site.field, use);
-      if (checked.ok) refs.set(site.key, checked.ref);
-      else place(site.path, checked.message, checked.code, "value", checked.file);
-    }),
-  );
+  const refs = await resolveRefs(raw, path.dirname(abs), checker, place);
 
   if (problems.length > 0 || !validated.ok || !name) return { problems, warnings, name, text, sources };
 
   // 4. Normalize.
+  const templateAt = new Map<number, Position>();
   const manifest = normalizeManifest(validated.manifest, {
     name: name.name,
     file,
     refs,
     positionOfVideo: (i) => {
       const video = validated.manifest.videos[i];
-      return (video && parsed.positionOfObject(video)) ?? at(["videos", i]);
+      const own = video && parsed.positionOfObject(video);
+      if (own) return own;
+      // An expanded video is at its template: looked up once for all of them.
+      const template = expansion.origins[i]?.index ?? i;
+      let found = templateAt.get(template);
+      if (found === undefined) {
+        found = at(["videos", i]);
+        templateAt.set(template, found);
+      }
+      return found;
     },
     variablesOf: (i) => expansion.origins[i]?.values,
     rowOf: rowOrigins(expansion.origins, withChunks.value),

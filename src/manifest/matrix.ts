@@ -321,45 +321,54 @@ function expandVideo(
     const matrixNames = [...givenBy.keys()];
     return `unknown placeholder {${name}}: ${path.basename(table.file)} has no such column${near ? `; did you mean {${near}}?` : ""} Its columns: ${table.header.join(", ")}${matrixNames.length > 0 ? `; the matrix gives ${matrixNames.map((k) => `{${k}}`).join(", ")}` : ""} (write {{ for a brace)`;
   };
+  // Compiled once, filled for every row and combination: the template's shape, paths and
+  // placeholders are the same for each.
+  const compiled = compileTemplate(template, at, true);
+  const idAt = [...at, "id"];
+  const compiledId = compileTemplate(video.id, idAt);
+  /** The id with `values` filled in, as a row's key or to name a video in a message. */
+  const idPlaced = new Set<string>(); // nothing is said of the id here: its problems are the template's
+  const noConversion = (): undefined => undefined;
+  const idWith = (values: Combination, combination: string): unknown =>
+    fill(compiledId, { values, known, combination, placed: idPlaced, unknown, convert: noConversion });
+  const combos = [...combinations(axes, excludes)];
+  const axisValuesOf = combos.map((values) =>
+    axes.map((axis) => `${axis.name}=${String(values[axis.name]!)}`),
+  );
   const videos: Made[] = [];
   const rows: readonly (Row | undefined)[] = table ? table.rows : [undefined];
+  const fileName = table ? path.basename(table.file) : "";
   const keys = new Map<string, Row>(); // a row's id (its key columns' values) -> the first row with it
   for (const row of rows) {
     let rowValues: Record<string, string> = {};
     let rowName = "";
     if (table && row) {
-      rowValues = Object.fromEntries(table.header.map((column, i) => [column, row.values[i]!]));
-      rowName = `${path.basename(table.file)}:${row.line}`;
-      const key = substitute(
-        video.id,
-        [...at, "id"],
-        rowValues,
-        known,
-        rowName,
-        new Set(),
-        unknown,
-        () => undefined,
-      );
+      rowValues = {};
+      for (let i = 0; i < table.header.length; i++) rowValues[table.header[i]!] = row.values[i]!;
+      rowName = `${fileName}:${row.line}`;
+      const key = idWith(rowValues, rowName);
       const first = keys.get(String(key));
       if (first) {
         const column = table.header.findIndex((c) => String(video.id).includes(`{${c}}`));
         problems.push({
-          path: [...at, "id"],
-          message: `${String(key)}: lines ${first.line} and ${row.line} of ${path.basename(table.file)} make the same id; the id's column (${table.header[column]}) must hold a different value in every row`,
+          path: idAt,
+          message: `${String(key)}: lines ${first.line} and ${row.line} of ${fileName} make the same id; the id's column (${table.header[column]}) must hold a different value in every row`,
           code: PROBLEM_CODES.duplicateId,
-          at: { file: table.file, text: table.text, ...row.places[Math.max(0, column)]! },
+          at: { file: table.file, text: table.text, ...table.placeOf(row, Math.max(0, column)) },
         });
         continue;
       }
       keys.set(String(key), row);
     }
-    for (const values of combinations(axes, excludes)) {
-      const axisValues = axes.map((axis) => [axis.name, values[axis.name]!] as const);
-      const combination = [
-        ...(rowName ? [rowName] : []),
-        ...axisValues.map(([name, value]) => `${name}=${String(value)}`),
-      ].join(", ");
-      const state = { bad: false };
+    combos.forEach((values, c) => {
+      const combination = rowName
+        ? axes.length === 0
+          ? rowName
+          : [rowName, ...axisValuesOf[c]!].join(", ")
+        : axisValuesOf[c]!.join(", ");
+      // A row's own object when there is no matrix: one object per video, not two.
+      const all = !table ? values : axes.length === 0 ? rowValues : { ...rowValues, ...values };
+      let bad = false;
       const convert =
         table && row
           ? (where: readonly PathSegment[], name: string): Scalar | undefined => {
@@ -367,46 +376,27 @@ function expandVideo(
               if (column < 0 || name in values) return undefined;
               const converted = convertCell(where, row.values[column]!);
               if (converted.ok) return converted.value;
-              state.bad = true;
-              const id = substitute(
-                video.id,
-                [...at, "id"],
-                { ...rowValues, ...values },
-                known,
-                combination,
-                new Set(),
-                unknown,
-                () => undefined,
-              );
+              bad = true;
+              const id = idWith(all, combination);
               const field = where[where.length - 1];
               problems.push({
                 path: where,
                 message: `${String(id)}: ${name === field ? "" : `column ${name}, as `}${converted.message}`,
                 code: PROBLEM_CODES.invalidValue,
-                at: { file: table.file, text: table.text, ...row.places[column]! },
+                at: { file: table.file, text: table.text, ...table.placeOf(row, column) },
               });
               return undefined;
             }
-          : () => undefined;
-      const expanded = substitute(
-        template,
-        at,
-        { ...rowValues, ...values },
-        known,
-        combination,
-        placed,
-        unknown,
-        convert,
-        problem,
-      );
-      if (state.bad) continue;
+          : noConversion;
+      const expanded = fill(compiled, { values: all, known, combination, placed, unknown, convert, problem });
+      if (bad) return;
       videos.push({
         video: expanded,
         combination,
-        values: { ...rowValues, ...values },
+        values: all,
         ...(table && row ? { row: { table, row } } : {}),
       });
-    }
+    });
   }
   const bad = problems.some((p) => p.at === undefined);
   return bad ? none : { videos, problems };
@@ -467,67 +457,135 @@ function placeholdersOf(text: string): Set<string> {
   return names;
 }
 
-/** `value` with every placeholder of its texts replaced (see the top of the file). */
-function substitute(
-  value: unknown,
-  path: readonly PathSegment[],
-  values: Combination,
-  known: ReadonlyMap<string, string>,
-  combination: string,
-  placed: Set<string>,
-  unknown: (name: string) => string,
-  convert: (path: readonly PathSegment[], name: string) => Scalar | undefined,
-  problem: (path: readonly PathSegment[], message: string, code?: ProblemCode) => void = () => undefined,
-): unknown {
-  if (typeof value === "string") {
-    const whole = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value);
-    const missing = (name: string): void => {
-      const key = `${path.join("/")}\n${name}`;
-      if (placed.has(key)) return;
-      placed.add(key);
-      problem(
-        path,
-        known.has(name)
-          ? `{${name}} has no value for ${combination}: give every item of axis ${known.get(name)} a ${name} key`
-          : unknown(name),
-      );
-    };
-    if (whole) {
-      const converted = convert(path, whole[1]!);
-      if (converted !== undefined) return converted;
-      const found = values[whole[1]!];
-      if (found === undefined) missing(whole[1]!);
-      return found ?? value;
+/**
+ * A value of a template, read once: what of it has placeholders, where (its path), and the rest kept
+ * as it is, shared by every video filled from it (nothing changes an expanded value afterwards).
+ */
+type Compiled =
+  | { readonly kind: "same"; readonly value: unknown }
+  | {
+      readonly kind: "whole";
+      readonly name: string;
+      readonly text: string;
+      readonly path: readonly PathSegment[];
+      readonly key: string;
     }
-    return value.replace(PLACEHOLDER, (match, name: string | undefined) => {
-      if (name === undefined) return match === "{{" ? "{" : "}";
-      const found = values[name];
-      if (found === undefined) {
-        missing(name);
-        return match;
+  | {
+      readonly kind: "text";
+      /** Literal texts (braces unescaped) and placeholders, in order. */
+      readonly parts: readonly (string | { readonly name: string; readonly match: string })[];
+      readonly path: readonly PathSegment[];
+      readonly key: string;
+    }
+  | { readonly kind: "array"; readonly items: readonly Compiled[] }
+  | { readonly kind: "record"; readonly keys: readonly string[]; readonly items: readonly Compiled[] };
+
+const WHOLE = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+
+/** `value` read as a template (see the top of the file); `fresh`: a new object even with no placeholder. */
+function compileTemplate(value: unknown, path: readonly PathSegment[], fresh = false): Compiled {
+  if (typeof value === "string") {
+    const whole = WHOLE.exec(value);
+    if (whole) return { kind: "whole", name: whole[1]!, text: value, path, key: path.join("/") };
+    const parts: (string | { name: string; match: string })[] = [];
+    let last = 0;
+    let literal = "";
+    for (const match of value.matchAll(PLACEHOLDER)) {
+      literal += value.slice(last, match.index);
+      last = match.index + match[0].length;
+      if (match[1] === undefined) literal += match[0] === "{{" ? "{" : "}";
+      else {
+        if (literal !== "") parts.push(literal);
+        literal = "";
+        parts.push({ name: match[1], match: match[0] });
       }
-      return String(found);
-    });
+    }
+    if (last === 0) return { kind: "same", value };
+    literal += value.slice(last);
+    if (literal !== "") parts.push(literal);
+    return { kind: "text", parts, path, key: path.join("/") };
   }
-  if (Array.isArray(value))
-    return value.map((item, i) =>
-      substitute(item, [...path, i], values, known, combination, placed, unknown, convert, problem),
-    );
+  if (Array.isArray(value)) {
+    const items = value.map((item: unknown, i) => compileTemplate(item, [...path, i]));
+    return !fresh && items.every((item) => item.kind === "same")
+      ? { kind: "same", value }
+      : { kind: "array", items };
+  }
   if (isRecord(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value))
-      out[key] = substitute(
-        item,
-        [...path, key],
-        values,
-        known,
-        combination,
-        placed,
-        unknown,
-        convert,
-        problem,
-      );
-    return out;
+    const keys = Object.keys(value);
+    const items = keys.map((key) => compileTemplate(value[key], [...path, key]));
+    // Copied as an assignment would ("__proto__" included), as every filled record is.
+    const same = !fresh && !keys.includes("__proto__") && items.every((item) => item.kind === "same");
+    return same ? { kind: "same", value } : { kind: "record", keys, items };
   }
-  return value;
+  return { kind: "same", value };
+}
+
+/** What filling a template needs: the combination's values, and where its problems go. */
+interface Filling {
+  readonly values: Combination;
+  readonly known: ReadonlyMap<string, string>;
+  /** As named in messages. */
+  readonly combination: string;
+  /** Problems of placeholders already said, by path and name. */
+  readonly placed: Set<string>;
+  readonly unknown: (name: string) => string;
+  /** A row's cell as the field's type, for a text that is exactly one column's placeholder. */
+  readonly convert: (path: readonly PathSegment[], name: string) => Scalar | undefined;
+  readonly problem?: (path: readonly PathSegment[], message: string, code?: ProblemCode) => void;
+}
+
+/** `compiled` with every placeholder replaced by its value (see the top of the file). */
+function fill(compiled: Compiled, filling: Filling): unknown {
+  switch (compiled.kind) {
+    case "same":
+      return compiled.value;
+    case "whole": {
+      const converted = filling.convert(compiled.path, compiled.name);
+      if (converted !== undefined) return converted;
+      const found = filling.values[compiled.name];
+      if (found === undefined) missing(compiled, compiled.name, filling);
+      return found ?? compiled.text;
+    }
+    case "text": {
+      let out = "";
+      for (const part of compiled.parts) {
+        if (typeof part === "string") {
+          out += part;
+          continue;
+        }
+        const found = filling.values[part.name];
+        if (found === undefined) {
+          missing(compiled, part.name, filling);
+          out += part.match;
+        } else out += String(found);
+      }
+      return out;
+    }
+    case "array":
+      return compiled.items.map((item) => fill(item, filling));
+    case "record": {
+      const out: Record<string, unknown> = {};
+      for (let i = 0; i < compiled.keys.length; i++)
+        out[compiled.keys[i]!] = fill(compiled.items[i]!, filling);
+      return out;
+    }
+  }
+}
+
+/** A placeholder without a value: said once per path and name. */
+function missing(
+  compiled: { readonly path: readonly PathSegment[]; readonly key: string },
+  name: string,
+  filling: Filling,
+): void {
+  const key = `${compiled.key}\n${name}`;
+  if (filling.placed.has(key)) return;
+  filling.placed.add(key);
+  filling.problem?.(
+    compiled.path,
+    filling.known.has(name)
+      ? `{${name}} has no value for ${filling.combination}: give every item of axis ${filling.known.get(name)} a ${name} key`
+      : filling.unknown(name),
+  );
 }
