@@ -127,6 +127,9 @@ const FAST_SCHEMA = FAILSAFE_SCHEMA.extend({
   implicit: [types.null, types.bool, EXACT_INT, CORE_FLOAT_TYPE],
 });
 
+/** Where an anchor (`&name`) may be written: without one, no value is an alias. */
+const ANCHOR = /(^|[\s[{,:-])&[^\s]/;
+
 /**
  * The value; or the problem when the nesting is too deep (said at once: the other parser would
  * recurse through all of it); or undefined when js-yaml refuses the text or the value breaks a limit.
@@ -136,6 +139,10 @@ function parseFast(text: string, limits: YamlLimits): ParsedYaml | YamlProblem[]
   const maxDepth = limits.maxDepth ?? DEFAULT_YAML_LIMITS.maxDepth;
   const opened: number[] = [];
   const starts = new Map<object, number>();
+  // Only a video's place is asked for (the third level: the document, videos, a video). Without an
+  // anchor each object is closed once, where it is written, so the deeper ones need no entry; with
+  // one, a video may be an alias of an object first written deeper, which then gives its place.
+  const anchored = ANCHOR.test(text);
   let value: unknown;
   try {
     value = load(text, {
@@ -148,7 +155,13 @@ function parseFast(text: string, limits: YamlLimits): ParsedYaml | YamlProblem[]
         }
         const start = opened.pop();
         const result = state.result;
-        if (start !== undefined && typeof result === "object" && result !== null && !starts.has(result)) {
+        if (
+          start !== undefined &&
+          typeof result === "object" &&
+          result !== null &&
+          (anchored || opened.length <= 2) &&
+          !starts.has(result)
+        ) {
           starts.set(result, start);
         }
       },
@@ -162,7 +175,7 @@ function parseFast(text: string, limits: YamlLimits): ParsedYaml | YamlProblem[]
     return undefined;
   }
   // Without an anchor there is no alias, and js-yaml has bounded the depth already.
-  if (/(^|[\s[{,:-])&[^\s]/.test(text) && !withinLimits(value, maxExpanded, maxDepth)) return undefined;
+  if (anchored && !withinLimits(value, maxExpanded, maxDepth)) return undefined;
 
   let lineStarts: number[] | undefined;
   let full: YamlDocument | undefined;
