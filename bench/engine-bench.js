@@ -11,6 +11,8 @@ import {
   existsSync,
   mkdtempSync,
   openSync,
+  readdirSync,
+  readFileSync,
   rmSync,
   utimesSync,
   writeFileSync,
@@ -288,7 +290,15 @@ async function resume(fromOverhead) {
       for (const suffix of ["", "-wal"])
         if (existsSync(join(dir, `state.db${suffix}`)))
           copyFileSync(join(dir, `state.db${suffix}`), join(dir, `${state}${suffix}`));
+      // Each rerun sends v{n} through the same output folder: its journal (and the video) would tell
+      // the next rerun that another state file sent it. Both are put back as they were.
+      const journal = join(dir, "out", ".reel-journal.jsonl");
+      const saved = existsSync(journal) ? readFileSync(journal) : undefined;
       const { firstSubmitMs, code, wholeMs } = await rerun(bin, dir, state, sandbox, `overhead/v${n}`);
+      if (saved !== undefined) writeFileSync(journal, saved);
+      const folder = join(dir, "out", "overhead");
+      for (const name of existsSync(folder) ? readdirSync(folder) : [])
+        if (name.startsWith(`v${n}.`)) rmSync(join(folder, name), { recursive: true, force: true });
       rows.push([`${title}, ${label}`, `${firstSubmitMs} ms (exit ${code}); whole rerun ${wholeMs} ms`]);
     }
     return rows;
