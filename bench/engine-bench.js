@@ -2,12 +2,17 @@
 //   node bench/engine-bench.js [makespan|overhead|hashing|resume|metrics]...   (after `npm run build`)
 //   BENCH_JOBS=5000,40000,100000 node bench/engine-bench.js overhead   (one process per size, on
 //   tmpfs when there is one: each size's own peak RSS, wall and CPU per job, and its rerun)
+//   BENCH_AGAINST=OTHER/bin/reel.js node bench/engine-bench.js overhead resume   (the rerun with
+//   another build too, e.g. main's, on a copy of the same state: side by side in one run)
 import { execFileSync, spawn } from "node:child_process";
 import {
   closeSync,
+  copyFileSync,
   existsSync,
   mkdtempSync,
   openSync,
+  readdirSync,
+  readFileSync,
   rmSync,
   utimesSync,
   writeFileSync,
@@ -243,34 +248,65 @@ async function floor(base) {
   }
 }
 
+/** `reel run` of `bin` on the state `state` in `dir`: ms from start to the submission of `key`, and in all. */
+async function rerun(bin, dir, state, sandbox, key) {
+  const started = Date.now();
+  const child = spawn(process.execPath, [bin, "run", "m.yaml", "--state", state], {
+    cwd: dir,
+    env: { ...process.env, REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let firstSubmitMs;
+  let err = "";
+  child.stderr.on("data", (d) => {
+    err = err.slice(-200) + d;
+    if (firstSubmitMs === undefined && err.includes(`submitted ${key} `))
+      firstSubmitMs = Date.now() - started;
+  });
+  const code = await new Promise((resolve) => child.on("exit", resolve));
+  return { firstSubmitMs, code, wholeMs: Date.now() - started };
+}
+
+/**
+ * One new video added to the jobs done: how long until reel submits it? BENCH_AGAINST=OTHER/bin/reel.js
+ * (another build, e.g. main's) reruns a copy of the same state with it and with this build, alternately.
+ */
 async function resume(fromOverhead) {
   const { dir, sandbox } = fromOverhead;
   try {
-    // One new video added to the 10,000 done ones: how long until reel submits it?
     const n = Number(process.env.BENCH_JOBS ?? 10_000);
     const text = manifestOf("overhead", n + 1, () => [5]);
     writeFileSync(join(dir, "m.yaml"), text);
-    const started = Date.now();
-    const child = spawn(process.execPath, [BIN, "run", "m.yaml", "--state", "state.db"], {
-      cwd: dir,
-      env: { ...process.env, REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let firstSubmitMs;
-    let err = "";
-    child.stderr.on("data", (d) => {
-      err = err.slice(-200) + d;
-      if (firstSubmitMs === undefined && err.includes(`submitted overhead/v${n} `))
-        firstSubmitMs = Date.now() - started;
-    });
-    const code = await new Promise((resolve) => child.on("exit", resolve));
-    return [
-      [
-        `resume: ${n.toLocaleString("en-US")}-job state, start -> first submission (process start included)`,
-        `${firstSubmitMs} ms (exit ${code})`,
-      ],
-      ["resume: whole rerun", `${Date.now() - started} ms`],
-    ];
+    const title = `resume: ${n.toLocaleString("en-US")}-job state, start -> first submission (process start included)`;
+    const against = process.env.BENCH_AGAINST;
+    if (against === undefined) {
+      const { firstSubmitMs, code, wholeMs } = await rerun(BIN, dir, "state.db", sandbox, `overhead/v${n}`);
+      return [
+        [title, `${firstSubmitMs} ms (exit ${code})`],
+        ["resume: whole rerun", `${wholeMs} ms`],
+      ];
+    }
+    const rows = [];
+    for (const [label, bin] of [
+      [against, against],
+      ["this build", BIN],
+    ]) {
+      const state = `state-${rows.length}.db`;
+      for (const suffix of ["", "-wal"])
+        if (existsSync(join(dir, `state.db${suffix}`)))
+          copyFileSync(join(dir, `state.db${suffix}`), join(dir, `${state}${suffix}`));
+      // Each rerun sends v{n} through the same output folder: its journal (and the video) would tell
+      // the next rerun that another state file sent it. Both are put back as they were.
+      const journal = join(dir, "out", ".reel-journal.jsonl");
+      const saved = existsSync(journal) ? readFileSync(journal) : undefined;
+      const { firstSubmitMs, code, wholeMs } = await rerun(bin, dir, state, sandbox, `overhead/v${n}`);
+      if (saved !== undefined) writeFileSync(journal, saved);
+      const folder = join(dir, "out", "overhead");
+      for (const name of existsSync(folder) ? readdirSync(folder) : [])
+        if (name.startsWith(`v${n}.`)) rmSync(join(folder, name), { recursive: true, force: true });
+      rows.push([`${title}, ${label}`, `${firstSubmitMs} ms (exit ${code}); whole rerun ${wholeMs} ms`]);
+    }
+    return rows;
   } finally {
     sandbox.close();
     rmSync(dir, { recursive: true, force: true });

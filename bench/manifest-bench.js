@@ -4,11 +4,14 @@
 // and a campaign from a spreadsheet: one video with `rows:` of a CSV of 100,000 rows (aim: under
 // 3 s and 400 MB). Run after a build: `npx tsc -p tsconfig.build.json && node bench/manifest-bench.js`.
 // The measured work runs in a child process so that its peak RSS is its own.
+//   node bench/manifest-bench.js --against OTHER/dist [--only leads.yaml] [--rounds 3]
+// runs another build (e.g. main's) and this one alternately in the same run, side by side: on a
+// busy machine only figures taken together compare (CPU time is steadier than wall time).
 import { spawnSync } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const VIDEOS = 10_000;
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -71,13 +74,17 @@ videos:
         speech: { voice: "{voice}", text: "Hi {first_name}, see you in {year}." }
 `;
 
-async function child(dir, file) {
-  const { loadManifests, makePlan } = await import("../dist/manifest/index.js");
+async function child(dir, file, dist) {
+  const { loadManifests, makePlan } = await import(
+    pathToFileURL(path.join(dist, "manifest", "index.js")).href
+  );
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const loaded = await loadManifests([file], { cwd: dir });
   const t1 = performance.now();
   const plan = makePlan(loaded.manifests);
   const t2 = performance.now();
+  const cpu = process.cpuUsage(cpu0);
   const refused = file === "over.yaml";
   if (refused && loaded.problems.map((p) => p.code).join() !== "E_TOO_MANY_VIDEOS")
     throw new Error(`expected the video limit's refusal: ${JSON.stringify(loaded.problems.slice(0, 3))}`);
@@ -87,6 +94,7 @@ async function child(dir, file) {
     JSON.stringify({
       loadMs: t1 - t0,
       planMs: t2 - t1,
+      cpuMs: (cpu.user + cpu.system) / 1000,
       videos: plan.videos,
       seconds: plan.seconds,
       uploads: plan.uploads.new.length,
@@ -112,32 +120,52 @@ async function main() {
     await writeFile(path.join(dir, "leads.csv"), leadsCsv());
     await writeFile(path.join(dir, "leads.yaml"), ROWS_YAML);
 
-    for (const [file, title] of [
+    const cases = [
       ["big.yaml", `a manifest of ${VIDEOS} videos`],
       ["matrix.yaml", "one matrix video of 100 x 100 combinations"],
       ["over.yaml", "60 matrix videos of 100 x 100 (600,000 videos), refused by the limit"],
       ["leads.yaml", `one video with rows: of a CSV of ${ROWS.toLocaleString("en-US")} rows`],
-    ]) {
+    ].filter(([file]) => only === undefined || only === file);
+    const builds = against === undefined ? [OWN_DIST] : [against, OWN_DIST];
+    for (const [file, title] of cases) {
       const big = file === "leads.yaml";
       const bytes = (await readFile(path.join(dir, file))).length;
-      const started = performance.now();
-      const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", dir, file], {
-        encoding: "utf8",
+      // Each build `rounds` times, alternately; the median of each figure.
+      const runs = builds.map(() => []);
+      for (let round = 0; round < rounds; round++)
+        builds.forEach((dist, b) => runs[b].push(measure(dir, file, dist)));
+      const r = runs.map((list) => {
+        const median = (key) => list.map((x) => x[key]).sort((x, y) => x - y)[Math.floor(list.length / 2)];
+        return {
+          ...list[0],
+          ...Object.fromEntries(
+            ["loadMs", "planMs", "cpuMs", "wallMs", "peakRssMb"].map((k) => [k, median(k)]),
+          ),
+        };
       });
-      const wallMs = performance.now() - started;
-      if (run.status !== 0) throw new Error(`bench child failed:\n${run.stderr}`);
-      const r = JSON.parse(run.stdout);
-
+      const each = (f) => r.map(f).join("  |  ");
       const rows = [
         ["manifest", `${(bytes / 1024 / 1024).toFixed(2)} MB of YAML`],
-        ["plan", `${r.videos} jobs, ${r.seconds} s of video, ${r.uploads} uploads, ${r.speech} speech`],
-        ["loadManifests", `${r.loadMs.toFixed(0)} ms`],
-        ["makePlan", `${r.planMs.toFixed(0)} ms`],
-        ["load + plan", `${(r.loadMs + r.planMs).toFixed(0)} ms (aim < ${big ? 3000 : 2000} ms)`],
-        ["child process wall", `${wallMs.toFixed(0)} ms (with Node start-up and imports)`],
-        ["peak RSS", `${r.peakRssMb.toFixed(0)} MB (aim < ${big ? 400 : 200} MB)`],
+        [
+          "plan",
+          each((x) => `${x.videos} jobs, ${x.seconds} s of video, ${x.uploads} uploads, ${x.speech} speech`),
+        ],
+        ["loadManifests", each((x) => `${x.loadMs.toFixed(0)} ms`)],
+        ["makePlan", each((x) => `${x.planMs.toFixed(0)} ms`)],
+        [
+          "load + plan",
+          `${each((x) => `${(x.loadMs + x.planMs).toFixed(0)} ms`)} (aim < ${big ? 3000 : 2000} ms)`,
+        ],
+        ["CPU of load + plan", each((x) => `${x.cpuMs.toFixed(0)} ms`)],
+        [
+          "child process wall",
+          `${each((x) => `${x.wallMs.toFixed(0)} ms`)} (with Node start-up and imports)`,
+        ],
+        ["peak RSS", `${each((x) => `${x.peakRssMb.toFixed(0)} MB`)} (aim < ${big ? 400 : 200} MB)`],
       ];
       console.log(`manifest bench: validate + plan ${title}`);
+      if (against !== undefined)
+        console.log(`  ${"".padEnd(20)} ${against}  |  this build (median of ${rounds})`);
       for (const [k, v] of rows) console.log(`  ${k.padEnd(20)} ${v}`);
     }
   } finally {
@@ -145,5 +173,24 @@ async function main() {
   }
 }
 
-if (process.argv[2] === "--child") await child(process.argv[3], process.argv[4]);
+function measure(dir, file, dist) {
+  const started = performance.now();
+  const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", dir, file, dist], {
+    encoding: "utf8",
+  });
+  const wallMs = performance.now() - started;
+  if (run.status !== 0) throw new Error(`bench child failed:\n${run.stderr}`);
+  return { ...JSON.parse(run.stdout), wallMs };
+}
+
+const OWN_DIST = path.join(REPO, "dist");
+const option = (name) => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : process.argv[i + 1];
+};
+const against = option("--against") && path.resolve(option("--against"));
+const only = option("--only");
+const rounds = Number(option("--rounds") ?? 1);
+
+if (process.argv[2] === "--child") await child(process.argv[3], process.argv[4], process.argv[5] ?? OWN_DIST);
 else await main();

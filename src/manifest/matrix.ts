@@ -15,25 +15,21 @@
 // `{{` / `}}` write a brace. The id must name every axis, so expanded ids stay unique.
 import path from "node:path";
 import { didYouMean } from "../edit-distance.js";
-import { show } from "./messages.js";
 import { convertCell, rowsIdProblem } from "./rows.js";
 import type { Row, RowsTable } from "./rows-file.js";
 import type { PathSegment } from "./locate.js";
+import {
+  type Combination,
+  combinations,
+  type MatrixProblem,
+  readMatrix,
+  type Scalar,
+} from "./matrix-axes.js";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
+import { compileTemplate, fill } from "./template-fill.js";
 import { isRecord } from "../values.js";
 
-/** No template expands to more videos than this: a typo in a list should not make a million jobs. */
-export const MATRIX_MAX_VIDEOS = 10_000;
-
-/** The keys of `matrix:` that are not axes. */
-const EXCLUDE = "exclude";
-const RESERVED = new Set([EXCLUDE, "include"]);
-const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const PLACEHOLDER = /\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
-
-type Scalar = string | number | boolean;
-/** One combination: every placeholder's value. */
-export type Combination = Readonly<Record<string, Scalar>>;
+export { type Combination, countMatrixVideos, MATRIX_MAX_VIDEOS, type MatrixProblem } from "./matrix-axes.js";
 
 /** Where an expanded video comes from. */
 export interface VideoOrigin {
@@ -45,16 +41,6 @@ export interface VideoOrigin {
   readonly row?: { readonly table: RowsTable; readonly row: Row };
   /** Its placeholders' values (matrix videos only): the variables `reel export` puts in its sheet. */
   readonly values?: Combination;
-}
-
-export interface MatrixProblem {
-  readonly path: readonly PathSegment[];
-  readonly message: string;
-  readonly code: ProblemCode;
-  /** A rows file that is not there (absolute): a watcher waits for it. */
-  readonly media?: string;
-  /** Said in another file than the manifest (a cell of a rows CSV): absolute, with its text. */
-  readonly at?: { readonly file: string; readonly text: string; readonly line: number; readonly col: number };
 }
 
 /** A video's rows as read (rows-file.ts), or why they could not be. */
@@ -73,11 +59,6 @@ export interface Expansion {
 
 /** A video written as a template: of a matrix, of rows or both. */
 const expands = (video: Record<string, unknown>): boolean => "matrix" in video || "rows" in video;
-
-const isScalar = (value: unknown): value is Scalar =>
-  typeof value === "string" ||
-  (typeof value === "number" && Number.isFinite(value)) ||
-  typeof value === "boolean";
 
 /** Expands every video of `raw` that has a `matrix:` (see above). */
 export function expandMatrices(
@@ -121,155 +102,6 @@ export function expandMatrices(
     }
   });
   return { value: { ...raw, videos }, inheritedChunks, origins, problems };
-}
-
-interface Axis {
-  readonly name: string;
-  /** Each item's placeholders. */
-  readonly items: readonly Combination[];
-}
-
-/** A video's `matrix:` read and checked, not yet expanded. */
-interface ReadMatrix {
-  readonly axes: readonly Axis[];
-  readonly excludes: readonly Combination[];
-  /** Each placeholder's axis. */
-  readonly givenBy: ReadonlyMap<string, string>;
-  readonly problems: MatrixProblem[];
-}
-
-function readMatrix(video: Record<string, unknown>, at: readonly PathSegment[]): ReadMatrix {
-  const problems: MatrixProblem[] = [];
-  const problem = (
-    path: readonly PathSegment[],
-    message: string,
-    code: ProblemCode = PROBLEM_CODES.invalidValue,
-  ) => problems.push({ path, message, code });
-  const matrixAt = [...at, "matrix"];
-  const matrix = video.matrix;
-  if (matrix === undefined && "rows" in video)
-    return { axes: [], excludes: [], givenBy: new Map(), problems };
-  if (!isRecord(matrix)) {
-    problem(matrixAt, "matrix takes named lists, e.g. `matrix: { lang: [en, de] }`");
-    return { axes: [], excludes: [], givenBy: new Map(), problems };
-  }
-
-  const axes: Axis[] = [];
-  for (const [name, list] of Object.entries(matrix)) {
-    if (name === EXCLUDE) continue;
-    const axisAt = [...matrixAt, name];
-    if (RESERVED.has(name)) {
-      problem(
-        axisAt,
-        `matrix ${name} is not supported; write the extra video out in videos`,
-        PROBLEM_CODES.unknownField,
-      );
-      continue;
-    }
-    if (!NAME.test(name)) {
-      problem(
-        axisAt,
-        `matrix axis ${show(name)} can't be a placeholder name: letters, digits and _, not starting with a digit`,
-      );
-      continue;
-    }
-    if (!Array.isArray(list) || list.length === 0) {
-      problem(axisAt, `matrix axis ${name} takes a list of at least one value, e.g. ${name}: [a, b]`);
-      continue;
-    }
-    const items: Combination[] = [];
-    list.forEach((item: unknown, i) => {
-      const itemAt = [...axisAt, i];
-      if (isScalar(item)) items.push({ [name]: item });
-      else if (isRecord(item)) {
-        if (!(name in item)) {
-          problem(
-            itemAt,
-            `an item of axis ${name} that is a mapping needs a ${name} key: its value is {${name}}`,
-            PROBLEM_CODES.missingField,
-          );
-          return;
-        }
-        const values: Record<string, Scalar> = {};
-        for (const [key, value] of Object.entries(item)) {
-          if (!NAME.test(key))
-            problem([...itemAt, key], `${show(key)} can't be a placeholder name: letters, digits and _`);
-          else if (!isScalar(value))
-            problem([...itemAt, key], `the value of {${key}} must be a text, a number or true/false`);
-          else values[key] = value;
-        }
-        items.push(values);
-      } else problem(itemAt, `an item of axis ${name} is a value (a text, a number) or a mapping of values`);
-    });
-    axes.push({ name, items });
-  }
-  if (axes.length === 0 && problems.length === 0)
-    problem(matrixAt, "matrix names no axis, e.g. `matrix: { lang: [en, de] }`");
-
-  // Two axes may not give the same placeholder: which would win is a guess.
-  const givenBy = new Map<string, string>();
-  for (const axis of axes) {
-    for (const key of new Set(axis.items.flatMap((item) => Object.keys(item)))) {
-      const other = givenBy.get(key);
-      if (other !== undefined && other !== axis.name)
-        problem(
-          [...matrixAt, axis.name],
-          `{${key}} is given by both axis ${other} and axis ${axis.name}; rename one`,
-        );
-      givenBy.set(key, axis.name);
-    }
-  }
-
-  // The id names every axis, or two expanded videos would share one.
-  if (typeof video.id === "string") {
-    const named = placeholdersOf(video.id);
-    const missing = axes.filter((axis) => !named.has(axis.name)).map((axis) => `{${axis.name}}`);
-    if (missing.length > 0)
-      problem(
-        [...at, "id"],
-        `the id of a matrix video must name every axis so that each video's id is unique: add ${missing.join(" and ")}`,
-      );
-  }
-
-  const excludes = excludesOf(matrix[EXCLUDE], [...matrixAt, EXCLUDE], axes, problem);
-  const total = axes.reduce((product, axis) => product * axis.items.length, 1);
-  if (total > MATRIX_MAX_VIDEOS)
-    problem(
-      matrixAt,
-      `this matrix makes ${total} videos; one video may expand to at most ${MATRIX_MAX_VIDEOS} (split it, or shorten a list)`,
-    );
-  return { axes, excludes, givenBy, problems };
-}
-
-/** The placeholders' values of every combination of `axes` that `excludes` leaves in, in order. */
-function* combinations(axes: readonly Axis[], excludes: readonly Combination[]): Generator<Combination> {
-  for (const picks of crossProduct(axes)) {
-    const values: Record<string, Scalar> = Object.assign({}, ...picks);
-    if (
-      excludes.some((ex) => Object.entries(ex).every(([key, value]) => String(values[key]) === String(value)))
-    )
-      continue;
-    yield values;
-  }
-}
-
-/**
- * How many videos a matrix video expands to, `takesOf` each (the takes of one combination), without
- * expanding it: 0 when its matrix has a problem, as it then expands to nothing. At most
- * MATRIX_MAX_VIDEOS combinations are walked, and only when some are excluded or the takes differ.
- */
-export function countMatrixVideos(
-  video: Record<string, unknown>,
-  takesOf: number | ((values: Combination) => number),
-): number {
-  const { axes, excludes, problems } = readMatrix(video, []);
-  if (problems.length > 0) return 0;
-  if (excludes.length === 0 && typeof takesOf === "number")
-    return axes.reduce((product, axis) => product * axis.items.length, takesOf);
-  let count = 0;
-  for (const values of combinations(axes, excludes))
-    count += typeof takesOf === "number" ? takesOf : takesOf(values);
-  return count;
 }
 
 type Made = {
@@ -321,45 +153,54 @@ function expandVideo(
     const matrixNames = [...givenBy.keys()];
     return `unknown placeholder {${name}}: ${path.basename(table.file)} has no such column${near ? `; did you mean {${near}}?` : ""} Its columns: ${table.header.join(", ")}${matrixNames.length > 0 ? `; the matrix gives ${matrixNames.map((k) => `{${k}}`).join(", ")}` : ""} (write {{ for a brace)`;
   };
+  // Compiled once, filled for every row and combination: the template's shape, paths and
+  // placeholders are the same for each.
+  const compiled = compileTemplate(template, at, true);
+  const idAt = [...at, "id"];
+  const compiledId = compileTemplate(video.id, idAt);
+  /** The id with `values` filled in, as a row's key or to name a video in a message. */
+  const idPlaced = new Set<string>(); // nothing is said of the id here: its problems are the template's
+  const noConversion = (): undefined => undefined;
+  const idWith = (values: Combination, combination: string): unknown =>
+    fill(compiledId, { values, known, combination, placed: idPlaced, unknown, convert: noConversion });
+  const combos = [...combinations(axes, excludes)];
+  const axisValuesOf = combos.map((values) =>
+    axes.map((axis) => `${axis.name}=${String(values[axis.name]!)}`),
+  );
   const videos: Made[] = [];
   const rows: readonly (Row | undefined)[] = table ? table.rows : [undefined];
+  const fileName = table ? path.basename(table.file) : "";
   const keys = new Map<string, Row>(); // a row's id (its key columns' values) -> the first row with it
   for (const row of rows) {
     let rowValues: Record<string, string> = {};
     let rowName = "";
     if (table && row) {
-      rowValues = Object.fromEntries(table.header.map((column, i) => [column, row.values[i]!]));
-      rowName = `${path.basename(table.file)}:${row.line}`;
-      const key = substitute(
-        video.id,
-        [...at, "id"],
-        rowValues,
-        known,
-        rowName,
-        new Set(),
-        unknown,
-        () => undefined,
-      );
+      rowValues = {};
+      for (let i = 0; i < table.header.length; i++) rowValues[table.header[i]!] = row.values[i]!;
+      rowName = `${fileName}:${row.line}`;
+      const key = idWith(rowValues, rowName);
       const first = keys.get(String(key));
       if (first) {
         const column = table.header.findIndex((c) => String(video.id).includes(`{${c}}`));
         problems.push({
-          path: [...at, "id"],
-          message: `${String(key)}: lines ${first.line} and ${row.line} of ${path.basename(table.file)} make the same id; the id's column (${table.header[column]}) must hold a different value in every row`,
+          path: idAt,
+          message: `${String(key)}: lines ${first.line} and ${row.line} of ${fileName} make the same id; the id's column (${table.header[column]}) must hold a different value in every row`,
           code: PROBLEM_CODES.duplicateId,
-          at: { file: table.file, text: table.text, ...row.places[Math.max(0, column)]! },
+          at: { file: table.file, text: table.text, ...table.placeOf(row, Math.max(0, column)) },
         });
         continue;
       }
       keys.set(String(key), row);
     }
-    for (const values of combinations(axes, excludes)) {
-      const axisValues = axes.map((axis) => [axis.name, values[axis.name]!] as const);
-      const combination = [
-        ...(rowName ? [rowName] : []),
-        ...axisValues.map(([name, value]) => `${name}=${String(value)}`),
-      ].join(", ");
-      const state = { bad: false };
+    combos.forEach((values, c) => {
+      const combination = rowName
+        ? axes.length === 0
+          ? rowName
+          : [rowName, ...axisValuesOf[c]!].join(", ")
+        : axisValuesOf[c]!.join(", ");
+      // A row's own object when there is no matrix: one object per video, not two.
+      const all = !table ? values : axes.length === 0 ? rowValues : { ...rowValues, ...values };
+      let bad = false;
       const convert =
         table && row
           ? (where: readonly PathSegment[], name: string): Scalar | undefined => {
@@ -367,167 +208,28 @@ function expandVideo(
               if (column < 0 || name in values) return undefined;
               const converted = convertCell(where, row.values[column]!);
               if (converted.ok) return converted.value;
-              state.bad = true;
-              const id = substitute(
-                video.id,
-                [...at, "id"],
-                { ...rowValues, ...values },
-                known,
-                combination,
-                new Set(),
-                unknown,
-                () => undefined,
-              );
+              bad = true;
+              const id = idWith(all, combination);
               const field = where[where.length - 1];
               problems.push({
                 path: where,
                 message: `${String(id)}: ${name === field ? "" : `column ${name}, as `}${converted.message}`,
                 code: PROBLEM_CODES.invalidValue,
-                at: { file: table.file, text: table.text, ...row.places[column]! },
+                at: { file: table.file, text: table.text, ...table.placeOf(row, column) },
               });
               return undefined;
             }
-          : () => undefined;
-      const expanded = substitute(
-        template,
-        at,
-        { ...rowValues, ...values },
-        known,
-        combination,
-        placed,
-        unknown,
-        convert,
-        problem,
-      );
-      if (state.bad) continue;
+          : noConversion;
+      const expanded = fill(compiled, { values: all, known, combination, placed, unknown, convert, problem });
+      if (bad) return;
       videos.push({
         video: expanded,
         combination,
-        values: { ...rowValues, ...values },
+        values: all,
         ...(table && row ? { row: { table, row } } : {}),
       });
-    }
+    });
   }
   const bad = problems.some((p) => p.at === undefined);
   return bad ? none : { videos, problems };
-}
-
-function excludesOf(
-  value: unknown,
-  at: readonly PathSegment[],
-  axes: readonly Axis[],
-  problem: (path: readonly PathSegment[], message: string, code?: ProblemCode) => void,
-): Combination[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value)) {
-    problem(at, "exclude takes a list of combinations, e.g. exclude: [{lang: de, face: ben}]");
-    return [];
-  }
-  const names = new Set(axes.map((axis) => axis.name));
-  const out: Combination[] = [];
-  value.forEach((item: unknown, i) => {
-    if (!isRecord(item) || Object.keys(item).length === 0) {
-      problem([...at, i], "an exclude entry is a mapping of axes to values, e.g. {lang: de, face: ben}");
-      return;
-    }
-    for (const [key, v] of Object.entries(item)) {
-      if (!names.has(key))
-        problem(
-          [...at, i, key],
-          `exclude names ${show(key)}, which is not an axis of this matrix (${[...names].join(", ")})`,
-          PROBLEM_CODES.unknownField,
-        );
-      else if (!isScalar(v))
-        problem([...at, i, key], `exclude gives an axis its value (a text or a number), not ${show(v)}`);
-    }
-    out.push(item as Combination);
-  });
-  return out;
-}
-
-function* crossProduct(axes: readonly Axis[]): Generator<Combination[]> {
-  const picks: Combination[] = [];
-  function* walk(depth: number): Generator<Combination[]> {
-    if (depth === axes.length) {
-      yield [...picks];
-      return;
-    }
-    for (const item of axes[depth]!.items) {
-      picks.push(item);
-      yield* walk(depth + 1);
-      picks.pop();
-    }
-  }
-  yield* walk(0);
-}
-
-function placeholdersOf(text: string): Set<string> {
-  const names = new Set<string>();
-  for (const match of text.matchAll(PLACEHOLDER)) if (match[1] !== undefined) names.add(match[1]);
-  return names;
-}
-
-/** `value` with every placeholder of its texts replaced (see the top of the file). */
-function substitute(
-  value: unknown,
-  path: readonly PathSegment[],
-  values: Combination,
-  known: ReadonlyMap<string, string>,
-  combination: string,
-  placed: Set<string>,
-  unknown: (name: string) => string,
-  convert: (path: readonly PathSegment[], name: string) => Scalar | undefined,
-  problem: (path: readonly PathSegment[], message: string, code?: ProblemCode) => void = () => undefined,
-): unknown {
-  if (typeof value === "string") {
-    const whole = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value);
-    const missing = (name: string): void => {
-      const key = `${path.join("/")}\n${name}`;
-      if (placed.has(key)) return;
-      placed.add(key);
-      problem(
-        path,
-        known.has(name)
-          ? `{${name}} has no value for ${combination}: give every item of axis ${known.get(name)} a ${name} key`
-          : unknown(name),
-      );
-    };
-    if (whole) {
-      const converted = convert(path, whole[1]!);
-      if (converted !== undefined) return converted;
-      const found = values[whole[1]!];
-      if (found === undefined) missing(whole[1]!);
-      return found ?? value;
-    }
-    return value.replace(PLACEHOLDER, (match, name: string | undefined) => {
-      if (name === undefined) return match === "{{" ? "{" : "}";
-      const found = values[name];
-      if (found === undefined) {
-        missing(name);
-        return match;
-      }
-      return String(found);
-    });
-  }
-  if (Array.isArray(value))
-    return value.map((item, i) =>
-      substitute(item, [...path, i], values, known, combination, placed, unknown, convert, problem),
-    );
-  if (isRecord(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value))
-      out[key] = substitute(
-        item,
-        [...path, key],
-        values,
-        known,
-        combination,
-        placed,
-        unknown,
-        convert,
-        problem,
-      );
-    return out;
-  }
-  return value;
 }

@@ -8,14 +8,50 @@ import { computeSpecHash } from "./spec-hash.js";
 import { seedOfTake, takeId } from "./takes.js";
 import type { AssetRef, Job, JobChunk, JobSpec, NormalizedManifest, RowOrigin, SpeechRef } from "./types.js";
 
-/** Where a reference sits in the manifest, as a "/"-joined path: "videos/3/chunks/0/audio". */
-export type RefKey = string;
+/** Which reference of a chunk: its audio file or its speech. */
+export type ChunkRefField = "audio" | "speech";
+
+/**
+ * Every source, audio and speech of a manifest, resolved, by where it is written (load.ts checks
+ * them first). Indexed by number rather than by a path text: a campaign has hundreds of thousands.
+ */
+export class ResolvedRefs {
+  private defaultsSource: AssetRef | undefined;
+  private readonly sources: (AssetRef | undefined)[] = [];
+  /** By video, then 2 * chunk (audio) or 2 * chunk + 1 (speech). */
+  private readonly chunks: ((AssetRef | SpeechRef)[] | undefined)[] = [];
+
+  setSource(video: number | "defaults", ref: AssetRef): void {
+    if (video === "defaults") this.defaultsSource = ref;
+    else this.sources[video] = ref;
+  }
+
+  setChunk(video: number, chunk: number, field: ChunkRefField, ref: AssetRef | SpeechRef): void {
+    const refs = (this.chunks[video] ??= []);
+    refs[2 * chunk + (field === "speech" ? 1 : 0)] = ref;
+  }
+
+  source(video: number | "defaults"): AssetRef {
+    const ref = video === "defaults" ? this.defaultsSource : this.sources[video];
+    if (!ref)
+      throw new Error(
+        `internal: unresolved reference ${video === "defaults" ? "defaults" : `videos/${video}`}/source`,
+      );
+    return ref;
+  }
+
+  chunk(video: number, chunk: number, field: ChunkRefField): AssetRef | SpeechRef {
+    const ref = this.chunks[video]?.[2 * chunk + (field === "speech" ? 1 : 0)];
+    if (!ref) throw new Error(`internal: unresolved reference videos/${video}/chunks/${chunk}/${field}`);
+    return ref;
+  }
+}
 
 export interface NormalizeContext {
   readonly name: string;
   readonly file: string;
-  /** Every source, audio and speech of the manifest, resolved (load.ts checks them first). */
-  readonly refs: ReadonlyMap<RefKey, AssetRef | SpeechRef>;
+  /** Every source, audio and speech of the manifest, resolved. */
+  readonly refs: ResolvedRefs;
   /** Position of a video entry in the file. */
   readonly positionOfVideo: (index: number) => Position;
   /** The placeholders' values a video was expanded with (none for a video written out). */
@@ -24,23 +60,11 @@ export interface NormalizeContext {
   readonly rowOf?: (index: number) => RowOrigin | undefined;
 }
 
-function mustRef(refs: NormalizeContext["refs"], key: RefKey): AssetRef | SpeechRef {
-  const ref = refs.get(key);
-  if (!ref) throw new Error(`internal: unresolved reference ${key}`);
-  return ref;
-}
-
-function assetRef(refs: NormalizeContext["refs"], key: RefKey): AssetRef {
-  const ref = mustRef(refs, key);
-  if (ref.kind === "speech") throw new Error(`internal: speech where an asset is expected at ${key}`);
-  return ref;
-}
-
-function normalizeChunk(chunk: ChunkInput, at: RefKey, refs: NormalizeContext["refs"]): JobChunk {
+function normalizeChunk(chunk: ChunkInput, video: number, index: number, refs: ResolvedRefs): JobChunk {
   const out: JobChunk = { duration: chunk.duration };
   if (chunk.text !== undefined) out.text = chunk.text;
-  if (chunk.audio !== undefined) out.audio = mustRef(refs, `${at}/audio`);
-  else if (chunk.speech !== undefined) out.audio = mustRef(refs, `${at}/speech`);
+  if (chunk.audio !== undefined) out.audio = refs.chunk(video, index, "audio");
+  else if (chunk.speech !== undefined) out.audio = refs.chunk(video, index, "speech");
   if (chunk.enablePromptEnhancement !== undefined)
     out.enablePromptEnhancement = chunk.enablePromptEnhancement;
   return out;
@@ -58,7 +82,6 @@ function normalizeVideo(
   ctx: NormalizeContext,
 ): Job[] {
   const defaults = input.defaults ?? {};
-  const at = `videos/${index}`;
   // The schema guarantees a model here or in defaults (and chunks: load.ts gives a video without
   // its own those of defaults).
   const model = (video.model ?? defaults.model) as Model;
@@ -67,40 +90,45 @@ function normalizeVideo(
   const seed = inherit(video.seed, defaults.seed);
   const takes = inherit(video.takes, defaults.takes);
   const chunks = video.chunks ?? defaults.chunks ?? [];
-  const sourceKey =
+  const sourceOf: number | "defaults" | undefined =
     video.source === null
       ? undefined
       : video.source !== undefined
-        ? `${at}/source`
+        ? index
         : defaults.source !== undefined
-          ? "defaults/source"
+          ? "defaults"
           : undefined;
 
-  const specOf = (seed: number | undefined): JobSpec => ({
-    model,
-    ...(resolution !== undefined ? { resolution } : {}),
-    ...(aspectRatio !== undefined ? { aspectRatio } : {}),
-    ...(seed !== undefined ? { seed } : {}),
-    ...(sourceKey !== undefined ? { source: assetRef(ctx.refs, sourceKey) } : {}),
-    chunks: chunks.map((c, j) => normalizeChunk(c, `${at}/chunks/${j}`, ctx.refs)),
-  });
+  // Built field by field in the order JSON of a spec has always had (the state keeps that JSON).
+  const specOf = (seed: number | undefined): JobSpec => {
+    const spec = { model } as JobSpec;
+    if (resolution !== undefined) spec.resolution = resolution;
+    if (aspectRatio !== undefined) spec.aspectRatio = aspectRatio;
+    if (seed !== undefined) spec.seed = seed;
+    if (sourceOf !== undefined) spec.source = ctx.refs.source(sourceOf);
+    spec.chunks = chunks.map((c, j) => normalizeChunk(c, index, j, ctx.refs));
+    return spec;
+  };
 
   const position = ctx.positionOfVideo(index);
   const variables = ctx.variablesOf?.(index);
   const row = ctx.rowOf?.(index);
-  const job = (id: string, spec: JobSpec): Job => ({
-    manifest: ctx.name,
-    id,
-    key: `${ctx.name}/${id}`,
-    specHash: computeSpecHash(spec),
-    spec,
-    seconds: spec.chunks.reduce((sum, c) => sum + c.duration, 0),
-    model,
-    line: position.line,
-    col: position.col,
-    ...(variables === undefined ? {} : { variables }),
-    ...(row === undefined ? {} : { row }),
-  });
+  const job = (id: string, spec: JobSpec): Job => {
+    const made: Job = {
+      manifest: ctx.name,
+      id,
+      key: `${ctx.name}/${id}`,
+      specHash: computeSpecHash(spec),
+      spec,
+      seconds: spec.chunks.reduce((sum, c) => sum + c.duration, 0),
+      model,
+      line: position.line,
+      col: position.col,
+    };
+    if (variables !== undefined) made.variables = variables;
+    if (row !== undefined) made.row = row;
+    return made;
+  };
   if (takes === undefined) return [job(video.id, specOf(seed))];
   return Array.from({ length: takes }, (_, k) =>
     job(takeId(video.id, k + 1), specOf(seedOfTake(ctx.name, video.id, k + 1, seed))),
@@ -108,9 +136,9 @@ function normalizeVideo(
 }
 
 export function normalizeManifest(input: ManifestInput, ctx: NormalizeContext): NormalizedManifest {
-  return {
-    name: ctx.name,
-    file: ctx.file,
-    jobs: input.videos.flatMap((v, i) => normalizeVideo(input, v, i, ctx)),
-  };
+  const jobs: Job[] = [];
+  input.videos.forEach((video, i) => {
+    for (const job of normalizeVideo(input, video, i, ctx)) jobs.push(job);
+  });
+  return { name: ctx.name, file: ctx.file, jobs };
 }

@@ -23,6 +23,7 @@ import {
 } from "yaml";
 import { PROBLEM_CODES, type ProblemCode } from "./problem.js";
 import { explainYamlIssues } from "./yaml-hints.js";
+import { withinLimits } from "./yaml-aliases.js";
 
 export interface YamlLimits {
   /** Most values the document may stand for once every alias is expanded. @defaultValue 1,000,000 */
@@ -127,6 +128,9 @@ const FAST_SCHEMA = FAILSAFE_SCHEMA.extend({
   implicit: [types.null, types.bool, EXACT_INT, CORE_FLOAT_TYPE],
 });
 
+/** Where an anchor (`&name`) may be written: without one, no value is an alias. */
+const ANCHOR = /(^|[\s[{,:-])&[^\s]/;
+
 /**
  * The value; or the problem when the nesting is too deep (said at once: the other parser would
  * recurse through all of it); or undefined when js-yaml refuses the text or the value breaks a limit.
@@ -136,6 +140,10 @@ function parseFast(text: string, limits: YamlLimits): ParsedYaml | YamlProblem[]
   const maxDepth = limits.maxDepth ?? DEFAULT_YAML_LIMITS.maxDepth;
   const opened: number[] = [];
   const starts = new Map<object, number>();
+  // Only a video's place is asked for (the third level: the document, videos, a video). Without an
+  // anchor each object is closed once, where it is written, so the deeper ones need no entry; with
+  // one, a video may be an alias of an object first written deeper, which then gives its place.
+  const anchored = ANCHOR.test(text);
   let value: unknown;
   try {
     value = load(text, {
@@ -148,7 +156,13 @@ function parseFast(text: string, limits: YamlLimits): ParsedYaml | YamlProblem[]
         }
         const start = opened.pop();
         const result = state.result;
-        if (start !== undefined && typeof result === "object" && result !== null && !starts.has(result)) {
+        if (
+          start !== undefined &&
+          typeof result === "object" &&
+          result !== null &&
+          (anchored || opened.length <= 2) &&
+          !starts.has(result)
+        ) {
           starts.set(result, start);
         }
       },
@@ -162,7 +176,7 @@ function parseFast(text: string, limits: YamlLimits): ParsedYaml | YamlProblem[]
     return undefined;
   }
   // Without an anchor there is no alias, and js-yaml has bounded the depth already.
-  if (/(^|[\s[{,:-])&[^\s]/.test(text) && !withinLimits(value, maxExpanded, maxDepth)) return undefined;
+  if (anchored && !withinLimits(value, maxExpanded, maxDepth)) return undefined;
 
   let lineStarts: number[] | undefined;
   let full: YamlDocument | undefined;
@@ -179,29 +193,6 @@ function parseFast(text: string, limits: YamlLimits): ParsedYaml | YamlProblem[]
       return full;
     },
   };
-}
-
-/** Aliases in js-yaml's output are shared objects: count the tree they stand for, memoised. */
-function withinLimits(root: unknown, maxExpanded: number, maxDepth: number): boolean {
-  const sizes = new Map<object, number>();
-  const inProgress = new Set<object>();
-  const sizeOf = (node: unknown, depth: number): number => {
-    if (typeof node !== "object" || node === null) return 1;
-    const known = sizes.get(node);
-    if (known !== undefined) return known;
-    if (inProgress.has(node) || depth > maxDepth) return Number.POSITIVE_INFINITY;
-    inProgress.add(node);
-    let total = 1;
-    const children = Array.isArray(node) ? node : Object.values(node);
-    for (const child of children) {
-      total += (Array.isArray(node) ? 0 : 1) + sizeOf(child, depth + 1);
-      if (total > maxExpanded) break;
-    }
-    inProgress.delete(node);
-    sizes.set(node, total);
-    return total;
-  };
-  return sizeOf(root, 0) <= maxExpanded;
 }
 
 function findLineStarts(text: string): number[] {

@@ -28,8 +28,8 @@ export interface Row {
   /** The physical line where the row starts. */
   readonly line: number;
   readonly values: readonly string[];
-  /** Where each field starts, by column index. */
-  readonly places: readonly Place[];
+  /** Where the row starts in the table's text (its places are found from there when asked). */
+  readonly offset: number;
 }
 
 export interface RowsTable {
@@ -40,6 +40,11 @@ export interface RowsTable {
   readonly header: readonly string[];
   readonly headerPlaces: readonly Place[];
   readonly rows: readonly Row[];
+  /**
+   * Where a field of `row` starts, by column index. Found when a problem is said rather than kept
+   * for every cell: a campaign has hundreds of thousands.
+   */
+  placeOf(row: Row, column: number): Place;
 }
 
 export type RowsRead =
@@ -155,13 +160,13 @@ export function parseRows(bytes: Buffer, file: string, options: RowsOptions): Ro
     const opened = e.code === "CSV_QUOTE_NOT_CLOSED" ? lastOpenQuote(text, delimiter) : undefined;
     return at(opened ?? { line, col: 1 }, why, PROBLEM_CODES.readFailed);
   }
-  const places = fieldPlaces(text, delimiter);
+  const starts = recordStarts(text, delimiter);
   if (records.length === 0)
     return at({ line: 1, col: 1 }, "the file is empty: it needs a header line of column names");
   const [header, ...body] = records;
-  const [headerPlaces, ...bodyPlaces] = places;
-  if (bodyPlaces.length !== body.length || !headerPlaces)
+  if (starts.length !== records.length)
     return at({ line: 1, col: 1 }, "the file could not be read as CSV", PROBLEM_CODES.readFailed);
+  const headerPlaces = placesOfRecord(text, delimiter, starts[0]!);
   const seen = new Map<string, number>();
   for (const [i, name] of header!.entries()) {
     const place = headerPlaces[i]!;
@@ -177,12 +182,14 @@ export function parseRows(bytes: Buffer, file: string, options: RowsOptions): Ro
   }
   const rows: Row[] = [];
   body.forEach((values, i) => {
-    const rowPlaces = bodyPlaces[i]!;
     // A line of empty fields (";;;" at the end of a spreadsheet's export) is no row.
     if (values.every((value) => value === "")) return;
-    rows.push({ line: rowPlaces[0]!.line, values, places: rowPlaces });
+    const start = starts[i + 1]!;
+    rows.push({ line: start.line, values, offset: start.offset });
   });
-  return { ok: true, table: { file, text, header: header!, headerPlaces, rows } };
+  const fieldPlace = (row: Row, column: number): Place =>
+    placesOfRecord(text, delimiter, row, column + 1)[column] ?? { line: row.line, col: 1 };
+  return { ok: true, table: { file, text, header: header!, headerPlaces, rows, placeOf: fieldPlace } };
 }
 
 /** The one of `,` `;` and tab that the header line holds most (outside quotes), `,` if none. */
@@ -202,45 +209,87 @@ function placeOf(text: string, offset: number): Place {
   return { line: before.split("\n").length, col: offset - (before.lastIndexOf("\n") + 1) + 1 };
 }
 
+/** Where a record starts: its offset in the text and its line. */
+interface RecordStart {
+  readonly offset: number;
+  readonly line: number;
+}
+
 /**
- * Where each field of each record starts, in the records' order, empty lines skipped as the parser
- * skips them. It only finds places in a text the parser has read without error; the values are the
+ * Walks the fields of `text` from `start` (where a record starts), calling `field` with the place of
+ * each field's start (physical line, character column, a quoted line break counted) and its record,
+ * counted from 0 at `start`, until it returns true. Empty lines are skipped as the parser skips
+ * them. It only finds places in a text the parser has read without error; the values are the
  * parser's.
  */
-function fieldPlaces(text: string, delimiter: string): Place[][] {
-  const out: Place[][] = [];
-  let line = 1;
+function walkFields(
+  text: string,
+  delimiter: string,
+  start: RecordStart,
+  field: (record: number, line: number, col: number, offset: number) => boolean,
+): void {
+  const single = delimiter.length === 1 ? delimiter.charCodeAt(0) : -1;
+  let line = start.line;
   let col = 1;
-  let record: Place[] | undefined;
+  let record = -1;
+  let inRecord = false;
   let quoted = false;
   let fieldStart = true;
-  for (const char of text) {
+  for (let i = start.offset; i < text.length;) {
+    const code = text.charCodeAt(i);
+    // Columns count characters: a pair of surrogates is one.
+    const width =
+      code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+        ? 2
+        : 1;
     if (fieldStart && !quoted) {
-      if (record === undefined) {
-        if (char === "\n") {
+      if (!inRecord) {
+        if (code === 10) {
           line++;
           col = 1;
+          i++;
           continue;
         }
-        record = [];
-        out.push(record);
+        inRecord = true;
+        record++;
       }
-      record.push({ line, col });
+      if (field(record, line, col, i)) return;
       fieldStart = false;
     }
-    if (char === '"') quoted = !quoted;
-    else if (!quoted && char === delimiter) fieldStart = true;
-    else if (!quoted && char === "\n") {
-      record = undefined;
+    if (code === 34) quoted = !quoted;
+    else if (!quoted && (single >= 0 ? code === single : text.startsWith(delimiter, i))) fieldStart = true;
+    else if (!quoted && code === 10) {
+      inRecord = false;
       fieldStart = true;
     }
-    if (char === "\n") {
+    if (code === 10) {
       line++;
       col = 1;
     } else col++;
+    i += width;
   }
   // An empty last field at the end of a file without a final line break ("1,").
-  if (record !== undefined && fieldStart) record.push({ line, col });
+  if (inRecord && fieldStart) field(record, line, col, text.length);
+}
+
+/** Where each record of `text` starts, in the records' order. */
+function recordStarts(text: string, delimiter: string): RecordStart[] {
+  const out: RecordStart[] = [];
+  walkFields(text, delimiter, { offset: 0, line: 1 }, (record, line, _col, offset) => {
+    if (record === out.length) out.push({ offset, line });
+    return false;
+  });
+  return out;
+}
+
+/** Where the first `max` fields of the record at `start` start. */
+function placesOfRecord(text: string, delimiter: string, start: RecordStart, max = Infinity): Place[] {
+  const out: Place[] = [];
+  walkFields(text, delimiter, start, (record, line, col) => {
+    if (record > 0 || out.length >= max) return true;
+    out.push({ line, col });
+    return false;
+  });
   return out;
 }
 

@@ -3,308 +3,42 @@
 // a test fails when the committed file differs, so editors and `reel validate` always agree.
 import { ASPECT_RATIOS, MODELS, type Model, RESOLUTIONS } from "../service-contract/api-types.js";
 import { MODEL_RULES } from "../service-contract/model-rules.js";
-import { formatNames } from "../service-contract/media-format.js";
 import {
   array,
-  boolean,
   clearable,
   conditional,
   Definitions,
-  type Doc,
   type Infer,
-  integer,
-  integerOr,
   type JsonSchema,
   literal,
   object,
-  oneOfValues,
   refine,
-  type Schema,
   written,
   string,
-  stringOr,
 } from "./schema-builder.js";
 
-export const SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
+import { fieldSchemas } from "./schema-fields.js";
+import {
+  IS_TEMPLATE,
+  modelRulesDef,
+  SAFE_NAME_MAX,
+  SAFE_NAME_PATTERN,
+  SCHEMA_DIALECT,
+  TEMPLATE_ID_PATTERN,
+  unlessPlaceholder,
+} from "./schema-patterns.js";
 
-/** Names and ids become file and folder names under OUT: letters, digits, '.', '_', '-', no leading '.'. */
-export const SAFE_NAME_PATTERN = "^[A-Za-z0-9_-][A-Za-z0-9._-]*$";
-export const SAFE_NAME_MAX = 100;
-/** A string with a URL scheme (two letters or more, so `C:` stays a path) must be https (in any case, as URL schemes are). */
-export const MEDIA_STRING_PATTERN = "^(?:[Hh][Tt][Tt][Pp][Ss]://|(?![A-Za-z][A-Za-z0-9+.-]+:))";
-/** Asset and voice ids: int64 written as an integer or a string of digits (the loader checks the range). */
-export const ID_STRING_PATTERN = "^(?!0+$)[0-9]+$";
-/** Text sent as a condition: the service refuses empty or blank text. */
-export const NON_BLANK_PATTERN = "\\S";
-export const SEED_MAX = Number.MAX_SAFE_INTEGER;
-/** The most takes of one video. */
-export const TAKES_MAX = 100;
-
-// Templates (matrix.ts): a video with `matrix:` or `rows:` holds placeholders `{name}` that reel fills
-// in before it validates the videos it makes. An editor checks the template as written, so its
-// variant of the schema lets a placeholder stand for a field's value.
-const PLACEHOLDER_NAME = "[A-Za-z_][A-Za-z0-9_]*";
-const PLACEHOLDER = `\\{${PLACEHOLDER_NAME}\\}`;
-/**
- * A text that holds a placeholder, read as matrix.ts reads one: `{{` and `}}` write a brace, so
- * `{{d}}` holds none; a `{` that starts no placeholder is text.
- */
-const HOLDS_PLACEHOLDER_PATTERN = `^(?:[^{]|\\{\\{|\\{(?!\\{|${PLACEHOLDER_NAME}\\}))*${PLACEHOLDER}`;
-/** A template's id: safe-name characters and placeholders, at least one (each video needs its own id). */
-const TEMPLATE_ID_PATTERN = `^(?=[^{]*\\{)(?:[A-Za-z0-9_-]|${PLACEHOLDER})(?:[A-Za-z0-9._-]|${PLACEHOLDER})*$`;
-/** A video that is a template, as matrix.ts tells one. */
-const IS_TEMPLATE: JsonSchema = {
-  type: "object",
-  anyOf: [{ required: ["matrix"] }, { required: ["rows"] }],
-};
-/** A text holding a placeholder: what a template fills in. */
-const HOLDS_PLACEHOLDER: JsonSchema = { type: "string", pattern: HOLDS_PLACEHOLDER_PATTERN };
-
-/** Name of the `$defs` entry that holds the rules of one model. Messages recognise rule errors by it. */
-export const modelRulesDef = (model: Model): string => `model-${model}`;
-
-/**
- * `schema`, or a text that holds a placeholder: a field of a template video as written. Typed as
- * `schema`, since the "as written" types describe the videos reel validates, which are filled in.
- */
-function orPlaceholder<T>(schema: Schema<T>): Schema<T> {
-  const { title, description, examples, ...rule } = schema.json as JsonSchema & Doc;
-  return written<T>(
-    { title, description: `${description} In a template: or a text with a {placeholder}.`, examples },
-    unlessPlaceholder(rule),
-  );
-}
-
-/** `rule`, unless the value is a text that holds a placeholder. */
-function unlessPlaceholder(rule: JsonSchema): JsonSchema {
-  return conditional(HOLDS_PLACEHOLDER, undefined, rule);
-}
-
-/**
- * The fields that defaults give and a video may set, with the chunk they hold. `template`: their
- * variant for a template video as written, where a placeholder may stand for any value (its
- * definitions named template-...).
- */
-function fieldSchemas(defs: Definitions, template: boolean) {
-  const name = (def: string): string => (template ? `template-${def}` : def);
-  const may = <T>(schema: Schema<T>): Schema<T> => (template ? orPlaceholder(schema) : schema);
-
-  const assetId = defs.define(
-    name("asset-id"),
-    may(
-      integerOr(
-        {
-          title: "Asset id",
-          description:
-            "The id of an asset already uploaded to the service: an integer, or a string of digits.",
-          examples: [123, "1800000000000000001"],
-        },
-        integer(
-          { title: "Asset id", description: "A positive integer.", examples: [123] },
-          { minimum: 1, maximum: SEED_MAX },
-        ),
-        string(
-          {
-            title: "Asset id",
-            description: "A positive int64 written as a string of digits.",
-            examples: ["123"],
-          },
-          { pattern: ID_STRING_PATTERN },
-        ),
-      ),
-    ),
-  );
-
-  const voiceId = may(
-    integerOr(
-      {
-        title: "Voice id",
-        description: "The id of the voice that speaks the text: an integer, or a string of digits.",
-        examples: [17],
-      },
-      integer(
-        { title: "Voice id", description: "A positive integer.", examples: [17] },
-        { minimum: 1, maximum: SEED_MAX },
-      ),
-      string(
-        {
-          title: "Voice id",
-          description: "A positive int64 written as a string of digits.",
-          examples: ["17"],
-        },
-        { pattern: ID_STRING_PATTERN },
-      ),
-    ),
-  );
-
-  const assetObject = object(
-    {
-      title: "Uploaded asset",
-      description: "An asset already on the service, by id; reel uploads nothing for it.",
-      examples: [{ asset: 123 }],
-    },
-    { asset: assetId },
-    ["asset"],
-  );
-
-  const mediaString = (what: string, examples: string[]) =>
-    string(
-      {
-        title: `${what} path or URL`,
-        description: `A local ${what.toLowerCase()} file (relative to the manifest's folder) or an https URL. Files are recognised by their content, not their name.`,
-        examples,
-      },
-      { minLength: 1, pattern: MEDIA_STRING_PATTERN },
-    );
-
-  const source = defs.define(
-    name("source"),
-    stringOr(
-      {
-        title: "Source image",
-        description: `The image the video starts from: a local file (${formatNames("image")}) relative to the manifest, an https URL, or {asset: ID}. Required by the avatar models.`,
-        examples: ["./media/face.png", "https://example.com/face.jpg", { asset: 123 }],
-      },
-      mediaString("Image", ["./media/face.png", "https://example.com/face.jpg"]),
-      assetObject,
-    ),
-  );
-
-  const audio = defs.define(
-    name("audio"),
-    stringOr(
-      {
-        title: "Audio",
-        description: `The chunk's audio: a local file (${formatNames("audio")}) relative to the manifest, an https URL, or {asset: ID}. Excludes speech.`,
-        examples: ["./media/intro.mp3", "https://example.com/intro.wav", { asset: 456 }],
-      },
-      mediaString("Audio", ["./media/intro.mp3", "https://example.com/intro.wav"]),
-      assetObject,
-    ),
-  );
-
-  const speech = object(
-    {
-      title: "Speech",
-      description:
-        "Audio that reel generates from a voice and a text (POST /v1/audios) and uses as the chunk's audio. The same voice and text are generated once. Excludes audio.",
-      examples: [{ voice: 17, text: "Welcome to the spring collection." }],
-    },
-    {
-      voice: voiceId,
-      text: string(
-        { title: "Speech text", description: "The words the voice speaks.", examples: ["Welcome!"] },
-        { pattern: NON_BLANK_PATTERN },
-      ),
-    },
-    ["voice", "text"],
-  );
-
-  const chunk = defs.define(
-    name("chunk"),
-    object(
-      {
-        title: "Chunk",
-        description:
-          "A stretch of the video: a duration and at least one of text, audio, speech (audio and speech exclude each other).",
-        examples: [{ duration: 5, text: "smiles, warm and calm" }],
-      },
-      {
-        duration: may(
-          integer(
-            {
-              title: "Duration",
-              description: "Seconds of video for this chunk. actor models: 5 or 10; avatar models: 1 to 60.",
-              examples: [5, 10],
-            },
-            { minimum: 1 },
-          ),
-        ),
-        text: string(
-          {
-            title: "Text",
-            description:
-              "The text condition: what happens and how. Required by the actor models; shapes emotion and action for the avatar models.",
-            examples: ["smiles, warm and calm"],
-          },
-          { pattern: NON_BLANK_PATTERN },
-        ),
-        audio,
-        speech,
-        enablePromptEnhancement: may(
-          boolean({
-            title: "Prompt enhancement",
-            description: "Lets the service rewrite the text prompt. Left out of the request when not given.",
-            examples: [true],
-          }),
-        ),
-      },
-      ["duration"],
-      {
-        anyOf: [{ required: ["text"] }, { required: ["audio"] }, { required: ["speech"] }],
-        not: { required: ["audio", "speech"] },
-      },
-    ),
-  );
-
-  const model = may(
-    oneOfValues(MODELS, {
-      title: "Model",
-      description:
-        "The generation model. actor-1, actor-2, actor-4: text-driven performance; avatar-h1, avatar-h1-pro: animate a source image to audio. Required here or in defaults.",
-      examples: ["actor-2", "avatar-h1"],
-    }),
-  );
-  const resolution = may(
-    oneOfValues(RESOLUTIONS, {
-      title: "Resolution",
-      description:
-        "Output resolution. actor-1/actor-2: 720p or 1080p; actor-4: 540p; avatar models: 540p or 720p. Left out of the request when not given.",
-      examples: ["720p"],
-    }),
-  );
-  const aspectRatio = may(
-    oneOfValues(ASPECT_RATIOS, {
-      title: "Aspect ratio",
-      description:
-        "Width:height. actor models: 16:9 or 9:16; avatar models also 1:1. Quote it in YAML. Left out of the request when not given.",
-      examples: ["16:9", "9:16"],
-    }),
-  );
-  const seed = may(
-    integer(
-      {
-        title: "Seed",
-        description: "Random seed, for repeatable results. Left out of the request when not given.",
-        examples: [7],
-      },
-      { minimum: 0, maximum: SEED_MAX },
-    ),
-  );
-
-  const takes = may(
-    integer(
-      {
-        title: "Takes",
-        description: `Makes this many jobs of the video, each with its own seed (the seed given, then +1, +2...; without one, a fixed seed per take): <id>~1 .. <id>~N, in OUT/<manifest>/<id>~1.mp4 ... From 1 to ${TAKES_MAX}.`,
-        examples: [3],
-      },
-      { minimum: 1, maximum: TAKES_MAX },
-    ),
-  );
-
-  const chunks = array(
-    chunk,
-    {
-      title: "Chunks",
-      description:
-        "The stretches of the video, in order; at least one. In defaults: the chunks of every video that gives none.",
-      examples: [[{ duration: 5, text: "waves hello" }]],
-    },
-    { minItems: 1 },
-  );
-  return { chunk, model, resolution, aspectRatio, seed, source, takes, chunks };
-}
+export {
+  ID_STRING_PATTERN,
+  MEDIA_STRING_PATTERN,
+  modelRulesDef,
+  NON_BLANK_PATTERN,
+  SAFE_NAME_MAX,
+  SAFE_NAME_PATTERN,
+  SCHEMA_DIALECT,
+  SEED_MAX,
+  TAKES_MAX,
+} from "./schema-patterns.js";
 
 function buildTypes() {
   const defs = new Definitions();

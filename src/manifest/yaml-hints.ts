@@ -5,16 +5,13 @@
 // after it. Here each error is read against the text (indentation, the shape of the line) to name
 // the mistake; the errors the mistake explains are dropped; what no rule recognises is worded by a
 // table of the package's error codes.
-import { type Document, isScalar, isSeq, visit } from "yaml";
+import { type Document, isScalar, visit } from "yaml";
 import { KNOWN_FIELDS } from "./schema.js";
 import { type SourceLine, SourceLines } from "./source-lines.js";
+import { tableMessage, type YamlIssue } from "./yaml-error-table.js";
+import { col, type Diagnosis, indentation, nextLineIndentation } from "./yaml-indent-hints.js";
 
-/** One error or warning of the `yaml` package. */
-export interface YamlIssue {
-  readonly code: string;
-  readonly message: string;
-  readonly pos: readonly [number, number];
-}
+export type { YamlIssue } from "./yaml-error-table.js";
 
 /** A mistake, said for the person who made it. */
 export interface ExplainedIssue {
@@ -25,24 +22,13 @@ export interface ExplainedIssue {
   readonly unknownTag: boolean;
 }
 
-interface Diagnosis {
-  readonly offset: number;
-  readonly message: string;
-  /** The lines (0-based, inclusive) whose errors follow from this mistake: not reported again. */
-  readonly covers: readonly [number, number];
-}
-
 const ALL_FIELDS = new Set<string>(Object.values(KNOWN_FIELDS).flat());
-/** Fields whose value is a list: `chunks: 5` with a list under it is a value and a list at once. */
-const LIST_FIELDS = new Set(["videos", "chunks"]);
 
 /** `text` as a YAML value that reads back as exactly `text`: double quotes, or single when needed. */
 export function quoted(text: string): string {
   if (!/["\\]/.test(text)) return `"${text}"`;
   return `'${text.replaceAll("'", "''")}'`;
 }
-
-const col = (column: number): string => `column ${column + 1}`;
 
 /**
  * Every mistake the errors show, once each, in the order of the errors: an error on a line an
@@ -344,170 +330,6 @@ function colonInValue(lines: SourceLines, code: string, line: SourceLine, at: nu
   };
 }
 
-/** The line before `line` that holds the block `line` is in: the nearest one indented less. */
-function parentLine(lines: SourceLines, line: SourceLine): SourceLine | undefined {
-  for (let i = line.index - 1; i >= 0; i--) {
-    const candidate = lines.lines[i]!;
-    if (!candidate.blank && candidate.indent < line.indent) return candidate;
-  }
-  return undefined;
-}
-
-/** The nearest line before `line` with `key:` at `column`: a field `line` should line up with. */
-function siblingAt(lines: SourceLines, line: SourceLine, column: number): SourceLine | undefined {
-  for (let i = line.index - 1; i >= 0; i--) {
-    const candidate = lines.lines[i]!;
-    if (candidate.blank) continue;
-    if (candidate.indent < column && candidate.keyColumn !== column) return undefined;
-    if (candidate.keyColumn === column && candidate.pair) return candidate;
-  }
-  return undefined;
-}
-
-const what = (line: SourceLine): string =>
-  line.pair ? `"${line.pair.key}:"` : line.dashes > 0 ? "this list item" : "this line";
-
-/** `line` indented wrongly for the block it is in: more than its parent allows, or between columns. */
-function indentation(
-  doc: Document.Parsed,
-  lines: SourceLines,
-  line: SourceLine,
-  code: string,
-  message: string,
-): Diagnosis | undefined {
-  const covers = [line.index, lines.blockEnd(line)] as const;
-  const offset = line.start + line.indent;
-  if (code === "BAD_INDENT" && /^All sequence items must start at the same column/.test(message)) {
-    const expected = listColumn(doc, lines, line);
-    if (expected !== undefined) {
-      return {
-        offset,
-        message: `this list item's "-" is in ${col(line.indent)}, the "-" of the items before it in ${col(expected)}: line them up`,
-        covers,
-      };
-    }
-  }
-  const parent = parentLine(lines, line);
-  if (!parent) return undefined;
-  if (line.indent < parent.keyColumn) {
-    // Between the "-" of a list item and its fields.
-    const sibling = siblingAt(lines, line, parent.keyColumn) ?? parent;
-    return {
-      offset,
-      message: `${what(line)} is in ${col(line.indent)}, between the "-" of its list item (${col(parent.indent)}) and its fields (${col(parent.keyColumn)}): start it in ${col(parent.keyColumn)}, as ${what(sibling)}`,
-      covers,
-    };
-  }
-  if (line.indent === parent.keyColumn) return undefined;
-  return overIndented(lines, parent, line);
-}
-
-/** Over-indentation reported on the line above the mistake (on the key whose value it seems to continue). */
-function nextLineIndentation(lines: SourceLines, line: SourceLine, code: string): Diagnosis | undefined {
-  if (code !== "BLOCK_AS_IMPLICIT_KEY" && code !== "MULTILINE_IMPLICIT_KEY" && code !== "MISSING_CHAR") {
-    return undefined;
-  }
-  const next = lines.nextContent(line.index);
-  return next && next.indent > line.keyColumn ? overIndented(lines, line, next) : undefined;
-}
-
-/**
- * `line` indented more than the key of `parent` (the line above it, indented less), whose value is
- * on its own line: the line cannot belong to that key, so one of the two is out of place.
- */
-function overIndented(lines: SourceLines, parent: SourceLine, line: SourceLine): Diagnosis | undefined {
-  const pair = parent.pair;
-  if (!pair || !hasInlineValue(pair.value)) return undefined;
-  const offset = line.start + line.indent;
-  // The mistake's lines: the parent's block (an item's fields all misplaced are one mistake).
-  const covers = [parent.index, Math.max(lines.blockEnd(parent), lines.blockEnd(line))] as const;
-  if (line.dashes > 0 && LIST_FIELDS.has(pair.key)) {
-    return {
-      offset: parent.start + pair.valueColumn,
-      message: `"${pair.key}:" has both a value (${pair.value}) and a list under it: remove the value, so that the list is "${pair.key}"`,
-      covers,
-    };
-  }
-  if (line.dashes > 0) {
-    const list = previousListItem(lines, line);
-    const lineUp = list
-      ? `: line its "-" up with the one on line ${list.index + 1} (${col(list.indent)})`
-      : "";
-    return {
-      offset,
-      message: `this list item is indented more than "${pair.key}:" above it, which already has a value${lineUp}`,
-      covers,
-    };
-  }
-  if (line.pair && parent.dashes > 0 && siblingsAt(lines, line) > 1) {
-    // `- duration: 5` with every field under it one column further: the item's first line is off.
-    return {
-      offset: parent.start + parent.keyColumn,
-      message: `"${pair.key}:" is in ${col(parent.keyColumn)} but the fields under it in ${col(line.indent)}: the fields of a list item start in one column; move "- ${pair.key}:" or the fields below it to line them up`,
-      covers,
-    };
-  }
-  if (line.pair) {
-    return {
-      offset,
-      message: `"${line.pair.key}:" is indented more than "${pair.key}:" above it, which already has a value, so YAML reads it as part of that value: start it in ${col(parent.keyColumn)}, as "${pair.key}:"`,
-      covers,
-    };
-  }
-  return {
-    offset,
-    message: `this line is indented more than "${pair.key}:" above it, so YAML reads it as more of that value, where ": " is not allowed: if it belongs to the value, put the whole value in quotes; if not, start it in ${col(parent.keyColumn)}`,
-    covers,
-  };
-}
-
-/** How many `key:` lines follow from `line` on, in its column, before a line indented less. */
-function siblingsAt(lines: SourceLines, line: SourceLine): number {
-  let count = 0;
-  for (let i = line.index; i < lines.lines.length; i++) {
-    const next = lines.lines[i]!;
-    if (next.blank) continue;
-    if (next.indent < line.indent) break;
-    if (next.indent === line.indent && next.pair && next.dashes === 0) count++;
-  }
-  return count;
-}
-
-/** A value written on the key's line, which leaves no room for a nested block. */
-function hasInlineValue(value: string): boolean {
-  return value !== "" && !/^[|>&!]/.test(value);
-}
-
-/** The nearest list item before `line` whose "-" is left of `line`'s: the list it may belong to. */
-function previousListItem(lines: SourceLines, line: SourceLine): SourceLine | undefined {
-  for (let i = line.index - 1; i >= 0; i--) {
-    const candidate = lines.lines[i]!;
-    if (!candidate.blank && candidate.dashes > 0 && candidate.indent < line.indent) return candidate;
-  }
-  return undefined;
-}
-
-/** The column of the "-" of the list the item on `line` was read into (from the parsed document). */
-function listColumn(doc: Document.Parsed, lines: SourceLines, line: SourceLine): number | undefined {
-  let found: number | undefined;
-  visit(doc, {
-    Seq(_key, node) {
-      if (!isSeq(node) || !node.range) return;
-      const first = lines.lineAt(node.range[0]);
-      if (first.index === line.index) return;
-      for (const item of node.items) {
-        const start = (item as { range?: [number, number, number] } | null)?.range?.[0];
-        if (start !== undefined && lines.lineAt(start).index === line.index) {
-          found = node.range[0] - first.start;
-          return visit.BREAK;
-        }
-      }
-      return undefined;
-    },
-  });
-  return found;
-}
-
 /** The start of the quoted text that runs up to `offset` (the unclosed one). */
 function openingQuoteBefore(doc: Document.Parsed, offset: number): number | undefined {
   let found: number | undefined;
@@ -520,85 +342,4 @@ function openingQuoteBefore(doc: Document.Parsed, offset: number): number | unde
     },
   });
   return found;
-}
-
-/**
- * The `yaml` package's error codes in plain words, for the errors no rule above recognised. Codes
- * with several causes are told apart by the package's message.
- */
-const CODE_MESSAGES: Readonly<Record<string, string | readonly (readonly [RegExp, string])[]>> = {
-  ALIAS_PROPS: "an alias (*name) cannot have an anchor or a tag of its own",
-  BAD_ALIAS:
-    "an anchor (&name) or alias (*name) needs a name; if & or * belongs to a text, put the text in quotes",
-  BAD_DIRECTIVE:
-    "a line starting with % is read as a YAML directive and this one is not valid; if % belongs to a value, put the value in quotes",
-  BAD_DQ_ESCAPE:
-    'an unknown \\ escape inside "...": write \\\\ for a backslash, or use single quotes, where \\ has no special meaning',
-  BAD_INDENT: [
-    [
-      /^All sequence items/,
-      'this list item\'s "-" is not in the same column as the items before it: line them up',
-    ],
-    [/^Flow (map|sequence)/, "a { or [ opened above is never closed: add the closing } or ]"],
-    [
-      /./,
-      "this line's indentation does not fit the lines around it: line it up with the fields of its block",
-    ],
-  ],
-  BAD_PROP_ORDER: "an anchor (&name) or tag (!tag) must come after the - or ? that starts the item",
-  BAD_SCALAR_START: "this value starts with a character YAML reserves (@, `, %): put the value in quotes",
-  BLOCK_AS_IMPLICIT_KEY:
-    'this value is read as the start of a mapping: a value containing ": " must be in quotes, and a line under a field that has a value must not be indented more than the field',
-  BLOCK_IN_FLOW:
-    "inside { } or [ ], items are written on one line, separated by commas: no indented blocks or lists",
-  DUPLICATE_KEY: "this key is already used in its mapping",
-  KEY_OVER_1024_CHARS:
-    "this line reads as a key longer than 1024 characters: a long text must follow its key's colon on the same line, or be in quotes",
-  MISSING_CHAR: [
-    [
-      /^Sequence item without - indicator/,
-      "this line is indented differently from the lines around it: give it the same indentation as the other fields of its block",
-    ],
-    [
-      /^Implicit map keys need to be followed by map values/,
-      'this line has no ": " after its field name: write name: value',
-    ],
-    [/^Missing , between flow/, "a comma is missing between two items inside { } or [ ]"],
-    [/^Missing , or : between flow/, 'a comma or ": " is missing inside { } or [ ]'],
-    [
-      /^Missing space after : in flow/,
-      'a ":" inside { } must be followed by a space: write {voice: 17}, not {voice:17}',
-    ],
-    [
-      /^Comments must be separated/,
-      'a comment starts with " #" (a space before the #); a # inside a value needs the value in quotes',
-    ],
-    [/^Tags and anchors must be separated/, "an anchor (&name) or tag (!tag) must be followed by a space"],
-    [/./, "something is missing here (a quote, a bracket, a colon or a dash)"],
-  ],
-  MULTILINE_IMPLICIT_KEY:
-    "this line and the next read as one key: a field is written name: value on one line (a colon and a space after the name)",
-  MULTIPLE_ANCHORS: "a value can have only one anchor (&name)",
-  MULTIPLE_DOCS: "a manifest file holds one YAML document; this one has several ('---')",
-  MULTIPLE_TAGS: "a value can have only one tag (!tag)",
-  NON_STRING_KEY: "a key must be a plain name, not a list or a mapping",
-  TAB_AS_INDENT:
-    "this line is indented with a tab: YAML indents with spaces only; replace the tab with spaces",
-  UNEXPECTED_TOKEN: [
-    [
-      /^Unexpected \S+ at node end/,
-      "something follows a value that has ended (a closing quote or bracket): put the whole value in quotes",
-    ],
-    [/^Unexpected , in flow/, "an extra comma inside { } or [ ]"],
-    [/^Unexpected block-seq-ind/, 'a value cannot start with "- " unless it is in quotes'],
-    [/./, "a character YAML does not expect here: if it belongs to a value, put the value in quotes"],
-  ],
-};
-
-function tableMessage(issue: YamlIssue): string {
-  const entry = CODE_MESSAGES[issue.code];
-  const parser = issue.message.replace(/\s+/g, " ").trim();
-  if (typeof entry === "string") return entry;
-  const matched = entry?.find(([pattern]) => pattern.test(parser));
-  return matched ? matched[1] : `YAML syntax: ${parser}`;
 }

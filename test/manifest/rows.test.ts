@@ -74,6 +74,20 @@ describe("rows", () => {
     ]);
   });
 
+  it("counts a cell's column in characters: after an emoji, empty lines, and with a delimiter outside the BMP", async () => {
+    const emoji = await load("lead_id,first_name,voice,year\n\n1,\u{1F600}\u{1F600} Anna,x17,2024\n");
+    expect(shown(emoji.problems)).toEqual([
+      'leads.csv:3:11: welcome-1: voice "x17" is not a voice id (a whole number)',
+    ]);
+    const star = await load(
+      "lead_id\u{2B50}first_name\u{2B50}voice\u{2B50}year\n1\u{2B50}Anna\u{2B50}17\u{2B50}2024\n2\u{2B50}\u{1F600}\u{2B50}x\u{2B50}2024\n",
+      welcome({ rows: '{ file: ./leads.csv, delimiter: "\u{2B50}" }' }),
+    );
+    expect(shown(star.problems)).toEqual([
+      'leads.csv:3:5: welcome-2: voice "x" is not a voice id (a whole number)',
+    ]);
+  });
+
   it("says every problem of a cell at leads.csv:LINE:COL, with the video id and the column, each once", async () => {
     const manifest = welcome({ top: '    resolution: "{res}"' });
     const result = await load(

@@ -1,7 +1,15 @@
+import { createHash } from "node:crypto";
 import { copyFile, rename } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { canonicalJson, computeSpecHash, type JobSpec, loadManifests } from "../../src/manifest/index.js";
+import {
+  type AssetRef,
+  canonicalJson,
+  computeSpecHash,
+  type JobSpec,
+  loadManifests,
+  refIdentity,
+} from "../../src/manifest/index.js";
 import { makeWorkspace, type Workspace } from "./helpers.js";
 
 let ws: Workspace;
@@ -119,5 +127,46 @@ videos:
     expect(computeSpecHash(spec("/a/x.png"))).toBe(
       "09bc6792bafa7fd704f4c9239032010363ab08312cb3328edb8ce5f049c68c14",
     );
+  });
+
+  it("is the sha256 of the spec's canonical JSON, references by identity, for every field and reference", () => {
+    const file: AssetRef = {
+      kind: "file",
+      path: "/a/x.png",
+      sha256: "cd".repeat(32),
+      size: 3,
+      format: "png",
+      stamp: { dev: "1", ino: "1", size: 3, mtimeNs: "0", ctimeNs: "0" },
+    };
+    const url: AssetRef = { kind: "url", url: 'https://example.com/a "b".wav', use: "audio" };
+    const specs: JobSpec[] = [
+      { model: "actor-2", chunks: [{ duration: 5 }] },
+      {
+        model: "avatar-h1",
+        resolution: "540p",
+        aspectRatio: "1:1",
+        seed: 7,
+        source: file,
+        chunks: [
+          { duration: 5, text: 'say "hi"\n\u00e9\u2028', audio: url, enablePromptEnhancement: false },
+          { duration: 10, audio: { kind: "speech", voiceId: "17", text: "Hi {name}, \ud83d\ude00" } },
+          { duration: 1, audio: { kind: "asset", id: "9223372036854775807" } },
+        ],
+      },
+      { model: "actor-4", source: { kind: "asset", id: "5" }, chunks: [{ duration: 5, text: "" }] },
+      // A field a later version might add: hashed as the general form says.
+      { model: "actor-2", chunks: [{ duration: 5 }], extra: { b: 1, a: [2] } } as unknown as JobSpec,
+    ];
+    for (const spec of specs) {
+      const hashable = {
+        ...spec,
+        source: spec.source && refIdentity(spec.source),
+        chunks: spec.chunks.map((c) => ({ ...c, audio: c.audio && refIdentity(c.audio) })),
+      };
+      const expected = createHash("sha256")
+        .update(`reel-spec/1\n${canonicalJson(hashable)}`)
+        .digest("hex");
+      expect(computeSpecHash(spec), JSON.stringify(spec)).toBe(expected);
+    }
   });
 });
