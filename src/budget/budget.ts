@@ -7,11 +7,11 @@
 // once nothing held may come back stops the budget for good: nothing more is submitted (no job is
 // picked because it is smaller), what is in flight is followed, and the run ends with exit 3 (see
 // describeStop).
-import { ReelError } from "../errors.js";
+import { ReelError } from "../errors/reel-error.js";
 import type { Job } from "../manifest/index.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { Model, Resolution } from "../service-contract/api-types.js";
-import type { BudgetReachedError } from "../state/errors.js";
+import type { BudgetReachedError } from "../errors/state.js";
 import { readStoredSpec, type StoredSpeech } from "../stored-spec.js";
 import type { BudgetSessionRow, JobRow, JobStore, SpeechCharge, VideoCharge } from "../state/job-store.js";
 import type { NamedBudget } from "../state/job-store.js";

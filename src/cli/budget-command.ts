@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { priceTableJson } from "../budget/named.js";
 import { sharedCapText, sharedJson, sharedSpentText } from "../budget/messages.js";
-import { UsageError } from "../errors.js";
+import { UsageError } from "../errors/reel-error.js";
 import { findPriceTable } from "../prices/index.js";
 import { type BudgetStore, openBudgetStore } from "../state/open-job-store.js";
 import type { NamedBudget, NamedBudgetChange } from "../state/job-store.js";

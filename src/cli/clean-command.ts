@@ -1,7 +1,7 @@
 // `reel clean [PATH...]`: removes the videos of rejected takes and of old versions from OUT, keeping
 // their records and the store's rows (src/review/clean.ts says what goes). Refused while a run or
 // watch holds the state (docs/review.md, "Cleaning up").
-import { UsageError } from "../errors.js";
+import { UsageError } from "../errors/reel-error.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { outFolderOf } from "../output/out-folder.js";
 import { decisionFieldsOf } from "../output/decision-fields.js";

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve, sep } from "node:path";
 import { didYouMean } from "../edit-distance.js";
-import { ReelError, UsageError } from "../errors.js";
+import { ReelError, UsageError } from "../errors/reel-error.js";
 import { isManifestFile, loadManifests, nameFromFileName } from "../manifest/index.js";
 import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
 import { lockOutDir } from "../output/out-dir.js";

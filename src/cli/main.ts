@@ -4,7 +4,7 @@ import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { systemReason } from "../output/atomic-write.js";
 import { didYouMean } from "../edit-distance.js";
-import { type ErrorCode, type ReportCode, ReelError, UsageError } from "../errors.js";
+import { type ErrorCode, type ReportCode, ReelError, UsageError } from "../errors/reel-error.js";
 import { rawStream, wrappedOnTerminal } from "../display/terminal-stream.js";
 import { wrapText } from "../display/text-wrap.js";
 import { flushOpenStores } from "../state/sqlite/open-stores.js";

@@ -1,6 +1,6 @@
 // `plan` and `status` only read the state file. One they cannot use (another program's, damaged,
 // written by a newer reel) is bad input to them: exit 2, as the README lists only 0 and 2 for them.
-import { UsageError } from "../errors.js";
+import { UsageError } from "../errors/reel-error.js";
 import { openJobStore, openReviewStore } from "../state/open-job-store.js";
 import { StateStore } from "../state/sqlite/store.js";
 import { type JobStore, type ReviewStore, StateFileError } from "../state/job-store.js";

@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { describeBudget, endBudgetScope, openBudget, runScope } from "../budget/index.js";
 import { SentElsewhereError } from "../engine/sent-elsewhere.js";
-import { type ReportCode, UsageError } from "../errors.js";
+import { type ReportCode, UsageError } from "../errors/reel-error.js";
 import {
   checkAllowRead,
   formatProblems,

@@ -27,7 +27,7 @@ import { StateStore } from "../state/sqlite/store.js";
 import { type JobStore, StateFileError } from "../state/job-store.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
-import { UsageError } from "../errors.js";
+import { UsageError } from "../errors/reel-error.js";
 import type { CliIO, ParsedArgs } from "./command.js";
 import {
   type ConnectedService,

@@ -22,7 +22,7 @@ import {
   TimeoutError,
   UnexpectedAnswerError,
   ValidationError,
-} from "./errors.js";
+} from "../errors/service.js";
 
 /**
  * - "read" (GET, DELETE): idempotent.

@@ -6,7 +6,7 @@ import { basename } from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Dispatcher, FormData } from "undici";
-import { ReelError } from "../errors.js";
+import { ReelError } from "../errors/reel-error.js";
 import { silentLogger } from "../log/logger.js";
 import {
   DecodeError,
@@ -32,7 +32,7 @@ import {
   ServiceError,
   TimeoutError,
   ValidationError,
-} from "./errors.js";
+} from "../errors/service.js";
 import {
   backoffDelay,
   type CallKind,

@@ -9,7 +9,7 @@
 // sending a byte every few seconds would otherwise hold a call forever).
 import type { Readable } from "node:stream";
 import { type Dispatcher, type FormData, request } from "undici";
-import { ReelError } from "../errors.js";
+import { ReelError } from "../errors/reel-error.js";
 
 /**
  * The service's answers are JSON of a few hundred bytes, an error page a few KB: 1 MiB leaves room

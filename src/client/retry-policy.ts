@@ -8,7 +8,7 @@
 import { BACKOFF, backoffDelay as backoffAfter } from "../backoff.js";
 import { DEFAULTS } from "../defaults.js";
 import { type CallKind, classify } from "./classify.js";
-import { OutcomeUnknownError, type ServiceError } from "./errors.js";
+import { OutcomeUnknownError, type ServiceError } from "../errors/service.js";
 
 export type { CallKind };
 

@@ -12,7 +12,7 @@ import type {
   Id,
   SpeechRequest,
 } from "../service-contract/api-types.js";
-import type { ServiceError } from "./errors.js";
+import type { ServiceError } from "../errors/service.js";
 import type { RetryOptions } from "./retry-policy.js";
 
 export interface Timeouts {

@@ -3,7 +3,7 @@
 import { DEFAULTS } from "../defaults.js";
 import { type Engine, type EngineOptions, makeEngine, newJobOf } from "../engine/engine.js";
 import { silentProgress } from "../engine/progress.js";
-import { OutputDiskError } from "../errors.js";
+import { OutputDiskError } from "../errors/reel-error.js";
 import type { Job } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import { type ReportRun, writeHtmlReport } from "../report/html-report.js";

@@ -2,7 +2,7 @@
 // types alone, apart from the driver (run-batch.ts), so that what reads a summary needs no driver.
 import type { Budget, Cost } from "../budget/index.js";
 import type { ServiceError } from "../client/index.js";
-import type { OutputDiskError } from "../errors.js";
+import type { OutputDiskError } from "../errors/reel-error.js";
 import type { DecisionRow, JobRow } from "../state/job-store.js";
 
 export interface RunSummary {

@@ -5,7 +5,7 @@
 import type PQueue from "p-queue";
 import type { Budget } from "../budget/index.js";
 import type { ServiceClient } from "../client/index.js";
-import { ReelError } from "../errors.js";
+import { ReelError } from "../errors/reel-error.js";
 import type { IntentCoordination } from "../fleet/index.js";
 import type { FileStamp } from "../manifest/media-file.js";
 import type { Id } from "../service-contract/api-types.js";

@@ -5,7 +5,7 @@
 import type PQueue from "p-queue";
 import type { Budget } from "../budget/index.js";
 import type { ServiceClient } from "../client/index.js";
-import type { OutputDiskError } from "../errors.js";
+import type { OutputDiskError } from "../errors/reel-error.js";
 import type { Dispatcher } from "undici";
 import type { Coordination, Coordinator } from "../fleet/index.js";
 import type { Logger } from "../log/logger.js";

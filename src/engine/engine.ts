@@ -11,7 +11,7 @@
 // work (lanes.ts), each job's path (job-paths.ts) through submit.ts, follow.ts, deliver.ts and
 // lost-assets.ts, and the service gate (service-gate.ts: fatal / pause / park).
 import type { ServiceError } from "../client/index.js";
-import type { OutputDiskError } from "../errors.js";
+import type { OutputDiskError } from "../errors/reel-error.js";
 import { coordinationOf } from "../fleet/index.js";
 import { silentLogger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";

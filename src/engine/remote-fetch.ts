@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { request } from "undici";
-import { ReelError } from "../errors.js";
+import { ReelError } from "../errors/reel-error.js";
 import { StreamTally } from "../sha256.js";
 import {
   ACCEPTED_FORMATS_TEXT,

@@ -2,7 +2,7 @@
 // address (`localhost` for `127.0.0.1`, a second DNS name, a proxy) looks new, and every job sent
 // through the first address would be paid for again. Spellings of one URL are merged already
 // (canonicalBaseUrl); aliases cannot be told apart from a real second service, so reel asks.
-import { ReelError } from "../errors.js";
+import { ReelError } from "../errors/reel-error.js";
 import type { Job } from "../manifest/index.js";
 import type { JobStore } from "../state/job-store.js";
 

@@ -7,7 +7,7 @@ import { BACKOFF, backoffDelay } from "../backoff.js";
 import { classify, type ServiceClient, type ServiceError } from "../client/index.js";
 import { DEFAULTS } from "../defaults.js";
 import { formatDuration } from "../duration.js";
-import type { OutputDiskError } from "../errors.js";
+import type { OutputDiskError } from "../errors/reel-error.js";
 import type { Logger } from "../log/logger.js";
 import type { ProgressSink } from "./progress.js";
 

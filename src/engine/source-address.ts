@@ -8,7 +8,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from "node:dns";
 import { BlockList, isIP } from "node:net";
 import { Agent } from "undici";
-import { ReelError } from "../errors.js";
+import { ReelError } from "../errors/reel-error.js";
 
 /** The one message for every source refused for its address. */
 export class PrivateSourceError extends ReelError {

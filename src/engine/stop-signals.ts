@@ -2,7 +2,7 @@
 // state file or disk that refuses writes. Submissions already on the wire get a grace period after
 // it (`costed`), so that an answer on its way is still recorded.
 import { setMaxListeners } from "node:events";
-import { ReelError } from "../errors.js";
+import { ReelError } from "../errors/reel-error.js";
 import type { ProgressSink } from "./progress.js";
 import { makeStoppableSleep } from "./stoppable-sleep.js";
 import { agree, plural } from "../plural.js";

@@ -4,7 +4,7 @@
 import type { BigIntStats } from "node:fs";
 import { copyFile, link, lstat, mkdir, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { ReelError } from "../errors.js";
+import { ReelError } from "../errors/reel-error.js";
 import { sha256File } from "../sha256.js";
 import { tempPathFor } from "../output/atomic-write.js";
 import { stampOfPath } from "../output/video-check.js";

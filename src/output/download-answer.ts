@@ -3,9 +3,9 @@
 // MP4 signature checked before anything is written, the size capped while streaming, and a broken
 // transfer kept for the next attempt to resume after.
 import type { Dispatcher } from "undici";
-import { describeTransportFailure, isCertificateFailure, isTlsFailure } from "../client/errors.js";
+import { describeTransportFailure, isCertificateFailure, isTlsFailure } from "../errors/service.js";
 import { MEDIA_FORMATS } from "../service-contract/media-format.js";
-import { DownloadError } from "./download-error.js";
+import { DownloadError } from "../errors/output.js";
 import { type Exchange, fail, isMp4Start, MAX_REDIRECT_BODY, startOver } from "./download-exchange.js";
 import { batchFull, writeGathered } from "./download-writes.js";
 

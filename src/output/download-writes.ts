@@ -3,7 +3,7 @@
 // the answer judged whole (or not) once the last write is done.
 import { constants, openSync, write } from "node:fs";
 import { MEDIA_FORMATS } from "../service-contract/media-format.js";
-import { DownloadError } from "./download-error.js";
+import { DownloadError } from "../errors/output.js";
 import { type Exchange, fail, WRITE_BATCH_BYTES, WRITE_BATCH_CHUNKS } from "./download-exchange.js";
 
 /** Windows has no O_DSYNC: there, every video is fdatasync'ed before its rename. */

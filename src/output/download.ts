@@ -13,11 +13,11 @@ import { dirname } from "node:path";
 import { BACKOFF, backoffDelay } from "../backoff.js";
 import { asDiskFailure, tempPathFor } from "./atomic-write.js";
 import { answerHandler } from "./download-answer.js";
-import { DownloadError } from "./download-error.js";
+import { DownloadError } from "../errors/output.js";
 import { type Exchange, fail, isMp4Start, type TempFile } from "./download-exchange.js";
 import { DEFAULT_STALL_RULE, type StallRule, watchForStall } from "./stall-watchdog.js";
 
-export { DownloadError, type DownloadFailure } from "./download-error.js";
+export { DownloadError, type DownloadFailure } from "../errors/output.js";
 
 export interface DownloadOptions {
   readonly url: string;

@@ -3,7 +3,7 @@
 import { closeSync, constants, fstatSync, fsyncSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { flockSync } from "fs-ext";
-import { ReelError } from "../errors.js";
+import { ReelError } from "../errors/reel-error.js";
 import { systemReason, tempPathFor } from "./atomic-write.js";
 import { OUT_LOCK_NAME } from "./layout.js";
 

@@ -13,7 +13,7 @@
 import { readFileSync } from "node:fs";
 import { isMap, isScalar, LineCounter, type Node, parseDocument } from "yaml";
 import { didYouMean } from "../edit-distance.js";
-import { UsageError } from "../errors.js";
+import { UsageError } from "../errors/reel-error.js";
 import { MODELS, type Model, RESOLUTIONS, type Resolution } from "../service-contract/api-types.js";
 
 export const PRICES_FILE_NAME = "prices.yaml";

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { isMap, isScalar, isSeq, LineCounter, type Pair, parseDocument } from "yaml";
 import { didYouMean } from "../edit-distance.js";
-import { UsageError } from "../errors.js";
+import { UsageError } from "../errors/reel-error.js";
 import {
   choicesSaid,
   type ExportScope,

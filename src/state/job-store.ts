@@ -33,7 +33,7 @@
 // backend shared by several machines keeps it per machine). StateStore runs each statement when the
 // method is called (better-sqlite3 is synchronous) and returns a promise already settled, the
 // intents excepted (they resolve once their turn's commit is on disk).
-import type { StateFileError } from "./errors.js";
+import type { StateFileError } from "../errors/state.js";
 import type { AssetRecords, SpeechRecords } from "./contract/assets.js";
 import type { BudgetRecords, NamedBudgetRecords, VideoCharge } from "./contract/budgets.js";
 import type { EventRecords } from "./contract/events.js";
@@ -67,7 +67,7 @@ export {
   LeaseLostError,
   StateFileError,
   StoreUnreachableError,
-} from "./errors.js";
+} from "../errors/state.js";
 
 /** The job versions of one service: what was asked, what was paid, what came back. */
 export interface JobRecords {

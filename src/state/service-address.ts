@@ -7,7 +7,7 @@
 // serialised by an advisory lock), so that two runners starting at the same instant cannot both win.
 // A store whose other addresses rest (their runners stopped, their jobs done) is free to move: the
 // jobs already sent there are then guarded one by one (engine/sent-elsewhere.ts).
-import { ReelError } from "../errors.js";
+import { ReelError } from "../errors/reel-error.js";
 
 /**
  * Every identity of reel's in-process sandbox (`--sandbox`) starts so: `sandbox:local` in a state file,

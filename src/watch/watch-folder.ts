@@ -6,7 +6,7 @@
 // readings (manifest-reading.ts), and the reports (watch-outputs.ts).
 import { resolve } from "node:path";
 import { makeEngine } from "../engine/engine.js";
-import type { OutputDiskError } from "../errors.js";
+import type { OutputDiskError } from "../errors/reel-error.js";
 import { ReportThrottle } from "../report/report-throttle.js";
 import type { StateFileError } from "../state/job-store.js";
 import { watchFiles } from "./folder-watcher.js";

@@ -3,7 +3,7 @@
 // store adds: two stores on one database racing for the same claims, each claim won once.
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { ClaimLostError, StateFileError } from "../../src/state/errors.js";
+import { ClaimLostError, StateFileError } from "../../src/errors/state.js";
 import type { NewJob } from "../../src/state/job-store.js";
 import { openBudget } from "../../src/budget/index.js";
 import { DEFAULT_LEASE, leaseTimingOf } from "../../src/state/pg/lease.js";

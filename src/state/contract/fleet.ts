@@ -1,6 +1,6 @@
 // What a store shared by a fleet of runners adds (PostgreSQL): leases, takeovers, the account's
 // bound, outages.
-import type { LeaseLostError } from "../errors.js";
+import type { LeaseLostError } from "../../errors/state.js";
 
 /** Why a runner was taken for lost: silent past its lease, or its process gone (seen on its machine). */
 export type LostWhy = "silent" | "gone";

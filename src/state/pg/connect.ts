@@ -3,7 +3,7 @@
 // masked, and they are never written anywhere. PGPASSWORD and ~/.pgpass work as for psql
 // (node-postgres reads them).
 import pg from "pg";
-import { StateFileError } from "../errors.js";
+import { StateFileError } from "../../errors/state.js";
 import { isConnectionError, type Outage } from "./outage.js";
 import { redactedUrl, scrubStoreSecrets } from "./store-url.js";
 

@@ -1,6 +1,6 @@
 // What a runner of the fleet is told of, whichever call found it: that it was taken over (its lease
 // lost: it must stop), and the takeovers that found something (the engine's notes say them).
-import { LeaseLostError } from "../errors.js";
+import { LeaseLostError } from "../../errors/state.js";
 import type { TakeOver } from "../job-store.js";
 
 export class FleetNews {

@@ -5,7 +5,7 @@
 // again, so a write that checks "held by me, and I am not lost" in its own statement or transaction
 // keeps a runner paused past its lease from acting on work it no longer holds (sql/fleet.ts).
 // (jobs.lease_epoch, of schema 1, was meant for that and stays unused.)
-import { StateFileError } from "../errors.js";
+import { StateFileError } from "../../errors/state.js";
 import type { PgMigrations } from "./migrate.js";
 
 export const PG_MIGRATIONS: PgMigrations = {

@@ -11,7 +11,7 @@
 // and take it for another runner's): those give `landed`, which reads whether the first try
 // committed, and is asked before every try again.
 import { BACKOFF, backoffDelay } from "../../backoff.js";
-import { StoreUnreachableError } from "../errors.js";
+import { StoreUnreachableError } from "../../errors/state.js";
 import type { OutageEvent } from "../job-store.js";
 
 /** Whether the first try of a non-idempotent write committed (see above): its result if it did. */

@@ -29,7 +29,7 @@ import { hostname } from "node:os";
 import pg from "pg";
 import type { StoredEvent } from "../stored-event.js";
 import { canonicalBaseUrl } from "../../service-contract/base-url.js";
-import { StateFileError } from "../errors.js";
+import { StateFileError } from "../../errors/state.js";
 import { pidSpace } from "../pid-space.js";
 import type { ExclusiveAddress } from "../service-address.js";
 import type { EventQuery, FleetStore, FleetView, JobStore, StoreRecords, OutageEvent } from "../job-store.js";

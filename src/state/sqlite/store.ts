@@ -18,7 +18,7 @@ import type { StateLock } from "./db/lock.js";
 import { type OpenStateOptions, openStateDatabase, realStatePath } from "./db/open.js";
 import { lastService } from "./db/services.js";
 import { Statements } from "./db/statements.js";
-import type { StateFileError } from "../errors.js";
+import type { StateFileError } from "../../errors/state.js";
 import type { EventQuery, JobStore } from "../job-store.js";
 import type { SqlContext } from "./sql/context.js";
 import * as events from "./sql/events.js";

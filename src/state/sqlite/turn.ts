@@ -20,7 +20,7 @@
 import { statSync } from "node:fs";
 import type Database from "better-sqlite3";
 import type { Statements } from "./db/statements.js";
-import { StateFileError } from "../errors.js";
+import { StateFileError } from "../../errors/state.js";
 
 export class Turn {
   /** Savepoint nesting of the write in progress. */

@@ -1,5 +1,5 @@
 // Uploaded assets and the intents of uploads, scoped by service. Mirrors src/state/sqlite/sql/assets.ts.
-import { ClaimLostError } from "../../errors.js";
+import { ClaimLostError } from "../../../errors/state.js";
 import type { PgContext } from "./context.js";
 import type { FleetContext } from "./fleet.js";
 

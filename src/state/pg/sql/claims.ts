@@ -1,7 +1,7 @@
 // The claim of a submission and its answer, on the shared store: the rules they keep (once per job,
 // one account-wide bound, fencing) are told at the top of fleet.ts.
 import type pg from "pg";
-import { JobGoneError } from "../../errors.js";
+import { JobGoneError } from "../../../errors/state.js";
 import type { VideoCharge } from "../../job-store.js";
 import { toNumber } from "./context.js";
 import { noticingRefusal, spendFromBudget } from "./named-budgets.js";

@@ -31,7 +31,7 @@
 //   taken over) and every runner starting would wait on it. So the database ends such a transaction,
 //   and its session, once it has waited half a lease on its runner (fleetTransaction).
 import type pg from "pg";
-import { ClaimLostError, LeaseLostError } from "../../errors.js";
+import { ClaimLostError, LeaseLostError } from "../../../errors/state.js";
 import type { SpeechCharge } from "../../job-store.js";
 import { namedSpeechKey, speechKey } from "../../ledger-rule.js";
 import type { LeaseTiming } from "../lease.js";

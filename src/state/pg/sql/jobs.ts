@@ -1,6 +1,6 @@
 // The jobs table: reading job versions, and adding or forgetting them (their state changes are in
 // job-states.ts). Scoped by the store's service unless said. Mirrors src/state/sqlite/sql/jobs.ts.
-import { StateFileError } from "../../errors.js";
+import { StateFileError } from "../../../errors/state.js";
 import {
   type JobHead,
   type JobRow,

@@ -4,7 +4,7 @@
 // runner's claim (claimJob updates only a pending row: the second of the two finds it moved on).
 import type pg from "pg";
 import { isTakeOf, takeOf } from "../../../manifest/takes.js";
-import { StateFileError } from "../../errors.js";
+import { StateFileError } from "../../../errors/state.js";
 import type { RetakeRequest, RetakeRow, VideoTakes } from "../../job-store.js";
 import { inTransaction, type PgContext, toNumber, toNumberOrNull } from "./context.js";
 import { JOB_COLUMNS, jobRowOf } from "./job-rows.js";

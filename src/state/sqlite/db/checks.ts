@@ -4,7 +4,7 @@ import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import type Database from "better-sqlite3";
 import type { Migrations } from "../../../sqlite/migrate.js";
 import { schemaVersion } from "../../../sqlite/migrate.js";
-import { StateFileError } from "../../errors.js";
+import { StateFileError } from "../../../errors/state.js";
 import { MIGRATIONS } from "../migrations.js";
 
 /** Written in the `meta` table of every reel state file, by its first migration. */

@@ -15,7 +15,7 @@
 // reel still running (one that holds no flock). That is the only use of a pid here.
 import { closeSync, fstatSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { flockSync } from "fs-ext";
-import { ReelError } from "../../../errors.js";
+import { ReelError } from "../../../errors/reel-error.js";
 import { bootId } from "../../pid-space.js";
 
 export class StateLockedError extends ReelError {

@@ -3,9 +3,9 @@
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { ReelError } from "../../../errors.js";
+import { ReelError } from "../../../errors/reel-error.js";
 import { migrate } from "../../../sqlite/migrate.js";
-import { StateFileError } from "../../errors.js";
+import { StateFileError } from "../../../errors/state.js";
 import type { ExclusiveAddress } from "../../service-address.js";
 import { checkHeader, checkOwned, isEmpty, stateMigrations } from "./checks.js";
 import { acquireLock, type StateLock } from "./lock.js";

@@ -1,5 +1,5 @@
 // Uploaded assets and the intents of uploads, scoped by service.
-import { ClaimLostError } from "../../errors.js";
+import { ClaimLostError } from "../../../errors/state.js";
 import { type SqlContext, sql } from "./context.js";
 
 export function findAsset(c: SqlContext, sha256: string): string | undefined {

@@ -5,7 +5,7 @@ import { taskEndEvent, taskStatusFields } from "../../task-status-rule.js";
 import type { FailKind, JobRow, VideoCharge, VideoFacts } from "../../job-store.js";
 import { chargeVideo } from "./budget.js";
 import { noticingRefusals, spendFromBudget } from "./named-budgets.js";
-import { JobGoneError } from "../../errors.js";
+import { JobGoneError } from "../../../errors/state.js";
 import { type SqlContext, sql } from "./context.js";
 import { findJobById } from "./jobs.js";
 import { CLAIM, CLAIMABLE, GIVE_BACK, RETRYABLE } from "../../job-state-rule.js";

@@ -2,7 +2,7 @@
 // its job: queued while the job is unsent and unclaimed, sent once claimed, dropped once forgotten.
 import { isTakeOf, takeOf } from "../../../manifest/takes.js";
 import { schemaVersion } from "../../../sqlite/migrate.js";
-import { StateFileError } from "../../errors.js";
+import { StateFileError } from "../../../errors/state.js";
 import type { RetakeRequest, RetakeRow, VideoTakes } from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 import { recordDecisions } from "./decisions.js";

@@ -1,5 +1,5 @@
 // Speech made by the service, and the intents of speech calls (costed), scoped by service.
-import { ClaimLostError } from "../../errors.js";
+import { ClaimLostError } from "../../../errors/state.js";
 import type { SpeechCharge, SpeechRow } from "../../job-store.js";
 import { chargeSpeech } from "./budget.js";
 import { namedSpeechKey } from "../../ledger-rule.js";

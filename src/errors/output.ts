@@ -1,6 +1,6 @@
 // What a result download that failed means: whether asking the service for a fresh address, trying
 // again, or neither can help. The engine branches on it (see deliver.ts).
-import { type ErrorCode, ReelError } from "../errors.js";
+import { type ErrorCode, ReelError } from "./reel-error.js";
 
 /**
  * - "expired": the URL no longer serves the file: ask the service for a fresh one.

@@ -1,7 +1,7 @@
 // Every failure of a call to the service, as one class each with a fixed `code`. They carry what a
 // user needs to act (endpoint, status, the service's own message, 422 field paths) and never the
 // API key: messages are built from the response, never from the request headers.
-import { type ErrorCode, ReelError } from "../errors.js";
+import { type ErrorCode, ReelError } from "./reel-error.js";
 
 export interface CallInfo {
   /** e.g. "POST /v1/generations" */

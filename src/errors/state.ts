@@ -1,6 +1,6 @@
 // The errors of the state store, re-exported by store.ts (where callers import them from).
-import { ReelError } from "../errors.js";
-import type { NamedBudget, NamedCharge } from "./named-budget.js";
+import { ReelError } from "./reel-error.js";
+import type { NamedBudget, NamedCharge } from "../state/named-budget.js";
 
 /**
  * E_STATE_FILE: the file cannot be used (damaged, foreign, unreadable), found before anything is
