@@ -7,11 +7,10 @@
 // once nothing held may come back stops the budget for good: nothing more is submitted (no job is
 // picked because it is smaller), what is in flight is followed, and the run ends with exit 3 (see
 // describeStop).
-import { ReelError } from "../errors/reel-error.js";
 import type { Job } from "../manifest/index.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { Model, Resolution } from "../service-contract/api-types.js";
-import type { BudgetReachedError } from "../errors/state.js";
+import type { BudgetReachedError } from "../state/named-budget.js";
 import { readStoredSpec, type StoredSpeech } from "../stored-spec.js";
 import type { BudgetSessionRow, JobRow, JobStore, SpeechCharge, VideoCharge } from "../state/job-store.js";
 import type { NamedBudget } from "../state/job-store.js";
@@ -41,13 +40,6 @@ export interface BudgetThreshold {
   /** Spent and held for requests on their way, when it passed. */
   readonly spent: number;
   readonly max: number;
-}
-
-/** A costed call the budget stopped before it was made: nothing was sent, nothing recorded. */
-export class BudgetStoppedError extends ReelError {
-  constructor(stop: BudgetStop) {
-    super("E_BUDGET", `not sent: ${stop.what} would pass the budget's cap`);
-  }
 }
 
 /** The jobs a capped run left unsent, and what sending them would cost. */

@@ -4,7 +4,7 @@
 // spends from it in the claim's own transaction (state/sqlite/sql/named-budgets.ts), so no interleaving of
 // runners passes it and a kill -9 loses nothing. A run only prices its charges by the budget's list
 // and stops, as at its own cap, the first time the store finds no room.
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { type PriceTable, videoCredits } from "../prices/index.js";
 import type { ModelPrice } from "../prices/price-table.js";
 import type { Model, Resolution } from "../service-contract/api-types.js";

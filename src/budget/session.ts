@@ -10,7 +10,7 @@
 // ones or give new ones to the same run): on a state file, its lock (one process writes it, so
 // every session but this store's own has no run left); on a shared store, the runner's heartbeats.
 import { hostname } from "node:os";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import type { PriceTable } from "../prices/index.js";
 import type { BudgetOwner, JobStore, OpenBudgetSession } from "../state/job-store.js";
 import type { Job } from "../manifest/index.js";

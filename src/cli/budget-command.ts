@@ -7,11 +7,11 @@
 import { existsSync } from "node:fs";
 import { priceTableJson } from "../budget/named.js";
 import { sharedCapText, sharedJson, sharedSpentText } from "../budget/messages.js";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { findPriceTable } from "../prices/index.js";
 import { type BudgetStore, openBudgetStore } from "../state/open-job-store.js";
 import type { NamedBudget, NamedBudgetChange } from "../state/job-store.js";
-import { StateFileError } from "../state/job-store.js";
+import { StateFileError } from "../errors/state.js";
 import { capValue, checkBudgetName } from "./budget-options.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";

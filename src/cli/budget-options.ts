@@ -1,7 +1,7 @@
 // --max-seconds, --max-credits and --prices on `run` and `watch`: the request for a capped run's
 // budget (src/budget), checked before anything is sent.
 import { type BudgetCaps, type BudgetRequest } from "../budget/index.js";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import type { Job } from "../manifest/index.js";
 import { findPriceTable, videoCredits } from "../prices/index.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";

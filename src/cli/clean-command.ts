@@ -1,12 +1,13 @@
 // `reel clean [PATH...]`: removes the videos of rejected takes and of old versions from OUT, keeping
 // their records and the store's rows (src/review/clean.ts says what goes). Refused while a run or
 // watch holds the state (docs/review.md, "Cleaning up").
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { outFolderOf } from "../output/out-folder.js";
 import { decisionFieldsOf } from "../output/decision-fields.js";
 import { checkCandidates, cleanCandidates, type Removable, removeFiles } from "../review/clean.js";
-import { StateLockedError, type StateLock, acquireLock } from "../state/sqlite/db/lock.js";
+import { type StateLock, acquireLock } from "../state/sqlite/db/lock.js";
+import { StateLockedError } from "../errors/state.js";
 import type { JobRow } from "../state/job-store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { describeDecision } from "./decide-command.js";

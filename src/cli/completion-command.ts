@@ -3,7 +3,7 @@
 // completed the day it is added. What no table says (which values are files or folders) is the small
 // map below; a value it does not know gets no suggestion rather than a wrong one.
 import { rawStream } from "../display/terminal-stream.js";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import type { CommandEntry } from "./command.js";
 import { EXIT } from "./exit-codes.js";

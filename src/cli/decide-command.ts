@@ -2,7 +2,7 @@
 // decisions on takes, recorded in the store (docs/review.md) beside any run or watch using it. Every
 // job is checked before anything is recorded: one that does not exist, or (approve, reject) a take
 // without a video, refuses the whole command (exit 2, nothing changed).
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { plural } from "../plural.js";
 import { type DecisionFields, decisionFieldsOf } from "../output/decision-fields.js";
 import {

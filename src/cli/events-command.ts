@@ -2,7 +2,7 @@
 // shared PostgreSQL store, the whole fleet's. With --follow, the events recorded after, until Ctrl-C.
 import { existsSync } from "node:fs";
 import { parseDuration } from "../duration.js";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { readBack } from "../events/read-back.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";

@@ -3,7 +3,7 @@
 // `status` does, so it may run beside a run.
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { chooseVideos, type VariableValue } from "../export/choose.js";
 import { exportVideos } from "../export/export.js";
 import { flagTemplate, type NameTemplate } from "../export/name-template.js";

@@ -6,7 +6,8 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve, sep } from "node:path";
 import { didYouMean } from "../edit-distance.js";
-import { ReelError, UsageError } from "../errors/reel-error.js";
+import { ReelError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { isManifestFile, loadManifests, nameFromFileName } from "../manifest/index.js";
 import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
 import { lockOutDir } from "../output/out-dir.js";

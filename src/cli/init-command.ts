@@ -1,6 +1,6 @@
 // `reel init [DIR]`: makes DIR (default: the current folder) a reel project (see project/init.ts).
 import { dirname, resolve } from "node:path";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { loadManifests } from "../manifest/index.js";
 import { EXAMPLE_MANIFEST, holdsManifests, initProject } from "../project/init.js";
 import { PROJECT_FILE_NAME } from "../project/index.js";

@@ -2,7 +2,7 @@
 // work while silent, and how long an uncertain submission holds a slot of the account (see
 // src/state/pg/lease.ts). Settings of the environment, not flags: every runner of a fleet should run
 // by the same values, which are properties of the fleet, not of one command.
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { type LeaseTiming, leaseTimingOf } from "../state/pg/lease.js";
 
 export function leaseSetting(env: NodeJS.ProcessEnv): LeaseTiming {

@@ -5,7 +5,7 @@ import type { Logger } from "../log/logger.js";
 import type { ReelMetrics } from "../metrics/reel-metrics.js";
 import { type MetricsAddress, parseMetricsAddress, startMetricsServer } from "../metrics/metrics-server.js";
 import { findPriceTable, type PriceTable } from "../prices/index.js";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
 import { flagValue } from "./workplace.js";
 import { envSetting, SANDBOX_SERVICE_ID, type ServiceSettings } from "./service-options.js";

@@ -1,6 +1,6 @@
 // --notify URL, --allow-private-notify and --on-end CMD of `run` and `watch` (src/notify/): read and
 // checked before anything starts, so a refused target is exit 2 with nothing sent.
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { checkTargetAddresses, type NotifyTarget, splitNotifyList, targetOf } from "../notify/targets.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
 import { envSetting } from "./workplace.js";

@@ -6,7 +6,7 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { DEFAULTS } from "../defaults.js";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import {
   type Anchor,
   anchorsFrom,

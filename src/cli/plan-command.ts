@@ -2,7 +2,8 @@
 // vs already made, speech to generate, seconds of video per model. Human text, or `--json`.
 
 import { existsSync } from "node:fs";
-import { type ReportCode, UsageError } from "../errors/reel-error.js";
+import type { ReportCode } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import {
   type Explained,
   explainPlan,

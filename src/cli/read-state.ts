@@ -1,9 +1,10 @@
 // `plan` and `status` only read the state file. One they cannot use (another program's, damaged,
 // written by a newer reel) is bad input to them: exit 2, as the README lists only 0 and 2 for them.
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { openJobStore, openReviewStore } from "../state/open-job-store.js";
 import { StateStore } from "../state/sqlite/store.js";
-import { type JobStore, type ReviewStore, StateFileError } from "../state/job-store.js";
+import type { JobStore, ReviewStore } from "../state/job-store.js";
+import { StateFileError } from "../errors/state.js";
 
 /**
  * Opens `path` read-only (or the PostgreSQL store at `storeUrl`), for the service `baseUrl` (every

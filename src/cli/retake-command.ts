@@ -3,7 +3,7 @@
 // before anything is queued (and asks, on a terminal); the next run of its manifest, or a running
 // watch, sends it once. `reel retake --withdraw JOB...` takes back a queued retake until it is sent.
 import { createInterface } from "node:readline/promises";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { agree, plural } from "../plural.js";
 import type { Model, Resolution } from "../service-contract/api-types.js";
 import { findPriceTable, type PriceTable, videoCredits } from "../prices/index.js";

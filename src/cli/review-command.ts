@@ -3,7 +3,7 @@
 // one service, their videos from OUT, and the decisions and retakes reviewers make there.
 import { spawn } from "node:child_process";
 import { basename } from "node:path";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { ManifestVars } from "../review/server/manifest-vars.js";
 import { startReviewServer } from "../review/server/server.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";

@@ -3,7 +3,7 @@
 // (--sandbox, --base-url / REEL_BASE_URL, the project's baseUrl) or else the one service the state
 // has jobs of, and the current version of each job the JOB patterns name (as --only takes them).
 import { existsSync } from "node:fs";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { makeJobFilter, onlyHint } from "../manifest/index.js";
 import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import type { JobRow } from "../state/job-store.js";

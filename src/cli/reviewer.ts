@@ -2,7 +2,7 @@
 // --reviewer, else REEL_REVIEWER, else (on a terminal) it is asked for; a script without either is
 // refused rather than recorded under a made-up name.
 import { createInterface } from "node:readline/promises";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import type { CliIO, ParsedArgs } from "./command.js";
 import { envSetting } from "./service-options.js";
 import { checkNote, checkReviewer } from "../review/reviewer-rules.js";

@@ -2,8 +2,9 @@
 // job to a final state, resuming from the state file; print a summary and exit with the README's codes.
 import { existsSync } from "node:fs";
 import { describeBudget, endBudgetScope, openBudget, runScope } from "../budget/index.js";
-import { SentElsewhereError } from "../engine/sent-elsewhere.js";
-import { type ReportCode, UsageError } from "../errors/reel-error.js";
+import { SentElsewhereError } from "../errors/engine.js";
+import type { ReportCode } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import {
   checkAllowRead,
   formatProblems,

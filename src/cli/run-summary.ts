@@ -7,7 +7,7 @@ import { systemReason } from "../output/atomic-write.js";
 import { join } from "node:path";
 import { type JobResult, resultOf } from "../output/job-record.js";
 import { REPORT_NAME, RESULTS_NAME } from "../output/layout.js";
-import { ServiceError } from "../client/index.js";
+import { ServiceError } from "../errors/service.js";
 import { ADVISED_STOPS, nextSteps, stopCause } from "../drivers/next-steps.js";
 import type { RunSummary } from "../drivers/run-summary.js";
 import { type JobRow, versionKey } from "../state/job-store.js";

@@ -3,7 +3,7 @@
 // scripts `eval` them, so nothing else may ever be printed to stdout. Each is an `export`: a plain
 // `VAR=value` pasted into a shell sets a shell variable that `reel` never sees.
 import { resolve } from "node:path";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { makeLogger } from "../log/logger.js";
 import {
   makeApiKey,

@@ -6,7 +6,7 @@ import type { Dispatcher } from "undici";
 import type { ClientOptions, ServiceClient } from "../client/index.js";
 import type { PollTiming } from "../engine/poll-schedule.js";
 import { DEFAULTS } from "../defaults.js";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import type { Logger } from "../log/logger.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";

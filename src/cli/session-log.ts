@@ -3,7 +3,7 @@
 import { mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { DEFAULTS } from "../defaults.js";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import type { Logger } from "../log/logger.js";
 import { pruneLogs } from "../log/log-files.js";
 import { RotatingFile } from "../log/rotating-file.js";

@@ -1,7 +1,7 @@
 // `reel status [PATH...]`: jobs per manifest and state, read from the state file alone (no call to
 // the service). With PATHs, only the manifests found there. On a PostgreSQL store, its runners too.
 import { existsSync } from "node:fs";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { type JobResult, resultOf } from "../output/job-record.js";
 import { plural } from "../plural.js";

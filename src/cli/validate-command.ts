@@ -1,7 +1,7 @@
 // `reel validate PATH...`: parse and check manifests; every problem as `file:line:col: message`.
 // Problems go to stderr (with a code frame on a TTY), the verdict to stdout; `--json` prints
 // `{ok, problems, summary}` on stdout instead.
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import {
   checkAllowRead,
   formatProblems,

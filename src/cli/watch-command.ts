@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import { describeBudget, describeStop, endBudgetScope, openBudget, watchScope } from "../budget/index.js";
 import { parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { checkAllowRead } from "../manifest/index.js";
 import { realPathOf } from "../real-path.js";
 import { watchFolder } from "../watch/watch-folder.js";

@@ -24,10 +24,11 @@ import { readRecords } from "../output/records.js";
 import { leaseSetting } from "./lease-setting.js";
 import { openJobStore, storeSecretValues } from "../state/open-job-store.js";
 import { StateStore } from "../state/sqlite/store.js";
-import { type JobStore, StateFileError } from "../state/job-store.js";
+import type { JobStore } from "../state/job-store.js";
+import { StateFileError } from "../errors/state.js";
 import { formatDuration, parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import type { CliIO, ParsedArgs } from "./command.js";
 import {
   type ConnectedService,

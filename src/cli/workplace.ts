@@ -2,7 +2,7 @@
 // variables, then the project file, then the anchor's defaults (see project/anchor.ts). Every
 // command that uses a state says on its first line which it uses, and why.
 import { join, resolve } from "node:path";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import {
   type Anchor,
   anchorOf,

@@ -9,7 +9,6 @@ import { type Dispatcher, FormData } from "undici";
 import { ReelError } from "../errors/reel-error.js";
 import { silentLogger } from "../log/logger.js";
 import {
-  DecodeError,
   decodeAsset,
   decodeAudio,
   decodeErrorBody,
@@ -17,8 +16,9 @@ import {
   decodeTask,
   parseJson,
 } from "./decode.js";
-import { CallDeadlineError, exchange, MAX_ANSWER_BYTES } from "./exchange.js";
 import {
+  DecodeError,
+  CallDeadlineError,
   AuthError,
   type CallInfo,
   CreditsError,
@@ -33,6 +33,7 @@ import {
   TimeoutError,
   ValidationError,
 } from "../errors/service.js";
+import { exchange, MAX_ANSWER_BYTES } from "./exchange.js";
 import {
   backoffDelay,
   type CallKind,

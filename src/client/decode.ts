@@ -4,14 +4,7 @@
 import { isLosslessNumber, parse } from "lossless-json";
 import type { Asset, GeneratedAudio, GenerationTask, Id, TaskStatus } from "../service-contract/api-types.js";
 import { TASK_STATUSES } from "../service-contract/api-types.js";
-import { ReelError } from "../errors/reel-error.js";
-
-/** An answer's body that is no JSON of the shape expected; the client reports it as a ProtocolError. */
-export class DecodeError extends ReelError {
-  constructor(message: string) {
-    super("E_DECODE", message);
-  }
-}
+import { DecodeError } from "../errors/service.js";
 
 type Json = unknown;
 

@@ -9,20 +9,13 @@
 // sending a byte every few seconds would otherwise hold a call forever).
 import type { Readable } from "node:stream";
 import { type Dispatcher, type FormData, request } from "undici";
-import { ReelError } from "../errors/reel-error.js";
+import { CallDeadlineError } from "../errors/service.js";
 
 /**
  * The service's answers are JSON of a few hundred bytes, an error page a few KB: 1 MiB leaves room
  * for any of them, and a body that never ends is cut there instead of filling memory.
  */
 export const MAX_ANSWER_BYTES = 1024 * 1024;
-
-/** The whole exchange took longer than its deadline. Raised after the request may have left. */
-export class CallDeadlineError extends ReelError {
-  constructor(ms: number) {
-    super("E_CALL_DEADLINE", `no complete answer within ${Math.round(ms / 1000)} s`);
-  }
-}
 
 export interface ExchangeRequest {
   /** scheme://host[:port] */

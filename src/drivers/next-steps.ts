@@ -26,7 +26,7 @@ export function stopCause(code: string): string {
 }
 
 /**
- * Stops whose error message ends with its own advice (client/errors.ts), which the next step gives
+ * Stops whose error message ends with its own advice (errors/service.ts), which the next step gives
  * again: the summary shows the service's words alone beside the step.
  */
 export const ADVISED_STOPS: ReadonlySet<string> = new Set(["E_AUTH", "E_CREDITS"]);

@@ -3,7 +3,7 @@
 import { DEFAULTS } from "../defaults.js";
 import { type Engine, type EngineOptions, makeEngine, newJobOf } from "../engine/engine.js";
 import { silentProgress } from "../engine/progress.js";
-import { OutputDiskError } from "../errors/reel-error.js";
+import { OutputDiskError } from "../errors/output.js";
 import type { Job } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import { type ReportRun, writeHtmlReport } from "../report/html-report.js";
@@ -12,14 +12,8 @@ import { type ReportRows, storedRows } from "../report/report-rows.js";
 import { statusOf } from "../output/job-record.js";
 import { writeResults } from "../report/results.js";
 import { writeDecisionRecords } from "../review/decision-records.js";
-import {
-  type DecisionRow,
-  decisionsByVersion,
-  type JobRow,
-  LeaseLostError,
-  StoreUnreachableError,
-  versionKey,
-} from "../state/job-store.js";
+import { type DecisionRow, decisionsByVersion, type JobRow, versionKey } from "../state/job-store.js";
+import { LeaseLostError, StoreUnreachableError } from "../errors/state.js";
 import { startProgress } from "./notes.js";
 import type { RunSummary } from "./run-summary.js";
 

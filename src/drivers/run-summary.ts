@@ -1,8 +1,8 @@
 // What a run ended with, as `reel run` prints it, `--json` gives it and the next steps read it: the
 // types alone, apart from the driver (run-batch.ts), so that what reads a summary needs no driver.
 import type { Budget, Cost } from "../budget/index.js";
-import type { ServiceError } from "../client/index.js";
-import type { OutputDiskError } from "../errors/reel-error.js";
+import type { ServiceError } from "../errors/service.js";
+import type { OutputDiskError } from "../errors/output.js";
 import type { DecisionRow, JobRow } from "../state/job-store.js";
 
 export interface RunSummary {

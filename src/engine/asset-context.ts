@@ -5,31 +5,11 @@
 import type PQueue from "p-queue";
 import type { Budget } from "../budget/index.js";
 import type { ServiceClient } from "../client/index.js";
-import { ReelError } from "../errors/reel-error.js";
 import type { IntentCoordination } from "../fleet/index.js";
 import type { FileStamp } from "../manifest/media-file.js";
 import type { Id } from "../service-contract/api-types.js";
 import type { JobStore } from "../state/job-store.js";
 import type { ProgressSink } from "./progress.js";
-
-export class SpeechUncertainError extends ReelError {
-  constructor(voiceId: string, text: string) {
-    super(
-      "E_SPEECH_UNCERTAIN",
-      `speech for voice ${voiceId} ("${text.slice(0, 40)}") may have been created already, but no answer was recorded; rerun with --resubmit-uncertain to create it again`,
-    );
-  }
-}
-
-/**
- * A file changed between its check and its upload (replaced by a link or another file, edited):
- * nothing of it reached the service, and the next run checks it again.
- */
-export class SourceChangedError extends ReelError {
-  constructor(source: string, what: string) {
-    super("E_SOURCE_CHANGED", `${source} ${what} after reel checked it, so it was not uploaded`);
-  }
-}
 
 /** A file to upload, and what it was judged to be when checked. */
 export interface CheckedFile {

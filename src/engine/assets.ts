@@ -15,12 +15,7 @@ import { makeSpeech } from "./speech.js";
 import { makeStoppableSleep } from "./stoppable-sleep.js";
 import { uploadFile } from "./upload.js";
 
-export {
-  type AssetResolverOptions,
-  SourceChangedError,
-  speechAsset,
-  SpeechUncertainError,
-} from "./asset-context.js";
+export { type AssetResolverOptions, speechAsset } from "./asset-context.js";
 
 export interface AssetResolver {
   /**

@@ -5,7 +5,7 @@
 import type PQueue from "p-queue";
 import type { Budget } from "../budget/index.js";
 import type { ServiceClient } from "../client/index.js";
-import type { OutputDiskError } from "../errors/reel-error.js";
+import type { OutputDiskError } from "../errors/output.js";
 import type { Dispatcher } from "undici";
 import type { Coordination, Coordinator } from "../fleet/index.js";
 import type { Logger } from "../log/logger.js";
@@ -13,7 +13,8 @@ import type { Job } from "../manifest/index.js";
 import type { JournalWriter } from "../output/journal.js";
 import type { OutFolder } from "../output/out-folder.js";
 import type { VersionsContext } from "../output/versions.js";
-import type { JobRow, JobStore, StateFileError } from "../state/job-store.js";
+import type { JobRow, JobStore } from "../state/job-store.js";
+import type { StateFileError } from "../errors/state.js";
 import type { AssetResolver } from "./assets.js";
 import type { KeyedLock } from "./keyed-lock.js";
 import type { PollTiming } from "./poll-schedule.js";

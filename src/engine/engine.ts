@@ -10,19 +10,13 @@
 // (context.ts, made by build-context.ts): the wanted jobs (wanted.ts), the lanes that admit them to
 // work (lanes.ts), each job's path (job-paths.ts) through submit.ts, follow.ts, deliver.ts and
 // lost-assets.ts, and the service gate (service-gate.ts: fatal / pause / park).
-import type { ServiceError } from "../client/index.js";
-import type { OutputDiskError } from "../errors/reel-error.js";
+import type { ServiceError } from "../errors/service.js";
+import type { OutputDiskError } from "../errors/output.js";
 import { coordinationOf } from "../fleet/index.js";
 import { silentLogger } from "../log/logger.js";
 import type { Job } from "../manifest/index.js";
-import {
-  type JobRow,
-  LeaseLostError,
-  type NewJob,
-  type StateFileError,
-  StoreUnreachableError,
-  type VersionRef,
-} from "../state/job-store.js";
+import type { JobRow, NewJob, VersionRef } from "../state/job-store.js";
+import { LeaseLostError, type StateFileError, StoreUnreachableError } from "../errors/state.js";
 import { buildContext, sayBudgetStop } from "./build-context.js";
 import { type EngineOptions, IN_FLIGHT } from "./context.js";
 import { makeJobPaths } from "./job-paths.js";

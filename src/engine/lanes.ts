@@ -4,8 +4,8 @@
 // of the fleet holds waits outside the lane until it lets go, then runs again. A job's failure is
 // sorted here: the store refusing a write, or the output disk full, stops all work.
 import type PQueue from "p-queue";
-import { OutputDiskError } from "../errors/reel-error.js";
-import { StateFileError } from "../state/job-store.js";
+import { OutputDiskError } from "../errors/output.js";
+import { StateFileError } from "../errors/state.js";
 import { Backlog } from "./backlog.js";
 import { type EngineContext, IN_FLIGHT } from "./context.js";
 

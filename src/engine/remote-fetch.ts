@@ -19,7 +19,8 @@ import {
   sniffFormat,
 } from "../service-contract/media-format.js";
 import type { AssetContext } from "./asset-context.js";
-import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "./source-address.js";
+import { isPrivateAddress, makeSourceAgent } from "./source-address.js";
+import { PrivateSourceError } from "../errors/engine.js";
 
 /** Fetches `url` into the cache, once; content that is not of its `use` is refused, not cached. */
 export async function fetchRemote(

@@ -2,18 +2,11 @@
 // address (`localhost` for `127.0.0.1`, a second DNS name, a proxy) looks new, and every job sent
 // through the first address would be paid for again. Spellings of one URL are merged already
 // (canonicalBaseUrl); aliases cannot be told apart from a real second service, so reel asks.
-import { ReelError } from "../errors/reel-error.js";
 import type { Job } from "../manifest/index.js";
 import type { JobStore } from "../state/job-store.js";
 
 /** The flag that confirms: these jobs are to be made again on this service, paid again. */
 export const NEW_SERVICE_FLAG = "--new-service";
-
-export class SentElsewhereError extends ReelError {
-  constructor(message: string) {
-    super("E_OTHER_SERVICE", message);
-  }
-}
 
 /**
  * The refusal for `jobs` when some of them were sent to another service and never to this one, or

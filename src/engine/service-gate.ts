@@ -4,10 +4,11 @@
 // "for now" (429, 503, a refused connection) past the client's retries are waited out here too, and
 // a wait longer than a run sits through parks the submissions not sent yet.
 import { BACKOFF, backoffDelay } from "../backoff.js";
-import { classify, type ServiceClient, type ServiceError } from "../client/index.js";
+import { classify, type ServiceClient } from "../client/index.js";
+import type { ServiceError } from "../errors/service.js";
 import { DEFAULTS } from "../defaults.js";
 import { formatDuration } from "../duration.js";
-import type { OutputDiskError } from "../errors/reel-error.js";
+import type { OutputDiskError } from "../errors/output.js";
 import type { Logger } from "../log/logger.js";
 import type { ProgressSink } from "./progress.js";
 

@@ -8,17 +8,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from "node:dns";
 import { BlockList, isIP } from "node:net";
 import { Agent } from "undici";
-import { ReelError } from "../errors/reel-error.js";
-
-/** The one message for every source refused for its address. */
-export class PrivateSourceError extends ReelError {
-  constructor(url: string) {
-    super(
-      "E_PRIVATE_SOURCE",
-      `could not fetch ${url}: reel fetches sources from public addresses only, not loopback, link-local or private ones (give --allow-private-sources to allow them)`,
-    );
-  }
-}
+import { PrivateSourceError } from "../errors/engine.js";
 
 const IPV4_BLOCKED: readonly (readonly [string, number])[] = [
   ["0.0.0.0", 8], // "this network", 0.0.0.0 reaches the machine itself

@@ -1,12 +1,15 @@
 // Speech: each (voice, text) made into an audio asset once, its intent recorded (and counted
 // against a capped run's budget) before the costed call leaves; a call whose outcome is unknown
 // leaves the speech uncertain, never made again by itself.
-import { BudgetStoppedError, type Reservation } from "../budget/index.js";
-import { classify, OutcomeUnknownError } from "../client/index.js";
+import type { Reservation } from "../budget/index.js";
+import { BudgetStoppedError } from "../errors/budget.js";
+import { classify } from "../client/index.js";
+import { OutcomeUnknownError } from "../errors/service.js";
 import type { SpeechRef } from "../manifest/index.js";
 import type { Id } from "../service-contract/api-types.js";
-import { BudgetReachedError } from "../state/job-store.js";
-import { type AssetContext, speechAsset, SpeechUncertainError } from "./asset-context.js";
+import { BudgetReachedError } from "../state/named-budget.js";
+import { type AssetContext, speechAsset } from "./asset-context.js";
+import { SpeechUncertainError } from "../errors/engine.js";
 
 export async function makeSpeech(
   ac: AssetContext,

@@ -3,7 +3,8 @@
 // (perhaps paid for, its task id unknown), an answer with a task id another job holds, and a claim
 // the state file refused because another process changed the row.
 import { BACKOFF, backoffDelay } from "../backoff.js";
-import { classify, type TaskIdHeldError, type UnexpectedAnswerError } from "../client/index.js";
+import { classify } from "../client/index.js";
+import type { TaskIdHeldError, UnexpectedAnswerError } from "../errors/service.js";
 import { resultOf, writeJobRecord } from "../output/job-record.js";
 import type { EngineContext } from "./context.js";
 import { LONGEST_WAIT_MS } from "./service-gate.js";

@@ -2,14 +2,17 @@
 // journal) before the request leaves, the answer recorded, and its task followed. Whether it may be
 // (re)submitted at all: may-start.ts; how a claimed submission ends otherwise: submit-ends.ts.
 import { BACKOFF } from "../backoff.js";
-import { OutcomeUnknownError, TaskIdHeldError } from "../client/index.js";
+import { OutcomeUnknownError, TaskIdHeldError } from "../errors/service.js";
 import { type AssetRef, type Job, type SpeechRef, toGenerationRequest } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
 import type { Id } from "../service-contract/api-types.js";
-import { BudgetReachedError, JobGoneError, type VideoCharge } from "../state/job-store.js";
-import { BudgetStoppedError, Reservation } from "../budget/index.js";
+import type { VideoCharge } from "../state/job-store.js";
+import { BudgetReachedError } from "../state/named-budget.js";
+import { JobGoneError } from "../errors/state.js";
+import { Reservation } from "../budget/index.js";
+import { BudgetStoppedError } from "../errors/budget.js";
 import type { SlotTurn } from "../fleet/index.js";
-import { SpeechUncertainError } from "./assets.js";
+import { SpeechUncertainError } from "../errors/engine.js";
 import type { EngineContext } from "./context.js";
 import { afterFinal } from "./deliver.js";
 import { follow, type SubmittedTask } from "./follow.js";

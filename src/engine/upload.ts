@@ -8,7 +8,8 @@ import { classify } from "../client/index.js";
 import { READ_CHUNK } from "../sha256.js";
 import { isLinkRefusal, openNoFollow, sameFile, stampOf } from "../manifest/media-file.js";
 import type { Id } from "../service-contract/api-types.js";
-import { type AssetContext, type CheckedFile, SourceChangedError } from "./asset-context.js";
+import type { AssetContext, CheckedFile } from "./asset-context.js";
+import { SourceChangedError } from "../errors/engine.js";
 
 export async function uploadFile(ac: AssetContext, file: CheckedFile, job: string | undefined): Promise<Id> {
   const { store, intents } = ac;

@@ -1,5 +1,6 @@
-// What a result download that failed means: whether asking the service for a fresh address, trying
-// again, or neither can help. The engine branches on it (see deliver.ts).
+// The output folder's errors: its disk refusing a write, and what a result download that failed
+// means: whether asking the service for a fresh address, trying again, or neither can help. The
+// engine branches on it (see engine/deliver.ts).
 import { type ErrorCode, ReelError } from "./reel-error.js";
 
 /**
@@ -25,5 +26,16 @@ export class DownloadError extends ReelError {
 
   get expired(): boolean {
     return this.failure === "expired";
+  }
+}
+
+/**
+ * The disk under the output folder refused a write during the work: full (ENOSPC), over quota
+ * (EDQUOT), read-only (EROFS) or failing (EIO). Trying again cannot help and every other video would
+ * meet the same: the work stops at once (exit 3), nothing lost, and a rerun resumes.
+ */
+export class OutputDiskError extends ReelError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("E_OUTPUT_DISK", message, options);
   }
 }

@@ -1,14 +1,16 @@
 // Every error reel raises on purpose derives from ReelError and carries a stable `code`, so callers
 // (the engine, the CLI, tests) branch on codes rather than on message text. Every code is listed
-// in ERROR_CODES, with the class that raises it: a misspelled code is a type error.
+// in ERROR_CODES, with the class that raises it: a misspelled code is a type error. Every error
+// class lives in this folder (src/errors/), one file per part of reel that raises it; the folder
+// imports nothing of the rest of reel, so every part may raise and catch any of them.
 
 /** Every code a ReelError may carry, by the part of reel that raises it. */
 export const ERROR_CODES = [
-  // src/errors.ts
-  "E_USAGE", // UsageError: bad flags, environment or files (exit 2)
-  "E_OUTPUT_DISK", // OutputDiskError: the output folder's disk refused a write (exit 3)
+  // usage.ts, output.ts, and a plain ReelError
+  "E_USAGE", // UsageError (and ProjectFileError, PriceFileError): bad flags, environment or files (exit 2)
+  "E_OUTPUT_DISK", // OutputDiskError (output.ts): the output folder's disk refused a write (exit 3)
   "E_INTERRUPTED", // the abort reason of Ctrl-C / SIGTERM, and of a submission cut off by it
-  // src/client/errors.ts: a call to the service
+  // service.ts: a call to the service
   "E_AUTH", // AuthError: 401 (or 403)
   "E_CREDITS", // CreditsError: 402, or a 4xx about credits
   "E_VALIDATION", // ValidationError: 422
@@ -23,30 +25,30 @@ export const ERROR_CODES = [
   "E_UNEXPECTED_ANSWER", // UnexpectedAnswerError: a paid call answered with an undefined status
   "E_TASK_ID_HELD", // TaskIdHeldError: a submission answered with a task id another job holds
   "E_UNREACHABLE", // ServiceUnreachableError: never answered at all
-  "E_DECODE", // DecodeError (client/decode.ts): an answer's JSON unreadable; the client makes it an E_PROTOCOL
-  "E_CALL_DEADLINE", // CallDeadlineError (client/exchange.ts): no whole answer within the call's deadline
-  // src/state: the state file
+  "E_DECODE", // DecodeError: an answer's JSON unreadable; the client makes it an E_PROTOCOL
+  "E_CALL_DEADLINE", // CallDeadlineError: no whole answer within the call's deadline
+  // state.ts: the state file
   "E_STATE_FILE", // StateFileError: damaged, foreign or unreadable (found at start)
   "E_STATE_WRITE", // StateFileError: a write failed during the work
   "E_STATE_CLAIMED", // ClaimLostError: another process moved the row on
   "E_STATE_LOCKED", // StateLockedError: another reel holds the state file
   "E_LEASE_LOST", // LeaseLostError: a runner of a shared store was taken over, and stops
   "E_STORE_UNREACHABLE", // StoreUnreachableError: a shared store stayed unreachable past the limit
-  // src/budget: a capped run
-  "E_BUDGET", // BudgetStoppedError: a costed call the cap stopped before it was made
-  // src/engine: the work
+  // budget.ts: a capped run
+  "E_BUDGET", // BudgetStoppedError: a costed call the cap stopped before it was made; BudgetReachedError (src/state/named-budget.ts): a named budget had no room
+  // engine.ts: the work
   "E_SPEECH_UNCERTAIN", // SpeechUncertainError
   "E_SOURCE_CHANGED", // SourceChangedError: a file changed after reel checked it (reel export's too)
   "E_REMOTE_SOURCE", // an https source could not be fetched
   "E_PRIVATE_SOURCE", // PrivateSourceError: an https source on a private address
-  "E_OTHER_SERVICE", // SentElsewhereError: jobs already sent to another base URL; AddressInUseError (src/state): another address in use
-  // src/output: the output folder and the downloads into it
+  "E_OTHER_SERVICE", // SentElsewhereError: jobs already sent to another base URL; AddressInUseError (state.ts): another address in use
+  // output.ts (and src/output's plain ReelErrors): the output folder and the downloads into it
   "E_OUT_LOCKED", // another reel holds the output folder
   "E_OUTPUT_PATH", // the output folder (or a file in it) cannot be used
   "E_DOWNLOAD_EXPIRED", // DownloadError("expired"): the result address expired
   "E_DOWNLOAD_RETRY", // DownloadError("retry"): broke off, worth another try
   "E_DOWNLOAD_REFUSED", // DownloadError("refused"): trying again cannot help
-  // src/export
+  // raised by reel export as a plain ReelError
   "E_EXPORT_SOURCE", // reel export: a chosen video is missing or not what reel wrote (exit 1)
 ] as const;
 
@@ -65,23 +67,5 @@ export class ReelError extends Error {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
-  }
-}
-
-/** Bad user input (flags, environment, files): reported without a stack trace, exit code 2. */
-export class UsageError extends ReelError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("E_USAGE", message, options);
-  }
-}
-
-/**
- * The disk under the output folder refused a write during the work: full (ENOSPC), over quota
- * (EDQUOT), read-only (EROFS) or failing (EIO). Trying again cannot help and every other video would
- * meet the same: the work stops at once (exit 3), nothing lost, and a rerun resumes.
- */
-export class OutputDiskError extends ReelError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("E_OUTPUT_DISK", message, options);
   }
 }

@@ -1,6 +1,7 @@
-// Every failure of a call to the service, as one class each with a fixed `code`. They carry what a
-// user needs to act (endpoint, status, the service's own message, 422 field paths) and never the
-// API key: messages are built from the response, never from the request headers.
+// Every failure of a call to the service, as one class each with a fixed `code`, and the two the
+// client raises on the way (DecodeError, CallDeadlineError). They carry what a user needs to act
+// (endpoint, status, the service's own message, 422 field paths) and never the API key: messages
+// are built from the response, never from the request headers.
 import { type ErrorCode, ReelError } from "./reel-error.js";
 
 export interface CallInfo {
@@ -190,6 +191,20 @@ export class TaskIdHeldError extends ServiceError {
 export class ServiceUnreachableError extends ServiceError {
   constructor(message: string, cause: NetworkError) {
     super("E_UNREACHABLE", message, { endpoint: cause.endpoint }, { cause });
+  }
+}
+
+/** An answer's body that is no JSON of the shape expected; the client reports it as a ProtocolError. */
+export class DecodeError extends ReelError {
+  constructor(message: string) {
+    super("E_DECODE", message);
+  }
+}
+
+/** The whole exchange took longer than its deadline. Raised after the request may have left. */
+export class CallDeadlineError extends ReelError {
+  constructor(ms: number) {
+    super("E_CALL_DEADLINE", `no complete answer within ${Math.round(ms / 1000)} s`);
   }
 }
 

@@ -1,6 +1,6 @@
-// The errors of the state store, re-exported by store.ts (where callers import them from).
+// The errors of the state store (src/state), re-exported by state/job-store.ts beside the interface
+// that names them. BudgetReachedError stays beside the named budget it carries (state/named-budget.ts).
 import { ReelError } from "./reel-error.js";
-import type { NamedBudget, NamedCharge } from "../state/named-budget.js";
 
 /**
  * E_STATE_FILE: the file cannot be used (damaged, foreign, unreadable), found before anything is
@@ -56,15 +56,54 @@ export class StoreUnreachableError extends StateFileError {
   }
 }
 
-/**
- * A named budget has no room for a charge: the intent it went with was not written, nothing may be
- * sent. `budget` is the budget as the check found it.
- */
-export class BudgetReachedError extends ReelError {
+/** Another reel holds the state file's lock (state/sqlite/db/lock.ts). */
+export class StateLockedError extends ReelError {
   constructor(
-    readonly budget: NamedBudget,
-    readonly charge: NamedCharge,
+    path: string,
+    /** Who holds it, as far as can be told ("pid 1234"). */
+    readonly holder: string | undefined,
   ) {
-    super("E_BUDGET", `not sent: the budget '${budget.name}' has no room for it`);
+    super(
+      "E_STATE_LOCKED",
+      `another reel process${holder ? ` (${holder})` : ""} is using the state file ${path}. Wait for it to finish or stop it; two runners on one state file could pay twice for the same job. The lock is the system's own and ends with that process, even one killed.`,
+    );
+  }
+}
+
+/** Another address of the store in use, and how. */
+export interface AddressInUse {
+  readonly baseUrl: string;
+  /** Runners of that address heard within their lease (a PostgreSQL store; 0 in a state file). */
+  readonly liveRunners: number;
+  /** Its jobs being submitted or made (submitting, submitted). */
+  readonly unfinishedJobs: number;
+}
+
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** Refused at registration: another address of the store is in use (exit 2, nothing sent). */
+export class AddressInUseError extends ReelError {
+  constructor(
+    /** "state file" or "store": what the user calls it. */
+    kind: string,
+    readonly here: string,
+    readonly others: readonly AddressInUse[],
+  ) {
+    const first = others[0]!;
+    const how = others.map((o) => {
+      const uses = [
+        ...(o.liveRunners > 0 ? [count(o.liveRunners, "live runner", "live runners")] : []),
+        ...(o.unfinishedJobs > 0 ? [count(o.unfinishedJobs, "unfinished job", "unfinished jobs")] : []),
+      ];
+      return `${o.baseUrl} (${uses.join(", ")})`;
+    });
+    super(
+      "E_OTHER_SERVICE",
+      `the ${kind} is in use through another address of the service: ${how.join(", ")}, not ${here}. ` +
+        `If both are one service, every job would be generated twice: use --base-url ${first.baseUrl} (nothing is paid again), ` +
+        `or finish its work there before moving. If it really is another service, add --new-service.`,
+    );
   }
 }

@@ -3,7 +3,7 @@
 // ends with the events of a process killed before it wrote them all gets them first (catchUp).
 import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import { systemReason } from "../output/atomic-write.js";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import type { EventRecords } from "../state/job-store.js";
 import { streamEventOf } from "./stored.js";
 import type { StreamEvent } from "./types.js";

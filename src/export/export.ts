@@ -5,7 +5,8 @@
 import { existsSync } from "node:fs";
 import { lstat, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { ReelError, UsageError } from "../errors/reel-error.js";
+import { ReelError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { sha256File } from "../sha256.js";
 import { ensureRealDir, writeFileAtomic } from "../output/atomic-write.js";
 import { checkSavedVideo } from "../output/video-check.js";

@@ -1,6 +1,6 @@
 // Delivery names (`--name TEMPLATE`, reel.yaml's export.name): placeholders filled from each
 // exported video, and every name checked before anything is written (export-rules.ts says which).
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { NAME_PLACEHOLDER } from "../export-rules.js";
 import { takeOf } from "../manifest/takes.js";
 import type { ExportItem } from "./choose.js";

@@ -5,7 +5,8 @@
 // of those gone silent, and tell each other of freed slots. The engine asks these questions at its
 // decision points and branches only on the answers.
 import type { Logger } from "../log/logger.js";
-import type { FleetView, JobRow, StateFileError, VideoCharge } from "../state/job-store.js";
+import type { FleetView, JobRow, VideoCharge } from "../state/job-store.js";
+import type { StateFileError } from "../errors/state.js";
 
 /**
  * What the coordination tells the user (the engine's progress sink: engine/progress.ts), a part of

@@ -4,7 +4,7 @@
 // runner gone or silent past its lease is taken over by the others; a slot freed and not used is
 // told to them (slot-line.ts), and jobs another runner holds are waited for (elsewhere.ts).
 import type { FleetStore, JobStore } from "../state/job-store.js";
-import { ClaimLostError, JobGoneError, StateFileError, StoreUnreachableError } from "../state/job-store.js";
+import { ClaimLostError, JobGoneError, StateFileError, StoreUnreachableError } from "../errors/state.js";
 import type { Coordination, Coordinator, EngineSide } from "./coordination.js";
 import { makeElsewhereWaiter } from "./elsewhere.js";
 import { pollFleetView } from "./fleet-view.js";

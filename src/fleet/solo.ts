@@ -4,7 +4,8 @@
 // won is another process on the same state file, an oddity the engine says.
 import { readJournal } from "../output/journal.js";
 import { checkJournal, lostCommitsMessage } from "../output/recovery.js";
-import { type JobStore, StateFileError } from "../state/job-store.js";
+import type { JobStore } from "../state/job-store.js";
+import { StateFileError } from "../errors/state.js";
 import { agree, plural } from "../plural.js";
 import type {
   Coordination,

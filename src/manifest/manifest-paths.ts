@@ -2,7 +2,7 @@
 // hidden entries skipped, links to listed files read once); and the --allow-read folders checked.
 import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { shownPath } from "../user-path.js";
 import { isManifestFile } from "./manifest-file.js";
 import { nearestPath } from "./near-path.js";

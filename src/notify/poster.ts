@@ -6,7 +6,8 @@ import { createHmac } from "node:crypto";
 import { Agent, request } from "undici";
 import { BACKOFF, backoffDelay } from "../backoff.js";
 import { DEFAULTS } from "../defaults.js";
-import { isPrivateAddress, makeSourceAgent, PrivateSourceError } from "../engine/source-address.js";
+import { isPrivateAddress, makeSourceAgent } from "../engine/source-address.js";
+import { PrivateSourceError } from "../errors/engine.js";
 import type { NotifyTarget } from "./targets.js";
 
 /** The header's value for `body`, as GitHub signs its webhooks: sha256=<hex HMAC-SHA256>. */

@@ -3,7 +3,7 @@
 // reel.yaml, which may come from someone else, is held to what https sources are: a public address
 // only, unless --allow-private-notify (see engine/source-address.ts).
 import { lookup } from "node:dns/promises";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { isPrivateAddress } from "../engine/source-address.js";
 
 export interface NotifyTarget {

@@ -5,7 +5,8 @@ import { randomUUID } from "node:crypto";
 import { closeSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { OutputDiskError, ReelError } from "../errors/reel-error.js";
+import { ReelError } from "../errors/reel-error.js";
+import { OutputDiskError } from "../errors/output.js";
 
 export function tempPathFor(target: string): string {
   // randomUUID draws from a cached pool of random bytes: cheaper than randomBytes per file.

@@ -17,8 +17,6 @@ import { DownloadError } from "../errors/output.js";
 import { type Exchange, fail, isMp4Start, type TempFile } from "./download-exchange.js";
 import { DEFAULT_STALL_RULE, type StallRule, watchForStall } from "./stall-watchdog.js";
 
-export { DownloadError, type DownloadFailure } from "../errors/output.js";
-
 export interface DownloadOptions {
   readonly url: string;
   readonly dest: string;

@@ -4,13 +4,8 @@ import { join, resolve } from "node:path";
 import { shownPath } from "../user-path.js";
 import { PRICES_FILE_NAME, type PriceTable, readPriceTable } from "./price-table.js";
 
-export {
-  PRICES_FILE_NAME,
-  PriceFileError,
-  type PriceTable,
-  readPriceTable,
-  videoCredits,
-} from "./price-table.js";
+export { PRICES_FILE_NAME, type PriceTable, readPriceTable, videoCredits } from "./price-table.js";
+export { PriceFileError } from "../errors/usage.js";
 export { type ManifestSpend, type PlanSpend, planSpend, type SpendSplit } from "./plan-spend.js";
 
 /**

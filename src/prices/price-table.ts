@@ -13,7 +13,7 @@
 import { readFileSync } from "node:fs";
 import { isMap, isScalar, LineCounter, type Node, parseDocument } from "yaml";
 import { didYouMean } from "../edit-distance.js";
-import { UsageError } from "../errors/reel-error.js";
+import { PriceFileError, UsageError } from "../errors/usage.js";
 import { MODELS, type Model, RESOLUTIONS, type Resolution } from "../service-contract/api-types.js";
 
 export const PRICES_FILE_NAME = "prices.yaml";
@@ -27,14 +27,6 @@ export interface PriceTable {
   readonly video: ReadonlyMap<Model, ModelPrice>;
   /** Credits per speech made; undefined when not priced. */
   readonly speech: number | undefined;
-}
-
-/** A price file that cannot be used: every problem, one per line, at file:line:col. */
-export class PriceFileError extends UsageError {
-  constructor(problems: readonly string[]) {
-    super(`the price list cannot be used:\n${problems.join("\n")}`);
-    this.name = "PriceFileError";
-  }
 }
 
 /** Reads and checks the price list at `path` (absolute); `shown` names it in messages. */

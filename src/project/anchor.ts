@@ -16,7 +16,7 @@
 // leads, whichever way they are reached.
 import { statSync } from "node:fs";
 import { dirname, join, parse } from "node:path";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { realPathOf } from "../real-path.js";
 import { isInside, shownPath } from "../user-path.js";
 import { PROJECT_DEFAULTS, PROJECT_FILE_NAME } from "./project-file.js";

@@ -9,11 +9,6 @@ export {
   findAnchorAbove,
   startOf,
 } from "./anchor.js";
-export {
-  type Project,
-  PROJECT_DEFAULTS,
-  PROJECT_FILE_NAME,
-  ProjectFileError,
-  readProject,
-} from "./project-file.js";
+export { type Project, PROJECT_DEFAULTS, PROJECT_FILE_NAME, readProject } from "./project-file.js";
+export { ProjectFileError } from "../errors/usage.js";
 export { projectSchemaText } from "./project-schema.js";

@@ -13,7 +13,7 @@ import {
 } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { isManifestFile } from "../manifest/manifest-file.js";
 import { PROJECT_DEFAULTS, PROJECT_FILE_NAME } from "./project-file.js";
 

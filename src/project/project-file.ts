@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { isMap, isScalar, isSeq, LineCounter, type Pair, parseDocument } from "yaml";
 import { didYouMean } from "../edit-distance.js";
-import { UsageError } from "../errors/reel-error.js";
+import { ProjectFileError } from "../errors/usage.js";
 import {
   choicesSaid,
   type ExportScope,
@@ -54,16 +54,6 @@ export interface ProjectExport {
   readonly name?: { readonly template: string; readonly at: string };
   readonly sheet?: SheetChoice;
   readonly status?: ExportScope;
-}
-
-/** A project file that cannot be used: its problems, each at `file:line:col`. */
-export class ProjectFileError extends UsageError {
-  constructor(readonly problems: readonly Problem[]) {
-    super(
-      `the project file cannot be used:\n${problems.map((p) => `${p.file}:${p.line}:${p.col}: ${p.message}`).join("\n")}`,
-    );
-    this.name = "ProjectFileError";
-  }
 }
 
 /** The project's own defaults, relative to its folder. */

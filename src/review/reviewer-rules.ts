@@ -1,6 +1,6 @@
 // What a reviewer's name and note may be, wherever they come from (a flag, the environment, a
 // terminal's answer, the review page): one rule for the commands and the page.
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 
 const REVIEWER_MAX = 80;
 const NOTE_MAX = 2000;

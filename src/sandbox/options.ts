@@ -1,7 +1,7 @@
 // The knobs of the emulator in one place, each with its default, and the one function that checks
 // them: a bad value fails at start with the option's name rather than as odd behaviour later.
 import { randomBytes } from "node:crypto";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import type { Logger } from "../log/logger.js";
 import { silentLogger } from "../log/logger.js";
 

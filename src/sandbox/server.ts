@@ -16,7 +16,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { AssetStore } from "./assets.js";
 import { AUTH_MESSAGES, checkBearer } from "./auth.js";
 import { SandboxCounters } from "./counters.js";

@@ -13,7 +13,7 @@
 //   committed before the response that shows it.
 // - Ids are stored as decimal text: with `bigIds` they are above 2^53, which a JS number loses.
 import Database from "better-sqlite3";
-import { UsageError } from "../errors/reel-error.js";
+import { UsageError } from "../errors/usage.js";
 import { type Migrations, migrate } from "../sqlite/migrate.js";
 import type { Id, TaskStatus } from "../service-contract/api-types.js";
 import type { MediaFormat } from "../service-contract/media-format.js";

@@ -1,6 +1,6 @@
 // What the engine, watch and the CLI need of the state store, in their words: jobs and the intents
 // that guard costed calls, assets and speech, and the local caches. The one entry point of the
-// store's interface: its parts are in contract/, its errors in errors.ts, both handed on from here.
+// store's interface: its parts are in contract/, its errors in src/errors/, both handed on here.
 // StateStore (sqlite/store.ts) implements it over one SQLite file, PgStore (pg/store.ts) over a
 // PostgreSQL database shared by a fleet; both pass the same conformance suite
 // (test/state/conformance.ts), and open-job-store.ts chooses between them.
@@ -59,15 +59,16 @@ export type * from "./contract/kept.js";
 export * from "./contract/job-row.js";
 export * from "./contract/review.js";
 export type { NamedBudget, NamedBudgetCaps, NamedBudgetChange, NamedCharge } from "./named-budget.js";
-// The errors a store throws, with the interface that names them: callers import both from here.
+// The errors a store throws (defined in src/errors/, BudgetReachedError beside its budget), named
+// here beside the interface that throws them.
 export {
-  BudgetReachedError,
   ClaimLostError,
   JobGoneError,
   LeaseLostError,
   StateFileError,
   StoreUnreachableError,
 } from "../errors/state.js";
+export { BudgetReachedError } from "./named-budget.js";
 
 /** The job versions of one service: what was asked, what was paid, what came back. */
 export interface JobRecords {

@@ -1,5 +1,8 @@
-// A named budget as the store keeps it (`reel budget set`), apart from the store's interface so that
-// the store's errors can name it too.
+// A named budget as the store keeps it (`reel budget set`), apart from the store's interface, and
+// the store's refusal of a charge it has no room for. BudgetReachedError carries the budget itself
+// (the run's budget reads it back), so it stays here rather than in src/errors/: the errors import
+// nothing of the parts above them, not even a type.
+import { ReelError } from "../errors/reel-error.js";
 
 /** What one costed call spends of a named budget, priced by the budget's own price list. */
 export interface NamedCharge {
@@ -62,4 +65,17 @@ export interface NamedBudgetNotice {
   readonly max: number;
   /** Told at a refusal: what did not fit, in the cap's unit, and what it was for. */
   readonly refused?: { readonly amount: number; readonly for: "job" | "speech" };
+}
+
+/**
+ * A named budget has no room for a charge: the intent it went with was not written, nothing may be
+ * sent. `budget` is the budget as the check found it.
+ */
+export class BudgetReachedError extends ReelError {
+  constructor(
+    readonly budget: NamedBudget,
+    readonly charge: NamedCharge,
+  ) {
+    super("E_BUDGET", `not sent: the budget '${budget.name}' has no room for it`);
+  }
 }

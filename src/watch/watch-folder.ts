@@ -6,9 +6,9 @@
 // readings (manifest-reading.ts), and the reports (watch-outputs.ts).
 import { resolve } from "node:path";
 import { makeEngine } from "../engine/engine.js";
-import type { OutputDiskError } from "../errors/reel-error.js";
+import type { OutputDiskError } from "../errors/output.js";
 import { ReportThrottle } from "../report/report-throttle.js";
-import type { StateFileError } from "../state/job-store.js";
+import type { StateFileError } from "../errors/state.js";
 import { watchFiles } from "./folder-watcher.js";
 import { reread } from "./manifest-reading.js";
 import { RowsFiles } from "./rows-files.js";

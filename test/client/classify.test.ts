@@ -1,9 +1,9 @@
 // classify(): the one judgement of a failed call. The errors are the client's own classes, built as
 // the client builds them from an answer (no service needed: the function reads nothing else).
 import { describe, expect, it } from "vitest";
+import { classify } from "../../src/client/index.js";
 import {
   AuthError,
-  classify,
   CreditsError,
   NetworkError,
   NotFoundError,
@@ -16,7 +16,7 @@ import {
   TimeoutError,
   UnexpectedAnswerError,
   ValidationError,
-} from "../../src/client/index.js";
+} from "../../src/errors/service.js";
 import { decideRetry } from "../../src/client/retry-policy.js";
 
 const at = (status?: number) => ({ endpoint: "POST /v1/generations", status });

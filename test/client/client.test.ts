@@ -7,18 +7,17 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
+import { makeClient, type ServiceClient } from "../../src/client/index.js";
 import {
   AuthError,
   CreditsError,
-  makeClient,
   NetworkError,
   NotFoundError,
   OutcomeUnknownError,
   RateLimitError,
-  type ServiceClient,
   TimeoutError,
   ValidationError,
-} from "../../src/client/index.js";
+} from "../../src/errors/service.js";
 import { makeLogger } from "../../src/log/logger.js";
 import { type Sandbox, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
 import type { GenerationRequest } from "../../src/service-contract/api-types.js";

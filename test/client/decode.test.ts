@@ -1,7 +1,8 @@
 // Decoding the service's answers: ids stay exact whichever JSON parser reads the body (short numbers
 // take JSON.parse, long ones lossless-json), and a malformed body is a DecodeError, not a crash.
 import { describe, expect, it } from "vitest";
-import { DecodeError, decodeIdResponse, decodeTask, parseJson } from "../../src/client/decode.js";
+import { decodeIdResponse, decodeTask, parseJson } from "../../src/client/decode.js";
+import { DecodeError } from "../../src/errors/service.js";
 
 const idOf = (text: string): string => decodeIdResponse(parseJson(text)).id;
 

@@ -7,19 +7,18 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from "n
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { makeClient, type ServiceClient } from "../../src/client/index.js";
 import {
   AuthError,
   CreditsError,
-  makeClient,
   NetworkError,
   OutcomeUnknownError,
   ProtocolError,
   RateLimitError,
   ServerError,
-  type ServiceClient,
   TimeoutError,
   ValidationError,
-} from "../../src/client/index.js";
+} from "../../src/errors/service.js";
 import type { GenerationRequest } from "../../src/service-contract/api-types.js";
 import { REPO } from "../helpers/cli.js";
 import { json, useHostileServers } from "../helpers/hostile-server.js";

@@ -12,7 +12,8 @@ import { join } from "node:path";
 import "playwright-core";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { makeDispatcher } from "../../src/client/transport.js";
-import { DownloadError, downloadVideo } from "../../src/output/download.js";
+import { downloadVideo } from "../../src/output/download.js";
+import { DownloadError } from "../../src/errors/output.js";
 import { REPO } from "../helpers/cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
 

@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { UsageError } from "../../src/errors/reel-error.js";
+import { UsageError } from "../../src/errors/usage.js";
 import { BIG_FIRST_ID, type SandboxOptions, startSandbox } from "../../src/sandbox/index.js";
 import { REPO as ROOT } from "../helpers/cli.js";
 import { type Api, actorRequest, avatarRequest, fixture, idOf, withSandbox } from "./helpers.js";

@@ -2,7 +2,8 @@
 // a harness: bullmq's adapter-conformance idea. test/state/sqlite.conformance.test.ts runs it on the
 // SQLite state file; a second backend (PostgreSQL) runs it on its own.
 import { describe, expect, it } from "vitest";
-import { BudgetReachedError, ClaimLostError, JobGoneError } from "../../src/errors/state.js";
+import { ClaimLostError, JobGoneError } from "../../src/errors/state.js";
+import { BudgetReachedError } from "../../src/state/named-budget.js";
 import {
   type DecisionRow,
   decisionsByVersion,

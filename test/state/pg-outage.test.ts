@@ -9,7 +9,7 @@ import type { OutageEvent } from "../../src/state/job-store.js";
 import { DEFAULT_LEASE } from "../../src/state/pg/lease.js";
 import { isConnectionError, Outage } from "../../src/state/pg/outage.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
-import { StoreUnreachableError } from "../../src/state/job-store.js";
+import { StoreUnreachableError } from "../../src/errors/state.js";
 import { until } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";
 import { throughProxy, useTcpProxies } from "../helpers/tcp-proxy.js";

@@ -3,7 +3,7 @@
 // without closing (kill -9) shows as lost once its lease ends. On a real server, a database per test.
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { AddressInUseError } from "../../src/state/service-address.js";
+import { AddressInUseError } from "../../src/errors/state.js";
 import { DEFAULT_LEASE, LEASE_MS, RUNNERS_SHOWN_MS } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { until } from "../helpers/cli.js";

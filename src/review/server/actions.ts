@@ -2,7 +2,7 @@
 // same rules as the commands (reel approve, reject, undecide, retake): a job that is not a current
 // take of the service is refused, and so is a decision on a take without a video or a retake of one
 // not ended. Nothing here can pay: a retake is an unsent job that the next run sends once.
-import { UsageError } from "../../errors/reel-error.js";
+import { UsageError } from "../../errors/usage.js";
 import { checkNote, checkReviewer } from "../reviewer-rules.js";
 import { type DecisionAction, type JobRow, type ReviewStore } from "../../state/job-store.js";
 import { planRetake } from "../retake.js";

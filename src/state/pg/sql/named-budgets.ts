@@ -4,9 +4,8 @@
 // same row waits for the first's commit and then evaluates the caps against the row as committed, so
 // no interleaving of runners passes a cap.
 import type pg from "pg";
-import { BudgetReachedError } from "../../../errors/state.js";
+import { BudgetReachedError, BUDGET_NOTICE_KIND } from "../../named-budget.js";
 import type { NamedBudget, NamedBudgetChange, NamedCharge } from "../../job-store.js";
-import { BUDGET_NOTICE_KIND } from "../../named-budget.js";
 import { BUDGET_TOLERANCE } from "../../ledger-rule.js";
 import {
   noticedAfterSetSql,

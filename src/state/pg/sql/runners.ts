@@ -5,12 +5,8 @@
 // writer's, as in the state file.)
 import type pg from "pg";
 import { canonicalBaseUrl } from "../../../service-contract/base-url.js";
-import {
-  type AddressInUse,
-  AddressInUseError,
-  type ExclusiveAddress,
-  NOT_SANDBOX,
-} from "../../service-address.js";
+import { type ExclusiveAddress, NOT_SANDBOX } from "../../service-address.js";
+import { type AddressInUse, AddressInUseError } from "../../../errors/state.js";
 import type { PgContext } from "./context.js";
 import { inTransaction, toNumber, toNumberOrNull } from "./context.js";
 

@@ -16,20 +16,8 @@
 import { closeSync, fstatSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { flockSync } from "fs-ext";
 import { ReelError } from "../../../errors/reel-error.js";
+import { StateLockedError } from "../../../errors/state.js";
 import { bootId } from "../../pid-space.js";
-
-export class StateLockedError extends ReelError {
-  constructor(
-    path: string,
-    /** Who holds it, as far as can be told ("pid 1234"). */
-    readonly holder: string | undefined,
-  ) {
-    super(
-      "E_STATE_LOCKED",
-      `another reel process${holder ? ` (${holder})` : ""} is using the state file ${path}. Wait for it to finish or stop it; two runners on one state file could pay twice for the same job. The lock is the system's own and ends with that process, even one killed.`,
-    );
-  }
-}
 
 export interface StateLock {
   /** Drops the lock. Call once the database connection is closed (see above). */

@@ -3,7 +3,8 @@
 import type Database from "better-sqlite3";
 import { canonicalBaseUrl } from "../../../service-contract/base-url.js";
 import { schemaVersion } from "../../../sqlite/migrate.js";
-import { type AddressInUse, AddressInUseError, type ExclusiveAddress } from "../../service-address.js";
+import type { ExclusiveAddress } from "../../service-address.js";
+import { type AddressInUse, AddressInUseError } from "../../../errors/state.js";
 
 /**
  * The row id of the service at `baseUrl`, created if new. With `exclusive`, refused

@@ -2,9 +2,8 @@
 // job-store.ts). `spendFromBudget` is the check a claim and a speech intent make inside their own
 // write: the state file's transactions are IMMEDIATE, so the budget's row read and moved there is
 // the one every other writer (a `reel budget set` beside the run) sees next.
-import { BudgetReachedError } from "../../../errors/state.js";
+import { BudgetReachedError, BUDGET_NOTICE_KIND, type NamedBudgetNotice } from "../../named-budget.js";
 import type { NamedBudget, NamedBudgetChange, NamedCharge } from "../../job-store.js";
-import { BUDGET_NOTICE_KIND, type NamedBudgetNotice } from "../../named-budget.js";
 import { BUDGET_TOLERANCE } from "../../ledger-rule.js";
 import {
   noticedAfterSetSql,
