@@ -51,10 +51,9 @@ export async function noteRepeatedJobs(
   jobs: readonly Job[],
 ): Promise<void> {
   // Jobs already recorded are not new: a watcher re-reading a saved manifest reads no other rows.
-  const known = await store.knownVersions(jobs);
-  const fresh = jobs.filter((job) => !known.has(versionKey(job.key, job.specHash)));
+  const fresh = await store.notRecorded(jobs);
   if (fresh.length === 0) return;
-  const made = await store.madeSpecs();
+  const made = await store.madeSpecs([...new Set(fresh.map((job) => job.specHash))]);
   const repeats = fresh.filter((job) => {
     const sameAs = made.get(job.specHash);
     return sameAs !== undefined && sameAs !== job.key;

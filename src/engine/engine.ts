@@ -205,9 +205,13 @@ export function newJobOf(job: Job): NewJob {
     manifest: job.manifest,
     videoId: job.id,
     specHash: job.specHash,
+    // Written out when read: a store reads it for a version it inserts, and a rerun's versions are
+    // nearly all recorded already (100,000 stringified specs were a second of its start).
     // A file's stamp (device, inode, times) says which file was checked, for the upload; the record
     // keeps what was sent.
-    specJson: JSON.stringify(job.spec, (key, value: unknown) => (key === "stamp" ? undefined : value)),
+    get specJson() {
+      return JSON.stringify(job.spec, (key, value: unknown) => (key === "stamp" ? undefined : value));
+    },
     seconds: job.seconds,
     model: job.model,
   };

@@ -7,7 +7,7 @@
 // evidence, and makes job rows of the records (records.ts reads them) for `reel run --rebuild-state`.
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { type FailKind, type JobStore, type RestoredJob, versionKey } from "../state/job-store.js";
+import { type FailKind, type JobStore, type RestoredJob } from "../state/job-store.js";
 import { type JournaledJob, type JournalScope, journalPath, readJournal } from "./journal.js";
 import { SAFE_NAME_PATTERN } from "../manifest/schema.js";
 import { isOwnVideoFile, recordFile } from "./layout.js";
@@ -166,9 +166,7 @@ export async function listRecordedUnknown(
   outDir: string,
 ): Promise<{ key: string; taskId: string }[]> {
   const found: { key: string; taskId: string }[] = [];
-  const sent = await store.sentAnywhere(jobs);
-  for (const job of jobs) {
-    if (sent.has(versionKey(job.key, job.specHash))) continue;
+  for (const job of await store.notSentAnywhere(jobs)) {
     const path = join(outDir, recordFile(job.manifest, job.id, job.specHash, false));
     if (!existsSync(path)) continue;
     const record = readRecord(path);

@@ -96,6 +96,13 @@ export interface JobRecords {
   /** Of `jobs`, the versions recorded for this service, as versionKey. One query whatever their number. */
   knownVersions(jobs: readonly VersionRef[]): Promise<Set<string>>;
   /**
+   * Of `jobs`, in their order, those whose version no service's row shows sent: sentAnywhere's other
+   * side, for a rerun, whose jobs are nearly all sent (only the few come back, not a key per job).
+   */
+  notSentAnywhere<T extends VersionRef>(jobs: readonly T[]): Promise<T[]>;
+  /** Of `jobs`, in their order, those whose version this service has not recorded (knownVersions' other side). */
+  notRecorded<T extends VersionRef>(jobs: readonly T[]): Promise<T[]>;
+  /**
    * Of `jobs`, the rows recorded for this service, in no particular order. One query whatever their
    * number: the reports read a big run's rows a batch at a time with it, never all at once.
    */
@@ -120,8 +127,9 @@ export interface JobRecords {
    * For each spec hash that a job of this service was generated with (Success) or is being generated
    * with (sent, not ended: as paid for), the key of one such job: a new job with the same request
    * under another name (a renamed manifest, also one renamed while its videos are made) pays again.
+   * With `specHashes`, of those hashes alone: a rerun asks about its few new jobs, not every video made.
    */
-  madeSpecs(): Promise<Map<string, string>>;
+  madeSpecs(specHashes?: readonly string[]): Promise<Map<string, string>>;
   /** Every job version of this service, by versionKey(key, spec hash): one query for a whole run. */
   jobsByVersion(): Promise<Map<string, JobRow>>;
   /** Every job version of this service, newest last. */

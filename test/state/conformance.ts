@@ -126,6 +126,11 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       expect(await store.knownVersions(asked)).toEqual(new Set(["m/a~1\nh1", "m/a~2\nh2"]));
       expect(await store.sentAnywhere(asked)).toEqual(new Set(["m/a~1\nh1", "m/a~3\nh3"]));
       expect(await store.knownVersions([])).toEqual(new Set());
+      // The other side of each, in the list's order: what a rerun asks (its few new jobs come back).
+      expect(await store.notRecorded(asked)).toEqual([take(3), take(4), asked[4]]);
+      expect(await store.notSentAnywhere(asked)).toEqual([take(2), take(4), asked[4]]);
+      expect(await store.notRecorded([])).toEqual([]);
+      expect(await store.notSentAnywhere([])).toEqual([]);
       // Known and new mixed, a version listed twice: each head where its job is, the new ones added once.
       const heads = await store.upsertJobs([take(4), take(1), take(3), take(2), take(4)]);
       expect(heads[1]).toEqual({ id: sent.id, state: "submitted", file: null });
@@ -203,6 +208,25 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       expect(await store.madeSpecs()).toEqual(new Map([["h1", "m/a"]]));
       await store.markSubmitted(first.id, "7");
       expect(await store.madeSpecs()).toEqual(new Map([["h1", "m/a"]]));
+      await store.close();
+    });
+
+    it("answers madeSpecs for the spec hashes asked about alone (a rerun's few new jobs)", async () => {
+      const storage = await makeHarness();
+      const store = await storage.open("x");
+      const first = await seedJob(store, JOB);
+      const edited = await seedJob(store, { ...JOB, specHash: "h2", specJson: '{"edited":true}' });
+      await store.markSubmitting(first.id);
+      await store.markSubmitting(edited.id);
+      expect(await store.madeSpecs(["h2", "h9"])).toEqual(new Map([["h2", "m/a"]]));
+      expect(await store.madeSpecs(["h9"])).toEqual(new Map());
+      expect(await store.madeSpecs([])).toEqual(new Map());
+      expect(await store.madeSpecs()).toEqual(
+        new Map([
+          ["h1", "m/a"],
+          ["h2", "m/a"],
+        ]),
+      );
       await store.close();
     });
 

@@ -36,6 +36,12 @@ export function jobRecords(s: PgSide): JobRecords {
     knownVersions(list: readonly VersionRef[]): Promise<Set<string>> {
       return s.io(() => jobs.knownVersions(s.c, list));
     },
+    notSentAnywhere<T extends VersionRef>(list: readonly T[]): Promise<T[]> {
+      return s.io(() => jobs.notSentAnywhere(s.c, list));
+    },
+    notRecorded<T extends VersionRef>(list: readonly T[]): Promise<T[]> {
+      return s.io(() => jobs.notRecorded(s.c, list));
+    },
     jobsOfVersions(list: readonly VersionRef[]): Promise<JobRow[]> {
       return s.io(() => jobs.jobsOfVersions(s.c, list));
     },
@@ -57,8 +63,8 @@ export function jobRecords(s: PgSide): JobRecords {
     downloadedVersions(): Promise<Set<string>> {
       return s.io(() => jobs.downloadedVersions(s.c));
     },
-    madeSpecs(): Promise<Map<string, string>> {
-      return s.io(() => jobs.madeSpecs(s.c));
+    madeSpecs(specHashes?: readonly string[]): Promise<Map<string, string>> {
+      return s.io(() => jobs.madeSpecs(s.c, specHashes));
     },
     jobsByVersion(): Promise<Map<string, JobRow>> {
       return s.io(() => jobs.jobsByVersion(s.c));

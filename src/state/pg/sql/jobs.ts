@@ -97,6 +97,32 @@ export async function knownVersions(c: PgContext, jobs: readonly VersionRef[]): 
   return new Set(rows.map((row) => versionKey(row.job_key, row.spec_hash)));
 }
 
+/** Of `jobs`, those whose version no service's row shows sent. */
+export async function notSentAnywhere<T extends VersionRef>(c: PgContext, jobs: readonly T[]): Promise<T[]> {
+  if (jobs.length === 0) return [];
+  const { rows } = await c.pool.query<{ i: string }>(
+    `SELECT t.i FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t (job_key, spec_hash, i)
+       WHERE NOT EXISTS (SELECT 1 FROM jobs j
+         WHERE j.job_key = t.job_key AND j.spec_hash = t.spec_hash AND j.attempts > 0)
+       ORDER BY t.i`,
+    [jobs.map((job) => job.key), jobs.map((job) => job.specHash)],
+  );
+  return rows.map((row) => jobs[Number(row.i) - 1]!);
+}
+
+/** Of `jobs`, those whose version this service has not recorded. */
+export async function notRecorded<T extends VersionRef>(c: PgContext, jobs: readonly T[]): Promise<T[]> {
+  if (jobs.length === 0) return [];
+  const { rows } = await c.pool.query<{ i: string }>(
+    `SELECT t.i FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t (job_key, spec_hash, i)
+       WHERE NOT EXISTS (SELECT 1 FROM jobs j
+         WHERE j.service_id = $1 AND j.job_key = t.job_key AND j.spec_hash = t.spec_hash)
+       ORDER BY t.i`,
+    [c.serviceId, jobs.map((job) => job.key), jobs.map((job) => job.specHash)],
+  );
+  return rows.map((row) => jobs[Number(row.i) - 1]!);
+}
+
 export async function jobsOfVersions(c: PgContext, jobs: readonly VersionRef[]): Promise<JobRow[]> {
   if (jobs.length === 0) return [];
   return jobRows(
@@ -170,11 +196,17 @@ export async function downloadedVersions(c: PgContext): Promise<Set<string>> {
   return new Set(rows.map((row) => versionKey(row.job_key, row.spec_hash)));
 }
 
-export async function madeSpecs(c: PgContext): Promise<Map<string, string>> {
-  const { rows } = await c.pool.query<{ spec_hash: string; job_key: string }>(
-    `SELECT spec_hash, job_key FROM jobs WHERE service_id = $1 AND ${MADE} ORDER BY id`,
-    [c.serviceId],
-  );
+export async function madeSpecs(c: PgContext, specHashes?: readonly string[]): Promise<Map<string, string>> {
+  const { rows } =
+    specHashes === undefined
+      ? await c.pool.query<{ spec_hash: string; job_key: string }>(
+          `SELECT spec_hash, job_key FROM jobs WHERE service_id = $1 AND ${MADE} ORDER BY id`,
+          [c.serviceId],
+        )
+      : await c.pool.query<{ spec_hash: string; job_key: string }>(
+          `SELECT spec_hash, job_key FROM jobs WHERE service_id = $1 AND ${MADE} AND spec_hash = ANY($2) ORDER BY id`,
+          [c.serviceId, specHashes],
+        );
   return new Map(rows.map((row) => [row.spec_hash, row.job_key]));
 }
 

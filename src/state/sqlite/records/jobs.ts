@@ -35,6 +35,12 @@ export function jobRecords(c: SqlContext): JobRecords {
     async knownVersions(list: readonly VersionRef[]): Promise<Set<string>> {
       return jobs.knownVersions(c, list);
     },
+    async notSentAnywhere<T extends VersionRef>(list: readonly T[]): Promise<T[]> {
+      return jobs.notSentAnywhere(c, list);
+    },
+    async notRecorded<T extends VersionRef>(list: readonly T[]): Promise<T[]> {
+      return jobs.notRecorded(c, list);
+    },
     async jobsOfVersions(list: readonly VersionRef[]): Promise<JobRow[]> {
       return jobs.jobsOfVersions(c, list);
     },
@@ -56,8 +62,8 @@ export function jobRecords(c: SqlContext): JobRecords {
     async downloadedVersions(): Promise<Set<string>> {
       return jobs.downloadedVersions(c);
     },
-    async madeSpecs(): Promise<Map<string, string>> {
-      return jobs.madeSpecs(c);
+    async madeSpecs(specHashes?: readonly string[]): Promise<Map<string, string>> {
+      return jobs.madeSpecs(c, specHashes);
     },
     async jobsByVersion(): Promise<Map<string, JobRow>> {
       return jobs.jobsByVersion(c);

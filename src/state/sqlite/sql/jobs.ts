@@ -1,7 +1,14 @@
 // The jobs table: reading job versions, and adding or forgetting them (their state changes are in
 // job-states.ts). Scoped by the store's service unless said.
 import { schemaVersion } from "../../../sqlite/migrate.js";
-import { type JobHead, type JobRow, type NewJob, type VersionHead, versionKey } from "../../job-store.js";
+import {
+  type JobHead,
+  type JobRow,
+  type NewJob,
+  type VersionHead,
+  type VersionRef,
+  versionKey,
+} from "../../job-store.js";
 import { type SqlContext, sql } from "./context.js";
 import { jobRowOf, jobRows } from "./job-rows.js";
 import { MADE, unsent } from "../../job-state-rule.js";
@@ -108,6 +115,29 @@ export function knownVersions(
   return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
 }
 
+/** Of `jobs`, those whose version no service's row shows sent; the list the outer loop, as above. */
+export function notSentAnywhere<T extends VersionRef>(c: SqlContext, jobs: readonly T[]): T[] {
+  const rows = sql(
+    c,
+    `SELECT w.key FROM json_each(?) AS w WHERE NOT EXISTS (SELECT 1 FROM jobs j
+       WHERE j.service_id IN (SELECT id FROM services) AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1
+         AND j.attempts > 0)`,
+    true,
+  ).all(versionsJson(jobs)) as [number][];
+  return rows.map(([i]) => jobs[i]!);
+}
+
+/** Of `jobs`, those whose version this service has not recorded: the index alone, no row read. */
+export function notRecorded<T extends VersionRef>(c: SqlContext, jobs: readonly T[]): T[] {
+  const rows = sql(
+    c,
+    `SELECT w.key FROM json_each(?) AS w WHERE NOT EXISTS (SELECT 1 FROM jobs j
+       WHERE j.service_id = ? AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1)`,
+    true,
+  ).all(versionsJson(jobs), c.serviceId) as [number][];
+  return rows.map(([i]) => jobs[i]!);
+}
+
 export function jobsOfVersions(
   c: SqlContext,
   jobs: readonly { readonly key: string; readonly specHash: string }[],
@@ -178,12 +208,19 @@ export function downloadedVersions(c: SqlContext): Set<string> {
   return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
 }
 
-export function madeSpecs(c: SqlContext): Map<string, string> {
-  const rows = sql(
-    c,
-    `SELECT spec_hash, job_key FROM jobs WHERE service_id = ? AND ${MADE} ORDER BY id`,
-    true,
-  ).all(c.serviceId) as [string, string][];
+export function madeSpecs(c: SqlContext, specHashes?: readonly string[]): Map<string, string> {
+  const rows = (
+    specHashes === undefined
+      ? sql(c, `SELECT spec_hash, job_key FROM jobs WHERE service_id = ? AND ${MADE} ORDER BY id`, true).all(
+          c.serviceId,
+        )
+      : sql(
+          c,
+          `SELECT spec_hash, job_key FROM jobs WHERE service_id = ? AND ${MADE}
+             AND spec_hash IN (SELECT value FROM json_each(?)) ORDER BY id`,
+          true,
+        ).all(c.serviceId, JSON.stringify(specHashes))
+  ) as [string, string][];
   return new Map(rows);
 }
 
