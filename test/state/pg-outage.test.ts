@@ -158,9 +158,15 @@ describe("a PostgreSQL store that stops answering", () => {
     expect((await a.fleet!.takeOverLost()).lost).toEqual([]);
 
     // A alone cut off, while B is heard: A is lost once its lease ends.
+    // Waited for rather than slept on: on a loaded machine B's own heartbeat may come late, and a
+    // takeover is only made by a runner heard within the lease.
     cutA.cut();
-    await sleep(1_200);
-    const found = await b.fleet!.takeOverLost();
+    await sleep(600);
+    let found = await b.fleet!.takeOverLost();
+    for (const deadline = Date.now() + 10_000; found.lost.length === 0 && Date.now() < deadline;) {
+      await sleep(100);
+      found = await b.fleet!.takeOverLost();
+    }
     expect(found.lost.map((r) => r.id)).toEqual([a.runnerId]);
     const rows = new pg.Pool({ connectionString: url, max: 1 });
     try {
