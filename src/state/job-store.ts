@@ -89,18 +89,11 @@ export interface JobRecords {
   /** The state and attempts of this job version, if recorded (the journal's check at start). */
   versionHead(key: string, specHash: string): Promise<VersionHead | undefined>;
   /**
-   * Of `jobs`, the versions any service's row shows sent (an attempt counted), as versionKey(key,
-   * spec hash). One query whatever their number.
-   */
-  sentAnywhere(jobs: readonly VersionRef[]): Promise<Set<string>>;
-  /** Of `jobs`, the versions recorded for this service, as versionKey. One query whatever their number. */
-  knownVersions(jobs: readonly VersionRef[]): Promise<Set<string>>;
-  /**
-   * Of `jobs`, in their order, those whose version no service's row shows sent: sentAnywhere's other
-   * side, for a rerun, whose jobs are nearly all sent (only the few come back, not a key per job).
+   * Of `jobs`, in their order, those whose version no service's row shows sent (an attempt counted).
+   * One query whatever their number; a rerun's jobs are nearly all sent, so only its few come back.
    */
   notSentAnywhere<T extends VersionRef>(jobs: readonly T[]): Promise<T[]>;
-  /** Of `jobs`, in their order, those whose version this service has not recorded (knownVersions' other side). */
+  /** Of `jobs`, in their order, those whose version this service has not recorded. One query. */
   notRecorded<T extends VersionRef>(jobs: readonly T[]): Promise<T[]>;
   /**
    * Of `jobs`, the rows recorded for this service, in no particular order. One query whatever their

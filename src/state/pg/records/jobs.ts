@@ -30,12 +30,6 @@ export function jobRecords(s: PgSide): JobRecords {
     versionHead(key: string, specHash: string): Promise<VersionHead | undefined> {
       return s.io(() => jobs.versionHead(s.c, key, specHash));
     },
-    sentAnywhere(list: readonly VersionRef[]): Promise<Set<string>> {
-      return s.io(() => jobs.sentAnywhere(s.c, list));
-    },
-    knownVersions(list: readonly VersionRef[]): Promise<Set<string>> {
-      return s.io(() => jobs.knownVersions(s.c, list));
-    },
     notSentAnywhere<T extends VersionRef>(list: readonly T[]): Promise<T[]> {
       return s.io(() => jobs.notSentAnywhere(s.c, list));
     },

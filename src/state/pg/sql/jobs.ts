@@ -75,28 +75,6 @@ export async function versionHead(
   return row && { id: toNumber(row.id), state: row.state, attempts: row.attempts, file: row.file };
 }
 
-/** Of `jobs`, the versions any service's row shows sent (an attempt counted), as versionKey. */
-export async function sentAnywhere(c: PgContext, jobs: readonly VersionRef[]): Promise<Set<string>> {
-  if (jobs.length === 0) return new Set();
-  const { rows } = await c.pool.query<{ job_key: string; spec_hash: string }>(
-    `SELECT DISTINCT job_key, spec_hash FROM jobs
-       WHERE (job_key, spec_hash) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND attempts > 0`,
-    [jobs.map((job) => job.key), jobs.map((job) => job.specHash)],
-  );
-  return new Set(rows.map((row) => versionKey(row.job_key, row.spec_hash)));
-}
-
-/** Of `jobs`, the versions recorded for this service, as versionKey. */
-export async function knownVersions(c: PgContext, jobs: readonly VersionRef[]): Promise<Set<string>> {
-  if (jobs.length === 0) return new Set();
-  const { rows } = await c.pool.query<{ job_key: string; spec_hash: string }>(
-    `SELECT job_key, spec_hash FROM jobs
-       WHERE service_id = $1 AND (job_key, spec_hash) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
-    [c.serviceId, jobs.map((job) => job.key), jobs.map((job) => job.specHash)],
-  );
-  return new Set(rows.map((row) => versionKey(row.job_key, row.spec_hash)));
-}
-
 /** Of `jobs`, those whose version no service's row shows sent. */
 export async function notSentAnywhere<T extends VersionRef>(c: PgContext, jobs: readonly T[]): Promise<T[]> {
   if (jobs.length === 0) return [];

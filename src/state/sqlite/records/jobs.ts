@@ -29,12 +29,6 @@ export function jobRecords(c: SqlContext): JobRecords {
     async versionHead(key: string, specHash: string): Promise<VersionHead | undefined> {
       return jobs.versionHead(c, key, specHash);
     },
-    async sentAnywhere(list: readonly VersionRef[]): Promise<Set<string>> {
-      return jobs.sentAnywhere(c, list);
-    },
-    async knownVersions(list: readonly VersionRef[]): Promise<Set<string>> {
-      return jobs.knownVersions(c, list);
-    },
     async notSentAnywhere<T extends VersionRef>(list: readonly T[]): Promise<T[]> {
       return jobs.notSentAnywhere(c, list);
     },

@@ -86,35 +86,6 @@ export function manifestsWithWork(c: SqlContext, names: readonly string[]): stri
   return rows.map((row) => row.manifest).filter((name) => wanted.has(name));
 }
 
-/** Of `jobs`, the versions any service's row shows sent (an attempt counted), as versionKey. */
-export function sentAnywhere(
-  c: SqlContext,
-  jobs: readonly { readonly key: string; readonly specHash: string }[],
-): Set<string> {
-  const rows = sql(
-    c,
-    `SELECT DISTINCT j.job_key, j.spec_hash FROM json_each(?) AS w
-       CROSS JOIN jobs j ON j.service_id IN (SELECT id FROM services) AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1
-       WHERE j.attempts > 0`,
-    true,
-  ).all(versionsJson(jobs)) as [string, string][];
-  return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
-}
-
-/** Of `jobs`, the versions recorded for this service, as versionKey: the index alone, no row read. */
-export function knownVersions(
-  c: SqlContext,
-  jobs: readonly { readonly key: string; readonly specHash: string }[],
-): Set<string> {
-  const rows = sql(
-    c,
-    `SELECT j.job_key, j.spec_hash FROM json_each(?) AS w
-       CROSS JOIN jobs j ON j.service_id = ? AND j.job_key = w.value ->> 0 AND j.spec_hash = w.value ->> 1`,
-    true,
-  ).all(versionsJson(jobs), c.serviceId) as [string, string][];
-  return new Set(rows.map(([key, hash]) => versionKey(key, hash)));
-}
-
 /** Of `jobs`, those whose version no service's row shows sent; the list the outer loop, as above. */
 export function notSentAnywhere<T extends VersionRef>(c: SqlContext, jobs: readonly T[]): T[] {
   const rows = sql(
@@ -142,7 +113,7 @@ export function jobsOfVersions(
   c: SqlContext,
   jobs: readonly { readonly key: string; readonly specHash: string }[],
 ): JobRow[] {
-  // The list is the outer loop (CROSS JOIN), as in knownVersions: each of its versions one probe.
+  // The list is the outer loop (CROSS JOIN): each of its versions one probe.
   return (
     jobRows(
       c,
