@@ -159,6 +159,8 @@ async function writeChild(dist, state, out) {
   const streamed = storedFolderRows && (await load("report/report-rows.js"));
   const { writeResults } = await load("report/results.js");
   const { writeHtmlReport: writePage } = await load("report/html-report.js");
+  // A build that writes both files in two passes, the ids the reports mark taken on the first.
+  const { writeFolderReports } = await load("report/folder-reports.js").catch(() => ({}));
   // The heap as the CLI sets it (cli/heap.ts), where the build has the setting.
   (await load("cli/heap.js").catch(() => ({}))).tuneHeapForBatches?.();
   const store = Store.open(state, { baseUrl: SANDBOX });
@@ -178,9 +180,21 @@ async function writeChild(dist, state, out) {
         for (const [key, specHash] of wanted) yield { key, specHash };
       });
       const thisRun = new Set();
+      const manifests = new Set([...wanted.keys()].map((key) => key.split("/")[0]));
+      if (writeFolderReports) {
+        const tallied = streamed.onFirstPass(listed, (row) => thisRun.add(row.id));
+        folder = await storedFolderRows(store, out, tallied, thisRun, manifests);
+        const t1 = performance.now();
+        await writeFolderReports(out, folder.rows, {
+          thisRun,
+          decisions,
+          run: () => ({ outcome: "completed", service: "sandbox", startedAt: new Date(T0) }),
+        });
+        // One pass writes results.jsonl and counts, the other writes the page: not told apart.
+        return report(t0, t1, t1, performance.now(), cpu0);
+      }
       for await (const row of listed) thisRun.add(row.id);
       count = thisRun.size;
-      const manifests = new Set([...wanted.keys()].map((key) => key.split("/")[0]));
       folder = await storedFolderRows(store, out, listed, thisRun, manifests);
     } else {
       const rows = [...(await store.jobsByVersion()).values()];
@@ -196,21 +210,25 @@ async function writeChild(dist, state, out) {
       thisRun: folder.thisRun,
       decisions,
     });
-    const t3 = performance.now();
-    const cpu = process.cpuUsage(cpu0);
-    console.log(
-      JSON.stringify({
-        read: t1 - t0,
-        results: t2 - t1,
-        html: t3 - t2,
-        total: t3 - t0,
-        cpu: (cpu.user + cpu.system) / 1000,
-        rss: process.resourceUsage().maxRSS * 1024,
-      }),
-    );
+    report(t0, t1, t2, performance.now(), cpu0);
   } finally {
     await store.close();
   }
+}
+
+/** Prints a write's figures as one JSON line. */
+function report(t0, t1, t2, t3, cpu0) {
+  const cpu = process.cpuUsage(cpu0);
+  console.log(
+    JSON.stringify({
+      read: t1 - t0,
+      results: t2 - t1,
+      html: t3 - t2,
+      total: t3 - t0,
+      cpu: (cpu.user + cpu.system) / 1000,
+      rss: process.resourceUsage().maxRSS * 1024,
+    }),
+  );
 }
 
 /** Runs writeChild in its own process; resolves to its figures. */

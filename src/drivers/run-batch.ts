@@ -6,11 +6,11 @@ import { silentProgress } from "../engine/progress.js";
 import { OutputDiskError } from "../errors/output.js";
 import type { Job } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
-import { type ReportRun, writeHtmlReport } from "../report/html-report.js";
+import type { ReportRun } from "../report/html-report.js";
+import { writeFolderReports } from "../report/folder-reports.js";
 import { storedFolderRows } from "../report/folder-rows.js";
-import { type ReportRows, storedRows } from "../report/report-rows.js";
+import { onFirstPass, type ReportRows, storedRows } from "../report/report-rows.js";
 import { statusOf } from "../output/job-record.js";
-import { writeResults } from "../report/results.js";
 import { writeDecisionRecords } from "../review/decision-records.js";
 import { type DecisionRow, decisionsByVersion, type JobRow, versionKey } from "../state/job-store.js";
 import { LeaseLostError, StoreUnreachableError } from "../errors/state.js";
@@ -75,27 +75,30 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   }
   await options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
   if (options.store.writeFailure) throw options.store.writeFailure;
-  // The rows are read from the store a batch at a time at each pass (the reports read them twice,
-  // the summary once), never all held at once: at 100,000 jobs they were most of the run's memory.
+  // The rows are read from the store a batch at a time at each pass, never all held at once (at
+  // 100,000 jobs they were most of the run's memory), and twice: the summary's tally rides on the
+  // reports' first pass when they list the run's rows alone; with --only it reads the selection first.
   const workedRows = storedRows(options.store, () => engine.wantedVersions());
+  let end = new RunEnd();
   const listedRows =
     leftOut.length === 0
-      ? workedRows
+      ? onFirstPass(workedRows, (row) => end.add(row), end.finish)
       : storedRows(options.store, () =>
           options.listedJobs!.map((job) => ({ key: job.key, specHash: job.specHash })),
         );
+  if (leftOut.length > 0) end = await tallyRows(workedRows);
   const decisions = decisionsByVersion(await options.store.latestDecisions());
-  const end = await tallyRows(workedRows);
   const capped = options.budget?.stopped !== undefined;
-  const outcome = engine.fatal
-    ? "fatal"
-    : engine.stopped
-      ? "interrupted"
-      : capped
-        ? "capped"
-        : end.unfinished
-          ? "incomplete"
-          : "completed";
+  const outcomeOf = (): RunSummary["outcome"] =>
+    engine.fatal
+      ? "fatal"
+      : engine.stopped
+        ? "interrupted"
+        : capped
+          ? "capped"
+          : end.unfinished
+            ? "incomplete"
+            : "completed";
   const fatal = engine.fatal;
   const maxAttempts = options.maxAttempts ?? DEFAULTS.maxAttempts;
   // The reports list the folder's other manifests too: what this run worked on is marked.
@@ -106,13 +109,16 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     end.thisRun,
     listed.map((job) => job.manifest),
   );
-  await writeReports(engine, options.outDir, folder, decisions, {
-    outcome,
+  await writeReports(engine, options.outDir, folder, decisions, () => ({
+    outcome: outcomeOf(),
     maxAttempts,
     ...(fatal ? { fatal: { code: fatal.code, message: fatal.message } } : {}),
     ...(options.service !== undefined ? { service: options.service } : {}),
     startedAt,
-  });
+  }));
+  // The reports stopped short (the disk that stopped the run): the summary reads the rows itself.
+  if (!end.complete) end = await tallyRows(workedRows);
+  const outcome = outcomeOf();
   return {
     outcome,
     counts: end.counts,
@@ -152,28 +158,34 @@ function keyIn(jobs: readonly Job[]): (row: JobRow) => boolean {
 }
 
 /** What one pass over the run's rows finds: all the summary holds of them, and the ids the reports mark. */
-async function tallyRows(rows: ReportRows): Promise<{
-  counts: Record<string, number>;
-  videos: Map<string, number>;
-  notDone: JobRow[];
-  unfinished: boolean;
-  thisRun: Set<number>;
-}> {
-  const end = {
-    counts: {} as Record<string, number>,
-    videos: new Map<string, number>(),
-    notDone: [] as JobRow[],
-    unfinished: false,
-    thisRun: new Set<number>(),
-  };
-  for await (const row of rows) {
-    end.thisRun.add(row.id);
+class RunEnd {
+  readonly counts: Record<string, number> = {};
+  readonly videos = new Map<string, number>();
+  readonly notDone: JobRow[] = [];
+  unfinished = false;
+  readonly thisRun = new Set<number>();
+  /** Whether every row was added. */
+  complete = false;
+
+  add(row: JobRow): void {
+    this.thisRun.add(row.id);
     const status = statusOf(row);
-    end.counts[status] = (end.counts[status] ?? 0) + 1;
-    if (row.file !== null) end.videos.set(row.manifest, (end.videos.get(row.manifest) ?? 0) + 1);
-    if (!(row.state === "Success" && row.file !== null)) end.notDone.push(row);
-    if (!FINAL_JOB_STATES.has(row.state)) end.unfinished = true;
+    this.counts[status] = (this.counts[status] ?? 0) + 1;
+    if (row.file !== null) this.videos.set(row.manifest, (this.videos.get(row.manifest) ?? 0) + 1);
+    if (!(row.state === "Success" && row.file !== null)) this.notDone.push(row);
+    if (!FINAL_JOB_STATES.has(row.state)) this.unfinished = true;
   }
+
+  readonly finish = (): void => {
+    this.complete = true;
+  };
+}
+
+/** The run's end, from a pass of its own over the run's rows. */
+async function tallyRows(rows: ReportRows): Promise<RunEnd> {
+  const end = new RunEnd();
+  for await (const row of rows) end.add(row);
+  end.finish();
   return end;
 }
 
@@ -186,17 +198,19 @@ async function writeReports(
   outDir: string,
   listed: { readonly rows: ReportRows; readonly thisRun: ReadonlySet<number> },
   decisions: ReadonlyMap<string, DecisionRow>,
-  run: ReportRun,
+  run: () => ReportRun,
 ): Promise<void> {
   try {
-    await writeResults(outDir, listed.rows, listed.thisRun, decisions);
-    await writeHtmlReport(outDir, listed.rows, { run, thisRun: listed.thisRun, decisions });
     // Only the rows of decided versions have a record to bring in line: those alone are held.
     const decided: JobRow[] = [];
-    if (decisions.size > 0) {
-      for await (const row of listed.rows)
-        if (decisions.has(versionKey(row.job_key, row.spec_hash))) decided.push(row);
-    }
+    await writeFolderReports(outDir, listed.rows, {
+      thisRun: listed.thisRun,
+      decisions,
+      run,
+      each: (row) => {
+        if (decisions.size > 0 && decisions.has(versionKey(row.job_key, row.spec_hash))) decided.push(row);
+      },
+    });
     writeDecisionRecords(outDir, decided, decisions);
   } catch (error) {
     // The disk that stopped the run refuses these too: the rerun writes them.

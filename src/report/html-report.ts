@@ -644,8 +644,9 @@ class EmbeddedData {
 /**
  * What the markup says of the rows, counted in one pass before their data is written: the totals,
  * and of the run's own rows (the banner's), their totals and those that failed (its next steps).
+ * A row's id must be in `thisRun` (when it is the run's) by the time the row is added.
  */
-class PageFacts {
+export class PageFacts {
   readonly all = new SummaryTally();
   readonly own = new SummaryTally();
   readonly ownFailed: JobRow[] = [];
@@ -718,13 +719,20 @@ function* pagePieces(rows: readonly JobRow[], options: HtmlReportOptions): Gener
 }
 
 /**
- * The page in pieces: the markup first (made from a first pass over the rows, which counts them),
- * then the jobs' data a piece at a time from a second pass, so that a folder of 100,000 jobs is
- * never one string in memory, nor (read from the store) 100,000 rows.
+ * The page in pieces: the markup first (made from the rows' counts: `counted`, or a first pass over
+ * the rows), then the jobs' data a piece at a time from a second pass, so that a folder of 100,000
+ * jobs is never one string in memory, nor (read from the store) 100,000 rows.
  */
-async function* htmlReportPieces(rows: ReportRows, options: HtmlReportOptions): AsyncGenerator<string> {
-  const facts = new PageFacts(options.thisRun);
-  for await (const row of rows) facts.add(row);
+async function* htmlReportPieces(
+  rows: ReportRows,
+  options: HtmlReportOptions,
+  counted: PageFacts | undefined,
+): AsyncGenerator<string> {
+  let facts = counted;
+  if (facts === undefined) {
+    facts = new PageFacts(options.thisRun);
+    for await (const row of rows) facts.add(row);
+  }
   yield pageHead(facts, options);
   const data = new EmbeddedData(options);
   for await (const row of rows) {
@@ -735,11 +743,16 @@ async function* htmlReportPieces(rows: ReportRows, options: HtmlReportOptions): 
   yield PAGE_TAIL;
 }
 
-/** Writes `OUT/index.html` whole or not at all, so a page open in a browser is never half-written. */
+/**
+ * Writes `OUT/index.html` whole or not at all, so a page open in a browser is never half-written.
+ * `counted`: the rows' facts, counted by a pass that read them already (folder-reports.ts), so that
+ * they are read once here. @defaultValue counted here, in a pass of its own
+ */
 export async function writeHtmlReport(
   outDir: string,
   rows: ReportRows,
   options: HtmlReportOptions = {},
+  counted?: PageFacts,
 ): Promise<void> {
-  await writeFileAtomic(join(outDir, REPORT_NAME), htmlReportPieces(rows, { outDir, ...options }));
+  await writeFileAtomic(join(outDir, REPORT_NAME), htmlReportPieces(rows, { outDir, ...options }, counted));
 }

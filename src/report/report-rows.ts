@@ -1,7 +1,8 @@
 // The rows a report lists, as the writers read them: an array (a watch's few), or rows read from the
 // store a batch at a time on each pass (a run's end: 100,000 rows held at once were most of its peak
 // memory). The page reads them twice (its counts come before its data), so a source must give them
-// again each time it is iterated.
+// again each time it is iterated. Each pass costs a query per batch and the work of every row: a
+// run's end makes two (folder-reports.ts), what else it needs of the rows riding on the first.
 import { type JobRow, type JobStore, type VersionRef, versionKey } from "../state/job-store.js";
 
 export type ReportRows = Iterable<JobRow> | AsyncIterable<JobRow>;
@@ -46,6 +47,31 @@ export function chainRows(
     async *[Symbol.asyncIterator]() {
       for await (const row of rows) yield map(row);
       for (const row of await more()) yield map(row);
+    },
+  };
+}
+
+/**
+ * `rows`, each given to `each` on the first pass only (before it goes on), and `end` called once that
+ * pass has gone through them all: what needs every row once rides on a pass that reads them anyway.
+ */
+export function onFirstPass(
+  rows: ReportRows,
+  each: (row: JobRow) => void,
+  end: () => void = () => {},
+): AsyncIterable<JobRow> {
+  let passes = 0;
+  return {
+    async *[Symbol.asyncIterator]() {
+      if (passes++ > 0) {
+        yield* rows;
+        return;
+      }
+      for await (const row of rows) {
+        each(row);
+        yield row;
+      }
+      end();
     },
   };
 }
