@@ -25,7 +25,7 @@ import { fileURLToPath } from "node:url";
 import { tuneHeapForBatches } from "../dist/cli/heap.js";
 import { makeClient } from "../dist/client/index.js";
 import { downloadVideo } from "../dist/output/download.js";
-import { makeCachedHasher } from "../dist/engine/hash-file.js";
+import { makeCachedHasher } from "../dist/engine/cached-file-hash.js";
 import { runBatch } from "../dist/drivers/run-batch.js";
 import { loadManifests } from "../dist/manifest/index.js";
 import { startSandbox } from "../dist/sandbox/index.js";
@@ -325,7 +325,7 @@ async function hashing() {
       for (let m = 0; m < 256; m++) writeSync(fd, block);
       closeSync(fd);
       // Files made an hour ago: reel does not cache the hash of a file written moments before
-      // (src/engine/hash-file.ts, RACY_MS).
+      // (src/engine/cached-file-hash.ts, RACY_MS).
       const hourAgo = new Date(Date.now() - 3_600_000);
       utimesSync(path, hourAgo, hourAgo);
       files.push(path);

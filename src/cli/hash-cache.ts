@@ -7,7 +7,7 @@
 // which registers no runner and never waits on a migration (the run's own store brings the schema
 // up, and rides out a store that goes away meanwhile). A cache that cannot be read (no state file yet, another program's file,
 // an older schema, a database that does not answer) only means the files are hashed again.
-import { type CachedHasher, type HashCache, makeCachedHasher } from "../engine/hash-file.js";
+import { type CachedHasher, type HashCache, makeCachedHasher } from "../engine/cached-file-hash.js";
 import { openJobStore } from "../state/open-job-store.js";
 import type { FileStamp, JobStore } from "../state/job-store.js";
 

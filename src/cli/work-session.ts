@@ -1,13 +1,13 @@
 // What `run` and `watch` both set up before working, and take down after: a log file under the state
 // folder (with the key scrubbed), the service (or the in-process sandbox), and the state file.
 import { dirname, join, resolve } from "node:path";
-import { type CachedHasher, makeCachedHasher } from "../engine/hash-file.js";
+import { type CachedHasher, makeCachedHasher } from "../engine/cached-file-hash.js";
 import type { ClientOptions } from "../client/index.js";
 import { type EngineOptions } from "../engine/engine.js";
 import type { ProgressSink } from "../engine/progress.js";
 import { makeHumanProgress, makeJsonProgress, teeProgress } from "../display/index.js";
 import { coordinationOf, outageNote } from "../fleet/index.js";
-import { sentElsewhereProblem } from "../engine/sent-elsewhere.js";
+import { sentElsewhereProblem } from "../engine/service-alias-check.js";
 import { type Logger, makeLogger } from "../log/logger.js";
 import { logFileName } from "../log/log-files.js";
 import { EventStream } from "../events/stream.js";
@@ -87,7 +87,7 @@ const RETRY_NOTE_MS = 15_000;
 
 /**
  * Why `jobs` must not be sent now, or undefined: their records in OUT show them sent with a state
- * file this one is not; or some were already sent to another base URL (see sent-elsewhere.ts),
+ * file this one is not; or some were already sent to another base URL (see service-alias-check.ts),
  * unless --new-service says to make them again (the sandbox is free: its work never counts there).
  */
 export function refusalOf(

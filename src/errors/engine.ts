@@ -32,7 +32,7 @@ export class PrivateSourceError extends ReelError {
   }
 }
 
-/** Jobs already sent to another base URL of the service (engine/sent-elsewhere.ts). */
+/** Jobs already sent to another base URL of the service (engine/service-alias-check.ts). */
 export class SentElsewhereError extends ReelError {
   constructor(message: string) {
     super("E_OTHER_SERVICE", message);

@@ -6,7 +6,7 @@
 // registers the writer (the state file's transaction under its lock; on PostgreSQL a transaction
 // serialised by an advisory lock), so that two runners starting at the same instant cannot both win.
 // A store whose other addresses rest (their runners stopped, their jobs done) is free to move: the
-// jobs already sent there are then guarded one by one (engine/sent-elsewhere.ts).
+// jobs already sent there are then guarded one by one (engine/service-alias-check.ts).
 // The refusal is AddressInUseError (src/errors/state.ts).
 
 /**

@@ -30,7 +30,7 @@ describe("the hash cache on a PostgreSQL store", () => {
     const s = await sandbox();
     const dir = await tempDir();
     await writeTree(dir, { "promo.yaml": MANIFEST, "face.png": { fixture: "tiny.png" } });
-    // Edited long ago: a file changed just now is hashed again on purpose (hash-file.ts RACY_MS).
+    // Edited long ago: a file changed just now is hashed again on purpose (cached-file-hash.ts RACY_MS).
     const past = new Date(Date.now() - 3_600_000);
     await utimes(join(dir, "face.png"), past, past);
     const env = { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey, REEL_STORE: url };

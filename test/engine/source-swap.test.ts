@@ -13,7 +13,7 @@ import PQueue from "p-queue";
 import { makeClient } from "../../src/client/index.js";
 import { makeAssetResolver } from "../../src/engine/assets.js";
 import { runBatch } from "../../src/drivers/run-batch.js";
-import { makeCachedHasher } from "../../src/engine/hash-file.js";
+import { makeCachedHasher } from "../../src/engine/cached-file-hash.js";
 import { loadManifests } from "../../src/manifest/index.js";
 import { StateStore } from "../../src/state/sqlite/store.js";
 import { REPO, writeTree } from "../helpers/cli.js";
