@@ -12,7 +12,7 @@ export default tseslint.config(
       ".reel/",
       "test-artifacts/",
       "coverage/",
-      "src/manifest/validator.generated.ts",
+      "src/manifest/validate/validator.generated.ts",
     ],
   },
   js.configs.recommended,

@@ -21,7 +21,7 @@ import {
 } from "../export-rules.js";
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { makeJobFilter } from "../manifest/job-filter.js";
-import { takeOf } from "../manifest/takes.js";
+import { takeOf } from "../manifest/expand/takes.js";
 import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";

@@ -1,5 +1,5 @@
 // `--max-videos N` of the commands that read manifests: the most videos a manifest, and the
-// manifests of one run together, may make (src/manifest/video-count.ts). The flag, then
+// manifests of one run together, may make (src/manifest/expand/video-count.ts). The flag, then
 // REEL_MAX_VIDEOS, then the project's maxVideos, then the default.
 import { join } from "node:path";
 import { DEFAULTS } from "../defaults.js";

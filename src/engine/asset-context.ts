@@ -6,7 +6,7 @@ import type PQueue from "p-queue";
 import type { Budget } from "../budget/index.js";
 import type { ServiceClient } from "../client/index.js";
 import type { IntentCoordination } from "../fleet/index.js";
-import type { FileStamp } from "../manifest/media-file.js";
+import type { FileStamp } from "../manifest/validate/media-file.js";
 import type { Id } from "../service-contract/api-types.js";
 import type { JobStore } from "../state/job-store.js";
 import type { ProgressSink } from "./progress.js";

@@ -1,7 +1,7 @@
 // Content hashes of local files, streamed (never read whole) and cached by (path, size, mtime, ctime,
 // inode) in the state file, so a rerun over unchanged files reads none of them.
 import { sha256OfOpened } from "../sha256.js";
-import type { OpenedFile } from "../manifest/media-file.js";
+import type { OpenedFile } from "../manifest/validate/media-file.js";
 import type { JobStore } from "../state/job-store.js";
 import { type ProgressSink, silentProgress } from "./progress.js";
 

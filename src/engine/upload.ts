@@ -6,7 +6,7 @@ import type { FileHandle } from "node:fs/promises";
 import { basename } from "node:path";
 import { classify } from "../client/index.js";
 import { READ_CHUNK } from "../sha256.js";
-import { isLinkRefusal, openNoFollow, sameFile, stampOf } from "../manifest/media-file.js";
+import { isLinkRefusal, openNoFollow, sameFile, stampOf } from "../manifest/validate/media-file.js";
 import type { Id } from "../service-contract/api-types.js";
 import type { AssetContext, CheckedFile } from "./asset-context.js";
 import { SourceChangedError } from "../errors/engine.js";

@@ -2,7 +2,7 @@
 // exported video, and every name checked before anything is written (export-rules.ts says which).
 import { UsageError } from "../errors/usage.js";
 import { NAME_PLACEHOLDER } from "../export-rules.js";
-import { takeOf } from "../manifest/takes.js";
+import { takeOf } from "../manifest/expand/takes.js";
 import type { ExportItem } from "./choose.js";
 import { readStoredSpec } from "../stored-spec.js";
 

@@ -2,7 +2,7 @@
 // spreadsheet's key column, a matrix's values). delivery.jsonl keeps every value exact;
 // delivery.csv is for spreadsheet programs, so a cell one would run as a formula is kept text.
 import type { SheetFormat } from "../export-rules.js";
-import { takeOf } from "../manifest/takes.js";
+import { takeOf } from "../manifest/expand/takes.js";
 import { decisionFieldsOf } from "../output/decision-fields.js";
 import type { ExportItem, VariableValue } from "./choose.js";
 import { readStoredSpec } from "../stored-spec.js";

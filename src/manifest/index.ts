@@ -1,10 +1,10 @@
 // The manifest part of reel: load (parse -> validate -> normalize) and plan. Everything other
 // parts use is exported here.
-export { FileChecker, hashFileStreaming } from "./check-files.js";
+export { FileChecker, hashFileStreaming } from "./validate/check-files.js";
 export { type FormatOptions, formatProblems, mergeFindings, problemLocation } from "./format-problems.js";
 export { globToRegExp, makeJobFilter, onlyHint } from "./job-filter.js";
 export { checkAllowRead, DEFAULT_MAX_FILE_BYTES, loadManifests } from "./load.js";
-export { isManifestFile, nameFromFileName, PROJECT_FILE_NAME } from "./manifest-file.js";
+export { isManifestFile, nameFromFileName, PROJECT_FILE_NAME } from "./parse/manifest-file.js";
 export {
   type EarlierVersion,
   type ExplainView,
@@ -15,7 +15,7 @@ export {
   type PlanSpeech,
   type PlanStateView,
   type PlanUpload,
-} from "./plan.js";
+} from "./plan/plan.js";
 export {
   PROBLEM_CODES,
   type Problem,
@@ -24,7 +24,7 @@ export {
   WARNING_CODES,
   type WarningCode,
 } from "./problem.js";
-export { toGenerationRequest } from "./request.js";
+export { toGenerationRequest } from "./plan/request.js";
 export {
   diffSpecs,
   type Explained,
@@ -33,7 +33,7 @@ export {
   type Reason,
   type ReasonCode,
   summarizeReasons,
-} from "./explain.js";
+} from "./plan/explain.js";
 export {
   buildManifestSchema,
   type ChunkInput,
@@ -41,8 +41,8 @@ export {
   type ManifestInput,
   manifestSchemaText,
   type VideoInput,
-} from "./schema.js";
-export { canonicalJson, computeSpecHash, refIdentity } from "./spec-hash.js";
+} from "./validate/schema.js";
+export { canonicalJson, computeSpecHash, refIdentity } from "./plan/spec-hash.js";
 export type {
   AssetRef,
   Job,

@@ -3,13 +3,13 @@
 // found so far, and `place`, which says a problem where the user wrote it. Each part (resolve-refs.ts,
 // file-checks.ts) is a function of this context and holds no state of its own.
 import { shownPath } from "../user-path.js";
-import { locate, type PathSegment, type Position } from "./locate.js";
-import type { Expansion } from "./matrix.js";
-import { ExpansionProblems, templatePath } from "./matrix-places.js";
-import { valueAt } from "./messages.js";
-import type { ParsedYaml } from "./parse-yaml.js";
+import { locate, type PathSegment, type Position } from "./parse/locate.js";
+import type { Expansion } from "./expand/matrix.js";
+import { ExpansionProblems, templatePath } from "./expand/matrix-places.js";
+import { valueAt } from "./validate/messages.js";
+import type { ParsedYaml } from "./parse/parse-yaml.js";
 import type { Problem, Warning } from "./problem.js";
-import { cellOf } from "./rows-of-videos.js";
+import { cellOf } from "./expand/rows-of-videos.js";
 import type { NormalizedManifest } from "./types.js";
 
 export interface FileOutcome {

@@ -3,23 +3,23 @@
 // The parts share a context (load-context.ts); every problem of the file is found in one run.
 import path from "node:path";
 import { shownPath } from "../user-path.js";
-import type { FileChecker } from "./check-files.js";
-import { inheritChunks } from "./default-chunks.js";
-import { checkIds, checkSeeds, manifestName } from "./file-checks.js";
+import type { FileChecker } from "./validate/check-files.js";
+import { inheritChunks } from "./expand/default-chunks.js";
+import { checkIds, checkSeeds, manifestName } from "./validate/file-checks.js";
 import { type FileContext, type FileOutcome, makeFileContext } from "./load-context.js";
-import type { Position } from "./locate.js";
-import { expandMatrices, templatePath } from "./matrix-places.js";
-import { valueAt } from "./messages.js";
-import { normalizeManifest } from "./normalize.js";
-import { overVideoLimit, type VideoTally } from "./over-limit.js";
-import { type ParsedYaml, parseYaml } from "./parse-yaml.js";
+import type { Position } from "./parse/locate.js";
+import { expandMatrices, templatePath } from "./expand/matrix-places.js";
+import { valueAt } from "./validate/messages.js";
+import { normalizeManifest } from "./plan/normalize.js";
+import { overVideoLimit, type VideoTally } from "./expand/over-limit.js";
+import { type ParsedYaml, parseYaml } from "./parse/parse-yaml.js";
 import type { Problem, Warning } from "./problem.js";
-import { readManifestText } from "./read-manifest.js";
-import { resolveRefs } from "./resolve-refs.js";
-import { readRowsOfVideos, rowOrigins } from "./rows-of-videos.js";
-import { checkTexts, notTextMessage } from "./text-checks.js";
+import { readManifestText } from "./parse/read-manifest.js";
+import { resolveRefs } from "./validate/resolve-refs.js";
+import { readRowsOfVideos, rowOrigins } from "./expand/rows-of-videos.js";
+import { checkTexts, notTextMessage } from "./validate/text-checks.js";
 import type { LoadOptions } from "./types.js";
-import { validateManifestValue } from "./validate.js";
+import { validateManifestValue } from "./validate/validate.js";
 
 export async function loadFile(
   abs: string,

@@ -4,19 +4,19 @@
 // manifest, the others still load.
 import path from "node:path";
 import { shownPath } from "../user-path.js";
-import { FileChecker, hashFileStreaming } from "./check-files.js";
+import { FileChecker, hashFileStreaming } from "./validate/check-files.js";
 import { rememberSource } from "./format-problems.js";
 import type { FileOutcome } from "./load-context.js";
 import { loadFile } from "./load-file.js";
-import { expandPaths, isFolder } from "./manifest-paths.js";
-import type { VideoTally } from "./over-limit.js";
+import { expandPaths, isFolder } from "./parse/manifest-paths.js";
+import type { VideoTally } from "./expand/over-limit.js";
 import { compareProblems, PROBLEM_CODES, type Problem, type Warning } from "./problem.js";
 import type { LoadOptions, LoadResult, NormalizedManifest } from "./types.js";
-import { runOverLimit } from "./video-count.js";
+import { runOverLimit } from "./expand/video-count.js";
 import { DEFAULTS } from "../defaults.js";
 
-export { checkAllowRead } from "./manifest-paths.js";
-export { DEFAULT_MAX_FILE_BYTES } from "./read-manifest.js";
+export { checkAllowRead } from "./parse/manifest-paths.js";
+export { DEFAULT_MAX_FILE_BYTES } from "./parse/read-manifest.js";
 
 /**
  * Loads manifests from files and folders (folders: every `*.yaml` / `*.yml` below, sorted, hidden

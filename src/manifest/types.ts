@@ -2,7 +2,7 @@
 // The "as written" side is inferred from the schema (schema.ts: ManifestInput).
 import type { AspectRatio, Id, Model, Resolution } from "../service-contract/api-types.js";
 import type { MediaFormat } from "../service-contract/media-format.js";
-import type { FileStamp, OpenedFile } from "./media-file.js";
+import type { FileStamp, OpenedFile } from "./validate/media-file.js";
 import type { Problem, Warning } from "./problem.js";
 
 /** An asset the request refers to: a local file (by content), a remote file, or one already uploaded. */

@@ -9,7 +9,7 @@ import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { type FailKind, type JobStore, type RestoredJob } from "../state/job-store.js";
 import { type JournaledJob, type JournalScope, journalPath, readJournal } from "./journal.js";
-import { SAFE_NAME_PATTERN } from "../manifest/schema.js";
+import { SAFE_NAME_PATTERN } from "../manifest/validate/schema.js";
 import { isOwnVideoFile, recordFile } from "./layout.js";
 import { entries, type RecordedJob, readRecord, readRecords, TASK_STATUSES } from "./records.js";
 import { agree, plural } from "../plural.js";

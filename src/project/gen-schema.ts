@@ -1,4 +1,4 @@
-// `npm run gen:schema` (with manifest/gen-schema.ts): writes schemas/project.schema.json from the
+// `npm run gen:schema` (with manifest/validate/gen-schema.ts): writes schemas/project.schema.json from the
 // project file's field table. A test compares the committed file with what this makes now.
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";

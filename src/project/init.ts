@@ -14,7 +14,7 @@ import {
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../errors/usage.js";
-import { isManifestFile } from "../manifest/manifest-file.js";
+import { isManifestFile } from "../manifest/parse/manifest-file.js";
 import { PROJECT_DEFAULTS, PROJECT_FILE_NAME } from "./project-file.js";
 
 /** reel's own files, found from this module (dist/project/init.js or src/project/init.ts). */

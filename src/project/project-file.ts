@@ -35,7 +35,7 @@ export interface Project {
   readonly statePath: string;
   readonly outDir: string;
   readonly concurrency?: number;
-  /** The most videos a manifest, and a run's manifests, may make (src/manifest/video-count.ts). */
+  /** The most videos a manifest, and a run's manifests, may make (src/manifest/expand/video-count.ts). */
   readonly maxVideos?: number;
   readonly baseUrl?: string;
   /** A shared store's postgres:// URL (no secret: see state/pg/store-url.ts). */

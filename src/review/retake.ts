@@ -7,8 +7,8 @@
 // number is taken if one would not). The store queues it (ReviewRecords.queueRetake) as an unsent job;
 // a run or watch of its manifest takes it among the manifest's jobs (withRetakes) as long as its
 // video's request is the one it was made from, and claims it as any job: paid once.
-import { computeSpecHash } from "../manifest/spec-hash.js";
-import { isTakeOf, seedOfTake, takeId, takeOf, takeSeed } from "../manifest/takes.js";
+import { computeSpecHash } from "../manifest/plan/spec-hash.js";
+import { isTakeOf, seedOfTake, takeId, takeOf, takeSeed } from "../manifest/expand/takes.js";
 import type { Job, JobSpec, NormalizedManifest } from "../manifest/types.js";
 import { readStoredSpec } from "../stored-spec.js";
 import {

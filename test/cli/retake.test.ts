@@ -9,7 +9,7 @@ import { PassThrough } from "node:stream";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
-import { takeSeed } from "../../src/manifest/takes.js";
+import { takeSeed } from "../../src/manifest/expand/takes.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { runCli, until, useReelProcesses, writeTree } from "../helpers/cli.js";
 import { readResults } from "../helpers/results.js";

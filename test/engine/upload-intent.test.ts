@@ -8,7 +8,7 @@ import PQueue from "p-queue";
 import { expect, it } from "vitest";
 import { makeClient } from "../../src/client/index.js";
 import { makeAssetResolver } from "../../src/engine/assets.js";
-import { stampOf } from "../../src/manifest/media-file.js";
+import { stampOf } from "../../src/manifest/validate/media-file.js";
 import { StateStore } from "../../src/state/sqlite/store.js";
 import { REPO } from "../helpers/cli.js";
 import { useSandboxes } from "../helpers/sandboxes.js";

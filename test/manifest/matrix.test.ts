@@ -3,7 +3,7 @@
 // combination, once; takes make N jobs with stable ids and seeds. Real files in a temp folder.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadManifests } from "../../src/manifest/index.js";
-import { MATRIX_MAX_VIDEOS } from "../../src/manifest/matrix.js";
+import { MATRIX_MAX_VIDEOS } from "../../src/manifest/expand/matrix.js";
 import { makeWorkspace, type Workspace } from "./helpers.js";
 
 let ws: Workspace;

@@ -5,8 +5,8 @@ import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { locate } from "../../src/manifest/locate.js";
-import { parseThorough, parseYaml } from "../../src/manifest/parse-yaml.js";
+import { locate } from "../../src/manifest/parse/locate.js";
+import { parseThorough, parseYaml } from "../../src/manifest/parse/parse-yaml.js";
 import { REPO } from "./helpers.js";
 
 function both(text: string) {

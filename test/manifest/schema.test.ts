@@ -10,7 +10,7 @@ import {
   type Model,
   type RESOLUTIONS,
 } from "../../src/service-contract/api-types.js";
-import { validatorSource } from "../../src/manifest/validator-source.js";
+import { validatorSource } from "../../src/manifest/validate/validator-source.js";
 import { MODEL_RULES } from "../../src/service-contract/model-rules.js";
 import { REPO } from "./helpers.js";
 
@@ -21,7 +21,10 @@ describe("manifest JSON Schema", () => {
   });
 
   it("the committed validator is the one generated from the schema (run `npm run gen:schema`)", async () => {
-    const committed = await readFile(path.join(REPO, "src", "manifest", "validator.generated.ts"), "utf8");
+    const committed = await readFile(
+      path.join(REPO, "src", "manifest", "validate", "validator.generated.ts"),
+      "utf8",
+    );
     expect(committed).toBe(validatorSource());
   });
 

@@ -4,7 +4,7 @@
 // without them. Read again, at most every few seconds, when a video appears that was not in them
 // (a manifest edited while a watch runs), and never again for a video still not found.
 import { loadManifests } from "../../manifest/index.js";
-import { takeOf } from "../../manifest/takes.js";
+import { takeOf } from "../../manifest/expand/takes.js";
 
 export type Vars = Readonly<Record<string, string | number | boolean>>;
 

@@ -1,6 +1,6 @@
 // What the page shows of each take: read from the store in three queries (the current version of
 // every job of the service, their latest decisions, the retakes), nothing from the service.
-import { takeOf } from "../../manifest/takes.js";
+import { takeOf } from "../../manifest/expand/takes.js";
 import { realPathOf } from "../../real-path.js";
 import { readStoredSpec } from "../../stored-spec.js";
 import {

@@ -3,7 +3,7 @@
 // at once are numbered one after the other); withdrawRetake's DELETE is the compare-and-set with a
 // runner's claim (claimJob updates only a pending row: the second of the two finds it moved on).
 import type pg from "pg";
-import { isTakeOf, takeOf } from "../../../manifest/takes.js";
+import { isTakeOf, takeOf } from "../../../manifest/expand/takes.js";
 import { StateFileError } from "../../../errors/state.js";
 import type { RetakeRequest, RetakeRow, VideoTakes } from "../../job-store.js";
 import { inTransaction, type PgContext, toNumber, toNumberOrNull } from "./context.js";

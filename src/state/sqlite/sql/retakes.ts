@@ -1,6 +1,6 @@
 // Retakes (migration 13; ReviewRecords.queueRetake in job-store.ts). A retake's state is read from
 // its job: queued while the job is unsent and unclaimed, sent once claimed, dropped once forgotten.
-import { isTakeOf, takeOf } from "../../../manifest/takes.js";
+import { isTakeOf, takeOf } from "../../../manifest/expand/takes.js";
 import { schemaVersion } from "../../../sqlite/migrate.js";
 import { StateFileError } from "../../../errors/state.js";
 import type { RetakeRequest, RetakeRow, VideoTakes } from "../../job-store.js";
