@@ -3,12 +3,9 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { escapeHtml, jsonForScript, relativeHref } from "../../src/report/escape-html.js";
-import {
-  renderHtmlReport,
-  summarizeJobs,
-  toReportJob,
-  writeHtmlReport,
-} from "../../src/report/html-report.js";
+import { renderHtmlReport, writeHtmlReport } from "../../src/report/html-report.js";
+import { toReportJob } from "../../src/report/report-job.js";
+import { summarizeJobs } from "../../src/report/report-summary.js";
 import { embeddedJobs } from "../helpers/report-page.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { REPORT_CSS, REPORT_JS } from "../../src/report/report-page.js";
