@@ -2,7 +2,7 @@
 // embedded as JSON), so it opens from the file system with no server and no network.
 //
 // Node renders what needs no script (head, summary, filter controls) as escaped HTML, and embeds one
-// JSON record per job; the inline script (report-page.ts) builds the cards from it with textContent
+// JSON record per job; the inline script (report-script.ts) builds the cards from it with textContent
 // only. A Content-Security-Policy allows exactly the page's own style and script (by hash) and local
 // media, so even a mistake in escaping could not run a script that came from a manifest.
 //
