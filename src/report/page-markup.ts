@@ -3,7 +3,8 @@
 import { createHash } from "node:crypto";
 import { plural } from "../plural.js";
 import { escapeHtml } from "./escape-html.js";
-import { REPORT_CSS, REPORT_JS } from "./report-script.js";
+import { REPORT_JS } from "./report-script.js";
+import { REPORT_CSS } from "./report-style.js";
 import { bannerOf, renderBanner } from "./report-banner.js";
 import type { HtmlReportOptions, ReportRun } from "./report-options.js";
 import type { PageFacts } from "./report-summary.js";
