@@ -18,7 +18,7 @@
 export const REPORT_JS = `(() => {
   "use strict";
   const byId = (id) => document.getElementById(id);
-  // Each job comes as the array of its values, in the order the field names give (html-report.ts).
+  // Each job comes as the array of its values, in the order the field names give (embedded-data.ts).
   const data = JSON.parse(byId("reel-data").textContent || "{}");
   const named = (names, values) => {
     const record = {};
