@@ -6,7 +6,7 @@ import { silentProgress } from "../engine/progress.js";
 import { OutputDiskError } from "../errors/output.js";
 import type { Job } from "../manifest/index.js";
 import { asDiskFailure } from "../output/atomic-write.js";
-import type { ReportRun } from "../report/html-report.js";
+import type { ReportRun } from "../report/report-options.js";
 import { writeFolderReports } from "../report/folder-reports.js";
 import { storedFolderRows } from "../report/folder-rows.js";
 import { onFirstPass, type ReportRows, storedRows } from "../report/report-rows.js";

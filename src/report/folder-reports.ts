@@ -3,7 +3,9 @@
 // page's markup says, the second writes the page's data. Four passes (the page counting on its own)
 // cost a 100,000-job run's end seconds of CPU.
 import type { DecisionRow, JobRow } from "../state/job-store.js";
-import { PageFacts, type ReportRun, writeHtmlReport } from "./html-report.js";
+import { writeHtmlReport } from "./html-report.js";
+import type { ReportRun } from "./report-options.js";
+import { PageFacts } from "./report-summary.js";
 import { onFirstPass, type ReportRows } from "./report-rows.js";
 import { writeResults } from "./results.js";
 

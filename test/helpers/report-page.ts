@@ -1,6 +1,6 @@
 // OUT/index.html's embedded jobs, read back as the page's script reads them: each job is the array of
 // its values, in the order of the field names the data carries.
-import type { ReportJob } from "../../src/report/html-report.js";
+import type { ReportJob } from "../../src/report/report-job.js";
 
 export function embeddedJobs(html: string): ReportJob[] {
   const match = /<script type="application\/json" id="reel-data">([\s\S]*?)<\/script>/.exec(html);

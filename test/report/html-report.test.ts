@@ -3,15 +3,13 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { escapeHtml, jsonForScript, relativeHref } from "../../src/report/escape-html.js";
-import {
-  renderHtmlReport,
-  summarizeJobs,
-  toReportJob,
-  writeHtmlReport,
-} from "../../src/report/html-report.js";
+import { renderHtmlReport, writeHtmlReport } from "../../src/report/html-report.js";
+import { toReportJob } from "../../src/report/report-job.js";
+import { summarizeJobs } from "../../src/report/report-summary.js";
 import { embeddedJobs } from "../helpers/report-page.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { REPORT_CSS, REPORT_JS } from "../../src/report/report-page.js";
+import { REPORT_JS } from "../../src/report/report-script.js";
+import { REPORT_CSS } from "../../src/report/report-style.js";
 import { makeRow, manyRows } from "./rows.js";
 
 const HOSTILE = `</script><script>alert(1)</script><!-- <img src=x onerror="alert(2)"> & ' \u2028`;
