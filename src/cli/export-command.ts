@@ -22,11 +22,10 @@ import {
 import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { makeJobFilter } from "../manifest/job-filter.js";
 import { takeOf } from "../manifest/expand/takes.js";
-import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { openStateToRead } from "./read-state.js";
-import { refuseSandboxWithBaseUrl, sandboxServiceId } from "./service-options.js";
+import { readerServiceOf } from "./service-options.js";
 import { withProjectRoot, workplaceOf } from "./workplace.js";
 
 export const exportCommand: Command = {
@@ -131,13 +130,7 @@ async function runExport(args: ParsedArgs, io: CliIO): Promise<number> {
     inPaths = (key) => videos.has(takeOf(key).video);
   }
   if (place.storeUrl === undefined && !existsSync(place.statePath)) return nothing(io, json, scope, dir);
-  refuseSandboxWithBaseUrl(args);
-  const baseUrl =
-    args.values.sandbox === true
-      ? sandboxServiceId(place.storeUrl)
-      : args.values["base-url"] === undefined
-        ? undefined
-        : canonicalBaseUrl(args.values["base-url"] as string);
+  const baseUrl = readerServiceOf(args, place.storeUrl);
   const store = await openStateToRead(place.statePath, baseUrl, place.storeUrl);
   let items: ReturnType<typeof chooseVideos>;
   try {

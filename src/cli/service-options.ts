@@ -82,6 +82,17 @@ export function refuseSandboxWithBaseUrl(args: ParsedArgs): void {
 }
 
 /**
+ * The service whose rows a reader (status, export) looks at, as run records it: the sandbox's with
+ * --sandbox, the canonical --base-url, or undefined (every service's). Refuses both at once.
+ */
+export function readerServiceOf(args: ParsedArgs, storeUrl: string | undefined): string | undefined {
+  refuseSandboxWithBaseUrl(args);
+  if (args.values.sandbox === true) return sandboxServiceId(storeUrl);
+  const given = args.values["base-url"];
+  return given === undefined ? undefined : canonicalBaseUrl(given as string);
+}
+
+/**
  * --jitter J (run and watch): run times of the in-process sandbox vary by a factor in [1-J, 1+J], as
  * a real service's do. Only with --sandbox.
  */

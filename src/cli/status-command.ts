@@ -7,14 +7,13 @@ import { type JobResult, resultOf } from "../output/job-record.js";
 import { plural } from "../plural.js";
 import { type DecisionCounts, countDecisions } from "../review/decision-counts.js";
 import { decisionFieldsOf } from "../output/decision-fields.js";
-import { canonicalBaseUrl } from "../service-contract/base-url.js";
 import type { DecisionRow, JobStore, RetakeRow } from "../state/job-store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";
 import { openStateToRead } from "./read-state.js";
 import { describeFleets, describeRunners, fleetsOf, runnerJson, runnersOf } from "./runners-view.js";
-import { refuseSandboxWithBaseUrl, sandboxServiceId } from "./service-options.js";
+import { readerServiceOf } from "./service-options.js";
 import { withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
 
 export const statusCommand: Command = {
@@ -96,14 +95,7 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
     }
     return EXIT.ok;
   }
-  refuseSandboxWithBaseUrl(args);
-  // As run records it: without trailing slashes.
-  const baseUrl =
-    args.values.sandbox === true
-      ? sandboxServiceId(place.storeUrl)
-      : args.values["base-url"] === undefined
-        ? undefined
-        : canonicalBaseUrl(args.values["base-url"] as string);
+  const baseUrl = readerServiceOf(args, place.storeUrl);
   const store = await openStateToRead(statePath, baseUrl, place.storeUrl);
   let rows: Awaited<ReturnType<JobStore["listLatestJobs"]>>;
   let runners: Awaited<ReturnType<typeof runnersOf>>;
