@@ -15,7 +15,8 @@ type FileDestination = ReturnType<typeof pino.destination>;
 export interface RotatingFileOptions {
   /** The log's path; its earlier parts are named after it (logPartPath). */
   readonly path: string;
-  /** A part is cut once it holds this many bytes (the line that passes it ends the part). */
+  /** A part is cut once it holds this many bytes (the line that passes it ends the part; the cut is
+   * made when the next line comes). */
   readonly partBytes: number;
   /** Earlier parts kept beside the one being written (at least 1). */
   readonly partsKept: number;
@@ -36,9 +37,11 @@ export class RotatingFile implements DestinationStream {
   }
 
   write(line: string): void {
+    // Cut when the next line comes, not after the line that filled the part: the newest part, the
+    // name the user was told, then never ends a run empty.
+    if (this.written >= this.options.partBytes) this.cut();
     this.current.write(line);
     this.written += Buffer.byteLength(line);
-    if (this.written >= this.options.partBytes) this.cut();
   }
 
   flush(callback?: (error?: Error) => void): void {

@@ -68,3 +68,17 @@ it("cuts a log that already held bytes by its size, and keeps one earlier part w
   expect(readFileSync(path, "utf8")).toBe("d\n");
   expect(existsSync(logPartPath(path, 2))).toBe(false);
 });
+
+it("cuts a part when the next line comes: a run whose last line fills a part ends with it in the newest part, not an empty one", async () => {
+  const dir = await tempDir();
+  const path = join(dir, "run-2026-01-01T00-00-00-000Z-1.log");
+  const file = new RotatingFile({ path, partBytes: 100, partsKept: 2 }, openSync(path, "a"));
+  file.write("a".repeat(59) + "\n");
+  file.write("b".repeat(39) + "\n"); // 100 bytes: full, and the run's last line
+  for (let i = 0; i < 200 && statSync(path).size < 100; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
+  expect(readdirSync(dir)).toEqual([path.slice(dir.length + 1)]);
+  expect(readFileSync(path, "utf8")).toBe("a".repeat(59) + "\n" + "b".repeat(39) + "\n");
+});
