@@ -59,8 +59,60 @@ describe("the review server's live events", () => {
       ]);
       await other.close();
       await until(() => events.includes("event: takes"), "the decision's event", 5_000);
-      expect(events).toContain('"job":"shop/mug~2"');
-      expect(events).not.toContain('"job":"shop/mug~1"');
+      const change = events.slice(events.indexOf("event: takes"));
+      expect(change).toContain('"job":"shop/mug~2"');
+      expect(change).not.toContain('"job":"shop/mug~1"');
+    } finally {
+      stream.destroy();
+      await server.close();
+      await store.close();
+    }
+  });
+
+  it("starts a page's stream with every take as the server has it: a decision made elsewhere while the stream began is not lost", async () => {
+    const dir = await tempDir();
+    const state = join(dir, "state.db");
+    const writer = StateStore.open(state, { baseUrl: SERVICE });
+    await writer.upsertJobs([{ ...TAKE, key: "shop/mug~1", videoId: "mug~1", specHash: "h1" }]);
+    await writer.close();
+
+    const store = await openReviewStore(state, { baseUrl: SERVICE });
+    let first = true;
+    // Another reviewer's decision lands between the server's change mark and its read of the takes,
+    // as the stream begins: after the page itself had read them.
+    const racing: typeof store = Object.assign(Object.create(store) as typeof store, {
+      listLatestJobs: async () => {
+        if (first) {
+          first = false;
+          const other = await openReviewStore(state, { baseUrl: SERVICE });
+          await other.recordDecisions([
+            { key: "shop/mug~1", specHash: "h1", decision: "approved", reviewer: "ana" },
+          ]);
+          await other.close();
+        }
+        return store.listLatestJobs();
+      },
+    });
+    const server = await startReviewServer({
+      store: racing,
+      baseUrl: SERVICE,
+      outDir: dir,
+      port: 0,
+      title: "t",
+    });
+    const token = new URL(server.url).searchParams.get("token")!;
+    let events = "";
+    const stream = request({
+      host: "127.0.0.1",
+      port: server.port,
+      path: "/api/events",
+      headers: { host: `127.0.0.1:${server.port}`, cookie: `reel_review=${token}` },
+    });
+    try {
+      stream.on("response", (res) => res.on("data", (d: Buffer) => (events += d.toString())));
+      stream.end();
+      await until(() => /"decision":"approved"/.test(events), "the decision on the page's stream", 5_000);
+      expect(events).toMatch(/^retry: \d+\n\nevent: snapshot\n/);
     } finally {
       stream.destroy();
       await server.close();

@@ -320,10 +320,19 @@ events.addEventListener("takes", (e) => {
   for (const job of change.gone) takes.delete(job);
   render();
 });
-events.addEventListener("open", () => { document.body.dataset.live = "true"; });
+// The stream begins with every take (and again after a reconnect): the changes that follow apply to
+// exactly it, where a separate first read could miss one made between the two.
+events.addEventListener("snapshot", (e) => {
+  takes.clear(); merge(JSON.parse(e.data).takes); render();
+  document.body.dataset.live = "true";
+  if (document.body.dataset.ready !== "true") {
+    document.body.dataset.ready = "true";
+    performance.mark("reel-ready");
+  }
+});
+events.addEventListener("error", () => {
+  if (document.body.dataset.ready === "true") return;
+  refresh().then(() => { document.body.dataset.ready = "true"; }, () => say("the takes could not be read"));
+});
 if (config.reviewer || localStorage.getItem("reel-reviewer")) reviewer();
-refresh().then(() => {
-  document.body.dataset.ready = "true";
-  performance.mark("reel-ready");
-}, () => say("the takes could not be read"));
 `;
