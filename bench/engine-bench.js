@@ -23,58 +23,21 @@ import { join } from "node:path";
 import { setTimeout as sleepMs } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { tuneHeapForBatches } from "../dist/cli/heap.js";
-import { makeClient } from "../dist/client/index.js";
 import { downloadVideo } from "../dist/output/download.js";
 import { makeCachedHasher } from "../dist/engine/cached-file-hash.js";
-import { runBatch } from "../dist/drivers/run-batch.js";
-import { loadManifests } from "../dist/manifest/index.js";
 import { startSandbox } from "../dist/sandbox/index.js";
 import { StateStore } from "../dist/state/sqlite/store.js";
-import { makeReelMetrics } from "../dist/metrics/reel-metrics.js";
 import { timedStore } from "../dist/metrics/store-timing.js";
-
-const REPO = fileURLToPath(new URL("../", import.meta.url));
-const BIN = join(REPO, "bin", "reel.js");
-
-function manifestOf(name, count, durationsOf) {
-  const videos = [];
-  for (let i = 0; i < count; i++) {
-    const chunks = durationsOf(i)
-      .map((d, c) => `      - duration: ${d}\n        text: "take ${i} part ${c}"\n`)
-      .join("");
-    videos.push(`  - id: v${i}\n    chunks:\n${chunks}`);
-  }
-  return `version: 1\nname: ${name}\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos.join("")}`;
-}
-
-async function load(dir, file) {
-  const { manifests, problems } = await loadManifests([file], { cwd: dir });
-  if (problems.length) throw new Error(JSON.stringify(problems.slice(0, 3)));
-  return manifests.flatMap((m) => m.jobs);
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.floor(sorted.length / 2)] : Number.NaN;
-}
-
-/** Starts `reel sandbox` in a child process, so its CPU is not counted as reel's. */
-async function childSandbox(args) {
-  const child = spawn(process.execPath, [BIN, "sandbox", "--port", "0", ...args], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  let out = "";
-  await new Promise((resolve, reject) => {
-    child.stdout.on("data", (d) => {
-      out += d;
-      if (out.includes("REEL_API_KEY=")) resolve();
-    });
-    child.on("exit", () => reject(new Error("sandbox exited")));
-  });
-  const baseUrl = /REEL_BASE_URL=(\S+)/.exec(out)[1];
-  const apiKey = /REEL_API_KEY=(\S+)/.exec(out)[1];
-  return { baseUrl, apiKey, close: () => child.kill("SIGTERM") };
-}
+import {
+  benchMetrics,
+  BIN,
+  childSandbox,
+  clientOf,
+  loadJobs,
+  manifestOf,
+  median,
+  runOnSandbox,
+} from "./batch-on-sandbox.js";
 
 async function makespan() {
   const TIME_SCALE = 0.1;
@@ -84,23 +47,13 @@ async function makespan() {
     // 200 jobs of 5 to 30 seconds of video (one to three chunks of 5 or 10 s).
     const durations = (i) => Array.from({ length: 1 + (i % 3) }, (_, c) => ((i + c) % 2 ? 5 : 10));
     writeFileSync(join(dir, "m.yaml"), manifestOf("makespan", 200, durations));
-    const jobs = await load(dir, "m.yaml");
+    const jobs = await loadJobs(dir, "m.yaml");
     const runMs = jobs.map((j) => j.seconds * TIME_SCALE * 1000);
     const ideal = Math.max(runMs.reduce((a, b) => a + b, 0) / 8, Math.max(...runMs));
     const store = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
-    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
+    const client = clientOf(sandbox);
     const started = Date.now();
-    const summary = await runBatch({
-      jobs,
-      client,
-      store,
-      outDir: join(dir, "out"),
-      cacheDir: join(dir, "cache"),
-      concurrency: 8,
-      httpOrigins: [new URL(sandbox.baseUrl).origin],
-      pollTiming: { minMs: 20, maxMs: 2_000 },
-      pollsPerSecond: 500,
-    });
+    const summary = await runOnSandbox(sandbox, dir, { jobs, client, store, concurrency: 8 });
     const wall = Date.now() - started;
     const ok = jobs.length - summary.notDone.length;
     const polls = [...sandbox.counters.pollsByTask.values()];
@@ -149,21 +102,15 @@ async function overhead(base, label) {
         engineRss = process.resourceUsage().maxRSS;
       },
     };
-    const jobs = await load(dir, "m.yaml");
+    const jobs = await loadJobs(dir, "m.yaml");
     const store = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
-    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
-    const summary = await runBatch({
+    const client = clientOf(sandbox);
+    const summary = await runOnSandbox(sandbox, dir, {
       jobs,
       client,
       store,
-      outDir: join(dir, "out"),
-      cacheDir: join(dir, "cache"),
       concurrency: 64,
       downloadConcurrency: 16,
-      httpOrigins: [new URL(sandbox.baseUrl).origin],
-      // What `reel run` uses for a service on this machine (see src/cli/service-options.ts).
-      pollTiming: { minMs: 20, maxMs: 2_000 },
-      pollsPerSecond: 500,
       progress,
     });
     const cpu = process.cpuUsage(cpu0);
@@ -206,7 +153,7 @@ async function floor(base) {
   const N = Number(process.env.BENCH_JOBS ?? 10_000);
   const sandbox = await childSandbox(["--slots", "1000", "--time-scale", "0"]);
   const dir = mkdtempSync(join(base, "reel-bench-"));
-  const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
+  const client = clientOf(sandbox);
   try {
     const body = {
       model: "actor-2",
@@ -391,32 +338,18 @@ async function metricsCost() {
         manifestOf("metrics", N, () => [5]),
       );
       const cpu0 = process.cpuUsage();
-      const jobs = await load(dir, "m.yaml");
-      const metrics = withMetrics
-        ? makeReelMetrics({
-            identity: { command: "run", host: "bench", pid: 1, service: sandbox.baseUrl, store: "sqlite" },
-            concurrency: 64,
-          })
-        : undefined;
+      const jobs = await loadJobs(dir, "m.yaml");
+      const metrics = withMetrics ? benchMetrics(sandbox) : undefined;
       const opened = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
       const store = metrics ? timedStore(opened, metrics.observeStoreCall) : opened;
-      const client = makeClient({
-        baseUrl: sandbox.baseUrl,
-        apiKey: sandbox.apiKey,
-        ...(metrics ? { onAnswer: metrics.onAnswer, onRetry: metrics.onRetry } : {}),
-      });
+      const client = clientOf(sandbox, metrics);
       const scraper = metrics && setInterval(() => void metrics.registry.metrics(), 1_000);
-      const summary = await runBatch({
+      const summary = await runOnSandbox(sandbox, dir, {
         jobs,
         client,
         store,
-        outDir: join(dir, "out"),
-        cacheDir: join(dir, "cache"),
         concurrency: 64,
         downloadConcurrency: 16,
-        httpOrigins: [new URL(sandbox.baseUrl).origin],
-        pollTiming: { minMs: 20, maxMs: 2_000 },
-        pollsPerSecond: 500,
         ...(metrics ? { progress: metrics.progress } : {}),
       });
       if (scraper) clearInterval(scraper);
