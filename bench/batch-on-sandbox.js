@@ -1,5 +1,5 @@
-// What the engine and events benches share: a sandbox in a child process, the manifest they run,
-// and runBatch as `reel run` calls it against a service on this machine.
+// What the benches share: a sandbox in a child process, the manifest they run, and runBatch as
+// `reel run` calls it against a service on this machine.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,12 +28,12 @@ export async function childSandbox(args) {
   return { baseUrl, apiKey, close: () => child.kill("SIGTERM") };
 }
 
-/** A manifest of `count` videos; video i's chunks last `durationsOf(i)` seconds. */
-export function manifestOf(name, count, durationsOf) {
+/** A manifest of `count` videos; video i's chunks last `durationsOf(i)` seconds, chunk c says `textOf(i, c)`. */
+export function manifestOf(name, count, durationsOf, textOf = (i, c) => `take ${i} part ${c}`) {
   const videos = [];
   for (let i = 0; i < count; i++) {
     const chunks = durationsOf(i)
-      .map((d, c) => `      - duration: ${d}\n        text: "take ${i} part ${c}"\n`)
+      .map((d, c) => `      - duration: ${d}\n        text: "${textOf(i, c)}"\n`)
       .join("");
     videos.push(`  - id: v${i}\n    chunks:\n${chunks}`);
   }
