@@ -20,61 +20,23 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleepMs } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { tuneHeapForBatches } from "../dist/cli/heap.js";
-import { makeClient } from "../dist/client/index.js";
-import { downloadVideo } from "../dist/output/download.js";
 import { makeCachedHasher } from "../dist/engine/cached-file-hash.js";
-import { runBatch } from "../dist/drivers/run-batch.js";
-import { loadManifests } from "../dist/manifest/index.js";
 import { startSandbox } from "../dist/sandbox/index.js";
 import { StateStore } from "../dist/state/sqlite/store.js";
-import { makeReelMetrics } from "../dist/metrics/reel-metrics.js";
 import { timedStore } from "../dist/metrics/store-timing.js";
-
-const REPO = fileURLToPath(new URL("../", import.meta.url));
-const BIN = join(REPO, "bin", "reel.js");
-
-function manifestOf(name, count, durationsOf) {
-  const videos = [];
-  for (let i = 0; i < count; i++) {
-    const chunks = durationsOf(i)
-      .map((d, c) => `      - duration: ${d}\n        text: "take ${i} part ${c}"\n`)
-      .join("");
-    videos.push(`  - id: v${i}\n    chunks:\n${chunks}`);
-  }
-  return `version: 1\nname: ${name}\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos.join("")}`;
-}
-
-async function load(dir, file) {
-  const { manifests, problems } = await loadManifests([file], { cwd: dir });
-  if (problems.length) throw new Error(JSON.stringify(problems.slice(0, 3)));
-  return manifests.flatMap((m) => m.jobs);
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.floor(sorted.length / 2)] : Number.NaN;
-}
-
-/** Starts `reel sandbox` in a child process, so its CPU is not counted as reel's. */
-async function childSandbox(args) {
-  const child = spawn(process.execPath, [BIN, "sandbox", "--port", "0", ...args], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  let out = "";
-  await new Promise((resolve, reject) => {
-    child.stdout.on("data", (d) => {
-      out += d;
-      if (out.includes("REEL_API_KEY=")) resolve();
-    });
-    child.on("exit", () => reject(new Error("sandbox exited")));
-  });
-  const baseUrl = /REEL_BASE_URL=(\S+)/.exec(out)[1];
-  const apiKey = /REEL_API_KEY=(\S+)/.exec(out)[1];
-  return { baseUrl, apiKey, close: () => child.kill("SIGTERM") };
-}
+import {
+  benchMetrics,
+  BIN,
+  childSandbox,
+  clientOf,
+  loadJobs,
+  manifestOf,
+  median,
+  runOnSandbox,
+} from "./batch-on-sandbox.js";
+import { floor } from "./http-floor.js";
 
 async function makespan() {
   const TIME_SCALE = 0.1;
@@ -84,23 +46,13 @@ async function makespan() {
     // 200 jobs of 5 to 30 seconds of video (one to three chunks of 5 or 10 s).
     const durations = (i) => Array.from({ length: 1 + (i % 3) }, (_, c) => ((i + c) % 2 ? 5 : 10));
     writeFileSync(join(dir, "m.yaml"), manifestOf("makespan", 200, durations));
-    const jobs = await load(dir, "m.yaml");
+    const jobs = await loadJobs(dir, "m.yaml");
     const runMs = jobs.map((j) => j.seconds * TIME_SCALE * 1000);
     const ideal = Math.max(runMs.reduce((a, b) => a + b, 0) / 8, Math.max(...runMs));
     const store = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
-    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
+    const client = clientOf(sandbox);
     const started = Date.now();
-    const summary = await runBatch({
-      jobs,
-      client,
-      store,
-      outDir: join(dir, "out"),
-      cacheDir: join(dir, "cache"),
-      concurrency: 8,
-      httpOrigins: [new URL(sandbox.baseUrl).origin],
-      pollTiming: { minMs: 20, maxMs: 2_000 },
-      pollsPerSecond: 500,
-    });
+    const summary = await runOnSandbox(sandbox, dir, { jobs, client, store, concurrency: 8 });
     const wall = Date.now() - started;
     const ok = jobs.length - summary.notDone.length;
     const polls = [...sandbox.counters.pollsByTask.values()];
@@ -149,21 +101,15 @@ async function overhead(base, label) {
         engineRss = process.resourceUsage().maxRSS;
       },
     };
-    const jobs = await load(dir, "m.yaml");
+    const jobs = await loadJobs(dir, "m.yaml");
     const store = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
-    const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
-    const summary = await runBatch({
+    const client = clientOf(sandbox);
+    const summary = await runOnSandbox(sandbox, dir, {
       jobs,
       client,
       store,
-      outDir: join(dir, "out"),
-      cacheDir: join(dir, "cache"),
       concurrency: 64,
       downloadConcurrency: 16,
-      httpOrigins: [new URL(sandbox.baseUrl).origin],
-      // What `reel run` uses for a service on this machine (see src/cli/service-options.ts).
-      pollTiming: { minMs: 20, maxMs: 2_000 },
-      pollsPerSecond: 500,
       progress,
     });
     const cpu = process.cpuUsage(cpu0);
@@ -195,56 +141,6 @@ async function overhead(base, label) {
     sandbox.close();
     rmSync(dir, { recursive: true, force: true });
     throw error;
-  }
-}
-
-/**
- * The floor under the overhead figure: the same three exchanges per job (submit, poll, download) made
- * by reel's client and downloader alone, 64 at a time, with no engine, state file or records.
- */
-async function floor(base) {
-  const N = Number(process.env.BENCH_JOBS ?? 10_000);
-  const sandbox = await childSandbox(["--slots", "1000", "--time-scale", "0"]);
-  const dir = mkdtempSync(join(base, "reel-bench-"));
-  const client = makeClient({ baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey });
-  try {
-    const body = {
-      model: "actor-2",
-      resolution: "720p",
-      chunks: [{ duration: 5, conditions: [{ type: "text", content: "floor" }] }],
-    };
-    const httpOrigins = [new URL(sandbox.baseUrl).origin];
-    let next = 0;
-    const cpu0 = process.cpuUsage();
-    const worker = async () => {
-      while (next < N) {
-        const i = next++;
-        const { id } = await client.submitGeneration(body);
-        let task;
-        do {
-          await sleepMs(20); // the engine's first poll comes this soon after a submission, on a local service
-          task = await client.getGeneration(id);
-        } while (task.status !== "Success");
-        await downloadVideo({
-          url: task.resultVideoURL,
-          dest: join(dir, `v${i}.mp4`),
-          httpOrigins,
-          dispatcher: client.dispatcher,
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: 64 }, worker));
-    const cpu = process.cpuUsage(cpu0);
-    return [
-      [
-        "HTTP floor: submit + poll + download alone, CPU per job",
-        `${((cpu.user + cpu.system) / 1000 / N).toFixed(3)} ms (user ${(cpu.user / 1000 / N).toFixed(3)}, system ${(cpu.system / 1000 / N).toFixed(3)})`,
-      ],
-    ];
-  } finally {
-    await client.close();
-    sandbox.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -391,32 +287,18 @@ async function metricsCost() {
         manifestOf("metrics", N, () => [5]),
       );
       const cpu0 = process.cpuUsage();
-      const jobs = await load(dir, "m.yaml");
-      const metrics = withMetrics
-        ? makeReelMetrics({
-            identity: { command: "run", host: "bench", pid: 1, service: sandbox.baseUrl, store: "sqlite" },
-            concurrency: 64,
-          })
-        : undefined;
+      const jobs = await loadJobs(dir, "m.yaml");
+      const metrics = withMetrics ? benchMetrics(sandbox) : undefined;
       const opened = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
       const store = metrics ? timedStore(opened, metrics.observeStoreCall) : opened;
-      const client = makeClient({
-        baseUrl: sandbox.baseUrl,
-        apiKey: sandbox.apiKey,
-        ...(metrics ? { onAnswer: metrics.onAnswer, onRetry: metrics.onRetry } : {}),
-      });
+      const client = clientOf(sandbox, metrics);
       const scraper = metrics && setInterval(() => void metrics.registry.metrics(), 1_000);
-      const summary = await runBatch({
+      const summary = await runOnSandbox(sandbox, dir, {
         jobs,
         client,
         store,
-        outDir: join(dir, "out"),
-        cacheDir: join(dir, "cache"),
         concurrency: 64,
         downloadConcurrency: 16,
-        httpOrigins: [new URL(sandbox.baseUrl).origin],
-        pollTiming: { minMs: 20, maxMs: 2_000 },
-        pollsPerSecond: 500,
         ...(metrics ? { progress: metrics.progress } : {}),
       });
       if (scraper) clearInterval(scraper);

@@ -10,46 +10,20 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { makeClient } from "../dist/client/index.js";
 import { tuneHeapForBatches } from "../dist/cli/heap.js";
 import { EventStream } from "../dist/events/stream.js";
-import { makeReelMetrics } from "../dist/metrics/reel-metrics.js";
 import { timedStore } from "../dist/metrics/store-timing.js";
 import { Notifier } from "../dist/notify/notifier.js";
 import { teeProgress } from "../dist/display/index.js";
 import { loadManifests } from "../dist/manifest/index.js";
-import { runBatch } from "../dist/drivers/run-batch.js";
 import { StateStore } from "../dist/state/sqlite/store.js";
+import { benchMetrics, childSandbox, clientOf, median, runOnSandbox } from "./batch-on-sandbox.js";
 
-const BIN = join(fileURLToPath(new URL("../", import.meta.url)), "bin", "reel.js");
 const N = Number(process.env.BENCH_JOBS ?? 2_000);
 const ROUNDS = 5;
 
 // As `reel run` does (see src/cli/heap.ts), so the figures are the CLI's.
 tuneHeapForBatches();
-
-async function childSandbox() {
-  const child = spawn(
-    process.execPath,
-    [BIN, "sandbox", "--port", "0", "--slots", "1000", "--time-scale", "0"],
-    {
-      stdio: ["ignore", "pipe", "ignore"],
-    },
-  );
-  let out = "";
-  await new Promise((resolve, reject) => {
-    child.stdout.on("data", (d) => {
-      out += d;
-      if (out.includes("REEL_API_KEY=")) resolve();
-    });
-    child.on("exit", () => reject(new Error("sandbox exited")));
-  });
-  return {
-    baseUrl: /REEL_BASE_URL=(\S+)/.exec(out)[1],
-    apiKey: /REEL_API_KEY=(\S+)/.exec(out)[1],
-    close: () => child.kill("SIGTERM"),
-  };
-}
 
 /** `mode`: "without", "with" (--events), "all" (--events, --notify, --metrics). */
 async function once(sandbox, mode) {
@@ -68,12 +42,7 @@ async function once(sandbox, mode) {
     const cpu0 = process.cpuUsage();
     const { manifests } = await loadManifests(["m.yaml"], { cwd: dir });
     const opened = StateStore.open(join(dir, "state.db"), { baseUrl: sandbox.baseUrl });
-    const metrics = all
-      ? makeReelMetrics({
-          identity: { command: "run", host: "bench", pid: 1, service: sandbox.baseUrl, store: "sqlite" },
-          concurrency: 64,
-        })
-      : undefined;
+    const metrics = all ? benchMetrics(sandbox) : undefined;
     const store = metrics ? timedStore(opened, metrics.observeStoreCall) : opened;
     const events = await EventStream.open(opened, {
       command: "run",
@@ -93,23 +62,14 @@ async function once(sandbox, mode) {
         })
       : undefined;
     notifier?.listen(events.bus);
-    const client = makeClient({
-      baseUrl: sandbox.baseUrl,
-      apiKey: sandbox.apiKey,
-      ...(metrics ? { onAnswer: metrics.onAnswer, onRetry: metrics.onRetry } : {}),
-    });
+    const client = clientOf(sandbox, metrics);
     const scraper = metrics && setInterval(() => void metrics.registry.metrics(), 1_000);
-    const summary = await runBatch({
+    const summary = await runOnSandbox(sandbox, dir, {
       jobs: manifests.flatMap((m) => m.jobs),
       client,
       store,
-      outDir: join(dir, "out"),
-      cacheDir: join(dir, "cache"),
       concurrency: 64,
       downloadConcurrency: 16,
-      httpOrigins: [new URL(sandbox.baseUrl).origin],
-      pollTiming: { minMs: 20, maxMs: 2_000 },
-      pollsPerSecond: 500,
       progress: metrics ? teeProgress(events.recorder, metrics.progress) : events.recorder,
     });
     if (scraper) clearInterval(scraper);
@@ -124,8 +84,6 @@ async function once(sandbox, mode) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** One measurement in a fresh process (no JIT or heap carried over from the one before). */
 function child(mode) {
@@ -146,7 +104,7 @@ if (mode) {
   const info = JSON.parse(process.env.BENCH_SANDBOX);
   console.log(await once(info, mode));
 } else {
-  const sandbox = await childSandbox();
+  const sandbox = await childSandbox(["--slots", "1000", "--time-scale", "0"]);
   // The webhook receiver: in this process, so that its CPU is not counted as reel's.
   let received = 0;
   const hook = createServer((req, res) => {

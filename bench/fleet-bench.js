@@ -39,6 +39,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { startSandbox } from "../dist/sandbox/index.js";
 import { PgStore } from "../dist/state/pg/store.js";
+import { manifestOf as manifestText } from "./batch-on-sandbox.js";
 
 const BIN = fileURLToPath(new URL("../bin/reel.js", import.meta.url));
 const BASELINE = process.env.BENCH_FLEET_BASELINE;
@@ -178,16 +179,8 @@ function backendCpu(name) {
 
 // ---- Manifests and runners ----
 
-function manifestOf(name, count, durationsOf) {
-  const videos = [];
-  for (let i = 0; i < count; i++) {
-    const chunks = durationsOf(i)
-      .map((d, c) => `      - duration: ${d}\n        text: "${name} take ${i} part ${c}"\n`)
-      .join("");
-    videos.push(`  - id: v${i}\n    chunks:\n${chunks}`);
-  }
-  return `version: 1\nname: ${name}\ndefaults:\n  model: actor-2\n  resolution: 720p\nvideos:\n${videos.join("")}`;
-}
+const manifestOf = (name, count, durationsOf) =>
+  manifestText(name, count, durationsOf, (i, c) => `${name} take ${i} part ${c}`);
 
 /** The environment of a runner: this one's, without any REEL_* setting of the person running the bench. */
 function runnerEnv(extra) {

@@ -1,11 +1,18 @@
 // --max-seconds, --max-credits and --prices on `run` and `watch`: the request for a capped run's
 // budget (src/budget), checked before anything is sent.
-import { type BudgetCaps, type BudgetRequest } from "../budget/index.js";
+import {
+  type Budget,
+  type BudgetCaps,
+  type BudgetRequest,
+  describeBudget,
+  openBudget,
+} from "../budget/index.js";
 import { UsageError } from "../errors/usage.js";
 import type { Job } from "../manifest/index.js";
 import { findPriceTable, videoCredits } from "../prices/index.js";
 import type { CliIO, OptionsConfig, ParsedArgs } from "./command.js";
 import { BUDGET_NAME_PATTERN } from "../project/project-schema.js";
+import type { WorkSession } from "./work-session.js";
 import { envSetting, flagValue, type Workplace } from "./workplace.js";
 
 export const BUDGET_OPTIONS: OptionsConfig = {
@@ -116,4 +123,30 @@ export function checkPriced(request: BudgetRequest | undefined, jobs: readonly J
   throw new UsageError(
     `--max-credits cannot count what ${request.prices.file} does not price: ${[...missing].sort().join(", ")}. Add a price for each (README: Prices); nothing was sent`,
   );
+}
+
+/**
+ * The budget of a run or watch, when `request` sets one, opened on the session's store and said:
+ * its stops and thresholds go to the event stream, a named budget's count to --metrics. `jobs`: the
+ * run's, checked as priced against a named budget's list before anything is sent.
+ */
+export async function openSessionBudget(
+  command: "run" | "watch",
+  session: WorkSession,
+  request: BudgetRequest | undefined,
+  io: CliIO,
+  jobs?: readonly Job[],
+): Promise<Budget | undefined> {
+  if (!request) return undefined;
+  const budget = await openBudget(session.store, request, {
+    onWait: (line) => io.stderr.write(`reel ${command}: budget: ${line}\n`),
+    signal: io.signal,
+    ...(jobs ? { jobs } : {}),
+  });
+  io.stderr.write(`reel ${command}: ${describeBudget(budget)}\n`);
+  budget.onStop((stop) => session.events.recorder.budgetReached(stop));
+  budget.onThreshold((passed) => session.events.recorder.budgetThreshold(passed));
+  const named = budget.shared?.row.name;
+  if (named !== undefined) session.metrics?.followBudget(() => session.store.findBudget(named));
+  return budget;
 }

@@ -2,7 +2,6 @@
 // their records and the store's rows (src/review/clean.ts says what goes). Refused while a run or
 // watch holds the state (docs/review.md, "Cleaning up").
 import { UsageError } from "../errors/usage.js";
-import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { outFolderOf } from "../output/out-folder.js";
 import { decisionFieldsOf } from "../output/decision-fields.js";
 import { checkCandidates, cleanCandidates, type Removable, removeFiles } from "../review/clean.js";
@@ -12,11 +11,13 @@ import type { JobRow } from "../state/job-store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { describeDecision } from "./decide-command.js";
 import { EXIT } from "./exit-codes.js";
+import { manifestsNamed } from "./manifests-named.js";
+import { MAX_VIDEOS_OPTION, maxVideosUsage } from "./max-videos.js";
 import { formatBytes } from "./plan-text.js";
 import { openStateToRead } from "./read-state.js";
 import { runnersOf } from "./runners-view.js";
 import { findService, serviceFlag } from "./review-target.js";
-import { withProjectRoot, type Workplace, workplaceLine } from "./workplace.js";
+import { workplaceLine } from "./workplace.js";
 
 export const cleanCommand: Command = {
   name: "clean",
@@ -40,6 +41,7 @@ Options:
   --store URL        the shared store on PostgreSQL (env REEL_STORE)
   --out DIR          the output folder (env REEL_OUT; default: the project's)
   --allow-read DIR   let manifests read files under DIR too (repeatable)
+${maxVideosUsage(21)}
   --json             machine-readable output on stdout
 
 Refused while a run or watch uses the state (it may be writing into the output folder).
@@ -54,6 +56,7 @@ or a run or watch using it: nothing removed.`,
     store: { type: "string" },
     out: { type: "string" },
     "allow-read": { type: "string", multiple: true },
+    ...MAX_VIDEOS_OPTION,
     json: { type: "boolean" },
   },
   run: runClean,
@@ -65,7 +68,8 @@ async function runClean(args: ParsedArgs, io: CliIO): Promise<number> {
   const dryRun = args.values["dry-run"] === true;
   const json = args.values.json === true;
   const { place, baseUrl } = await findService("clean", args.positionals, args, io);
-  const manifests = await manifestsNamed(args, io, place);
+  const loaded = await manifestsNamed(args, io, place);
+  const manifests = loaded && new Set(loaded.names);
   io.stderr.write(`reel clean: ${workplaceLine(place, io.cwd, true)}\n`);
   // Held while the files are chosen and removed: no run starts meanwhile (it is refused, as beside
   // another run), so none moves a video under a name being removed or checks one being removed.
@@ -139,26 +143,4 @@ async function runClean(args: ParsedArgs, io: CliIO): Promise<number> {
 
 function reasonText(item: Removable): string {
   return item.why === "rejected" ? describeDecision(decisionFieldsOf(item.decision)) : "an old version";
-}
-
-/** The manifests found under PATHs, when given (only their names: no media file is read). */
-async function manifestsNamed(
-  args: ParsedArgs,
-  io: CliIO,
-  place: Workplace,
-): Promise<Set<string> | undefined> {
-  if (args.positionals.length === 0) return undefined;
-  const allowRead = (args.values["allow-read"] as string[] | undefined) ?? [];
-  await checkAllowRead(allowRead, io.cwd);
-  const loaded = await loadManifests(args.positionals, {
-    cwd: io.cwd,
-    allowRead: withProjectRoot(allowRead, place),
-    hashFile: () => Promise.resolve(""),
-  });
-  if (loaded.names.length === 0) {
-    throw new UsageError(
-      `no readable manifest in ${args.positionals.join(" ")}; run 'reel validate' to see why`,
-    );
-  }
-  return new Set(loaded.names);
 }

@@ -1,7 +1,7 @@
 // `reel run PATH...`: validate every manifest (nothing is sent if one is invalid), then drive every
 // job to a final state, resuming from the state file; print a summary and exit with the README's codes.
 import { existsSync } from "node:fs";
-import { describeBudget, endBudgetScope, openBudget, runScope } from "../budget/index.js";
+import { endBudgetScope, runScope } from "../budget/index.js";
 import { SentElsewhereError } from "../errors/engine.js";
 import type { ReportCode } from "../errors/reel-error.js";
 import { UsageError } from "../errors/usage.js";
@@ -16,7 +16,13 @@ import {
 import { runBatch } from "../drivers/run-batch.js";
 import type { RunSummary } from "../drivers/run-summary.js";
 import { openReport, printRunSummary } from "./run-summary.js";
-import { BUDGET_OPTIONS, budgetUsage, checkPriced, readBudgetRequest } from "./budget-options.js";
+import {
+  BUDGET_OPTIONS,
+  budgetUsage,
+  checkPriced,
+  openSessionBudget,
+  readBudgetRequest,
+} from "./budget-options.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readHashCacheUnlocked } from "./hash-cache.js";
@@ -139,18 +145,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     await hashes.saveTo(session.store);
     const refusal = await refusalOf(settings, args, session.store)(jobs);
     if (refusal !== undefined) throw new SentElsewhereError(refusal);
-    const budget =
-      budgetRequest &&
-      (await openBudget(session.store, budgetRequest, {
-        onWait: (line) => io.stderr.write(`reel run: budget: ${line}\n`),
-        signal: io.signal,
-        jobs,
-      }));
-    if (budget) io.stderr.write(`reel run: ${describeBudget(budget)}\n`);
-    budget?.onStop((stop) => session.events.recorder.budgetReached(stop));
-    budget?.onThreshold((passed) => session.events.recorder.budgetThreshold(passed));
-    const named = budget?.shared?.row.name;
-    if (named !== undefined) session.metrics?.followBudget(() => session.store.findBudget(named));
+    const budget = await openSessionBudget("run", session, budgetRequest, io, jobs);
     const summary = await runBatch({
       ...session.engine,
       ...(budget ? { budget } : {}),

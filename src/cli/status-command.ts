@@ -1,8 +1,6 @@
 // `reel status [PATH...]`: jobs per manifest and state, read from the state file alone (no call to
 // the service). With PATHs, only the manifests found there. On a PostgreSQL store, its runners too.
 import { existsSync } from "node:fs";
-import { UsageError } from "../errors/usage.js";
-import { checkAllowRead, loadManifests } from "../manifest/index.js";
 import { type JobResult, resultOf } from "../output/job-record.js";
 import { plural } from "../plural.js";
 import { type DecisionCounts, countDecisions } from "../review/decision-counts.js";
@@ -10,11 +8,12 @@ import { decisionFieldsOf } from "../output/decision-fields.js";
 import type { DecisionRow, JobStore, RetakeRow } from "../state/job-store.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
-import { MAX_VIDEOS_OPTION, maxVideosOf, maxVideosUsage } from "./max-videos.js";
+import { manifestsNamed } from "./manifests-named.js";
+import { MAX_VIDEOS_OPTION, maxVideosUsage } from "./max-videos.js";
 import { openStateToRead } from "./read-state.js";
 import { describeFleets, describeRunners, fleetsOf, runnerJson, runnersOf } from "./runners-view.js";
 import { readerServiceOf } from "./service-options.js";
-import { withProjectRoot, workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
+import { workplaceJson, workplaceLine, workplaceOf } from "./workplace.js";
 
 export const statusCommand: Command = {
   name: "status",
@@ -51,30 +50,13 @@ async function runStatus(args: ParsedArgs, io: CliIO): Promise<number> {
   const place = workplaceOf(args.positionals, args, io);
   const statePath = place.statePath;
   const json = args.values.json === true;
-  let names: Set<string> | undefined;
+  const loaded = await manifestsNamed(args, io, place);
+  // Every manifest found counts, valid or not: one broken by an edit still has jobs to show. Of a
+  // valid one, only the videos it lists now: one removed from it is no longer its job.
+  const names = loaded && new Set(loaded.names);
   const listedKeys = new Map<string, Set<string>>();
-  if (args.positionals.length > 0) {
-    const allowRead = (args.values["allow-read"] as string[] | undefined) ?? [];
-    await checkAllowRead(allowRead, io.cwd);
-    const loaded = await loadManifests(args.positionals, {
-      cwd: io.cwd,
-      allowRead: withProjectRoot(allowRead, place),
-      // Only the manifests' names are needed: media files are not read (a gigabyte of them would
-      // make every `status PATH` hash it all again).
-      hashFile: () => Promise.resolve(""),
-      maxVideos: maxVideosOf(args, io, place.project),
-    });
-    // Every manifest found counts, valid or not: one broken by an edit still has jobs to show. Of a
-    // valid one, only the videos it lists now: one removed from it is no longer its job.
-    names = new Set(loaded.names);
-    for (const manifest of loaded.manifests) {
-      listedKeys.set(manifest.name, new Set(manifest.jobs.map((job) => job.key)));
-    }
-    if (loaded.names.length === 0 && loaded.problems.length > 0) {
-      throw new UsageError(
-        `no readable manifest in ${args.positionals.join(" ")}; run 'reel validate' to see why`,
-      );
-    }
+  for (const manifest of loaded?.manifests ?? []) {
+    listedKeys.set(manifest.name, new Set(manifest.jobs.map((job) => job.key)));
   }
   if (place.storeUrl === undefined && !existsSync(statePath)) {
     if (json) {

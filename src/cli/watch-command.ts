@@ -2,14 +2,14 @@
 import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { describeBudget, describeStop, endBudgetScope, openBudget, watchScope } from "../budget/index.js";
+import { describeStop, endBudgetScope, watchScope } from "../budget/index.js";
 import { parseDuration } from "../duration.js";
 import { DEFAULTS } from "../defaults.js";
 import { UsageError } from "../errors/usage.js";
 import { checkAllowRead } from "../manifest/index.js";
 import { realPathOf } from "../real-path.js";
 import { watchFolder } from "../watch/watch-folder.js";
-import { BUDGET_OPTIONS, budgetUsage, readBudgetRequest } from "./budget-options.js";
+import { BUDGET_OPTIONS, budgetUsage, openSessionBudget, readBudgetRequest } from "./budget-options.js";
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { passedOverMessage } from "./passed-over-states.js";
@@ -80,17 +80,7 @@ async function runWatch(args: ParsedArgs, io: CliIO): Promise<number> {
   return withWorkSession("watch", settings, args, io, async (session) => {
     // A manifest a state above has run is skipped, as `run` refuses it (see passed-over-states.ts).
     const refuseJobs = refusalOf(settings, args, session.store);
-    const budget =
-      budgetRequest &&
-      (await openBudget(session.store, budgetRequest, {
-        onWait: (line) => io.stderr.write(`reel watch: budget: ${line}\n`),
-        signal: io.signal,
-      }));
-    if (budget) io.stderr.write(`reel watch: ${describeBudget(budget)}\n`);
-    budget?.onStop((stop) => session.events.recorder.budgetReached(stop));
-    budget?.onThreshold((passed) => session.events.recorder.budgetThreshold(passed));
-    const named = budget?.shared?.row.name;
-    if (named !== undefined) session.metrics?.followBudget(() => session.store.findBudget(named));
+    const budget = await openSessionBudget("watch", session, budgetRequest, io);
     const end = await watchFolder({
       ...session.engine,
       ...(budget ? { budget } : {}),

@@ -27,7 +27,8 @@ export interface FileOutcome {
 
 type Target = "value" | "key";
 
-export interface FileContext {
+/** What load-file.ts gives to make the context. */
+export interface FileContextGiven {
   /** The file, absolute. */
   readonly abs: string;
   /** The file as problems name it. */
@@ -39,10 +40,13 @@ export interface FileContext {
   /** The value as written, defaults' chunks in (default-chunks.ts). */
   readonly written: unknown;
   readonly expansion: Expansion;
-  /** The manifest with its matrix and rows videos expanded: what is validated and normalized. */
-  readonly raw: unknown;
   readonly problems: Problem[];
   readonly warnings: Warning[];
+}
+
+export interface FileContext extends FileContextGiven {
+  /** The manifest with its matrix and rows videos expanded: what is validated and normalized. */
+  readonly raw: unknown;
   /** The texts of other files problems are placed in (a rows CSV), by the name problems give. */
   readonly sources: Map<string, string>;
   /** Where a path of the expanded manifest is written (an expanded video's at its template). */
@@ -62,17 +66,7 @@ export interface FileContext {
   ): void;
 }
 
-export function makeFileContext(given: {
-  readonly abs: string;
-  readonly file: string;
-  readonly cwd: string;
-  readonly text: string;
-  readonly parsed: ParsedYaml;
-  readonly written: unknown;
-  readonly expansion: Expansion;
-  readonly problems: Problem[];
-  readonly warnings: Warning[];
-}): FileContext {
+export function makeFileContext(given: FileContextGiven): FileContext {
   const { file, parsed, expansion, problems } = given;
   const raw = expansion.value;
   const sources = new Map<string, string>();

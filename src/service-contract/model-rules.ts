@@ -18,54 +18,34 @@ export interface ModelRules {
   readonly source: Need;
 }
 
-const ACTOR_DURATIONS = { oneOf: [5, 10] } as const;
+// A model family's rules, shared: actor-1 and actor-2 take the same, as do avatar-h1 and
+// avatar-h1-pro; actor-4 is an actor model at 540p only.
+const ACTOR: ModelRules = {
+  family: "actor",
+  resolutions: ["720p", "1080p"],
+  aspectRatios: ["16:9", "9:16"],
+  durations: { oneOf: [5, 10] },
+  text: "required",
+  audio: "optional",
+  source: "optional",
+};
+
+const AVATAR: ModelRules = {
+  family: "avatar",
+  resolutions: ["540p", "720p"],
+  aspectRatios: ["16:9", "9:16", "1:1"],
+  durations: { max: 60 },
+  text: "optional",
+  audio: "required",
+  source: "required",
+};
 
 export const MODEL_RULES: Readonly<Record<Model, ModelRules>> = {
-  "actor-1": {
-    family: "actor",
-    resolutions: ["720p", "1080p"],
-    aspectRatios: ["16:9", "9:16"],
-    durations: ACTOR_DURATIONS,
-    text: "required",
-    audio: "optional",
-    source: "optional",
-  },
-  "actor-2": {
-    family: "actor",
-    resolutions: ["720p", "1080p"],
-    aspectRatios: ["16:9", "9:16"],
-    durations: ACTOR_DURATIONS,
-    text: "required",
-    audio: "optional",
-    source: "optional",
-  },
-  "actor-4": {
-    family: "actor",
-    resolutions: ["540p"],
-    aspectRatios: ["16:9", "9:16"],
-    durations: ACTOR_DURATIONS,
-    text: "required",
-    audio: "optional",
-    source: "optional",
-  },
-  "avatar-h1": {
-    family: "avatar",
-    resolutions: ["540p", "720p"],
-    aspectRatios: ["16:9", "9:16", "1:1"],
-    durations: { max: 60 },
-    text: "optional",
-    audio: "required",
-    source: "required",
-  },
-  "avatar-h1-pro": {
-    family: "avatar",
-    resolutions: ["540p", "720p"],
-    aspectRatios: ["16:9", "9:16", "1:1"],
-    durations: { max: 60 },
-    text: "optional",
-    audio: "required",
-    source: "required",
-  },
+  "actor-1": ACTOR,
+  "actor-2": ACTOR,
+  "actor-4": { ...ACTOR, resolutions: ["540p"] },
+  "avatar-h1": AVATAR,
+  "avatar-h1-pro": AVATAR,
 };
 
 /**

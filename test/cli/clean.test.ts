@@ -160,3 +160,36 @@ describe("reel clean", () => {
     expect(existsSync(at(dir, oldLamp))).toBe(true);
   });
 });
+
+describe("reel clean PATH past the default video limit", () => {
+  it("cleans a manifest the project's maxVideos lets past the default limit, as run reads it", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    // Named from its file (no name:): a manifest refused for its size is not named.
+    const mugs = `version: 1
+defaults:
+  model: actor-2
+  resolution: 720p
+videos:
+  - id: mug
+    takes: 2
+    chunks:
+      - duration: 5
+        text: "a mug on a table"
+`;
+    await writeTree(dir, { "reel.yaml": "version: 1\nmaxVideos: 300000\n", "big.yaml": mugs });
+    await cli(dir, s, ["run", "big.yaml"]);
+    await cli(dir, s, ["reject", "big/mug~2"]);
+    // The campaign grows past the default limit (200,000): 20 templates of 100 x 100 videos more.
+    const list = (p: string): string => `[${Array.from({ length: 100 }, (_, i) => `${p}${i}`).join(", ")}]`;
+    let grown = mugs;
+    for (let t = 0; t < 20; t++) {
+      grown += `  - id: p${t}-{a}-{b}\n    matrix:\n      a: ${list("a")}\n      b: ${list("b")}\n    chunks:\n      - duration: 5\n        text: "{a} and {b}"\n`;
+    }
+    await writeFile(join(dir, "big.yaml"), grown);
+    const cleaned = await cli(dir, s, ["clean", "big.yaml"]);
+    expect(cleaned.stdout).toContain("removed big/mug~2.mp4");
+    expect(existsSync(at(dir, "big/mug~2.mp4"))).toBe(false);
+    expect(existsSync(at(dir, "big/mug~1.mp4"))).toBe(true);
+  });
+});

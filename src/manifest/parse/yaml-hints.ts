@@ -122,23 +122,19 @@ function diagnose(
   const write = (text: string): string => `${line.pair!.key}: ${quoted(text)}`;
   const valueOffset = line.pair ? line.start + line.pair.valueColumn : at;
 
-  if (code === "BAD_SCALAR_START" && value) {
-    return {
-      offset: valueOffset,
-      message: `a value cannot start with "${value.charAt(0)}" unless it is in quotes: write ${write(value)}`,
-      covers: only,
-    };
-  }
+  // A value YAML reads as syntax by its first characters.
+  const inQuotes = (text: string, start: string): Diagnosis => ({
+    offset: valueOffset,
+    message: `a value cannot start with "${start}" unless it is in quotes: write ${write(text)}`,
+    covers: only,
+  });
+  if (code === "BAD_SCALAR_START" && value) return inQuotes(value, value.charAt(0));
   if (
     code === "UNEXPECTED_TOKEN" &&
     /^Unexpected block-seq-ind on same line with key/.test(message) &&
     value
   ) {
-    return {
-      offset: valueOffset,
-      message: `a value cannot start with "- " unless it is in quotes: write ${write(value)}`,
-      covers: only,
-    };
+    return inQuotes(value, "- ");
   }
   if (
     code === "UNEXPECTED_TOKEN" &&

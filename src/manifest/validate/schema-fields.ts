@@ -32,52 +32,39 @@ export function fieldSchemas(defs: Definitions, template: boolean) {
   const name = (def: string): string => (template ? `template-${def}` : def);
   const may = <T>(schema: Schema<T>): Schema<T> => (template ? orPlaceholder(schema) : schema);
 
-  const assetId = defs.define(
-    name("asset-id"),
+  // An id on the service: an integer, or the same written as a string of digits (past 2^53).
+  const serviceId = (title: string, description: string, examples: [number, ...(number | string)[]]) =>
     may(
       integerOr(
-        {
-          title: "Asset id",
-          description:
-            "The id of an asset already uploaded to the service: an integer, or a string of digits.",
-          examples: [123, "1800000000000000001"],
-        },
+        { title, description, examples },
         integer(
-          { title: "Asset id", description: "A positive integer.", examples: [123] },
+          { title, description: "A positive integer.", examples: [examples[0]] },
           { minimum: 1, maximum: SEED_MAX },
         ),
         string(
           {
-            title: "Asset id",
+            title,
             description: "A positive int64 written as a string of digits.",
-            examples: ["123"],
+            examples: [String(examples[0])],
           },
           { pattern: ID_STRING_PATTERN },
         ),
       ),
+    );
+
+  const assetId = defs.define(
+    name("asset-id"),
+    serviceId(
+      "Asset id",
+      "The id of an asset already uploaded to the service: an integer, or a string of digits.",
+      [123, "1800000000000000001"],
     ),
   );
 
-  const voiceId = may(
-    integerOr(
-      {
-        title: "Voice id",
-        description: "The id of the voice that speaks the text: an integer, or a string of digits.",
-        examples: [17],
-      },
-      integer(
-        { title: "Voice id", description: "A positive integer.", examples: [17] },
-        { minimum: 1, maximum: SEED_MAX },
-      ),
-      string(
-        {
-          title: "Voice id",
-          description: "A positive int64 written as a string of digits.",
-          examples: ["17"],
-        },
-        { pattern: ID_STRING_PATTERN },
-      ),
-    ),
+  const voiceId = serviceId(
+    "Voice id",
+    "The id of the voice that speaks the text: an integer, or a string of digits.",
+    [17],
   );
 
   const assetObject = object(

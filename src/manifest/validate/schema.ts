@@ -327,24 +327,23 @@ function crossRules(whenModel: (m: Model) => JsonSchema): JsonSchema[] {
     // Videos without a model of their own follow the rules of the default model.
     rules.push(conditional(defaultsHave("model", { const: m }), eachVideo(conditional(noModel, rulesOfM))));
     // A default resolution or aspect ratio that model m does not take: a video of model m must set its own.
-    const badResolutions = RESOLUTIONS.filter((x) => !r.resolutions.includes(x));
-    if (badResolutions.length > 0) {
+    const setsOwn = (field: "resolution" | "aspectRatio", notTaken: readonly string[]) => {
+      if (notTaken.length === 0) return;
       rules.push(
         conditional(
-          defaultsHave("resolution", { enum: badResolutions }),
-          eachVideo(conditional(whenModel(m), { required: ["resolution"] })),
+          defaultsHave(field, { enum: notTaken }),
+          eachVideo(conditional(whenModel(m), { required: [field] })),
         ),
       );
-    }
-    const badRatios = ASPECT_RATIOS.filter((x) => !r.aspectRatios.includes(x));
-    if (badRatios.length > 0) {
-      rules.push(
-        conditional(
-          defaultsHave("aspectRatio", { enum: badRatios }),
-          eachVideo(conditional(whenModel(m), { required: ["aspectRatio"] })),
-        ),
-      );
-    }
+    };
+    setsOwn(
+      "resolution",
+      RESOLUTIONS.filter((x) => !r.resolutions.includes(x)),
+    );
+    setsOwn(
+      "aspectRatio",
+      ASPECT_RATIOS.filter((x) => !r.aspectRatios.includes(x)),
+    );
     if (r.source === "required") {
       rules.push(
         conditional(
