@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tuneHeapForBatches } from "../dist/cli/heap.js";
 import { makeCachedHasher } from "../dist/engine/cached-file-hash.js";
+import { openNoFollow, stampOf } from "../dist/manifest/validate/media-file.js";
 import { startSandbox } from "../dist/sandbox/index.js";
 import { StateStore } from "../dist/state/sqlite/store.js";
 import { timedStore } from "../dist/metrics/store-timing.js";
@@ -231,12 +232,23 @@ async function hashing() {
     const coreutils = Date.now() - t;
     const store = StateStore.open(join(dir, "state.db"), { baseUrl: "bench" });
     const hasher = makeCachedHasher(store);
+    // Each file opened as a run opens it (the hasher reads the descriptor it is given).
+    const hashAll = async (hash) => {
+      for (const f of files) {
+        const handle = await openNoFollow(f);
+        try {
+          await hash(f, { handle, stamp: stampOf(await handle.stat({ bigint: true })) });
+        } finally {
+          await handle.close();
+        }
+      }
+    };
     t = Date.now();
-    for (const f of files) await hasher(f);
+    await hashAll(hasher);
     const first = Date.now() - t;
     const again = makeCachedHasher(store);
     t = Date.now();
-    for (const f of files) await again(f);
+    await hashAll(again);
     const second = Date.now() - t;
     await store.close();
     return [
