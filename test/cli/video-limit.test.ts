@@ -131,3 +131,16 @@ it("watch reports a manifest of 600,000 videos at once, sends nothing for it, an
   await w.stop();
   expect(s.counters.generationsCreated).toBe(1);
 });
+
+it("status names a manifest without name: by its file even past a lower limit, and shows the jobs it ran", async () => {
+  const s = await sandbox();
+  const dir = await tempDir();
+  // 4 videos, named from the file: no name: line.
+  await writeTree(dir, { "shop.yaml": matrixManifest("x", 1, 2).replace("name: x\n", "") });
+  const env = { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey };
+  expect((await runCli(["run", "shop.yaml"], { cwd: dir, env })).code).toBe(0);
+
+  const status = await runCli(["status", "--max-videos", "2", "shop.yaml"], { cwd: dir, env });
+  expect(status.code, status.stderr).toBe(0);
+  expect(status.stdout).toMatch(/^shop\s+4 jobs: 4 Success$/m);
+});

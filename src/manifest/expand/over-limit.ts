@@ -7,6 +7,8 @@ import type { ParsedYaml } from "../parse/parse-yaml.js";
 import { PROBLEM_CODES } from "../problem.js";
 import { countVideos, manifestOverLimit, passedAt } from "./video-count.js";
 import { isRecord } from "../../values.js";
+import { nameFromFileName } from "../parse/manifest-file.js";
+import { isUsableName } from "../validate/file-checks.js";
 
 /** The videos of one load's manifests, counted against the limit (video-count.ts). */
 export interface VideoTally {
@@ -38,11 +40,15 @@ export function overVideoLimit(
     const video: unknown = Array.isArray(top.videos) ? top.videos[i] : undefined;
     return (isRecord(video) ? parsed.positionOfObject(video) : undefined) ?? locate(parsed, ["videos", i]);
   };
-  // Still named, so that `status` shows the jobs it ran under a higher limit.
+  // Still named (by its name: or, without one, by its file's name, as a manifest that fits is), so
+  // that `status` and `clean` find the jobs it ran under a higher limit.
+  const derived = top.name === undefined ? nameFromFileName(file) : undefined;
   const name =
     typeof top.name === "string"
       ? { name: { name: top.name, position: () => locate(parsed, ["name"]) } }
-      : {};
+      : derived !== undefined && isUsableName(derived)
+        ? { name: { name: derived, position: () => ({ line: 1, col: 1 }) } }
+        : {};
   const passed = passedAt(counts, tally.limit);
   if (passed !== undefined) {
     const message = manifestOverLimit(total, tally.limit);

@@ -9,7 +9,6 @@ import { PROBLEM_CODES } from "../problem.js";
 import { SAFE_NAME_MAX, SAFE_NAME_PATTERN, SEED_MAX } from "./schema.js";
 import { isRecord } from "../../values.js";
 
-const SAFE_NAME = new RegExp(SAFE_NAME_PATTERN);
 /** The files reel writes at the top of OUT (see src/report). */
 const OUT_FILES = ["results.jsonl", "index.html"];
 
@@ -59,6 +58,13 @@ export function checkSeeds(ctx: FileContext): void {
   });
 }
 
+const SAFE_NAME = new RegExp(SAFE_NAME_PATTERN);
+
+/** A file's name can name its manifest: the rule a `name:` is held to. */
+export function isUsableName(name: string): boolean {
+  return SAFE_NAME.test(name) && name.length <= SAFE_NAME_MAX;
+}
+
 /** The manifest's name (given, or its file's), or undefined when it has none it can use (said). */
 export function manifestName(ctx: FileContext): FileOutcome["name"] {
   const record = isRecord(ctx.raw) ? ctx.raw : {};
@@ -67,7 +73,7 @@ export function manifestName(ctx: FileContext): FileOutcome["name"] {
     name = { name: record.name, position: () => ctx.at(["name"]) };
   } else if (record.name === undefined) {
     const derived = nameFromFileName(ctx.abs);
-    if (SAFE_NAME.test(derived) && derived.length <= SAFE_NAME_MAX) {
+    if (isUsableName(derived)) {
       name = { name: derived, position: () => ({ line: 1, col: 1 }) };
     } else {
       ctx.problems.push({
