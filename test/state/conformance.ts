@@ -573,6 +573,27 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await writer.close();
     });
 
+    it("tells a retake in the event stream as a decision does: the take retaken rejected, then the retake and its withdrawal, by the reviewer's process", async () => {
+      const storage = await makeHarness();
+      const writer = await storage.open("x");
+      await writer.upsertJobs([take(1), take(2)]);
+      await writer.flush();
+      const reviewer = await storage.openReviewer("x");
+      await reviewer.queueRetake({ from: { key: "m/a~2", specHash: "h2" }, reviewer: "ana", plan: nextTake });
+      expect(await reviewer.withdrawRetake("m/a~3")).toBe("withdrawn");
+      await reviewer.close();
+      const events = (await writer.readEvents({})).filter((e) => e.kind !== "job.queued");
+      expect(events.map((e) => [e.kind, e.kind === "forgotten" ? "" : e.jobKey])).toEqual([
+        ["job.decided", "m/a~2"],
+        ["retake", "m/a~3"],
+        ["forgotten", ""],
+      ]);
+      expect(JSON.parse(events[0]!.detail!)).toEqual({ decision: "rejected", reviewer: "ana" });
+      expect(events[0]!.runner).toMatch(/:\d+$/);
+      expect(events.map((e) => e.runner)).toEqual(events.map(() => events[0]!.runner));
+      await writer.close();
+    });
+
     it("charges a capped run's claims and speech with their intents, once, at their price then, and refunds them", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");

@@ -1,5 +1,6 @@
 // The jobs table: reading job versions, and adding or forgetting them (their state changes are in
 // job-states.ts). Scoped by the store's service unless said. Mirrors src/state/sqlite/sql/jobs.ts.
+import type pg from "pg";
 import { StateFileError } from "../../../errors/state.js";
 import {
   type JobHead,
@@ -17,14 +18,19 @@ import { MADE, unsent } from "../../job-state-rule.js";
 /**
  * Two statements whatever the number of jobs: the insert of the new ones (arrays unnested), then
  * the heads of all. Not one: rows another runner inserted at the same moment are skipped by ON
- * CONFLICT yet invisible to that statement's snapshot; the second statement sees them.
+ * CONFLICT yet invisible to that statement's snapshot; the second statement sees them. On `db`,
+ * the transaction's client of a write that adds a job among others (a retake).
  */
-export async function upsertJobs(c: PgContext, jobs: readonly NewJob[]): Promise<JobHead[]> {
+export async function upsertJobs(
+  c: PgContext,
+  jobs: readonly NewJob[],
+  db: pg.ClientBase | pg.Pool = c.pool,
+): Promise<JobHead[]> {
   if (jobs.length === 0) return [];
   const now = c.now();
   const keys = jobs.map((job) => job.key);
   const hashes = jobs.map((job) => job.specHash);
-  await c.pool.query(
+  await db.query(
     `INSERT INTO jobs (service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, created_at, updated_at)
        SELECT $1::bigint, t.*, 'pending', $9::bigint, $9::bigint
          FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::integer[], $8::text[])
@@ -42,7 +48,7 @@ export async function upsertJobs(c: PgContext, jobs: readonly NewJob[]): Promise
       now,
     ],
   );
-  const { rows } = await c.pool.query<{
+  const { rows } = await db.query<{
     id: string;
     job_key: string;
     spec_hash: string;

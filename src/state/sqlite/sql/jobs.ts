@@ -49,7 +49,8 @@ function versionsJson(jobs: readonly { readonly key: string; readonly specHash: 
   return JSON.stringify(jobs.map((job) => [job.key, job.specHash]));
 }
 
-function insertJob(c: SqlContext, job: NewJob): JobHead {
+/** Adds `job` as a pending job version unless it is recorded; its head either way. */
+export function insertJob(c: SqlContext, job: NewJob): JobHead {
   const now = c.now();
   sql(
     c,
