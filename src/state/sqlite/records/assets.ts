@@ -1,5 +1,5 @@
 // Uploads and speech on the state file (AssetRecords, SpeechRecords: sql/assets.ts, sql/speech.ts).
-import type { SpeechCharge, SpeechRow, AssetRecords, SpeechRecords } from "../../job-store.js";
+import type { AssetRecords, SpeechRecords } from "../../job-store.js";
 import type { SqlContext } from "../sql/context.js";
 import * as assets from "../sql/assets.js";
 import * as speech from "../sql/speech.js";
@@ -7,43 +7,43 @@ import * as speech from "../sql/speech.js";
 /** `ownUploads`: the upload intents this store wrote (one it did not write is another process's). */
 export function assetRecords(c: SqlContext, ownUploads: Set<string>): AssetRecords & SpeechRecords {
   return {
-    async findAsset(sha256: string): Promise<string | undefined> {
+    async findAsset(sha256) {
       return assets.findAsset(c, sha256);
     },
-    async markUploading(sha256: string): Promise<void> {
+    async markUploading(sha256) {
       assets.markUploading(c, ownUploads, sha256);
     },
-    async forgetUploadIntent(sha256: string): Promise<void> {
+    async forgetUploadIntent(sha256) {
       assets.forgetUploadIntent(c, sha256);
     },
-    async takeInterruptedUploads(): Promise<number> {
+    async takeInterruptedUploads() {
       return assets.takeInterruptedUploads(c);
     },
-    async recordAsset(sha256: string, assetId: string, size: number): Promise<void> {
+    async recordAsset(sha256, assetId, size) {
       assets.recordAsset(c, sha256, assetId, size);
     },
-    async madeAsset(assetId: string): Promise<boolean> {
+    async madeAsset(assetId) {
       return assets.madeAsset(c, assetId);
     },
-    async forgetAssetId(assetId: string): Promise<void> {
+    async forgetAssetId(assetId) {
       assets.forgetAssetId(c, assetId);
     },
-    async findSpeech(voiceId: string, text: string): Promise<SpeechRow | undefined> {
+    async findSpeech(voiceId, text) {
       return speech.findSpeech(c, voiceId, text);
     },
-    async markSpeechCreating(voiceId: string, text: string, charge?: SpeechCharge): Promise<void> {
+    async markSpeechCreating(voiceId, text, charge) {
       return speech.markSpeechCreating(c, voiceId, text, charge);
     },
-    async markSpeechDone(voiceId: string, text: string, assetId: string, duration: number): Promise<void> {
+    async markSpeechDone(voiceId, text, assetId, duration) {
       speech.markSpeechDone(c, voiceId, text, assetId, duration);
     },
-    async markSpeechUncertain(voiceId: string, text: string, error: string): Promise<void> {
+    async markSpeechUncertain(voiceId, text, error) {
       speech.markSpeechUncertain(c, voiceId, text, error);
     },
-    async clearSpeech(voiceId: string, text: string): Promise<void> {
+    async clearSpeech(voiceId, text) {
       speech.clearSpeech(c, voiceId, text);
     },
-    async markInterruptedSpeechUncertain(): Promise<number> {
+    async markInterruptedSpeechUncertain() {
       return speech.markInterruptedSpeechUncertain(c);
     },
   };

@@ -1,18 +1,7 @@
 // The job versions of the state file (JobRecords): reads and adds in sql/jobs.ts, state changes in
 // sql/job-states.ts, rows rebuilt from the records in sql/restore.ts. Each statement runs when its
 // method is called; the intent of a submission resolves once its turn is on disk.
-import type {
-  FailKind,
-  JobHead,
-  JobRow,
-  NewJob,
-  RestoredJob,
-  VersionHead,
-  VersionRef,
-  VideoCharge,
-  VideoFacts,
-  JobRecords,
-} from "../../job-store.js";
+import type { JobRecords } from "../../job-store.js";
 import type { SqlContext } from "../sql/context.js";
 import * as states from "../sql/job-states.js";
 import * as jobs from "../sql/jobs.js";
@@ -20,117 +9,109 @@ import { restoreJobs } from "../sql/restore.js";
 
 export function jobRecords(c: SqlContext): JobRecords {
   return {
-    async upsertJobs(list: readonly NewJob[]): Promise<JobHead[]> {
+    async upsertJobs(list) {
       return jobs.upsertJobs(c, list);
     },
-    async restoreJobs(list: readonly RestoredJob[]): Promise<number> {
+    async restoreJobs(list) {
       return restoreJobs(c, list);
     },
-    async versionHead(key: string, specHash: string): Promise<VersionHead | undefined> {
+    async versionHead(key, specHash) {
       return jobs.versionHead(c, key, specHash);
     },
-    async notSentAnywhere<T extends VersionRef>(list: readonly T[]): Promise<T[]> {
+    async notSentAnywhere(list) {
       return jobs.notSentAnywhere(c, list);
     },
-    async notRecorded<T extends VersionRef>(list: readonly T[]): Promise<T[]> {
+    async notRecorded(list) {
       return jobs.notRecorded(c, list);
     },
-    async jobsOfVersions(list: readonly VersionRef[]): Promise<JobRow[]> {
+    async jobsOfVersions(list) {
       return jobs.jobsOfVersions(c, list);
     },
-    async findJob(key: string, specHash: string): Promise<JobRow | undefined> {
+    async findJob(key, specHash) {
       return jobs.findJob(c, key, specHash);
     },
-    async findJobById(id: number): Promise<JobRow | undefined> {
+    async findJobById(id) {
       return jobs.findJobById(c, id);
     },
-    async getJob(id: number): Promise<JobRow> {
+    async getJob(id) {
       return jobs.getJob(c, id);
     },
-    async listSentElsewhere(
-      list: readonly { readonly key: string; readonly specHash: string }[],
-      ignore: readonly string[],
-    ): Promise<{ key: string; baseUrl: string }[]> {
+    async listSentElsewhere(list, ignore) {
       return jobs.listSentElsewhere(c, list, ignore);
     },
-    async downloadedVersions(): Promise<Set<string>> {
+    async downloadedVersions() {
       return jobs.downloadedVersions(c);
     },
-    async madeSpecs(specHashes?: readonly string[]): Promise<Map<string, string>> {
+    async madeSpecs(specHashes) {
       return jobs.madeSpecs(c, specHashes);
     },
-    async jobsByVersion(): Promise<Map<string, JobRow>> {
+    async jobsByVersion() {
       return jobs.jobsByVersion(c);
     },
-    async listJobs(): Promise<JobRow[]> {
+    async listJobs() {
       return jobs.listJobs(c);
     },
-    async listManifestJobs(manifest: string): Promise<JobRow[]> {
+    async listManifestJobs(manifest) {
       return jobs.listManifestJobs(c, manifest);
     },
-    async listLatestJobs(): Promise<(JobRow & { base_url: string })[]> {
+    async listLatestJobs() {
       return jobs.listLatestJobs(c);
     },
-    async forgetUnsentJobs(manifest: string, keep: ReadonlySet<string>): Promise<number> {
+    async forgetUnsentJobs(manifest, keep) {
       return jobs.forgetUnsentJobs(c, manifest, keep);
     },
-    async listInFlight(): Promise<JobRow[]> {
+    async listInFlight() {
       return jobs.listInFlight(c);
     },
-    async listJobsWithFile(key: string, file: string): Promise<JobRow[]> {
+    async listJobsWithFile(key, file) {
       return jobs.listJobsWithFile(c, key, file);
     },
-    async markInterruptedSubmissionsUncertain(): Promise<number> {
+    async markInterruptedSubmissionsUncertain() {
       return states.markInterruptedSubmissionsUncertain(c);
     },
-    async markSubmitting(id: number, charge?: VideoCharge): Promise<number | null> {
+    async markSubmitting(id, charge) {
       return states.markSubmitting(c, id, charge);
     },
-    async withdrawSubmitting(id: number): Promise<void> {
+    async withdrawSubmitting(id) {
       states.withdrawSubmitting(c, id);
     },
-    async markSubmitted(id: number, taskId: string): Promise<string | undefined> {
+    async markSubmitted(id, taskId) {
       return states.markSubmitted(c, id, taskId);
     },
-    async markUncertain(id: number, error: string): Promise<void> {
+    async markUncertain(id, error) {
       states.markUncertain(c, id, error);
     },
-    async markSpeechDoubt(id: number, error: string): Promise<void> {
+    async markSpeechDoubt(id, error) {
       states.markSpeechDoubt(c, id, error);
     },
-    async markFailed(id: number, kind: FailKind, error: string): Promise<void> {
+    async markFailed(id, kind, error) {
       states.markFailed(c, id, kind, error);
     },
-    async markRefused(id: number, error: string): Promise<void> {
+    async markRefused(id, error) {
       states.markRefused(c, id, error);
     },
-    async markPending(id: number, why: string): Promise<boolean> {
+    async markPending(id, why) {
       return states.markPending(c, id, why);
     },
-    async recordTaskStatus(
-      id: number,
-      status: string,
-      resultUrl: string | undefined,
-      reason: string | undefined,
-    ): Promise<void> {
+    async recordTaskStatus(id, status, resultUrl, reason) {
       states.recordTaskStatus(c, id, status, resultUrl, reason);
     },
-    async recordResultUrl(id: number, url: string): Promise<void> {
+    async recordResultUrl(id, url) {
       states.recordResultUrl(c, id, url);
     },
-    async markDownloaded(row: JobRow, file: string, outDir: string, video?: VideoFacts): Promise<JobRow> {
+    async markDownloaded(row, file, outDir, video) {
       return states.markDownloaded(c, row, file, outDir, video);
     },
-    async forgetDownload(row: JobRow): Promise<JobRow> {
+    async forgetDownload(row) {
       return states.forgetDownload(c, row);
     },
-    async recordJobError(id: number, error: string): Promise<void> {
+    async recordJobError(id, error) {
       states.recordJobError(c, id, error);
     },
-    async clearJobError(row: JobRow): Promise<JobRow> {
+    async clearJobError(row) {
       return states.clearJobError(c, row);
     },
-    async recordVideoStamp(row: JobRow, stamp: string): Promise<JobRow> {
+    async recordVideoStamp(row, stamp) {
       return states.recordVideoStamp(c, row, stamp);
     },
   };
