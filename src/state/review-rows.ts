@@ -5,48 +5,37 @@ import type { DecisionRow, NewDecision, NewJob, RetakeRequest, RetakeRow } from 
 import { RETAKE_STATE } from "./job-state-rule.js";
 import { toNumber, toNumberOrNull } from "./stored-number.js";
 
+// Each column is selected under its field's name (in the order of the row's type), so that a row
+// read back is the record but for its integers, which pg hands back as strings.
+
 /** A decision with its service's address: `SELECT ${DECISION_COLUMNS} ${DECISIONS_FROM}`. */
-export const DECISION_COLUMNS =
-  "decisions.id, services.base_url, decisions.job_key, decisions.spec_hash, decisions.decision, decisions.reviewer, decisions.note, decisions.decided_at";
+export const DECISION_COLUMNS = `decisions.id, services.base_url AS "baseUrl", decisions.job_key AS "key",
+  decisions.spec_hash AS "specHash", decisions.decision, decisions.reviewer, decisions.note,
+  decisions.decided_at AS "decidedAt"`;
 export const DECISIONS_FROM = "FROM decisions JOIN services ON services.id = decisions.service_id";
 
+/** A row of DECISION_COLUMNS as a DecisionRow. */
 export function decisionOf(r: Record<string, unknown>): DecisionRow {
-  return {
-    id: toNumber(r.id),
-    baseUrl: r.base_url as string,
-    key: r.job_key as string,
-    specHash: r.spec_hash as string,
-    decision: r.decision as DecisionRow["decision"],
-    reviewer: r.reviewer as string,
-    note: r.note as string | null,
-    decidedAt: toNumber(r.decided_at),
-  };
+  return { ...r, id: toNumber(r.id), decidedAt: toNumber(r.decidedAt) } as DecisionRow;
 }
 
 /** The retakes with their service's address and their state (RetakeRow): add a WHERE clause. */
-export const SELECT_RETAKES = `SELECT retakes.id, services.base_url, retakes.job_key, retakes.manifest, retakes.video_id,
-    retakes.spec_hash, retakes.from_key, retakes.from_spec_hash, retakes.reviewer, retakes.note,
-    retakes.queued_at, retakes.withdrawn_at, ${RETAKE_STATE} AS state
+export const SELECT_RETAKES = `SELECT retakes.id, services.base_url AS "baseUrl", retakes.job_key AS "key",
+    retakes.manifest, retakes.video_id AS "videoId", retakes.spec_hash AS "specHash",
+    retakes.from_key AS "fromKey", retakes.from_spec_hash AS "fromSpecHash", retakes.reviewer, retakes.note,
+    retakes.queued_at AS "queuedAt", retakes.withdrawn_at AS "withdrawnAt", ${RETAKE_STATE} AS state
   FROM retakes JOIN services ON services.id = retakes.service_id
   LEFT JOIN jobs ON jobs.service_id = retakes.service_id AND jobs.job_key = retakes.job_key
     AND jobs.spec_hash = retakes.spec_hash`;
 
+/** A row of SELECT_RETAKES as a RetakeRow. */
 export function retakeOf(r: Record<string, unknown>): RetakeRow {
   return {
+    ...r,
     id: toNumber(r.id),
-    baseUrl: r.base_url as string,
-    key: r.job_key as string,
-    manifest: r.manifest as string,
-    videoId: r.video_id as string,
-    specHash: r.spec_hash as string,
-    fromKey: r.from_key as string,
-    fromSpecHash: r.from_spec_hash as string,
-    reviewer: r.reviewer as string,
-    note: r.note as string | null,
-    queuedAt: toNumber(r.queued_at),
-    withdrawnAt: toNumberOrNull(r.withdrawn_at),
-    state: r.state as RetakeRow["state"],
-  };
+    queuedAt: toNumber(r.queuedAt),
+    withdrawnAt: toNumberOrNull(r.withdrawnAt),
+  } as RetakeRow;
 }
 
 /** The columns a retake is inserted with, in the order of RetakeWrites.values. */
