@@ -14,6 +14,7 @@ import { NOT_SANDBOX } from "../../service-address.js";
 import { type PgContext, toNumber } from "./context.js";
 import { JOB_COLUMNS, jobColumnsOf, jobRowOf } from "./job-rows.js";
 import { MADE, unsent } from "../../job-state-rule.js";
+import { latestVersionIds } from "../../latest-version-rule.js";
 
 /**
  * Two statements whatever the number of jobs: the insert of the new ones (arrays unnested), then
@@ -206,18 +207,10 @@ export async function jobsByVersion(c: PgContext): Promise<Map<string, JobRow>> 
   return new Map((await listJobs(c)).map((row) => [versionKey(row.job_key, row.spec_hash), row]));
 }
 
-/** See src/state/sqlite/sql/jobs.ts: the version whose video holds <id>.mp4, else the newest. */
 export async function listLatestJobs(c: PgContext): Promise<(JobRow & { base_url: string })[]> {
   const { rows } = await c.pool.query(
     `SELECT ${jobColumnsOf("jobs")}, services.base_url FROM jobs JOIN services ON services.id = jobs.service_id
-       WHERE jobs.id IN (
-         SELECT id FROM (
-           SELECT id, row_number() OVER (
-             PARTITION BY service_id, job_key
-             ORDER BY coalesce(file = manifest || '/' || video_id || '.mp4', false) DESC, id DESC
-           ) AS rank
-           FROM jobs WHERE ($1 < 0 OR service_id = $1)
-         ) AS ranked WHERE rank = 1)
+       WHERE jobs.id IN (${latestVersionIds("($1 < 0 OR service_id = $1)")})
        ORDER BY jobs.manifest, jobs.video_id`,
     [c.serviceId],
   );
