@@ -1,12 +1,13 @@
 // The ledger of capped runs and the named budgets on the state file (sql/budget.ts,
 // sql/named-budgets.ts).
 import type { BudgetRecords, NamedBudgetRecords } from "../../job-store.js";
-import type { SqlContext } from "../sql/context.js";
+import { methodsOn, type SqlContext } from "../sql/context.js";
 import * as budget from "../sql/budget.js";
 import * as namedBudgets from "../sql/named-budgets.js";
 
 /** `ownSessions`: the budget sessions this store started or resumed (the others' processes are gone). */
 export function budgetRecords(c: SqlContext, ownSessions: Set<number>): BudgetRecords & NamedBudgetRecords {
+  const on = methodsOn(c);
   return {
     async openBudgetSessions(scope) {
       // The file's lock lets one process write it: every session not this store's has no run left.
@@ -24,29 +25,17 @@ export function budgetRecords(c: SqlContext, ownSessions: Set<number>): BudgetRe
       if (taken) ownSessions.add(session.id);
       return taken;
     },
-    async budgetSpent(id) {
-      return budget.budgetSpent(c, id);
-    },
-    async refundVideo(session, jobId, attempt) {
-      budget.refundVideo(c, session, jobId, attempt);
-    },
-    async refundSpeech(session, voiceId, text) {
-      budget.refundSpeech(c, session, voiceId, text);
-    },
-    async endBudgetSession(id) {
-      budget.endBudgetSession(c, id);
-    },
+    budgetSpent: on(budget.budgetSpent),
+    refundVideo: on(budget.refundVideo),
+    refundSpeech: on(budget.refundSpeech),
+    endBudgetSession: on(budget.endBudgetSession),
 
     // Written beside a run that holds the file (reel budget set): resolves once committed, so the
     // runners' next claims read it.
     async setBudget(name, change) {
       return c.turn.committed(() => c.turn.writeStatement(() => namedBudgets.setBudget(c, name, change)));
     },
-    async findBudget(name) {
-      return namedBudgets.findBudget(c, name);
-    },
-    async listBudgets() {
-      return namedBudgets.listBudgets(c);
-    },
+    findBudget: on(namedBudgets.findBudget),
+    listBudgets: on(namedBudgets.listBudgets),
   };
 }
