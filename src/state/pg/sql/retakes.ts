@@ -102,8 +102,8 @@ export async function withdrawRetake(c: PgContext, key: string): Promise<"withdr
     const now = c.now();
     await client.query("UPDATE retakes SET withdrawn_at = $1 WHERE id = $2", [now, found.id]);
     await client.query(
-      "INSERT INTO events (at, job_id, kind, detail, runner) VALUES ($1, $2, 'forgotten', $3, $4)",
-      [now, gone.rows[0]?.id ?? null, review.withdrawnDetail(key), processName(c)],
+      "INSERT INTO events (at, job_id, kind, detail, job_key, runner) VALUES ($1, $2, 'forgotten', $3, $4, $5)",
+      [now, gone.rows[0]?.id ?? null, review.withdrawnDetail(key), key, processName(c)],
     );
     return "withdrawn";
   });

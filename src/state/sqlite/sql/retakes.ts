@@ -81,7 +81,7 @@ export function withdrawRetake(c: SqlContext, key: string): "withdrawn" | "sent"
     ).get(c.serviceId, key, retake.spec_hash) as { id: number } | undefined;
     if (!gone && sql(c, JOB_HEAD_SQL).get(c.serviceId, key, retake.spec_hash) !== undefined) return "sent";
     sql(c, "UPDATE retakes SET withdrawn_at = ? WHERE id = ?").run(c.now(), retake.id);
-    c.turn.event(gone?.id ?? null, "forgotten", review.withdrawnDetail(key));
+    c.turn.event(gone?.id ?? null, "forgotten", review.withdrawnDetail(key), key);
     return "withdrawn";
   }, true);
 }
