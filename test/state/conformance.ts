@@ -187,6 +187,13 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       const ids = (await store.listJobs()).map((row) => row.id);
       expect(ids).toEqual([kept.id, elsewhere.id, paid.id]);
       await expect(store.markSubmitting(removed.id)).rejects.toThrow(/not in the state file/);
+      // Their events name the process, as every state change's does.
+      await store.flush();
+      const events = await store.readEvents({});
+      const runners = (kind: string) => events.filter((e) => e.kind === kind).map((e) => e.runner);
+      const [runner] = runners("submitting");
+      expect(runner).toMatch(/:\d+$/);
+      expect(runners("forgotten")).toEqual([runner, runner]);
       await store.close();
     });
 

@@ -238,9 +238,10 @@ export async function forgetUnsentJobs(
          WHERE service_id = $1 AND manifest = $2 AND ${unsent()}
            AND job_key || chr(10) || spec_hash <> ALL ($3::text[])
          RETURNING id, job_key)
-     INSERT INTO events (at, job_id, kind, detail, job_key)
-       SELECT $4::bigint, id, 'forgotten', job_key || ': no longer in its manifest; nothing was sent', job_key FROM gone`,
-    [c.serviceId, manifest, [...keep], c.now()],
+     INSERT INTO events (at, job_id, kind, detail, job_key, runner_id)
+       SELECT $4::bigint, id, 'forgotten', job_key || ': no longer in its manifest; nothing was sent', job_key, $5::bigint
+         FROM gone`,
+    [c.serviceId, manifest, [...keep], c.now(), c.eventRunnerId ?? null],
   );
   return rowCount ?? 0;
 }
