@@ -187,6 +187,13 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       const ids = (await store.listJobs()).map((row) => row.id);
       expect(ids).toEqual([kept.id, elsewhere.id, paid.id]);
       await expect(store.markSubmitting(removed.id)).rejects.toThrow(/not in the state file/);
+      // Their events name the process, as every state change's does.
+      await store.flush();
+      const events = await store.readEvents({});
+      const runners = (kind: string) => events.filter((e) => e.kind === kind).map((e) => e.runner);
+      const [runner] = runners("submitting");
+      expect(runner).toMatch(/:\d+$/);
+      expect(runners("forgotten")).toEqual([runner, runner]);
       await store.close();
     });
 
@@ -570,6 +577,28 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
         reviewer.queueRetake({ from: { key: "m/zz", specHash: "h1" }, reviewer: "ana", plan: nextTake }),
       ).rejects.toThrow(/not in the/);
       await reviewer.close();
+      await writer.close();
+    });
+
+    it("tells a retake in the event stream as a decision does: the take retaken rejected, then the retake and its withdrawal, by the reviewer's process", async () => {
+      const storage = await makeHarness();
+      const writer = await storage.open("x");
+      await writer.upsertJobs([take(1), take(2)]);
+      await writer.flush();
+      const reviewer = await storage.openReviewer("x");
+      await reviewer.queueRetake({ from: { key: "m/a~2", specHash: "h2" }, reviewer: "ana", plan: nextTake });
+      expect(await reviewer.withdrawRetake("m/a~3")).toBe("withdrawn");
+      await reviewer.close();
+      const events = (await writer.readEvents({})).filter((e) => e.kind !== "job.queued");
+      // The withdrawn take's key is told though its job is gone.
+      expect(events.map((e) => [e.kind, e.jobKey])).toEqual([
+        ["job.decided", "m/a~2"],
+        ["retake", "m/a~3"],
+        ["forgotten", "m/a~3"],
+      ]);
+      expect(JSON.parse(events[0]!.detail!)).toEqual({ decision: "rejected", reviewer: "ana" });
+      expect(events[0]!.runner).toMatch(/:\d+$/);
+      expect(events.map((e) => e.runner)).toEqual(events.map(() => events[0]!.runner));
       await writer.close();
     });
 

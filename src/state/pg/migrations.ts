@@ -5,6 +5,9 @@
 // again, so a write that checks "held by me, and I am not lost" in its own statement or transaction
 // keeps a runner paused past its lease from acting on work it no longer holds (sql/fleet.ts).
 // (jobs.lease_epoch, of schema 1, was meant for that and stays unused.)
+// The list is append-only history, as the state file's: never edit a step that has shipped, add the
+// next. Each is written out whole, as it ran (repeating the columns of the tables it mirrors), never
+// built from another step's text, which a later edit could change.
 import { StateFileError } from "../../errors/state.js";
 import type { PgMigrations } from "./migrate.js";
 

@@ -1,5 +1,8 @@
 // Numbered migrations of the state file, each applied in its own transaction. Never edit a migration
 // that has shipped: add the next number. `PRAGMA user_version` records how far a file has come.
+// The list is append-only history: each step is written out whole, as it ran, so a new table spells
+// its columns afresh where they repeat an older one's; a step is never built from another's text,
+// which a later edit could change.
 
 export const MIGRATIONS: readonly string[] = [
   // 1: the first schema.

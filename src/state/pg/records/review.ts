@@ -1,6 +1,6 @@
 // Reviewers' decisions and retakes on the shared store (ReviewRecords: sql/decisions.ts,
 // sql/retakes.ts, sql/change-mark.ts).
-import type { DecisionRow, NewDecision, RetakeRequest, RetakeRow, ReviewRecords } from "../../job-store.js";
+import type { ReviewRecords } from "../../job-store.js";
 import type { PgSide } from "./side.js";
 import * as changeMarks from "../sql/change-mark.js";
 import * as decisions from "../sql/decisions.js";
@@ -8,28 +8,26 @@ import * as retakes from "../sql/retakes.js";
 
 export function reviewRecords(s: PgSide): ReviewRecords {
   return {
-    recordDecisions(list: readonly NewDecision[]): Promise<DecisionRow[]> {
+    recordDecisions(list) {
       return s.io(() => decisions.recordDecisions(s.c, list));
     },
-    latestDecisions(
-      versions?: readonly { readonly key: string; readonly specHash: string }[],
-    ): Promise<DecisionRow[]> {
+    latestDecisions(versions) {
       return s.io(() => decisions.latestDecisions(s.c, versions));
     },
-    decisionHistory(key: string, specHash: string): Promise<DecisionRow[]> {
+    decisionHistory(key, specHash) {
       return s.io(() => decisions.decisionHistory(s.c, key, specHash));
     },
 
-    queueRetake(request: RetakeRequest): Promise<RetakeRow> {
+    queueRetake(request) {
       return s.io(() => retakes.queueRetake(s.c, request));
     },
-    withdrawRetake(key: string): Promise<"withdrawn" | "sent" | "none"> {
+    withdrawRetake(key) {
       return s.io(() => retakes.withdrawRetake(s.c, key));
     },
-    listRetakes(manifests?: readonly string[]): Promise<RetakeRow[]> {
+    listRetakes(manifests) {
       return s.io(() => retakes.listRetakes(s.c, manifests));
     },
-    changeMark(): Promise<string> {
+    changeMark() {
       return s.io(() => changeMarks.changeMark(s.c));
     },
   };

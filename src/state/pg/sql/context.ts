@@ -17,17 +17,12 @@ export interface PgContext {
   readonly eventRunnerId?: number;
 }
 
-/** A bigint column (which pg hands back as a string) as a number; null stays null. */
-export function toNumber(value: unknown): number {
-  if (typeof value === "number") return value;
-  const n = Number(value);
-  // Ids, epoch milliseconds and file sizes are far below 2^53; anything else is a damaged row.
-  if (!Number.isSafeInteger(n)) throw new RangeError(`not a safe integer in the store: ${String(value)}`);
-  return n;
-}
+// pg hands bigint columns back as strings: read them with these.
+export { toNumber, toNumberOrNull } from "../../stored-number.js";
 
-export function toNumberOrNull(value: unknown): number | null {
-  return value === null || value === undefined ? null : toNumber(value);
+/** This process as the events it writes name it ("host:pid"), where no runner does (a reviewer's). */
+export function processName(c: Pick<PgContext, "host">): string {
+  return `${c.host}:${process.pid}`;
 }
 
 /**

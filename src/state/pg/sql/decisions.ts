@@ -1,30 +1,21 @@
-// Reviewers' decisions: src/state/sqlite/sql/decisions.ts's statements, mirrored.
+// Reviewers' decisions: src/state/sqlite/sql/decisions.ts's statements, mirrored; the columns and
+// the decoder of a row are both backends' (review-rows.ts).
+import type pg from "pg";
 import type { DecisionRow, NewDecision } from "../../job-store.js";
-import { type PgContext, toNumber } from "./context.js";
+import { DECISION_COLUMNS, DECISIONS_FROM, decisionOf } from "../../review-rows.js";
+import { type PgContext, processName } from "./context.js";
 
-const DECISION_COLUMNS =
-  "decisions.id, services.base_url, decisions.job_key, decisions.spec_hash, decisions.decision, decisions.reviewer, decisions.note, decisions.decided_at";
-
-function decisionOf(r: Record<string, unknown>): DecisionRow {
-  return {
-    id: toNumber(r.id),
-    baseUrl: r.base_url as string,
-    key: r.job_key as string,
-    specHash: r.spec_hash as string,
-    decision: r.decision as DecisionRow["decision"],
-    reviewer: r.reviewer as string,
-    note: r.note as string | null,
-    decidedAt: toNumber(r.decided_at),
-  };
-}
-
-/** One statement (arrays unnested, in their order), with their events: all or none. */
+/**
+ * One statement (arrays unnested, in their order), with their events: all or none. On `db`, the
+ * transaction's client of a write that records them among others (a retake).
+ */
 export async function recordDecisions(
   c: PgContext,
   decisions: readonly NewDecision[],
+  db: pg.ClientBase | pg.Pool = c.pool,
 ): Promise<DecisionRow[]> {
   if (decisions.length === 0) return [];
-  const { rows } = await c.pool.query(
+  const { rows } = await db.query(
     `WITH made AS (
        INSERT INTO decisions (service_id, job_key, spec_hash, decision, reviewer, note, decided_at)
          SELECT $1::bigint, t.job_key, t.spec_hash, t.decision, t.reviewer, t.note, $7::bigint
@@ -46,8 +37,7 @@ export async function recordDecisions(
       decisions.map((d) => d.reviewer),
       decisions.map((d) => d.note ?? null),
       c.now(),
-      // The reviewer's process, as the stream names it (a reviewer has no runner).
-      `${c.host}:${process.pid}`,
+      processName(c),
     ],
   );
   return rows.map(decisionOf);
@@ -61,14 +51,14 @@ export async function latestDecisions(
     versions === undefined
       ? await c.pool.query(
           `SELECT DISTINCT ON (decisions.service_id, decisions.job_key, decisions.spec_hash) ${DECISION_COLUMNS}
-             FROM decisions JOIN services ON services.id = decisions.service_id
+             ${DECISIONS_FROM}
              WHERE ($1 < 0 OR decisions.service_id = $1)
              ORDER BY decisions.service_id, decisions.job_key, decisions.spec_hash, decisions.id DESC`,
           [c.serviceId],
         )
       : await c.pool.query(
           `SELECT DISTINCT ON (decisions.service_id, decisions.job_key, decisions.spec_hash) ${DECISION_COLUMNS}
-             FROM decisions JOIN services ON services.id = decisions.service_id
+             ${DECISIONS_FROM}
              WHERE ($1 < 0 OR decisions.service_id = $1)
                AND (decisions.job_key, decisions.spec_hash) IN (SELECT * FROM unnest($2::text[], $3::text[]))
              ORDER BY decisions.service_id, decisions.job_key, decisions.spec_hash, decisions.id DESC`,
@@ -79,7 +69,7 @@ export async function latestDecisions(
 
 export async function decisionHistory(c: PgContext, key: string, specHash: string): Promise<DecisionRow[]> {
   const { rows } = await c.pool.query(
-    `SELECT ${DECISION_COLUMNS} FROM decisions JOIN services ON services.id = decisions.service_id
+    `SELECT ${DECISION_COLUMNS} ${DECISIONS_FROM}
        WHERE decisions.service_id = $1 AND decisions.job_key = $2 AND decisions.spec_hash = $3
        ORDER BY decisions.id`,
     [c.serviceId, key, specHash],

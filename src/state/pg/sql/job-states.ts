@@ -6,6 +6,7 @@ import type { FailKind, JobRow, VideoFacts } from "../../job-store.js";
 import type { PgContext } from "./context.js";
 import { type FleetContext, leaseLostError } from "./fleet.js";
 import { CLAIMABLE, GIVE_BACK, RETRYABLE } from "../../job-state-rule.js";
+import { DOWNLOAD_FORGOTTEN, downloadedFields } from "../../download-rule.js";
 
 type Fields = Record<string, string | number | null>;
 
@@ -171,28 +172,14 @@ export async function markDownloaded(
   outDir: string,
   video?: VideoFacts,
 ): Promise<JobRow> {
-  const changes = {
-    file,
-    out_dir: outDir,
-    downloaded_at: c.now(),
-    error: null,
-    ...(video && { file_size: video.size, file_sha256: video.sha256, file_stamp: video.stamp }),
-  };
+  const changes = downloadedFields(file, outDir, c.now(), video);
   const { updatedAt } = await setJob(c, row.id, changes, { event: { kind: "downloaded", detail: file } });
   return { ...row, ...changes, updated_at: updatedAt };
 }
 
 export async function forgetDownload(c: PgContext, row: JobRow): Promise<JobRow> {
-  const changes = {
-    file: null,
-    out_dir: null,
-    downloaded_at: null,
-    file_size: null,
-    file_sha256: null,
-    file_stamp: null,
-  };
-  const { updatedAt } = await setJob(c, row.id, changes);
-  return { ...row, ...changes, updated_at: updatedAt };
+  const { updatedAt } = await setJob(c, row.id, DOWNLOAD_FORGOTTEN);
+  return { ...row, ...DOWNLOAD_FORGOTTEN, updated_at: updatedAt };
 }
 
 export async function recordJobError(c: PgContext, id: number, error: string): Promise<void> {

@@ -1,5 +1,6 @@
 // The jobs table: reading job versions, and adding or forgetting them (their state changes are in
 // job-states.ts). Scoped by the store's service unless said. Mirrors src/state/sqlite/sql/jobs.ts.
+import type pg from "pg";
 import { StateFileError } from "../../../errors/state.js";
 import {
   type JobHead,
@@ -13,18 +14,24 @@ import { NOT_SANDBOX } from "../../service-address.js";
 import { type PgContext, toNumber } from "./context.js";
 import { JOB_COLUMNS, jobColumnsOf, jobRowOf } from "./job-rows.js";
 import { MADE, unsent } from "../../job-state-rule.js";
+import { latestVersionIds } from "../../latest-version-rule.js";
 
 /**
  * Two statements whatever the number of jobs: the insert of the new ones (arrays unnested), then
  * the heads of all. Not one: rows another runner inserted at the same moment are skipped by ON
- * CONFLICT yet invisible to that statement's snapshot; the second statement sees them.
+ * CONFLICT yet invisible to that statement's snapshot; the second statement sees them. On `db`,
+ * the transaction's client of a write that adds a job among others (a retake).
  */
-export async function upsertJobs(c: PgContext, jobs: readonly NewJob[]): Promise<JobHead[]> {
+export async function upsertJobs(
+  c: PgContext,
+  jobs: readonly NewJob[],
+  db: pg.ClientBase | pg.Pool = c.pool,
+): Promise<JobHead[]> {
   if (jobs.length === 0) return [];
   const now = c.now();
   const keys = jobs.map((job) => job.key);
   const hashes = jobs.map((job) => job.specHash);
-  await c.pool.query(
+  await db.query(
     `INSERT INTO jobs (service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, created_at, updated_at)
        SELECT $1::bigint, t.*, 'pending', $9::bigint, $9::bigint
          FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::integer[], $8::text[])
@@ -42,7 +49,7 @@ export async function upsertJobs(c: PgContext, jobs: readonly NewJob[]): Promise
       now,
     ],
   );
-  const { rows } = await c.pool.query<{
+  const { rows } = await db.query<{
     id: string;
     job_key: string;
     spec_hash: string;
@@ -200,18 +207,10 @@ export async function jobsByVersion(c: PgContext): Promise<Map<string, JobRow>> 
   return new Map((await listJobs(c)).map((row) => [versionKey(row.job_key, row.spec_hash), row]));
 }
 
-/** See src/state/sqlite/sql/jobs.ts: the version whose video holds <id>.mp4, else the newest. */
 export async function listLatestJobs(c: PgContext): Promise<(JobRow & { base_url: string })[]> {
   const { rows } = await c.pool.query(
     `SELECT ${jobColumnsOf("jobs")}, services.base_url FROM jobs JOIN services ON services.id = jobs.service_id
-       WHERE jobs.id IN (
-         SELECT id FROM (
-           SELECT id, row_number() OVER (
-             PARTITION BY service_id, job_key
-             ORDER BY coalesce(file = manifest || '/' || video_id || '.mp4', false) DESC, id DESC
-           ) AS rank
-           FROM jobs WHERE ($1 < 0 OR service_id = $1)
-         ) AS ranked WHERE rank = 1)
+       WHERE jobs.id IN (${latestVersionIds("($1 < 0 OR service_id = $1)")})
        ORDER BY jobs.manifest, jobs.video_id`,
     [c.serviceId],
   );
@@ -239,9 +238,10 @@ export async function forgetUnsentJobs(
          WHERE service_id = $1 AND manifest = $2 AND ${unsent()}
            AND job_key || chr(10) || spec_hash <> ALL ($3::text[])
          RETURNING id, job_key)
-     INSERT INTO events (at, job_id, kind, detail, job_key)
-       SELECT $4::bigint, id, 'forgotten', job_key || ': no longer in its manifest; nothing was sent', job_key FROM gone`,
-    [c.serviceId, manifest, [...keep], c.now()],
+     INSERT INTO events (at, job_id, kind, detail, job_key, runner_id)
+       SELECT $4::bigint, id, 'forgotten', job_key || ': no longer in its manifest; nothing was sent', job_key, $5::bigint
+         FROM gone`,
+    [c.serviceId, manifest, [...keep], c.now(), c.eventRunnerId ?? null],
   );
   return rowCount ?? 0;
 }

@@ -17,3 +17,13 @@ export interface SqlContext {
 export function sql(c: SqlContext, text: string, raw = false): Database.Statement {
   return c.statements.get(text, raw);
 }
+
+/**
+ * The interface's methods over `c`: `on(fn)` runs `fn` on `c` when called (its statements then, as
+ * every method of the state file's runs them) and hands back its result, or its throw, as a promise.
+ */
+export function methodsOn(c: SqlContext) {
+  return <A extends unknown[], R>(fn: (c: SqlContext, ...args: A) => R) =>
+    async (...args: A): Promise<Awaited<R>> =>
+      await fn(c, ...args);
+}

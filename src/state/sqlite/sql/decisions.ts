@@ -1,6 +1,8 @@
-// Reviewers' decisions (migration 12; ReviewRecords in job-store.ts).
+// Reviewers' decisions (migration 12; ReviewRecords in job-store.ts). The columns and the decoder
+// of a row are both backends' (review-rows.ts).
 import { schemaVersion } from "../../../sqlite/migrate.js";
 import type { DecisionRow, NewDecision } from "../../job-store.js";
+import { DECISION_COLUMNS, DECISIONS_FROM, decisionOf } from "../../review-rows.js";
 import { type SqlContext, sql } from "./context.js";
 
 /**
@@ -9,25 +11,6 @@ import { type SqlContext, sql } from "./context.js";
  */
 export function hasDecisions(c: SqlContext): boolean {
   return schemaVersion(c.db) >= 12;
-}
-
-const DECISION_COLUMNS =
-  "decisions.id, services.base_url, decisions.job_key, decisions.spec_hash, decisions.decision, decisions.reviewer, decisions.note, decisions.decided_at";
-const FROM = "FROM decisions JOIN services ON services.id = decisions.service_id";
-
-type Values = [number, string, string, string, DecisionRow["decision"], string, string | null, number];
-
-function decisionOf(v: Values): DecisionRow {
-  return {
-    id: v[0],
-    baseUrl: v[1],
-    key: v[2],
-    specHash: v[3],
-    decision: v[4],
-    reviewer: v[5],
-    note: v[6],
-    decidedAt: v[7],
-  };
 }
 
 /** The stream's fields of a decision (src/events). */
@@ -46,9 +29,9 @@ export function recordDecisions(c: SqlContext, decisions: readonly NewDecision[]
       ).run(c.serviceId, d.key, d.specHash, d.decision, d.reviewer, d.note ?? null, c.now());
       c.turn.event(null, "job.decided", decidedDetail(d), d.key);
       return decisionOf(
-        sql(c, `SELECT ${DECISION_COLUMNS} ${FROM} WHERE decisions.id = ?`, true).get(
+        sql(c, `SELECT ${DECISION_COLUMNS} ${DECISIONS_FROM} WHERE decisions.id = ?`).get(
           lastInsertRowid,
-        ) as Values,
+        ) as Record<string, unknown>,
       );
     }),
   );
@@ -64,12 +47,11 @@ export function latestDecisions(
   const rows = (
     sql(
       c,
-      `SELECT ${DECISION_COLUMNS} ${FROM}
+      `SELECT ${DECISION_COLUMNS} ${DECISIONS_FROM}
          WHERE decisions.id IN (
            SELECT max(id) FROM decisions WHERE (? < 0 OR service_id = ?) GROUP BY service_id, job_key, spec_hash)
          ORDER BY decisions.id`,
-      true,
-    ).all(c.serviceId, c.serviceId) as Values[]
+    ).all(c.serviceId, c.serviceId) as Record<string, unknown>[]
   ).map(decisionOf);
   if (versions === undefined) return rows;
   const wanted = new Set(versions.map((v) => `${v.key}\n${v.specHash}`));
@@ -81,9 +63,8 @@ export function decisionHistory(c: SqlContext, key: string, specHash: string): D
   return (
     sql(
       c,
-      `SELECT ${DECISION_COLUMNS} ${FROM}
+      `SELECT ${DECISION_COLUMNS} ${DECISIONS_FROM}
          WHERE decisions.service_id = ? AND decisions.job_key = ? AND decisions.spec_hash = ? ORDER BY decisions.id`,
-      true,
-    ).all(c.serviceId, key, specHash) as Values[]
+    ).all(c.serviceId, key, specHash) as Record<string, unknown>[]
   ).map(decisionOf);
 }

@@ -9,6 +9,7 @@ import { JobGoneError } from "../../../errors/state.js";
 import { type SqlContext, sql } from "./context.js";
 import { findJobById } from "./jobs.js";
 import { CLAIM, CLAIMABLE, GIVE_BACK, RETRYABLE } from "../../job-state-rule.js";
+import { DOWNLOAD_FORGOTTEN, downloadedFields } from "../../download-rule.js";
 
 /** Updates `fields` of job `id`; returns the updated_at it recorded. */
 function setJob(c: SqlContext, id: number, fields: Record<string, string | number | null>): number {
@@ -172,13 +173,7 @@ export function markDownloaded(
   video?: VideoFacts,
 ): JobRow {
   return c.turn.writeStatement(() => {
-    const changes = {
-      file,
-      out_dir: outDir,
-      downloaded_at: c.now(),
-      error: null,
-      ...(video && { file_size: video.size, file_sha256: video.sha256, file_stamp: video.stamp }),
-    };
+    const changes = downloadedFields(file, outDir, c.now(), video);
     const updatedAt = setJob(c, row.id, changes);
     c.turn.event(row.id, "downloaded", file);
     return { ...row, ...changes, updated_at: updatedAt };
@@ -186,17 +181,11 @@ export function markDownloaded(
 }
 
 export function forgetDownload(c: SqlContext, row: JobRow): JobRow {
-  return c.turn.writeStatement(() => {
-    const changes = {
-      file: null,
-      out_dir: null,
-      downloaded_at: null,
-      file_size: null,
-      file_sha256: null,
-      file_stamp: null,
-    };
-    return { ...row, ...changes, updated_at: setJob(c, row.id, changes) };
-  });
+  return c.turn.writeStatement(() => ({
+    ...row,
+    ...DOWNLOAD_FORGOTTEN,
+    updated_at: setJob(c, row.id, DOWNLOAD_FORGOTTEN),
+  }));
 }
 
 export function recordJobError(c: SqlContext, id: number, error: string): void {

@@ -12,6 +12,7 @@ import {
 import { type SqlContext, sql } from "./context.js";
 import { jobRowOf, jobRows } from "./job-rows.js";
 import { MADE, unsent } from "../../job-state-rule.js";
+import { latestVersionIds } from "../../latest-version-rule.js";
 
 /** A job version's head, by the unique index (service, key, spec hash). */
 export const JOB_HEAD_SQL =
@@ -49,7 +50,8 @@ function versionsJson(jobs: readonly { readonly key: string; readonly specHash: 
   return JSON.stringify(jobs.map((job) => [job.key, job.specHash]));
 }
 
-function insertJob(c: SqlContext, job: NewJob): JobHead {
+/** Adds `job` as a pending job version unless it is recorded; its head either way. */
+export function insertJob(c: SqlContext, job: NewJob): JobHead {
   const now = c.now();
   sql(
     c,
@@ -207,20 +209,10 @@ export function listManifestJobs(c: SqlContext, manifest: string): JobRow[] {
 
 export function listLatestJobs(c: SqlContext): (JobRow & { base_url: string })[] {
   if (schemaVersion(c.db) === 0) return [];
-  // The version whose video holds <id>.mp4 (the manifest's current one: an edit that was undone
-  // gives the older version its name back), else the newest version. The name is
-  // output/layout.ts's videoFile, spelled in SQL.
   return sql(
     c,
     `SELECT jobs.*, services.base_url FROM jobs JOIN services ON services.id = jobs.service_id
-       WHERE jobs.id IN (
-         SELECT id FROM (
-           SELECT id, row_number() OVER (
-             PARTITION BY service_id, job_key
-             ORDER BY coalesce(file = manifest || '/' || video_id || '.mp4', 0) DESC, id DESC
-           ) AS rank
-           FROM jobs WHERE (? < 0 OR service_id = ?)
-         ) WHERE rank = 1)
+       WHERE jobs.id IN (${latestVersionIds("(? < 0 OR service_id = ?)")})
        ORDER BY jobs.manifest, jobs.video_id`,
   ).all(c.serviceId, c.serviceId) as (JobRow & { base_url: string })[];
 }

@@ -4,47 +4,22 @@ import { isTakeOf, takeOf } from "../../../manifest/expand/takes.js";
 import { schemaVersion } from "../../../sqlite/migrate.js";
 import { StateFileError } from "../../../errors/state.js";
 import type { RetakeRequest, RetakeRow, VideoTakes } from "../../job-store.js";
+import { unsent } from "../../job-state-rule.js";
+import * as review from "../../review-rows.js";
 import { type SqlContext, sql } from "./context.js";
 import { recordDecisions } from "./decisions.js";
-import { JOB_HEAD_SQL } from "./jobs.js";
+import { insertJob, JOB_HEAD_SQL } from "./jobs.js";
 import { jobRowOf, jobRows } from "./job-rows.js";
-import { RETAKE_STATE, unsent } from "../../job-state-rule.js";
-
-const RETAKE_COLUMNS = `retakes.id, services.base_url, retakes.job_key, retakes.manifest, retakes.video_id,
-  retakes.spec_hash, retakes.from_key, retakes.from_spec_hash, retakes.reviewer, retakes.note,
-  retakes.queued_at, retakes.withdrawn_at, ${RETAKE_STATE} AS state`;
-
-const FROM = `FROM retakes JOIN services ON services.id = retakes.service_id
-  LEFT JOIN jobs ON jobs.service_id = retakes.service_id AND jobs.job_key = retakes.job_key
-    AND jobs.spec_hash = retakes.spec_hash`;
-
-function retakeOf(r: Record<string, unknown>): RetakeRow {
-  return {
-    id: r.id as number,
-    baseUrl: r.base_url as string,
-    key: r.job_key as string,
-    manifest: r.manifest as string,
-    videoId: r.video_id as string,
-    specHash: r.spec_hash as string,
-    fromKey: r.from_key as string,
-    fromSpecHash: r.from_spec_hash as string,
-    reviewer: r.reviewer as string,
-    note: r.note as string | null,
-    queuedAt: r.queued_at as number,
-    withdrawnAt: r.withdrawn_at as number | null,
-    state: r.state as RetakeRow["state"],
-  };
-}
 
 export function listRetakes(c: SqlContext, manifests?: readonly string[]): RetakeRow[] {
   // A reader does not migrate: a file an earlier reel wrote has no retakes.
   if (schemaVersion(c.db) < 13) return [];
   const rows = (
-    sql(
-      c,
-      `SELECT ${RETAKE_COLUMNS} ${FROM} WHERE (? < 0 OR retakes.service_id = ?) ORDER BY retakes.id`,
-    ).all(c.serviceId, c.serviceId) as Record<string, unknown>[]
-  ).map(retakeOf);
+    sql(c, `${review.SELECT_RETAKES} WHERE (? < 0 OR retakes.service_id = ?) ORDER BY retakes.id`).all(
+      c.serviceId,
+      c.serviceId,
+    ) as Record<string, unknown>[]
+  ).map(review.retakeOf);
   if (manifests === undefined) return rows;
   const wanted = new Set(manifests);
   return rows.filter((row) => wanted.has(row.manifest));
@@ -77,50 +52,16 @@ export function queueRetake(c: SqlContext, request: RetakeRequest): RetakeRow {
       { manifest: string; video_id: string } | undefined;
     if (!from) throw new StateFileError(`${request.from.key} is not in the state file: nothing to retake`);
     const take = request.plan(videoTakes(c, from.manifest, takeOf(from.video_id).video));
-    recordDecisions(c, [
-      { ...request.from, decision: "rejected", reviewer: request.reviewer, note: request.note ?? null },
-    ]);
-    const now = c.now();
-    sql(
-      c,
-      `INSERT INTO jobs (service_id, job_key, manifest, video_id, spec_hash, spec_json, seconds, model, state, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
-         ON CONFLICT (service_id, job_key, spec_hash) DO NOTHING`,
-    ).run(
-      c.serviceId,
-      take.key,
-      take.manifest,
-      take.videoId,
-      take.specHash,
-      take.specJson,
-      take.seconds,
-      take.model,
-      now,
-      now,
-    );
-    const head = sql(c, JOB_HEAD_SQL).get(c.serviceId, take.key, take.specHash) as { id: number };
+    const writes = review.retakeWrites(c.serviceId, take, request, c.now());
+    recordDecisions(c, [writes.rejection]);
+    const head = insertJob(c, take);
     const { lastInsertRowid } = sql(
       c,
-      `INSERT INTO retakes (service_id, job_key, manifest, video_id, spec_hash, from_key, from_spec_hash, reviewer, note, queued_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      c.serviceId,
-      take.key,
-      take.manifest,
-      take.videoId,
-      take.specHash,
-      request.from.key,
-      request.from.specHash,
-      request.reviewer,
-      request.note ?? null,
-      now,
-    );
-    c.turn.event(head.id, "retake", `${take.key}: a retake of ${request.from.key}, by ${request.reviewer}`);
-    return retakeOf(
-      sql(c, `SELECT ${RETAKE_COLUMNS} ${FROM} WHERE retakes.id = ?`).get(lastInsertRowid) as Record<
-        string,
-        unknown
-      >,
+      `INSERT INTO retakes (${review.NEW_RETAKE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(...writes.values);
+    c.turn.event(head.id, "retake", writes.detail);
+    return review.retakeOf(
+      sql(c, `${review.SELECT_RETAKES} WHERE retakes.id = ?`).get(lastInsertRowid) as Record<string, unknown>,
     );
   });
 }
@@ -140,7 +81,7 @@ export function withdrawRetake(c: SqlContext, key: string): "withdrawn" | "sent"
     ).get(c.serviceId, key, retake.spec_hash) as { id: number } | undefined;
     if (!gone && sql(c, JOB_HEAD_SQL).get(c.serviceId, key, retake.spec_hash) !== undefined) return "sent";
     sql(c, "UPDATE retakes SET withdrawn_at = ? WHERE id = ?").run(c.now(), retake.id);
-    c.turn.event(gone?.id ?? null, "forgotten", `${key}: retake withdrawn; nothing was sent`);
+    c.turn.event(gone?.id ?? null, "forgotten", review.withdrawnDetail(key), key);
     return "withdrawn";
   }, true);
 }
