@@ -197,6 +197,39 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       await store.close();
     });
 
+    it("tells a job written back from its record (--rebuild-state) by its key and its runner, as every state change", async () => {
+      const storage = await makeHarness();
+      const store = await storage.open("x");
+      const sent = await seedJob(store, { ...JOB, key: "m/b", videoId: "b" });
+      await store.markSubmitting(sent.id);
+      const restored = {
+        ...JOB,
+        state: "submitted" as const,
+        failKind: null,
+        attempts: 1,
+        taskId: "40",
+        taskStatus: "Running",
+        file: null,
+        outDir: null,
+        fileSize: null,
+        fileSha256: null,
+        error: null,
+        createdAt: 1,
+        submittedAt: 2,
+        finishedAt: null,
+        downloadedAt: null,
+      };
+      expect(await store.restoreJobs([restored])).toBe(1);
+      await store.flush();
+      const events = await store.readEvents({});
+      const runner = events.find((e) => e.kind === "submitting")?.runner;
+      expect(runner).toMatch(/:\d+$/);
+      expect(events.filter((e) => e.kind === "restored").map((e) => [e.jobKey, e.runner])).toEqual([
+        ["m/a", runner],
+      ]);
+      await store.close();
+    });
+
     it("lists every version of one manifest's jobs, and counts a generation under way as made", async () => {
       const storage = await makeHarness();
       const store = await storage.open("x");

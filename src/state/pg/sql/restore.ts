@@ -24,11 +24,11 @@ export async function restoreJobs(c: PgContext, jobs: readonly RestoredJob[]): P
         `INSERT INTO jobs (${held ? "id, " : ""}${RESTORED_COLUMNS}) VALUES (${all.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING id`,
         all,
       );
-      await client.query("INSERT INTO events (at, job_id, kind, detail) VALUES ($1, $2, 'restored', $3)", [
-        c.now(),
-        toNumber(inserted.rows[0]!.id),
-        restoredDetail(job),
-      ]);
+      // Named by its key and its runner, as every other job event is.
+      await client.query(
+        "INSERT INTO events (at, job_id, kind, detail, job_key, runner_id) VALUES ($1, $2, 'restored', $3, $4, $5)",
+        [c.now(), toNumber(inserted.rows[0]!.id), restoredDetail(job), job.key, c.eventRunnerId ?? null],
+      );
       written++;
     }
     return written;
