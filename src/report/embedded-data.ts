@@ -1,8 +1,7 @@
 // The jobs' data embedded in the page (`#reel-data`): each job as the array of its values, made a
-// row at a time and handed out in pieces.
+// row at a time.
 import { type JobRow, versionKey } from "../state/job-store.js";
 import { jsonForScript } from "./escape-html.js";
-import { PIECE_CHARS } from "./pieces.js";
 import { type ReportChunk, type ReportJob, toReportJob } from "./report-job.js";
 import type { HtmlReportOptions } from "./report-options.js";
 
@@ -55,31 +54,28 @@ function packedJob(job: ReportJob): unknown[] {
   );
 }
 
-/** The embedded data, `{"jobs":[...],"chunks":[...],"rows":[[...],...]}`, a row at a time, in pieces. */
+/** The embedded data, `{"jobs":[...],"chunks":[...],"rows":[[...],...]}`, a row at a time. */
 export class EmbeddedData {
-  private piece = `{"jobs":${jsonForScript(EMBEDDED_JOB_FIELDS)},"chunks":${jsonForScript(EMBEDDED_CHUNK_FIELDS)},"rows":[`;
   private first = true;
 
   constructor(private readonly options: HtmlReportOptions) {}
 
-  /** Adds a row; returns a piece once one is big enough to write. */
-  add(row: JobRow): string | undefined {
+  /** A row's text, to write after the text of the rows before it. */
+  add(row: JobRow): string {
     const { options } = this;
-    const job = toReportJob(
-      row,
-      options.outDir,
-      options.thisRun?.has(row.id) ?? false,
-      options.decisions?.get(versionKey(row.job_key, row.spec_hash)),
-    );
-    this.piece += `${this.first ? "" : ","}${jsonForScript(packedJob(job))}`;
+    const decision = options.decisions?.size
+      ? options.decisions.get(versionKey(row.job_key, row.spec_hash))
+      : undefined;
+    const job = toReportJob(row, options.outDir, options.thisRun?.has(row.id) ?? false, decision);
+    const text = `${this.first ? DATA_HEAD : ","}${jsonForScript(packedJob(job))}`;
     this.first = false;
-    if (this.piece.length < PIECE_CHARS) return undefined;
-    const piece = this.piece;
-    this.piece = "";
-    return piece;
+    return text;
   }
 
+  /** The text after the last row's. */
   end(): string {
-    return `${this.piece}]}`;
+    return `${this.first ? DATA_HEAD : ""}]}`;
   }
 }
+
+const DATA_HEAD = `{"jobs":${jsonForScript(EMBEDDED_JOB_FIELDS)},"chunks":${jsonForScript(EMBEDDED_CHUNK_FIELDS)},"rows":[`;

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../output/atomic-write.js";
 import { resultOf } from "../output/job-record.js";
 import { RESULTS_NAME } from "../output/layout.js";
-import { type DecisionRow, versionKey } from "../state/job-store.js";
-import { PIECE_CHARS } from "./pieces.js";
+import { type DecisionRow, type JobRow, versionKey } from "../state/job-store.js";
+import { TextPieces } from "./pieces.js";
 import type { ReportRows } from "./report-rows.js";
 
 /**
@@ -19,24 +19,30 @@ export async function writeResults(
   thisRun: ReadonlySet<number> = new Set(),
   decisions?: ReadonlyMap<string, DecisionRow>,
 ): Promise<void> {
-  await writeFileAtomic(join(outDir, RESULTS_NAME), resultLines(rows, thisRun, decisions));
+  await writeFileAtomic(join(outDir, RESULTS_NAME), resultPieces(rows, thisRun, decisions));
 }
 
-/** The lines, in pieces of about PIECE_CHARS: a folder of 100,000 jobs is ~50 MB of them. */
-async function* resultLines(
+/** The lines, in pieces (TextPieces): a folder of 100,000 jobs is ~50 MB of them. */
+async function* resultPieces(
   rows: ReportRows,
   thisRun: ReadonlySet<number>,
   decisions: ReadonlyMap<string, DecisionRow> | undefined,
-): AsyncGenerator<string> {
-  let piece = "";
+): AsyncGenerator<Uint8Array | string> {
+  const pieces = new TextPieces();
   for await (const row of rows) {
-    const json = JSON.stringify(resultOf(row, decisions?.get(versionKey(row.job_key, row.spec_hash))));
-    // `thisRun` is the last key: added to the record's text rather than to a copy of the record.
-    piece += `${json.slice(0, -1)},"thisRun":${thisRun.has(row.id)}}\n`;
-    if (piece.length >= PIECE_CHARS) {
-      yield piece;
-      piece = "";
-    }
+    if (pieces.add(resultLine(row, thisRun, decisions))) yield* pieces.take();
   }
-  if (piece !== "") yield piece;
+  yield* pieces.take();
+}
+
+/** A row's line of results.jsonl, with its newline. */
+export function resultLine(
+  row: JobRow,
+  thisRun: ReadonlySet<number>,
+  decisions: ReadonlyMap<string, DecisionRow> | undefined,
+): string {
+  const decision = decisions?.size ? decisions.get(versionKey(row.job_key, row.spec_hash)) : undefined;
+  const json = JSON.stringify(resultOf(row, decision));
+  // `thisRun` is the last key: added to the record's text rather than to a copy of the record.
+  return `${json.slice(0, -1)},"thisRun":${thisRun.has(row.id)}}\n`;
 }
