@@ -159,7 +159,8 @@ async function writeChild(dist, state, out) {
   const streamed = storedFolderRows && (await load("report/report-rows.js"));
   const { writeResults } = await load("report/results.js");
   const { writeHtmlReport: writePage } = await load("report/html-report.js");
-  // A build that writes both files in two passes, the ids the reports mark taken on the first.
+  // A build that writes both files in one pass (or two, in builds before it), the ids the reports
+  // mark taken as the rows are read.
   const { writeFolderReports } = await load("report/folder-reports.js").catch(() => ({}));
   // The heap as the CLI sets it (cli/heap.ts), where the build has the setting.
   (await load("cli/heap.js").catch(() => ({}))).tuneHeapForBatches?.();
@@ -190,7 +191,7 @@ async function writeChild(dist, state, out) {
           decisions,
           run: () => ({ outcome: "completed", service: "sandbox", startedAt: new Date(T0) }),
         });
-        // One pass writes results.jsonl and counts, the other writes the page: not told apart.
+        // The files are written together (one pass, or two in builds before): not told apart.
         return report(t0, t1, t1, performance.now(), cpu0);
       }
       for await (const row of listed) thisRun.add(row.id);

@@ -75,9 +75,9 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   }
   await options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
   if (options.store.writeFailure) throw options.store.writeFailure;
-  // The rows are read from the store a batch at a time at each pass, never all held at once (at
-  // 100,000 jobs they were most of the run's memory), and twice: the summary's tally rides on the
-  // reports' first pass when they list the run's rows alone; with --only it reads the selection first.
+  // The rows are read from the store a batch at a time, never all held at once (at 100,000 jobs they
+  // were most of the run's memory), and once: the summary's tally rides on the reports' pass when they
+  // list the run's rows alone; with --only it reads the selection first.
   const workedRows = storedRows(options.store, () => engine.wantedVersions());
   let end = new RunEnd();
   const listedRows =

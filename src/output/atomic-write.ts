@@ -3,7 +3,7 @@
 // included), and rename replaces a directory entry without following a symlink at the target.
 import { randomUUID } from "node:crypto";
 import { closeSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
-import { lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { type FileHandle, lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { ReelError } from "../errors/reel-error.js";
 import { OutputDiskError } from "../errors/output.js";
@@ -80,26 +80,73 @@ function notAFolder(dir: string, symlink: boolean): ReelError {
  */
 export async function writeFileAtomic(
   target: string,
-  data: string | Uint8Array | Iterable<string> | AsyncIterable<string>,
+  data: string | Uint8Array | Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>,
   options: { readonly sync?: boolean } = {},
 ): Promise<void> {
-  const temp = tempPathFor(target);
+  const file = await AtomicFile.open(target);
   try {
-    const handle = await open(temp, "wx", 0o644);
-    try {
-      if (typeof data === "string" || data instanceof Uint8Array) await handle.writeFile(data);
-      // Each call writes on from where the last one ended (and loops over a short write).
-      else for await (const piece of data) await handle.writeFile(piece);
-      if (options.sync ?? true) await handle.sync();
-    } catch (error) {
-      await handle.close();
-      await unlink(temp).catch(() => {});
-      throw error;
-    }
-    await handle.close();
-    await rename(temp, target);
+    if (typeof data === "string" || data instanceof Uint8Array) await file.write(data);
+    else for await (const piece of data) await file.write(piece);
+    await file.commit(options.sync ?? true);
   } catch (error) {
-    throw asDiskFailure(error, dirname(target)) ?? error;
+    await file.abandon();
+    throw error;
+  }
+}
+
+/**
+ * A file written whole or not at all, a piece at a time, by its caller (writeFileAtomic's way, for a
+ * writer that feeds several files at once): `commit` puts it in place, `abandon` removes it. Disk
+ * failures are thrown as OutputDiskError (asDiskFailure).
+ */
+export class AtomicFile {
+  private closed = false;
+  private placed = false;
+
+  private constructor(
+    private readonly target: string,
+    private readonly temp: string,
+    private readonly handle: FileHandle,
+  ) {}
+
+  static async open(target: string): Promise<AtomicFile> {
+    const temp = tempPathFor(target);
+    try {
+      return new AtomicFile(target, temp, await open(temp, "wx", 0o644));
+    } catch (error) {
+      throw asDiskFailure(error, dirname(target)) ?? error;
+    }
+  }
+
+  /** Writes on from where the last piece ended (and loops over a short write). */
+  async write(piece: string | Uint8Array): Promise<void> {
+    try {
+      await this.handle.writeFile(piece);
+    } catch (error) {
+      throw asDiskFailure(error, dirname(this.target)) ?? error;
+    }
+  }
+
+  /** Renames the file into place; `sync`: flushed to disk first (see writeFileAtomic). */
+  async commit(sync = true): Promise<void> {
+    try {
+      if (sync) await this.handle.sync();
+      this.closed = true;
+      await this.handle.close();
+      await rename(this.temp, this.target);
+      this.placed = true;
+    } catch (error) {
+      throw asDiskFailure(error, dirname(this.target)) ?? error;
+    }
+  }
+
+  /** Removes the file, unless it was put in place. */
+  async abandon(): Promise<void> {
+    if (this.placed) return;
+    // Closed once only: a number closed twice may by then belong to another open file.
+    if (!this.closed) await this.handle.close().catch(() => {});
+    this.closed = true;
+    await unlink(this.temp).catch(() => {});
   }
 }
 

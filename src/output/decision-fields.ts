@@ -1,6 +1,7 @@
 // A take's decision as every output carries it: each job's record, results.jsonl, `status --json`
 // and index.html. Undecided (never decided, or the decision cleared): all four null.
 import type { DecisionRow, Verdict } from "../state/job-store.js";
+import { isoTime } from "./iso-time.js";
 
 export interface DecisionFields {
   readonly decision: Verdict | null;
@@ -18,7 +19,7 @@ export function decisionFieldsOf(row: DecisionRow | undefined): DecisionFields {
   return {
     decision: row.decision,
     reviewer: row.reviewer,
-    decidedAt: new Date(row.decidedAt).toISOString(),
+    decidedAt: isoTime(row.decidedAt),
     note: row.note,
   };
 }

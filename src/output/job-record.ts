@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { type DecisionFields, decisionFieldsOf } from "./decision-fields.js";
 import type { DecisionRow, JobRow } from "../state/job-store.js";
 import { writeSmallFileAtomicSync } from "./atomic-write.js";
+import { isoTime } from "./iso-time.js";
 import { recordFile } from "./layout.js";
 import { readStoredSpec } from "../stored-spec.js";
 
@@ -30,7 +31,7 @@ export interface JobResult extends DecisionFields {
   readonly downloadedAt: string | null;
 }
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
 
 /** A job's status as every output shows it (JobResult.status). */
 export function statusOf(row: Pick<JobRow, "state" | "task_status">): string {

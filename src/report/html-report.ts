@@ -15,6 +15,7 @@ import type { JobRow } from "../state/job-store.js";
 import { EmbeddedData } from "./embedded-data.js";
 import { PAGE_TAIL, pageHead } from "./page-markup.js";
 import type { HtmlReportOptions } from "./report-options.js";
+import { TextPieces } from "./pieces.js";
 import { PageFacts } from "./report-summary.js";
 import type { ReportRows } from "./report-rows.js";
 
@@ -29,49 +30,37 @@ function* pagePieces(rows: readonly JobRow[], options: HtmlReportOptions): Gener
   for (const row of rows) facts.add(row);
   yield pageHead(facts, options);
   const data = new EmbeddedData(options);
-  for (const row of rows) {
-    const piece = data.add(row);
-    if (piece !== undefined) yield piece;
-  }
+  for (const row of rows) yield data.add(row);
   yield data.end();
   yield PAGE_TAIL;
 }
 
 /**
- * The page in pieces: the markup first (made from the rows' counts: `counted`, or a first pass over
- * the rows), then the jobs' data a piece at a time from a second pass, so that a folder of 100,000
- * jobs is never one string in memory, nor (read from the store) 100,000 rows.
+ * The page in pieces: the markup first (made from the rows' counts, a first pass over the rows), then
+ * the jobs' data a piece at a time from a second pass, so that a folder of many jobs is never one
+ * string in memory. A run's end writes the page in one pass instead (folder-reports.ts).
  */
 async function* htmlReportPieces(
   rows: ReportRows,
   options: HtmlReportOptions,
-  counted: PageFacts | undefined,
-): AsyncGenerator<string> {
-  let facts = counted;
-  if (facts === undefined) {
-    facts = new PageFacts(options.thisRun);
-    for await (const row of rows) facts.add(row);
-  }
+): AsyncGenerator<Uint8Array | string> {
+  const facts = new PageFacts(options.thisRun);
+  for await (const row of rows) facts.add(row);
   yield pageHead(facts, options);
   const data = new EmbeddedData(options);
+  const pieces = new TextPieces();
   for await (const row of rows) {
-    const piece = data.add(row);
-    if (piece !== undefined) yield piece;
+    if (pieces.add(data.add(row))) yield* pieces.take();
   }
-  yield data.end();
-  yield PAGE_TAIL;
+  yield* pieces.take();
+  yield `${data.end()}${PAGE_TAIL}`;
 }
 
-/**
- * Writes `OUT/index.html` whole or not at all, so a page open in a browser is never half-written.
- * `counted`: the rows' facts, counted by a pass that read them already (folder-reports.ts), so that
- * they are read once here. @defaultValue counted here, in a pass of its own
- */
+/** Writes `OUT/index.html` whole or not at all, so a page open in a browser is never half-written. */
 export async function writeHtmlReport(
   outDir: string,
   rows: ReportRows,
   options: HtmlReportOptions = {},
-  counted?: PageFacts,
 ): Promise<void> {
-  await writeFileAtomic(join(outDir, REPORT_NAME), htmlReportPieces(rows, { outDir, ...options }, counted));
+  await writeFileAtomic(join(outDir, REPORT_NAME), htmlReportPieces(rows, { outDir, ...options }));
 }

@@ -2,9 +2,8 @@
 // context's ReportThrottle), the decisions made beside it, and a line per manifest whose jobs are
 // all final.
 import { resultOf } from "../output/job-record.js";
+import { writeFolderReports } from "../report/folder-reports.js";
 import { folderRows } from "../report/folder-rows.js";
-import { writeHtmlReport } from "../report/html-report.js";
-import { writeResults } from "../report/results.js";
 import { writeDecisionRecords } from "../review/decision-records.js";
 import { decisionsByVersion, type JobRow } from "../state/job-store.js";
 import type { WatchContext } from "./watch-context.js";
@@ -28,15 +27,14 @@ export async function writeOutputs(ctx: WatchContext): Promise<void> {
   const latest = await options.store.latestDecisions();
   ctx.decisionsSeen = lastDecision(latest);
   const decisions = decisionsByVersion(latest);
-  await writeResults(options.outDir, folder.rows, folder.thisRun, decisions);
-  await writeHtmlReport(options.outDir, folder.rows, {
+  await writeFolderReports(options.outDir, folder.rows, {
     thisRun: folder.thisRun,
-    run: {
+    run: () => ({
       outcome: ctx.watching ? "watching" : "stopped",
       ...(options.service !== undefined ? { service: options.service } : {}),
       ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
       startedAt: ctx.startedAt,
-    },
+    }),
     decisions,
   });
   writeDecisionRecords(options.outDir, folder.rows, decisions);

@@ -18,6 +18,8 @@ describe("results.jsonl", () => {
       id: i + 1,
       spec_hash: String(i).padStart(64, "0"),
       error: i === 7 ? `quote " backslash \\ line\nbreak \u2028 <tag>` : row.error,
+      // Text beyond Latin-1, a lone surrogate (written as JSON.stringify writes it), a fractional length.
+      ...(i === 8 ? { manifest: "printemps-été-🌸", error: "half \ud800 a pair", seconds: 2.5 } : {}),
     }));
     const decisions = new Map<string, DecisionRow>(
       rows
@@ -29,7 +31,7 @@ describe("results.jsonl", () => {
             baseUrl: "x",
             key: row.job_key,
             specHash: row.spec_hash,
-            decision: n % 2 ? "approved" : "rejected",
+            decision: n === 4 ? "cleared" : n % 2 ? "approved" : "rejected",
             reviewer: "ana",
             note: n % 3 ? null : "too dark",
             decidedAt: Date.UTC(2025, 4, 2) + n,
