@@ -51,16 +51,19 @@ const SHAPE = `
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
-/** The fingerprint of the database `client` is connected to, its rows of `keptTables` included. */
-async function fingerprintOf(client: pg.Client, keptTables: readonly string[]): Promise<string> {
+/** The statement that reads the fingerprint of a database, its rows of `keptTables` included. */
+function fingerprintQuery(keptTables: readonly string[]): string {
   const rows = keptTables.map(
     (table) =>
       `SELECT 'r ${table.replace(/'/g, "''")} ' || coalesce(md5(string_agg(row_to_json(r)::text, ',' ORDER BY row_to_json(r)::text)), '') FROM ${table} r`,
   );
-  const { rows: result } = await client.query<{ fingerprint: string }>(
-    `SELECT md5(string_agg(x, E'\\n' ORDER BY x)) AS fingerprint FROM (${[SHAPE, ...rows].join(" UNION ALL ")}) parts`,
-  );
-  return result[0]!.fingerprint;
+  return `SELECT md5(string_agg(x, E'\\n' ORDER BY x)) AS fingerprint FROM (${[SHAPE, ...rows].join(" UNION ALL ")}) parts`;
+}
+
+/** The fingerprint of the database `client` is connected to, its rows of `keptTables` included. */
+async function fingerprintOf(client: pg.Client, keptTables: readonly string[]): Promise<string> {
+  const { rows } = await client.query<{ fingerprint: string }>(fingerprintQuery(keptTables));
+  return rows[0]!.fingerprint;
 }
 
 /** The tables of the database `client` is connected to, as quoted qualified names, and their rows. */
@@ -142,13 +145,13 @@ export async function resetDatabase(
   template: TemplateState,
 ): Promise<{ reset: boolean; name: string }> {
   // Renamed with no session in it: a pool the test left open cannot reach it again by its URL.
+  // (Names are ours, [a-z0-9_]: written into the statements, which go as one round trip each.)
   for (let attempt = 1; ; attempt++) {
     try {
       await admin.query(
-        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
-        [name],
+        `SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid() AND backend_type = 'client backend';
+         ALTER DATABASE ${quote(name)} RENAME TO ${quote(fresh)};`,
       );
-      await admin.query(`ALTER DATABASE ${quote(name)} RENAME TO ${quote(fresh)}`);
       break;
     } catch (error) {
       // 55006: still in use (a session reconnecting, an autovacuum worker); else dropped WITH (FORCE).
@@ -159,16 +162,22 @@ export async function resetDatabase(
   const client = new pg.Client({ connectionString: databaseUrl(adminUrl, fresh) });
   try {
     await client.connect();
+    // Emptied, then compared: one that differs from the template is dropped, emptied or not.
     const kept = template.fingerprint.slice(0, template.fingerprint.lastIndexOf(":"));
-    const fingerprint = `${kept}:${await fingerprintOf(client, kept ? kept.split(",") : [])}`;
-    if (fingerprint !== template.fingerprint) return { reset: false, name: fresh };
     const setvals = template.sequences.map(
       (s) => `SELECT setval('${s.name.replace(/'/g, "''")}', ${s.lastValue}, ${s.isCalled});`,
     );
-    await client.query(
-      ["BEGIN;", ...template.emptyTables.map((t) => `DELETE FROM ${t};`), ...setvals, "COMMIT;"].join("\n"),
-    );
-    return { reset: true, name: fresh };
+    const results = (await client.query(
+      [
+        "BEGIN;",
+        ...template.emptyTables.map((t) => `DELETE FROM ${t};`),
+        ...setvals,
+        "COMMIT;",
+        `${fingerprintQuery(kept ? kept.split(",") : [])};`,
+      ].join("\n"),
+    )) as unknown as pg.QueryResult<{ fingerprint: string }>[];
+    const fingerprint = `${kept}:${results.at(-1)!.rows[0]!.fingerprint}`;
+    return { reset: fingerprint === template.fingerprint, name: fresh };
   } catch {
     return { reset: false, name: fresh };
   } finally {
