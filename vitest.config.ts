@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { LongestFirst } from "./test/sequencer.js";
 
 export default defineConfig({
   test: {
@@ -6,6 +7,8 @@ export default defineConfig({
     // Starts (as root) or finds the PostgreSQL server of the store tests: see test/global-setup.ts.
     globalSetup: ["test/global-setup.ts"],
     setupFiles: ["test/setup.ts"],
+    // The longest files first, also in a clean clone with no durations cached: see test/sequencer.ts.
+    sequence: { sequencer: LongestFirst },
     // A worker's test files share the modules they import (src/ and the helpers are imported once
     // per worker, not once per file: the imports were a third of a file's time for most files).
     // No test mocks a module or stubs a global; the helpers' hooks are registered per file by

@@ -11,6 +11,7 @@ import { openPool } from "../src/state/pg/connect.js";
 import { migratePg } from "../src/state/pg/migrate.js";
 import { PG_MIGRATIONS } from "../src/state/pg/migrations.js";
 import { ensureFreshDist } from "./dist-freshness.js";
+import { databaseUrl, readTemplateState, type TemplateState } from "./helpers/pg-reset.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -18,6 +19,8 @@ declare module "vitest" {
     pgWhy: string;
     /** A database at reel's current schema that each test's database is copied from (see below). */
     pgTemplate: string | undefined;
+    /** What a database at the template's state holds: a used one is reset to it (helpers/pg-reset.ts). */
+    pgTemplateState: TemplateState | undefined;
   }
 }
 
@@ -53,21 +56,17 @@ export function startInstalledPostgres(env: NodeJS.ProcessEnv = process.env): st
   }
 }
 
-/** `url` with its database named `name`. */
-function databaseUrl(url: string, name: string): string {
-  const at = new URL(url);
-  at.pathname = `/${name}`;
-  return at.toString();
-}
-
 /**
  * A database migrated once by reel's own migrations, for this run of the suite alone (its name is
  * its own: other runs may share the server). A test's database is a copy of it (CREATE DATABASE
  * ... TEMPLATE: half the time of an empty one, and no migrations to run): a store as a runner
  * leaves it, which every test but the migrations' own starts from. Dropped after the run.
  */
-async function makeTemplate(adminUrl: string): Promise<{ name: string; drop: () => Promise<void> }> {
-  const name = `reel_tpl_${randomBytes(6).toString("hex")}`;
+async function makeTemplate(
+  adminUrl: string,
+): Promise<{ name: string; state: TemplateState; drop: () => Promise<void> }> {
+  const run = randomBytes(6).toString("hex");
+  const name = `reel_tpl_${run}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
@@ -81,12 +80,20 @@ async function makeTemplate(adminUrl: string): Promise<{ name: string; drop: () 
   } finally {
     await pool.end();
   }
+  const state = await readTemplateState(databaseUrl(adminUrl, name));
   return {
     name,
+    state,
+    // The template, and the tests' databases the workers kept for their next tests (named after it).
     drop: async () => {
       const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();
       try {
+        const { rows } = await client.query<{ datname: string }>(
+          "SELECT datname FROM pg_database WHERE datname LIKE $1",
+          [`reel\\_t\\_${run}\\_%`],
+        );
+        for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       } finally {
         await client.end();
@@ -112,5 +119,6 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   );
   const template = why === undefined ? await makeTemplate(ADMIN_URL) : undefined;
   project.provide("pgTemplate", template?.name);
+  project.provide("pgTemplateState", template?.state);
   return template?.drop;
 }

@@ -183,7 +183,7 @@ describe("a fleet of runners under chaos", () => {
       let paused: { code: number | null; stderr: string } | undefined;
       let kills = 0;
       while (kills < KILLS || !paused) {
-        await sleep(100 + rand() * 500);
+        await sleep(50 + rand() * 300);
         const slot = Math.floor(rand() * RUNNERS);
         const r = runners[slot]!;
         // Ended by itself (its jobs all final): started again, as after a kill.

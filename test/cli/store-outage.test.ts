@@ -79,8 +79,8 @@ describe("a PostgreSQL store that goes away mid-run", () => {
     await until(() => s.counters.generationsCreated >= 2, "the first submissions");
     cutter.cut();
     const submittedWhenCut = s.counters.generationsCreated;
-    // Three leases of silence: every runner's heartbeat is old when the store comes back.
-    await sleep(3_000);
+    // Two leases of silence: every runner's heartbeat is old when the store comes back.
+    await sleep(2_000);
     // Nothing new was submitted while no intent could be recorded.
     expect(s.counters.generationsCreated).toBe(submittedWhenCut);
     cutter.restore();

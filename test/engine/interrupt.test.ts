@@ -39,7 +39,8 @@ function run(args: string[], cwd: string, env: Record<string, string>) {
 it.each(["SIGINT", "SIGHUP"] as const)(
   "%s: exits 130 within two seconds, and the rerun finishes without a duplicate",
   async (signal) => {
-    sandbox = await startSandbox({ slots: 4, timeScale: 0.1, preProcessingMs: 10 });
+    // Tasks of 0.5 s: some are running when the signal comes, most not yet sent.
+    sandbox = await startSandbox({ slots: 4, timeScale: 0.05, preProcessingMs: 10 });
     const dir = await tempDir();
     await writeTree(dir, { "m.yaml": manifest(12) });
     const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };

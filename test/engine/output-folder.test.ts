@@ -87,10 +87,10 @@ describe("an output folder that cannot be written", () => {
 
 describe("two reels with two state files on one output folder", () => {
   it("refuses the second before it sends anything, and the first completes its download", async () => {
-    // Every download is cut in half and answered after 300 ms: the first reel's partial download
+    // Every download is cut in half and answered after 150 ms: the first reel's partial download
     // stays in the output folder for seconds, resumed piece by piece.
     const s = await sandbox({
-      faults: { routes: ["GET /files/:token"], latencyMs: 300, rateTruncateDownload: 1 },
+      faults: { routes: ["GET /files/:token"], latencyMs: 150, rateTruncateDownload: 1 },
     });
     const dir = await tempDir();
     await writeTree(dir, { "m.yaml": manifest("m", 1) });

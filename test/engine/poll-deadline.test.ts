@@ -22,8 +22,8 @@ videos:
 `;
 
 it("stops following a task past --poll-deadline, keeps its id, and the rerun follows it to the end", async () => {
-  // 5 s of video at 0.8 s per second: the task runs about 4 s, well past a 1 s deadline.
-  const s = await sandbox({ timeScale: 0.8 });
+  // 5 s of video at 0.5 s per second: the task runs about 2.5 s, well past a 1 s deadline.
+  const s = await sandbox({ timeScale: 0.5 });
   const dir = await tempDir();
   await writeTree(dir, { "slow.yaml": SLOW });
   const env = { REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey };

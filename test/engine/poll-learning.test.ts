@@ -51,13 +51,13 @@ function pollFigures(
 describe("the learned poll schedule", () => {
   it("keeps what a run learned in the state file: the next run polls each task a few times from the start", async () => {
     // 10 s of video at 0.1: a second a task, +-30%: long enough that a busy machine's event-loop lag
-    // (test files run in parallel) stays small beside it.
-    const s = await sandbox({ timeScale: 0.1, slots: 4, jitter: 0.3, seed: 5 });
+    // (test files run in parallel) stays small beside it. 6 at a time: each run's 12 in two rounds.
+    const s = await sandbox({ timeScale: 0.1, slots: 6, jitter: 0.3, seed: 5 });
     const dir = await tempDir();
     const run = async (name: string): Promise<string[]> => {
       await writeFile(join(dir, `${name}.yaml`), manifest(name, 12));
       const before = new Set(s.counters.tasks.keys());
-      const result = await runCli(["run", `${name}.yaml`, "--concurrency", "4"], { cwd: dir, env: env(s) });
+      const result = await runCli(["run", `${name}.yaml`, "--concurrency", "6"], { cwd: dir, env: env(s) });
       expect(result.code, result.stderr).toBe(0);
       return [...s.counters.tasks.keys()].filter((id) => !before.has(id));
     };

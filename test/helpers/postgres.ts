@@ -1,38 +1,63 @@
-// A fresh PostgreSQL database per test, dropped after it (graphile-worker's habit), on the server
+// A fresh PostgreSQL database per test (graphile-worker's habit), on the server
 // test/global-setup.ts found. Where none is reachable the test is skipped with one line saying how
 // to enable it, except in CI (CI=true), where a PostgreSQL test must run: it fails instead.
 // The database is at reel's current schema (copied from the global setup's migrated template, as a
 // runner that started on it before leaves it), or empty where a test asks (the migrations' own).
+// A database at the schema is used again by a later test of the worker once its test ended,
+// renamed and emptied back to the template's state (helpers/pg-reset.ts); any other is dropped.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, afterEach, inject, type TestContext } from "vitest";
+import { resetDatabase } from "./pg-reset.js";
 
 export interface DatabaseOptions {
   /** An empty database, not even reel's schema in it: for the tests of the migrations themselves. */
   readonly empty?: boolean;
 }
 
+/**
+ * Databases at the template's state no test holds, for the next test of this worker (test files share
+ * this module: vitest.config.ts, isolate false). The global setup drops those left at the end.
+ */
+const spare: string[] = [];
+/** Resets and drops under way: a test's database is given back while the next test starts. */
+let settling: Promise<unknown> = Promise.resolve();
+
+/** A new database name of this run of the suite (the global teardown drops what is left by it). */
+function newName(): string {
+  const run = inject("pgTemplate")?.replace(/^reel_tpl_/, "") ?? "x";
+  return `reel_t_${run}_${randomBytes(6).toString("hex")}`;
+}
+
 export function usePostgres(): (context?: TestContext, options?: DatabaseOptions) => Promise<string> {
-  const made: string[] = [];
-  // A test's databases are dropped while the next test runs (a drop takes a fraction of a second,
-  // more on a busy server, and nothing of the next test uses them): every session in them is ended
-  // by the drop itself (WITH FORCE). The file ends once all are dropped, failing if one was not.
+  const made: { name: string; empty: boolean }[] = [];
+  // A test's databases are reset (or dropped) while the next test runs: every session in them is
+  // ended first. The file ends once all are, failing if one could not be dropped.
   const dropping: Promise<unknown>[] = [];
   afterEach(() => {
     const url = inject("pgUrl");
     if (!url || made.length === 0) return;
-    const names = made.splice(0);
-    const drop = (async () => {
+    const used = made.splice(0);
+    const template = inject("pgTemplateState");
+    const settle = (async () => {
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();
       try {
-        for (const name of names) await dropDatabase(admin, name);
+        for (const { name, empty } of used) {
+          const outcome =
+            empty || !template
+              ? { reset: false, name }
+              : await resetDatabase(admin, url, name, newName(), template);
+          if (outcome.reset) spare.push(outcome.name);
+          else await dropDatabase(admin, outcome.name);
+        }
       } finally {
         await admin.end();
       }
     })();
-    drop.catch(() => {}); // awaited (and its failure thrown) in afterAll
-    dropping.push(drop);
+    settle.catch(() => {}); // awaited (and its failure thrown) in afterAll
+    dropping.push(settle);
+    settling = Promise.allSettled([settling, settle]);
   });
   afterAll(async () => {
     await Promise.all(dropping.splice(0));
@@ -52,16 +77,21 @@ export function usePostgres(): (context?: TestContext, options?: DatabaseOptions
       context.skip();
       throw new Error("unreachable");
     }
-    const name = `reel_t_${randomBytes(6).toString("hex")}`;
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    try {
-      const template = options.empty ? undefined : inject("pgTemplate");
-      await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
-    } finally {
-      await admin.end();
+    const empty = options.empty === true;
+    await settling;
+    let name = empty ? undefined : spare.pop();
+    if (name === undefined) {
+      name = newName();
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        const template = empty ? undefined : inject("pgTemplate");
+        await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
+      } finally {
+        await admin.end();
+      }
     }
-    made.push(name);
+    made.push({ name, empty });
     const dbUrl = new URL(url);
     dbUrl.pathname = `/${name}`;
     return dbUrl.toString();

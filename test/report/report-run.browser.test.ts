@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { writeHtmlReport } from "../../src/report/html-report.js";
 import { RESULT_VIDEO_PATH } from "../../src/sandbox/index.js";
 import { runCli, until, useCommands, writeTree } from "../helpers/cli.js";
+import { embeddedJobs } from "../helpers/report-page.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { CHROMIUM, HAS_CHROMIUM, LAUNCH_ARGS } from "./browser.js";
@@ -69,11 +70,15 @@ describe.skipIf(!HAS_CHROMIUM)("report page: the run, the totals, sorting, thumb
     await Promise.all(contexts.splice(0).map((c) => c.close()));
   });
 
-  /** A page that fails the test on a script error or a blocked resource (CSP reports included). */
-  async function openReport(file: string): Promise<{ page: Page; errors: string[] }> {
+  /**
+   * A page that fails the test on a script error or a blocked resource (CSP reports included); on a
+   * clock of the test's (`clock`: it runs with the real one until the test moves it on).
+   */
+  async function openReport(file: string, clock = false): Promise<{ page: Page; errors: string[] }> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     contexts.push(context);
     const page = await context.newPage();
+    if (clock) await page.clock.install();
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
     page.on("console", (message) => {
@@ -184,6 +189,8 @@ describe.skipIf(!HAS_CHROMIUM)("report page: the run, the totals, sorting, thumb
     expect(errors).toEqual([]);
   }, 30_000);
 
+  // The page's clock is the test's: once the watch wrote what the page is to show, the page's own
+  // timer is moved on to its next reload (3 s) rather than waited for.
   it("a watch's page reloads itself to show new jobs, and stops once the watch ends", async () => {
     const service = await sandbox();
     const dir = await tempDir();
@@ -199,7 +206,7 @@ describe.skipIf(!HAS_CHROMIUM)("report page: the run, the totals, sorting, thumb
         existsSync(file) && (await readFile(file, "utf8")).includes('data-status="Success"'),
       "the watch's first report",
     );
-    const { page, errors } = await openReport(file);
+    const { page, errors } = await openReport(file, true);
     expect(await page.locator("body").getAttribute("data-refresh")).toBe("3");
     expect(await page.locator("#banner strong").textContent()).toBe("Watching: reel watch is running");
     expect(await page.locator(".meta").textContent()).toMatch(/Watch started/);
@@ -208,12 +215,18 @@ describe.skipIf(!HAS_CHROMIUM)("report page: the run, the totals, sorting, thumb
     await page.selectOption("#filter-manifest", "");
 
     await writeTree(dir, { "incoming/second.yaml": oneVideo("second", "two") });
-    // No reload from the test: the page reloads itself.
+    await until(
+      async () => embeddedJobs(await readFile(file, "utf8")).some((job) => job.manifest === "second"),
+      "the watch's report of the second manifest",
+    );
+    // No reload from the test: the page reloads itself, by its own timer.
+    await page.clock.runFor(3_000);
     await expect.poll(() => cardNames(page).catch(() => []), { timeout: 20_000 }).toContain("second / two");
 
     const stopped = await watch.stop();
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(await readFile(file, "utf8")).not.toContain("data-refresh=");
+    await page.clock.runFor(3_000);
     await expect
       .poll(
         () =>
@@ -226,10 +239,13 @@ describe.skipIf(!HAS_CHROMIUM)("report page: the run, the totals, sorting, thumb
       .toBe("The watch has stopped");
     await page.waitForSelector("body[data-ready]");
     expect(await page.locator("body").getAttribute("data-refresh")).toBeNull();
-    // And it reloads no more: a mark left on this page is still there past its refresh period (a
-    // page that reloads sets its timer of 3 s as it loads), with time for such a reload to land.
-    await page.evaluate("window.reelTestMark = 1");
-    await page.waitForTimeout(4_500);
+    // And it reloads no more: a mark left on this page is still there once the page's clock is past
+    // its refresh period (a page that reloads sets its timer of 3 s as it loads). A reload the timer
+    // began is seen at once (beforeunload), not only once it replaced the page.
+    await page.evaluate(
+      "window.reelTestMark = 1; addEventListener('beforeunload', () => { window.reelTestMark = 2; })",
+    );
+    await page.clock.runFor(4_500);
     expect(await page.evaluate("window.reelTestMark")).toBe(1);
     expect(errors).toEqual([]);
   }, 60_000);

@@ -21,7 +21,7 @@ const reel = useReelProcesses();
 /** A run to its end, in-process (the CLI's own main): the runs killed with kill -9 are real processes. */
 const run = (argv: string[], cwd: string, env: Record<string, string>) => runCli(argv, { cwd, env });
 
-/** A manifest of `count` videos of 10 s (2 s each on the sandbox below), their texts unique to `name`. */
+/** A manifest of `count` videos of 10 s (1.25 s each on the sandbox below), their texts unique to `name`. */
 function manifest(name: string, count: number): string {
   const videos = Array.from(
     { length: count },
@@ -42,7 +42,7 @@ function journal(dir: string): string[] {
 }
 
 async function setUp(files: Record<string, string>) {
-  sandbox = await startSandbox({ slots: 8, timeScale: 0.2, preProcessingMs: 5 });
+  sandbox = await startSandbox({ slots: 8, timeScale: 0.125, preProcessingMs: 5 });
   const dir = await tempDir();
   await writeTree(dir, files);
   const env = { REEL_BASE_URL: sandbox.baseUrl, REEL_API_KEY: sandbox.apiKey };
@@ -52,7 +52,7 @@ async function setUp(files: Record<string, string>) {
 /**
  * Starts `reel run file --concurrency 4` and waits until its 4 slots hold tasks on the service
  * (`before` made earlier) and their answers were read: no submission is then on the wire, and none
- * can start before a task ends (2 s).
+ * can start before a task ends (1.25 s).
  */
 async function runUntilFourInFlight(dir: string, env: Record<string, string>, file: string, before = 0) {
   const running = reel(["run", file, "--concurrency", "4"], dir, env);

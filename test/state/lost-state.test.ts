@@ -216,7 +216,8 @@ describe("a lost state file", () => {
 
 describe("a WAL deleted while reel runs", () => {
   it("stops the run before its next costed call, keeps what it recorded, and a rerun after kill -9 pays nothing twice", async () => {
-    const JOBS = 40;
+    // Enough that the run notices (at its next commit, a few submissions on) long before its end.
+    const JOBS = 20;
     const { dir, env, state } = await setUp(JOBS, { slots: 4, timeScale: 0.05 });
     const killed = reel(["run", "m.yaml", "--concurrency", "4"], dir, env);
     await until(() => sandbox!.counters.generationsCreated >= 6, "some submissions");

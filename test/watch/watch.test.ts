@@ -104,7 +104,8 @@ describe("reel watch", () => {
       "its video",
       20_000,
     );
-    await new Promise((r) => setTimeout(r, 2_000));
+    // The slot freed before the download: a dropped video sent in it would have been by now.
+    await new Promise((r) => setTimeout(r, 1_000));
     // The dropped videos are forgotten, not shown as waiting: status lists the one paid for alone.
     const status = await runCli(["status", "--json"], { cwd: dir });
     const jobs = (JSON.parse(status.stdout) as { jobs: { id: string; status: string }[] }).jobs;
@@ -165,7 +166,7 @@ describe("reel watch", () => {
     await until(() => w.output().stderr.split("failed    r/bad").length === 3, "the retry's failure");
     await writeFile(join(dir, "incoming", "r.yaml"), `${broken}\n`); // and again: no more
     await until(() => w.output().stderr.split("1 video of 'r'").length === 4, "the third read");
-    await new Promise((r) => setTimeout(r, 1_000));
+    await new Promise((r) => setTimeout(r, 500));
     await w.stop();
     expect(submissions()).toBe(2);
   });
@@ -213,11 +214,11 @@ describe("reel watch", () => {
   it("waits longer for a file cut mid-line, even when its first part is a valid manifest", async () => {
     const s = await sandbox();
     const dir = await workspace();
-    const w = watcher(dir, s, []);
+    const w = watcher(dir, s);
     await until(() => w.output().stderr.includes("watching"), "the watcher to be ready");
     const start = `version: 1\nname: cut\nvideos:\n  - id: v0\n    model: actor-2\n    resolution: 720p\n    chunks:\n      - duration: 5\n        text: a woman reads a book`;
     await writeFile(join(dir, "incoming", "cut.yaml"), start); // no line break at the end
-    await new Promise((r) => setTimeout(r, 1_500)); // well past the settle time
+    await new Promise((r) => setTimeout(r, 800)); // well past the settle time (200 ms)
     expect(s.counters.generationsCreated).toBe(0);
     await writeFile(join(dir, "incoming", "cut.yaml"), `${start} by the window\n`);
     await until(() => existsSync(video(dir, "cut", "v0")), "the video");
