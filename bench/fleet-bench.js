@@ -13,6 +13,9 @@
 // BENCH_FLEET_OBSERVE=1 runs each scaling round again just after, every runner with --events FILE,
 // --notify (a receiver in this process) and --metrics 0 (scraped every second, as Prometheus
 // would), its lines marked "(observed)": what following a fleet costs, side by side in one run.
+// BENCH_FLEET_NAMED=1 makes every round's runners spend from one named budget (`reel budget set
+// bench --max-seconds` far above the work, set before the round; `--budget bench` on each runner):
+// what a claim charged to a named budget costs.
 //
 // How the CPU is counted: a runner is a child process, so its CPU (user + system) is read from this
 // process's cutime/cstime in /proc/self/stat once it has exited; the sandbox runs in this process
@@ -43,6 +46,7 @@ import { PgStore } from "../dist/state/pg/store.js";
 const BIN = fileURLToPath(new URL("../bin/reel.js", import.meta.url));
 const BASELINE = process.env.BENCH_FLEET_BASELINE;
 const SELF = fileURLToPath(import.meta.url);
+const NAMED = process.env.BENCH_FLEET_NAMED === "1";
 const ADMIN_URL = process.env.REEL_TEST_PG_URL ?? "postgres://reel_test:reel_test@127.0.0.1:5432/postgres";
 const CLOCK_TICKS = 100; // USER_HZ: /proc's CPU times are in hundredths of a second
 const RUN_TAG = randomBytes(4).toString("hex");
@@ -247,6 +251,17 @@ async function startReceiver() {
   };
 }
 
+/** `reel budget set bench` (of `bin`) on the round's store, with a cap no round reaches. */
+async function setNamedBudget(dir, db, env, bin = BIN) {
+  const args = [bin, "budget", "set", "bench", "--max-seconds", "100000000"];
+  if (!db) args.push("--state", join(dir, "state.db"));
+  const child = spawn(process.execPath, args, { cwd: dir, env, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const code = await new Promise((resolve) => child.on("close", resolve));
+  if (code !== 0) throw new Error(`reel budget set exited with ${code}: ${stderr}`);
+}
+
 /** Videos in an output folder (`<out>/<manifest>/*.mp4`). */
 function videosIn(out) {
   if (!existsSync(out)) return 0;
@@ -270,6 +285,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
     REEL_API_KEY: sandbox.apiKey,
     ...(db ? { REEL_STORE: db.url } : {}),
   });
+  if (NAMED) await setNamedBudget(dir, db, env, bin);
   const xacts0 = db ? await transactions(db) : undefined;
   const pgCpu = db && backendCpu(db.name);
   const cpu0 = childrenCpuParts();
@@ -280,6 +296,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
       const args = [...mine, "--concurrency", String(concurrency), "--out", out];
       if (!db) args.push("--state", join(dir, "state.db"));
       if (hook) args.push("--events", "events.jsonl", "--notify", hook.url, "--metrics", "0");
+      if (NAMED) args.push("--budget", "bench");
       // Each runner in a folder of its own (its logs and hash cache), as on its own machine.
       return runReel(join(dir, `runner${r}`), args, env, bin, hook !== undefined);
     }),

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ClaimLostError, StateFileError } from "../../src/errors/state.js";
 import type { NewJob } from "../../src/state/job-store.js";
 import { openBudget } from "../../src/budget/index.js";
+import { openBudgetStore } from "../../src/state/open-job-store.js";
 import { DEFAULT_LEASE, leaseTimingOf } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { usePostgres } from "../helpers/postgres.js";
@@ -304,6 +305,66 @@ describe("the PostgreSQL store", () => {
     expect(Date.now() - started).toBeLessThan(750);
     expect(await slow).toBe(1);
     await Promise.all([one.close(), two.close()]);
+  });
+
+  it("claims a job charged to a named budget in one statement, its share told in it: a runner slow between round trips keeps no other runner's claim waiting", async (context) => {
+    const url = await database(context);
+    // Heartbeats far apart: every statement counted below is the claim's.
+    const lease = { ...DEFAULT_LEASE, leaseMs: 600_000, heartbeatMs: 100_000 };
+    const [one, two] = [await open(url, undefined, { lease }), await open(url, undefined, { lease })];
+    const setter = await openBudgetStore("", url);
+    const team = await setter.setBudget("team", { maxSeconds: 10 });
+    await setter.close();
+    const [first, second] = (await one.upsertJobs([job(1), job(2)])).map((head) => head.id);
+    const session = await one.startBudgetSession("run a", { host: "here", pid: 1 });
+    const charge = (seconds: number) => ({
+      session: session.id,
+      model: "actor-2",
+      resolution: null,
+      seconds,
+      credits: null,
+      named: { budget: team.id, seconds, credits: 0 },
+    });
+    // One's link is slow after a statement that locks a row (on a client of its own, as a
+    // transaction's statements are sent), and every statement it sends is counted.
+    const pool = (one as unknown as { c: { pool: pg.Pool } }).c.pool;
+    let sent = 0;
+    const poolQuery = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+    (pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a) => {
+      sent++;
+      return poolQuery(...a);
+    };
+    const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+    (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args) => {
+      if (args.length > 0) return connect(...args);
+      return (connect() as Promise<pg.PoolClient>).then((client) => {
+        const send = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+        let locked = false;
+        (client as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...a) => {
+          sent++;
+          if (locked) await new Promise((r) => setTimeout(r, 1_500));
+          locked ||= String(a[0]).includes("FOR UPDATE");
+          return send(...a);
+        };
+        return client;
+      });
+    };
+    // 8 s of 10: the claim passes 80%, and tells it.
+    const slow = one.markSubmitting(first!, charge(8));
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    expect(await two.markSubmitting(second!, charge(2))).toBe(1);
+    expect(Date.now() - started).toBeLessThan(750);
+    expect(await slow).toBe(1);
+    expect(sent).toBe(1);
+    const told = await query<{ detail: string }>(
+      url,
+      "SELECT detail FROM events WHERE kind = 'budget-notice' ORDER BY id",
+    );
+    expect(told.map((row) => JSON.parse(row.detail) as unknown)).toEqual([
+      { percent: 80, budget: "team", cap: "seconds", spent: 8, max: 10 },
+      { percent: 100, budget: "team", cap: "seconds", spent: 10, max: 10 },
+    ]);
   });
 
   it("claims a job only from the states a submission starts from", async (context) => {

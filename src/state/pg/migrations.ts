@@ -320,6 +320,16 @@ export const PG_MIGRATIONS: PgMigrations = {
       END
     $fn$;
     `,
+    // 17: a named budget's refusal of a charge (sql/named-budgets.ts), as an error, so that a claim
+    // and its spend are one statement: the error undoes the claim the statement made. `$1`: the
+    // budget's row as the refusal found it (JSON), for the error the runner makes of it.
+    `
+    CREATE FUNCTION reel_budget_refused(text) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $fn$
+      BEGIN
+        RAISE EXCEPTION 'the named budget has no room for the charge' USING ERRCODE = 'RB001', DETAIL = $1;
+      END
+    $fn$;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(
