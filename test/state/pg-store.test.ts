@@ -367,6 +367,75 @@ describe("the PostgreSQL store", () => {
     ]);
   });
 
+  it("reads a followed writer's events back when it commits them, and not at all while it writes nothing", async (context) => {
+    const url = await database(context);
+    const lease = { ...DEFAULT_LEASE, leaseMs: 3_000, heartbeatMs: 100 };
+    const store = await open(url, undefined, { lease });
+    const [first] = (await store.upsertJobs([job(1)])).map((head) => head.id);
+    // The writer's read-backs of its events, counted; the heartbeats (on their own connection) are
+    // the clock of the idle span below.
+    const pool = (store as unknown as { c: { pool: pg.Pool } }).c.pool;
+    let reads = 0;
+    const poolQuery = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+    (pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a) => {
+      if (/FROM events e/.test(String(a[0]))) reads++;
+      return poolQuery(...a);
+    };
+    const beats = (store as unknown as { runner: { pool: pg.Pool } }).runner.pool;
+    let beaten = 0;
+    let onBeat = (): void => {};
+    const beatQuery = beats.query.bind(beats) as (...a: unknown[]) => Promise<unknown>;
+    (beats as unknown as { query: (...a: unknown[]) => unknown }).query = (...a) =>
+      beatQuery(...a).finally(() => {
+        beaten++;
+        onBeat();
+      });
+    const beatsFromNow = (n: number) => {
+      const until = beaten + n;
+      return new Promise<void>((resolve) => {
+        onBeat = () => {
+          if (beaten >= until) resolve();
+        };
+      });
+    };
+    const told: string[] = [];
+    let onTold = (): void => {};
+    const stop = store.followOwnEvents((list) => {
+      told.push(...list.map((e) => e.kind));
+      onTold();
+    });
+    const toldAll = (n: number) =>
+      new Promise<void>((resolve) => {
+        onTold = () => {
+          if (told.length >= n) resolve();
+        };
+        onTold();
+      });
+    try {
+      // The follower starts from the last event recorded when it started: its first read is under way.
+      await beatsFromNow(1);
+      expect(await store.markSubmitting(first!)).toBe(1);
+      await toldAll(1);
+      expect(told).toEqual(["submitting"]);
+      // Idle for six heartbeats (600 ms): nothing written, nothing read.
+      await beatsFromNow(1);
+      const before = reads;
+      await beatsFromNow(6);
+      expect(reads - before).toBe(0);
+      // A burst of writes is read back in few reads, each event once, in order.
+      const burst = reads;
+      for (let i = 0; i < 20; i++) store.noteEvent("job.queued", null, `m/q${i}`);
+      expect(await store.markSubmitted(first!, "task-1")).toBeUndefined();
+      await toldAll(22);
+      // The notes of a turn go in one statement at its end, after the answer issued in it.
+      expect(told).toEqual(["submitting", "submitted", ...Array.from({ length: 20 }, () => "job.queued")]);
+      expect(reads - burst).toBeLessThanOrEqual(3);
+    } finally {
+      await stop();
+    }
+    expect(told).toHaveLength(22);
+  });
+
   it("claims a job only from the states a submission starts from", async (context) => {
     const url = await database(context);
     const store = await open(url);

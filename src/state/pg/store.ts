@@ -33,6 +33,7 @@ import { StateFileError } from "../../errors/state.js";
 import { pidSpace } from "../pid-space.js";
 import type { EventQuery, FleetStore, FleetView, JobStore, StoreRecords } from "../job-store.js";
 import { openPool, storeOpenError } from "./connect.js";
+import { onEventCommits } from "./event-commits.js";
 import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
 import { SlotNotices } from "./slot-notices.js";
@@ -58,8 +59,10 @@ import * as runners from "./sql/runners.js";
 import type { OpenPgStoreOptions } from "./open-options.js";
 export type { OpenPgStoreOptions } from "./open-options.js";
 
-/** How often a writer followed reads its events back (see followOwnEvents). */
-const POLL_EVENTS_MS = 200;
+/** The least time between two read-backs of a followed writer's events (see followOwnEvents). */
+const FOLLOW_GAP_MS = 200;
+/** A followed writer's read-back when none of its writes woke one: events written some other way. */
+const FOLLOW_FALLBACK_MS = 5_000;
 
 export type { RunnerView, RunnerState } from "./sql/runners.js";
 
@@ -270,13 +273,14 @@ export class PgStore extends assembledFrom() implements JobStore {
 
   /**
    * A writer's statements commit in the order issued (one connection): its events are read back by
-   * id, every POLL_EVENTS_MS while followed, a statement on that connection.
+   * id, a statement on that connection, when a write of its own committed some (event-commits.ts),
+   * at most every FOLLOW_GAP_MS (the writes of that span read back together), and else every
+   * FOLLOW_FALLBACK_MS after the last read. A writer that writes nothing reads nothing.
    */
   followOwnEvents(listener: (list: readonly StoredEvent[]) => void): () => Promise<void> {
     const runnerId = this.runner?.id;
     if (runnerId === undefined) throw new TypeError("only a writer has events of its own");
     let last: number | undefined;
-    let reading: Promise<void> = Promise.resolve();
     const tell = async (): Promise<void> => {
       last ??= await events.lastEventId(this.c);
       for (;;) {
@@ -286,15 +290,50 @@ export class PgStore extends assembledFrom() implements JobStore {
         listener(list);
       }
     };
-    const poll = (): Promise<void> => (reading = reading.then(tell).catch(() => {}));
-    void poll();
-    const timer = setInterval(() => void poll(), POLL_EVENTS_MS);
-    timer.unref();
+    let reading: Promise<void> | undefined;
+    let again = false;
+    let lastReadAt = -Infinity;
+    /** Resolves once a read that began after the call has ended. */
+    const read = (): Promise<void> => {
+      if (reading) {
+        again = true;
+        return reading;
+      }
+      reading = (async () => {
+        do {
+          again = false;
+          lastReadAt = performance.now();
+          await tell().catch(() => {});
+        } while (again);
+        if (!stopped) fallback.refresh();
+      })().finally(() => (reading = undefined));
+      return reading;
+    };
+    let soon: NodeJS.Timeout | undefined;
+    const wake = (): void => {
+      if (soon) return;
+      soon = setTimeout(
+        () => {
+          soon = undefined;
+          void read();
+        },
+        Math.max(0, lastReadAt + FOLLOW_GAP_MS - performance.now()),
+      );
+      soon.unref();
+    };
+    let stopped = false;
+    const fallback = setTimeout(() => void read(), FOLLOW_FALLBACK_MS);
+    fallback.unref();
+    const unwatch = onEventCommits(this.c.pool, wake);
+    void read();
     const stop = async (): Promise<void> => {
-      clearInterval(timer);
+      stopped = true;
+      unwatch();
+      clearTimeout(soon);
+      clearTimeout(fallback);
       this.stopFollowing = undefined;
       await this.sendNotes();
-      await poll();
+      await read();
     };
     this.stopFollowing = stop;
     return stop;
