@@ -12,7 +12,8 @@
 // just before this build's, its lines marked "(baseline)": before and after side by side in one run.
 // BENCH_FLEET_OBSERVE=1 runs each scaling round again just after, every runner with --events FILE,
 // --notify (a receiver in this process) and --metrics 0 (scraped every second, as Prometheus
-// would), its lines marked "(observed)": what following a fleet costs, side by side in one run.
+// would), its lines marked "(observed)": what following a fleet costs, side by side in one run
+// (with BENCH_FLEET_BASELINE, the baseline's observed too).
 // BENCH_FLEET_NAMED=1 makes every round's runners spend from one named budget (`reel budget set
 // bench --max-seconds` far above the work, set before the round; `--budget bench` on each runner):
 // what a claim charged to a named budget costs.
@@ -380,7 +381,10 @@ async function scaling(pgOk, shared) {
   ];
   const builds = [{ bin: BIN, tag: "" }];
   if (BASELINE) builds.unshift({ bin: BASELINE, tag: " (baseline)" });
-  if (process.env.BENCH_FLEET_OBSERVE === "1") builds.push({ bin: BIN, tag: " (observed)", observe: true });
+  if (process.env.BENCH_FLEET_OBSERVE === "1") {
+    if (BASELINE) builds.push({ bin: BASELINE, tag: " (baseline, observed)", observe: true });
+    builds.push({ bin: BIN, tag: " (observed)", observe: true });
+  }
   // CPU per job of each build: { sqlite, pg: { runners: { runners, pg } } }.
   const perJobCpu = new Map(builds.map((b) => [b.tag, { pg: new Map() }]));
   for (const spec of rounds) {
