@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ClaimLostError, StateFileError } from "../../src/errors/state.js";
 import type { NewJob } from "../../src/state/job-store.js";
 import { openBudget } from "../../src/budget/index.js";
+import { readBack } from "../../src/events/read-back.js";
 import { openBudgetStore } from "../../src/state/open-job-store.js";
 import { DEFAULT_LEASE, leaseTimingOf } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
@@ -434,6 +435,67 @@ describe("the PostgreSQL store", () => {
       await stop();
     }
     expect(told).toHaveLength(22);
+  });
+
+  it("follows every runner's events (reel events --follow) as they are committed, reading nothing while none are", async (context) => {
+    const url = await database(context);
+    const lease = { ...DEFAULT_LEASE, leaseMs: 3_000, heartbeatMs: 100 };
+    const writer = await open(url, undefined, { lease });
+    const [first] = (await writer.upsertJobs([job(1)])).map((head) => head.id);
+    const reader = await open(url, "https://a.example", { readonly: true });
+    // The follower's reads, counted; the writer's heartbeats are the clock of the idle span.
+    let reads = 0;
+    const readEvents = reader.readEvents.bind(reader);
+    reader.readEvents = (query) => {
+      reads++;
+      return readEvents(query);
+    };
+    const beats = (writer as unknown as { runner: { pool: pg.Pool } }).runner.pool;
+    let beaten = 0;
+    let onBeat = (): void => {};
+    const beatQuery = beats.query.bind(beats) as (...a: unknown[]) => Promise<unknown>;
+    (beats as unknown as { query: (...a: unknown[]) => unknown }).query = (...a) =>
+      beatQuery(...a).finally(() => {
+        beaten++;
+        onBeat();
+      });
+    const beatsFromNow = (n: number) => {
+      const until = beaten + n;
+      return new Promise<void>((resolve) => {
+        onBeat = () => {
+          if (beaten >= until) resolve();
+        };
+      });
+    };
+    const told: string[] = [];
+    let onTold = (): void => {};
+    const toldAll = (n: number) =>
+      new Promise<void>((resolve) => {
+        onTold = () => {
+          if (told.length >= n) resolve();
+        };
+        onTold();
+      });
+    const stop = new AbortController();
+    const following = readBack(reader, { follow: true, signal: stop.signal }, (list) => {
+      told.push(...list.map((e) => e.type));
+      onTold();
+    });
+    try {
+      expect(await writer.markSubmitting(first!)).toBe(1);
+      await toldAll(1);
+      // Idle for twelve heartbeats (1.2 s): nothing committed, nothing read.
+      await beatsFromNow(1);
+      const before = reads;
+      await beatsFromNow(12);
+      expect(reads - before).toBe(0);
+      expect(await writer.markSubmitted(first!, "task-1")).toBeUndefined();
+      await toldAll(2);
+      expect(told).toEqual(["job.submitting", "job.submitted"]);
+    } finally {
+      stop.abort();
+      await following;
+    }
   });
 
   it("claims a job only from the states a submission starts from", async (context) => {

@@ -34,6 +34,7 @@ import { pidSpace } from "../pid-space.js";
 import type { EventQuery, FleetStore, FleetView, JobStore, StoreRecords } from "../job-store.js";
 import { openPool, storeOpenError } from "./connect.js";
 import { onEventCommits } from "./event-commits.js";
+import { listenForEvents } from "./event-notices.js";
 import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
 import { SlotNotices } from "./slot-notices.js";
@@ -337,6 +338,10 @@ export class PgStore extends assembledFrom() implements JobStore {
     };
     this.stopFollowing = stop;
     return stop;
+  }
+
+  watchEventCommits(wake: () => void): Promise<(() => Promise<void>) | undefined> {
+    return listenForEvents(this.c.pool, wake);
   }
 
   pruneEvents(before: number): Promise<number> {
