@@ -85,6 +85,16 @@ async function dropDatabases() {
   }
 }
 
+/** Scans of the events table in database `db`: the runners' read-backs of their events, mostly. */
+async function eventReads(db) {
+  const { rows } = await adminQuery(
+    "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) AS n FROM pg_stat_user_tables WHERE relname = 'events'",
+    [],
+    db.url,
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
 /**
  * Updates of the runners' rows in database `db`: one per claim tried (its fence, bound full or not),
  * plus each heartbeat and each task taken to follow.
@@ -322,6 +332,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
     othersPerSecond = (othersBetween(xacts0, xacts1) * 1000) / (performance.now() - started);
   }
   const fences = db ? await runnerRowUpdates(db) : undefined;
+  const reads = db ? await eventReads(db) : undefined;
   return {
     wallMs,
     runnerCpu,
@@ -331,6 +342,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
     xacts,
     othersPerSecond,
     fences,
+    reads,
     codes: results.map((r) => r.code),
   };
 }
@@ -468,6 +480,7 @@ async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
         `scaling ${label}: claims tried per job (runner-row updates)`,
         (r.fences / SCALE_JOBS).toFixed(1),
       ]);
+      rows.push([`scaling ${label}: scans of the events table per job`, (r.reads / SCALE_JOBS).toFixed(2)]);
     }
     if (hook) {
       const lines = manifests.reduce((n, _, i) => {
