@@ -2,7 +2,7 @@
 // behaviours of the SQLite state file that matter most (test/state/conformance.ts), and what a shared
 // store adds: two stores on one database racing for the same claims, each claim won once.
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ClaimLostError, StateFileError } from "../../src/errors/state.js";
 import type { NewJob } from "../../src/state/job-store.js";
 import { openBudget } from "../../src/budget/index.js";
@@ -482,6 +482,10 @@ describe("the PostgreSQL store", () => {
       onTold();
     });
     try {
+      // Registered once it has read (watchEventCommits is awaited first); the writer learns of it at
+      // its next beat.
+      await vi.waitUntil(() => reads > 0);
+      await beatsFromNow(2);
       expect(await writer.markSubmitting(first!)).toBe(1);
       await toldAll(1);
       // Idle for twelve heartbeats (1.2 s): nothing committed, nothing read.
@@ -489,8 +493,11 @@ describe("the PostgreSQL store", () => {
       const before = reads;
       await beatsFromNow(12);
       expect(reads - before).toBe(0);
+      // Told by the writer's notice, well before the follower's 5 s fallback read.
+      const sent = Date.now();
       expect(await writer.markSubmitted(first!, "task-1")).toBeUndefined();
       await toldAll(2);
+      expect(Date.now() - sent).toBeLessThan(2_500);
       expect(told).toEqual(["job.submitting", "job.submitted"]);
     } finally {
       stop.abort();

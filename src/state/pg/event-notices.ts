@@ -1,14 +1,39 @@
-// Every runner's events, told to a follower in another process (`reel events --follow`) as each
-// statement that records some commits (LISTEN/NOTIFY: migration 18), rather than found by reading
-// the store every half second. The follower registers itself (event_followers, renewed while it
-// follows): with nobody following, the runners send nothing. A notice is only a wake-up: one lost
-// (the connection broken) costs the follower's slower fallback read, never an event.
+// Every runner's events, told to a follower in another process (`reel events --follow`) as a
+// runner commits some (LISTEN/NOTIFY), rather than found by reading the store every half second.
+// The follower registers itself (event_followers, migration 18, renewed while it follows); each
+// runner's heartbeat reads whether one is registered, and only then does the runner tell its
+// commits of events (at most one notice per NOTICE_GAP_MS): with nobody following, nothing is sent
+// and no write pays for it. A notice is only a wake-up: one lost, or not sent yet (a runner learns
+// of a new follower at its next beat), costs the follower's slower fallback read, never an event.
 import type pg from "pg";
 import { DB_NOW } from "./sql/runners.js";
 
 const CHANNEL = "reel_events";
 /** How long a registration lasts unless renewed; it is renewed every third of it. */
 const FOLLOWER_MS = 30_000;
+/** The least time between two notices of one runner: a follower reads at most every 500 ms. */
+const NOTICE_GAP_MS = 250;
+
+/**
+ * A runner's notice of its commits of events, sent on `on` (the heartbeat's connection: the writer's
+ * is busy with its statements) while `followed()` says a follower is registered.
+ */
+export function noticeFollowers(on: Pick<pg.Pool, "query">, followed: () => boolean): () => void {
+  let sentAt = -Infinity;
+  let timer: NodeJS.Timeout | undefined;
+  const send = (): void => {
+    timer = undefined;
+    sentAt = performance.now();
+    void on.query("SELECT pg_notify($1, '')", [CHANNEL]).catch(() => {});
+  };
+  return () => {
+    if (timer || !followed()) return;
+    const wait = sentAt + NOTICE_GAP_MS - performance.now();
+    if (wait <= 0) return send();
+    timer = setTimeout(send, wait);
+    timer.unref();
+  };
+}
 
 /**
  * Calls `wake` after each commit that recorded events, on a connection of `pool` held for it until

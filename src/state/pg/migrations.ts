@@ -331,24 +331,13 @@ export const PG_MIGRATIONS: PgMigrations = {
     $fn$;
     `,
     // 18: who follows every runner's events (reel events --follow: pg/event-notices.ts), each until
-    // \`until_at\` (the database's clock, ms) unless renewed; while one does, each statement that
-    // records events tells it at its commit (NOTIFY reel_events). With nobody following, nothing is
-    // sent: a look at an empty table.
+    // \`until_at\` (the database's clock, ms) unless renewed: a runner's heartbeat reads whether one
+    // does, and only then tells its commits of events (NOTIFY reel_events).
     `
     CREATE TABLE event_followers (
       id bigserial PRIMARY KEY,
       until_at bigint NOT NULL
     );
-    CREATE FUNCTION reel_events_told() RETURNS trigger LANGUAGE plpgsql AS $fn$
-      BEGIN
-        IF EXISTS (SELECT 1 FROM event_followers
-                     WHERE until_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint) THEN
-          PERFORM pg_notify('reel_events', '');
-        END IF;
-        RETURN NULL;
-      END
-    $fn$;
-    CREATE TRIGGER events_told AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION reel_events_told();
     `,
   ],
   tooNew: (version) =>

@@ -34,7 +34,7 @@ import { pidSpace } from "../pid-space.js";
 import type { EventQuery, FleetStore, FleetView, JobStore, StoreRecords } from "../job-store.js";
 import { openPool, storeOpenError } from "./connect.js";
 import { onEventCommits } from "./event-commits.js";
-import { listenForEvents } from "./event-notices.js";
+import { listenForEvents, noticeFollowers } from "./event-notices.js";
 import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
 import { SlotNotices } from "./slot-notices.js";
@@ -62,6 +62,8 @@ export type { OpenPgStoreOptions } from "./open-options.js";
 
 /** The least time between two read-backs of a followed writer's events (see followOwnEvents). */
 const FOLLOW_GAP_MS = 200;
+/** The most events one read-back reads. */
+const FOLLOW_PAGE = 10_000;
 /** A followed writer's read-back when none of its writes woke one: events written some other way. */
 const FOLLOW_FALLBACK_MS = 5_000;
 
@@ -203,6 +205,11 @@ export class PgStore extends assembledFrom() implements JobStore {
           heartbeat: new Heartbeat(beatPool, id, lease.heartbeatMs, revoked),
           notices: new SlotNotices(url, serviceId, id),
         };
+        const heartbeat = runner.heartbeat;
+        onEventCommits(
+          pool,
+          noticeFollowers(beatPool, () => heartbeat.followed),
+        );
       }
       const ctx: PgContext = {
         pool,
@@ -285,10 +292,12 @@ export class PgStore extends assembledFrom() implements JobStore {
     const tell = async (): Promise<void> => {
       last ??= await events.lastEventId(this.c);
       for (;;) {
-        const list = await events.readEvents(this.c, { afterId: last, limit: 10_000 }, runnerId);
+        const list = await events.readEvents(this.c, { afterId: last, limit: FOLLOW_PAGE }, runnerId);
         if (list.length === 0) return;
         last = list[list.length - 1]!.id;
         listener(list);
+        // A page not full was all there was: what commits later wakes the next read.
+        if (list.length < FOLLOW_PAGE) return;
       }
     };
     let reading: Promise<void> | undefined;
