@@ -12,7 +12,11 @@
 // just before this build's, its lines marked "(baseline)": before and after side by side in one run.
 // BENCH_FLEET_OBSERVE=1 runs each scaling round again just after, every runner with --events FILE,
 // --notify (a receiver in this process) and --metrics 0 (scraped every second, as Prometheus
-// would), its lines marked "(observed)": what following a fleet costs, side by side in one run.
+// would), its lines marked "(observed)": what following a fleet costs, side by side in one run
+// (with BENCH_FLEET_BASELINE, the baseline's observed too).
+// BENCH_FLEET_NAMED=1 makes every round's runners spend from one named budget (`reel budget set
+// bench --max-seconds` far above the work, set before the round; `--budget bench` on each runner):
+// what a claim charged to a named budget costs.
 //
 // How the CPU is counted: a runner is a child process, so its CPU (user + system) is read from this
 // process's cutime/cstime in /proc/self/stat once it has exited; the sandbox runs in this process
@@ -44,6 +48,7 @@ import { manifestOf as manifestText } from "./batch-on-sandbox.js";
 const BIN = fileURLToPath(new URL("../bin/reel.js", import.meta.url));
 const BASELINE = process.env.BENCH_FLEET_BASELINE;
 const SELF = fileURLToPath(import.meta.url);
+const NAMED = process.env.BENCH_FLEET_NAMED === "1";
 const ADMIN_URL = process.env.REEL_TEST_PG_URL ?? "postgres://reel_test:reel_test@127.0.0.1:5432/postgres";
 const CLOCK_TICKS = 100; // USER_HZ: /proc's CPU times are in hundredths of a second
 const RUN_TAG = randomBytes(4).toString("hex");
@@ -79,6 +84,16 @@ async function dropDatabases() {
       console.log(`(could not drop the bench database ${name}: ${error.message})`),
     );
   }
+}
+
+/** Scans of the events table in database `db`: the runners' read-backs of their events, mostly. */
+async function eventReads(db) {
+  const { rows } = await adminQuery(
+    "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) AS n FROM pg_stat_user_tables WHERE relname = 'events'",
+    [],
+    db.url,
+  );
+  return Number(rows[0]?.n ?? 0);
 }
 
 /**
@@ -240,6 +255,17 @@ async function startReceiver() {
   };
 }
 
+/** `reel budget set bench` (of `bin`) on the round's store, with a cap no round reaches. */
+async function setNamedBudget(dir, db, env, bin = BIN) {
+  const args = [bin, "budget", "set", "bench", "--max-seconds", "100000000"];
+  if (!db) args.push("--state", join(dir, "state.db"));
+  const child = spawn(process.execPath, args, { cwd: dir, env, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const code = await new Promise((resolve) => child.on("close", resolve));
+  if (code !== 0) throw new Error(`reel budget set exited with ${code}: ${stderr}`);
+}
+
 /** Videos in an output folder (`<out>/<manifest>/*.mp4`). */
 function videosIn(out) {
   if (!existsSync(out)) return 0;
@@ -263,6 +289,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
     REEL_API_KEY: sandbox.apiKey,
     ...(db ? { REEL_STORE: db.url } : {}),
   });
+  if (NAMED) await setNamedBudget(dir, db, env, bin);
   const xacts0 = db ? await transactions(db) : undefined;
   const pgCpu = db && backendCpu(db.name);
   const cpu0 = childrenCpuParts();
@@ -273,6 +300,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
       const args = [...mine, "--concurrency", String(concurrency), "--out", out];
       if (!db) args.push("--state", join(dir, "state.db"));
       if (hook) args.push("--events", "events.jsonl", "--notify", hook.url, "--metrics", "0");
+      if (NAMED) args.push("--budget", "bench");
       // Each runner in a folder of its own (its logs and hash cache), as on its own machine.
       return runReel(join(dir, `runner${r}`), args, env, bin, hook !== undefined);
     }),
@@ -297,6 +325,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
     othersPerSecond = (othersBetween(xacts0, xacts1) * 1000) / (performance.now() - started);
   }
   const fences = db ? await runnerRowUpdates(db) : undefined;
+  const reads = db ? await eventReads(db) : undefined;
   return {
     wallMs,
     runnerCpu,
@@ -306,6 +335,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
     xacts,
     othersPerSecond,
     fences,
+    reads,
     codes: results.map((r) => r.code),
   };
 }
@@ -356,7 +386,10 @@ async function scaling(pgOk, shared) {
   ];
   const builds = [{ bin: BIN, tag: "" }];
   if (BASELINE) builds.unshift({ bin: BASELINE, tag: " (baseline)" });
-  if (process.env.BENCH_FLEET_OBSERVE === "1") builds.push({ bin: BIN, tag: " (observed)", observe: true });
+  if (process.env.BENCH_FLEET_OBSERVE === "1") {
+    if (BASELINE) builds.push({ bin: BASELINE, tag: " (baseline, observed)", observe: true });
+    builds.push({ bin: BIN, tag: " (observed)", observe: true });
+  }
   // CPU per job of each build: { sqlite, pg: { runners: { runners, pg } } }.
   const perJobCpu = new Map(builds.map((b) => [b.tag, { pg: new Map() }]));
   for (const spec of rounds) {
@@ -440,6 +473,7 @@ async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
         `scaling ${label}: claims tried per job (runner-row updates)`,
         (r.fences / SCALE_JOBS).toFixed(1),
       ]);
+      rows.push([`scaling ${label}: scans of the events table per job`, (r.reads / SCALE_JOBS).toFixed(2)]);
     }
     if (hook) {
       const lines = manifests.reduce((n, _, i) => {

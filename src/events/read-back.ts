@@ -6,8 +6,13 @@ import type { EventRecords } from "../state/job-store.js";
 import { toStream } from "./stream.js";
 import type { StreamEvent } from "./types.js";
 
-/** How often `follow` reads the store again. */
+/**
+ * How often `follow` reads the store again; where the store tells each commit of events
+ * (watchEventCommits), the least time between two reads, woken by a commit.
+ */
 const FOLLOW_POLL_MS = 500;
+/** Where the store tells its commits, the read when none was told: a notice lost. */
+const FOLLOW_FALLBACK_MS = 5_000;
 /**
  * On a shared store, runners' statements commit in another order than their event ids were taken:
  * an id below one seen may still come. Ids are read again for this long after one above them was
@@ -48,7 +53,7 @@ export function eventFilter(globs: readonly string[]): (event: StreamEvent) => b
 }
 
 export async function readBack(
-  store: Pick<EventRecords, "readEvents">,
+  store: Pick<EventRecords, "readEvents" | "watchEventCommits">,
   options: ReadBackOptions,
   write: (events: readonly StreamEvent[]) => void,
 ): Promise<void> {
@@ -58,36 +63,69 @@ export async function readBack(
   let floor = 0;
   /** Ids read above the floor, with when they were first read. */
   const seen = new Map<number, number>();
-  for (;;) {
+  /** A commit told since the last read began. */
+  let woken = false;
+  let waiting: (() => void) | undefined;
+  const unwatch = options.follow
+    ? await store.watchEventCommits?.(() => {
+        woken = true;
+        waiting?.();
+      })
+    : undefined;
+  const pollMs = options.pollMs ?? FOLLOW_POLL_MS;
+  try {
     for (;;) {
-      const rows = await store.readEvents({
-        afterId: floor,
-        ...(options.since !== undefined && { since: options.since }),
-        limit: PAGE,
-      });
-      const fresh = rows.filter((row) => !seen.has(row.id));
-      const at = now();
-      for (const row of rows) if (!seen.has(row.id)) seen.set(row.id, at);
-      write(toStream(fresh).filter(keep));
-      if (!options.follow) {
-        if (rows.length < PAGE) return;
-        floor = rows[rows.length - 1]!.id;
-        seen.clear();
-        continue;
+      woken = false;
+      const readAt = performance.now();
+      for (;;) {
+        const rows = await store.readEvents({
+          afterId: floor,
+          ...(options.since !== undefined && { since: options.since }),
+          limit: PAGE,
+        });
+        const fresh = rows.filter((row) => !seen.has(row.id));
+        const at = now();
+        for (const row of rows) if (!seen.has(row.id)) seen.set(row.id, at);
+        write(toStream(fresh).filter(keep));
+        if (!options.follow) {
+          if (rows.length < PAGE) return;
+          floor = rows[rows.length - 1]!.id;
+          seen.clear();
+          continue;
+        }
+        // The floor rises to the highest id seen longer than the grace ago.
+        for (const [id, firstSeen] of seen) {
+          if (at - firstSeen < FOLLOW_GRACE_MS) continue;
+          floor = Math.max(floor, id);
+        }
+        for (const id of seen.keys()) if (id <= floor) seen.delete(id);
+        if (fresh.length < PAGE) break;
       }
-      // The floor rises to the highest id seen longer than the grace ago.
-      for (const [id, firstSeen] of seen) {
-        if (at - firstSeen < FOLLOW_GRACE_MS) continue;
-        floor = Math.max(floor, id);
+      if (options.signal?.aborted) return;
+      try {
+        // Told of commits: read when one comes (a read at most every pollMs), else on the fallback;
+        // not told: every pollMs.
+        if (unwatch && !woken) {
+          await new Promise<void>((resolve) => {
+            const fallback = setTimeout(done, FOLLOW_FALLBACK_MS);
+            function done(): void {
+              clearTimeout(fallback);
+              options.signal?.removeEventListener("abort", done);
+              resolve();
+            }
+            waiting = done;
+            options.signal?.addEventListener("abort", done);
+          });
+          waiting = undefined;
+        }
+        if (options.signal?.aborted) return;
+        const gap = readAt + pollMs - performance.now();
+        if (!unwatch || gap > 0) await sleep(unwatch ? gap : pollMs, undefined, { signal: options.signal });
+      } catch {
+        return; // stopped (Ctrl-C)
       }
-      for (const id of seen.keys()) if (id <= floor) seen.delete(id);
-      if (fresh.length < PAGE) break;
     }
-    if (options.signal?.aborted) return;
-    try {
-      await sleep(options.pollMs ?? FOLLOW_POLL_MS, undefined, { signal: options.signal });
-    } catch {
-      return; // stopped (Ctrl-C)
-    }
+  } finally {
+    await unwatch?.();
   }
 }

@@ -1,6 +1,6 @@
 // What a named budget tells, by the same rule on both backends (sqlite/sql/, pg/sql/): each share of
 // its caps (BUDGET_THRESHOLDS) once in its life, claimed by the write that passes it.
-import type { NamedBudget, NamedCharge } from "./job-store.js";
+import type { NamedBudget, NamedBudgetChange, NamedCharge } from "./job-store.js";
 import { BUDGET_THRESHOLDS, type NamedBudgetNotice } from "./named-budget.js";
 import { BUDGET_TOLERANCE } from "./ledger-rule.js";
 
@@ -55,19 +55,66 @@ export function refusalNotice(budget: NamedBudget, charge: NamedCharge): NamedBu
   };
 }
 
-/**
- * SQL, in `budget set`'s upsert: the shares told, once it is set. A cap raised arms again the shares
- * above what was spent under the new caps; otherwise they stay told. `row` prefixes the budget's
- * columns; `least` is the database's two-argument minimum.
- */
-export function noticedAfterSetSql(row: string, least: "min" | "least"): string {
-  const maxSeconds = `coalesce(excluded.max_seconds, ${row}max_seconds)`;
-  const maxCredits = `coalesce(excluded.max_credits, ${row}max_credits)`;
-  const passes = (percent: number): string =>
-    `(${maxSeconds} > 0 AND ${row}spent_seconds >= ${maxSeconds} * ${percent} / 100.0 - ${BUDGET_TOLERANCE})
-      OR (${maxCredits} > 0 AND ${row}spent_credits >= ${maxCredits} * ${percent} / 100.0 - ${BUDGET_TOLERANCE})`;
+/** SQL expressions of a budget's caps and what was spent of them. */
+export interface CapsSql {
+  readonly maxSeconds: string;
+  readonly maxCredits: string;
+  readonly spentSeconds: string;
+  readonly spentCredits: string;
+}
+
+/** SQL: whether the seconds cap (else the credits cap) has passed `percent`, as sharesToTell reads it. */
+export function passesSql(caps: CapsSql, cap: "seconds" | "credits", percent: number | string): string {
+  const [max, spent] =
+    cap === "seconds" ? [caps.maxSeconds, caps.spentSeconds] : [caps.maxCredits, caps.spentCredits];
+  return `(${max} > 0 AND ${spent} >= ${max} * ${percent} / 100.0 - ${BUDGET_TOLERANCE})`;
+}
+
+/** SQL: the highest share of BUDGET_THRESHOLDS that `caps` have passed (0: none). */
+export function sharePassedSql(caps: CapsSql): string {
   const shares = [...BUDGET_THRESHOLDS].reverse();
-  const passed = `CASE ${shares.map((p) => `WHEN ${passes(p)} THEN ${p}`).join(" ")} ELSE 0 END`;
-  const raised = `excluded.max_seconds > coalesce(${row}max_seconds, 0) OR excluded.max_credits > coalesce(${row}max_credits, 0)`;
-  return `CASE WHEN ${raised} THEN ${least}(${row}noticed_percent, ${passed}) ELSE ${row}noticed_percent END`;
+  const passes = (p: number): string =>
+    `${passesSql(caps, "seconds", p)} OR ${passesSql(caps, "credits", p)}`;
+  return `CASE ${shares.map((p) => `WHEN ${passes(p)} THEN ${p}`).join(" ")} ELSE 0 END`;
+}
+
+/**
+ * `reel budget set`'s upsert, on either backend: the caps and list given (others kept), and the
+ * shares told once it is set. A cap raised arms again the shares above what was spent under the new
+ * caps; otherwise they stay told. Placeholders `at(1)` to `at(7)`: the name, the caps (seconds,
+ * credits), the price list (file, JSON), the time twice; `least` is the database's two-argument
+ * minimum; `returning` the columns read back.
+ */
+export function setBudgetSql(at: (n: number) => string, least: "min" | "least", returning: string): string {
+  const passed = sharePassedSql({
+    maxSeconds: "coalesce(excluded.max_seconds, b.max_seconds)",
+    maxCredits: "coalesce(excluded.max_credits, b.max_credits)",
+    spentSeconds: "b.spent_seconds",
+    spentCredits: "b.spent_credits",
+  });
+  const raised =
+    "excluded.max_seconds > coalesce(b.max_seconds, 0) OR excluded.max_credits > coalesce(b.max_credits, 0)";
+  return `INSERT INTO budgets AS b (name, max_seconds, max_credits, prices_file, prices_json, created_at, updated_at)
+       VALUES (${[1, 2, 3, 4, 5, 6, 7].map(at).join(", ")})
+       ON CONFLICT (name) DO UPDATE SET
+         max_seconds = coalesce(excluded.max_seconds, b.max_seconds),
+         max_credits = coalesce(excluded.max_credits, b.max_credits),
+         prices_file = coalesce(excluded.prices_file, b.prices_file),
+         prices_json = coalesce(excluded.prices_json, b.prices_json),
+         noticed_percent = CASE WHEN ${raised} THEN ${least}(b.noticed_percent, ${passed}) ELSE b.noticed_percent END,
+         updated_at = excluded.updated_at
+       RETURNING ${returning}`;
+}
+
+/** What `reel budget set` sets, as setBudgetSql's values. */
+export function setBudgetValues(name: string, change: NamedBudgetChange, now: number): unknown[] {
+  return [
+    name,
+    change.maxSeconds ?? null,
+    change.maxCredits ?? null,
+    change.prices?.file ?? null,
+    change.prices?.json ?? null,
+    now,
+    now,
+  ];
 }

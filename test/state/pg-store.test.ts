@@ -2,10 +2,12 @@
 // behaviours of the SQLite state file that matter most (test/state/conformance.ts), and what a shared
 // store adds: two stores on one database racing for the same claims, each claim won once.
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ClaimLostError, StateFileError } from "../../src/errors/state.js";
 import type { NewJob } from "../../src/state/job-store.js";
 import { openBudget } from "../../src/budget/index.js";
+import { readBack } from "../../src/events/read-back.js";
+import { openBudgetStore } from "../../src/state/open-job-store.js";
 import { DEFAULT_LEASE, leaseTimingOf } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { usePostgres } from "../helpers/postgres.js";
@@ -304,6 +306,203 @@ describe("the PostgreSQL store", () => {
     expect(Date.now() - started).toBeLessThan(750);
     expect(await slow).toBe(1);
     await Promise.all([one.close(), two.close()]);
+  });
+
+  it("claims a job charged to a named budget in one statement, its share told in it: a runner slow between round trips keeps no other runner's claim waiting", async (context) => {
+    const url = await database(context);
+    // Heartbeats far apart: every statement counted below is the claim's.
+    const lease = { ...DEFAULT_LEASE, leaseMs: 600_000, heartbeatMs: 100_000 };
+    const [one, two] = [await open(url, undefined, { lease }), await open(url, undefined, { lease })];
+    const setter = await openBudgetStore("", url);
+    const team = await setter.setBudget("team", { maxSeconds: 10 });
+    await setter.close();
+    const [first, second] = (await one.upsertJobs([job(1), job(2)])).map((head) => head.id);
+    const session = await one.startBudgetSession("run a", { host: "here", pid: 1 });
+    const charge = (seconds: number) => ({
+      session: session.id,
+      model: "actor-2",
+      resolution: null,
+      seconds,
+      credits: null,
+      named: { budget: team.id, seconds, credits: 0 },
+    });
+    // One's link is slow after a statement that locks a row (on a client of its own, as a
+    // transaction's statements are sent), and every statement it sends is counted.
+    const pool = (one as unknown as { c: { pool: pg.Pool } }).c.pool;
+    let sent = 0;
+    const poolQuery = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+    (pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a) => {
+      sent++;
+      return poolQuery(...a);
+    };
+    const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+    (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args) => {
+      if (args.length > 0) return connect(...args);
+      return (connect() as Promise<pg.PoolClient>).then((client) => {
+        const send = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+        let locked = false;
+        (client as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...a) => {
+          sent++;
+          if (locked) await new Promise((r) => setTimeout(r, 1_500));
+          locked ||= String(a[0]).includes("FOR UPDATE");
+          return send(...a);
+        };
+        return client;
+      });
+    };
+    // 8 s of 10: the claim passes 80%, and tells it.
+    const slow = one.markSubmitting(first!, charge(8));
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    expect(await two.markSubmitting(second!, charge(2))).toBe(1);
+    expect(Date.now() - started).toBeLessThan(750);
+    expect(await slow).toBe(1);
+    expect(sent).toBe(1);
+    const told = await query<{ detail: string }>(
+      url,
+      "SELECT detail FROM events WHERE kind = 'budget-notice' ORDER BY id",
+    );
+    expect(told.map((row) => JSON.parse(row.detail) as unknown)).toEqual([
+      { percent: 80, budget: "team", cap: "seconds", spent: 8, max: 10 },
+      { percent: 100, budget: "team", cap: "seconds", spent: 10, max: 10 },
+    ]);
+  });
+
+  it("reads a followed writer's events back when it commits them, and not at all while it writes nothing", async (context) => {
+    const url = await database(context);
+    const lease = { ...DEFAULT_LEASE, leaseMs: 3_000, heartbeatMs: 100 };
+    const store = await open(url, undefined, { lease });
+    const [first] = (await store.upsertJobs([job(1)])).map((head) => head.id);
+    // The writer's read-backs of its events, counted; the heartbeats (on their own connection) are
+    // the clock of the idle span below.
+    const pool = (store as unknown as { c: { pool: pg.Pool } }).c.pool;
+    let reads = 0;
+    const poolQuery = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+    (pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a) => {
+      if (/FROM events e/.test(String(a[0]))) reads++;
+      return poolQuery(...a);
+    };
+    const beats = (store as unknown as { runner: { pool: pg.Pool } }).runner.pool;
+    let beaten = 0;
+    let onBeat = (): void => {};
+    const beatQuery = beats.query.bind(beats) as (...a: unknown[]) => Promise<unknown>;
+    (beats as unknown as { query: (...a: unknown[]) => unknown }).query = (...a) =>
+      beatQuery(...a).finally(() => {
+        beaten++;
+        onBeat();
+      });
+    const beatsFromNow = (n: number) => {
+      const until = beaten + n;
+      return new Promise<void>((resolve) => {
+        onBeat = () => {
+          if (beaten >= until) resolve();
+        };
+      });
+    };
+    const told: string[] = [];
+    let onTold = (): void => {};
+    const stop = store.followOwnEvents((list) => {
+      told.push(...list.map((e) => e.kind));
+      onTold();
+    });
+    const toldAll = (n: number) =>
+      new Promise<void>((resolve) => {
+        onTold = () => {
+          if (told.length >= n) resolve();
+        };
+        onTold();
+      });
+    try {
+      // The follower starts from the last event recorded when it started: its first read is under way.
+      await beatsFromNow(1);
+      expect(await store.markSubmitting(first!)).toBe(1);
+      await toldAll(1);
+      expect(told).toEqual(["submitting"]);
+      // Idle for six heartbeats (600 ms): nothing written, nothing read.
+      await beatsFromNow(1);
+      const before = reads;
+      await beatsFromNow(6);
+      expect(reads - before).toBe(0);
+      // A burst of writes is read back in few reads, each event once, in order.
+      const burst = reads;
+      for (let i = 0; i < 20; i++) store.noteEvent("job.queued", null, `m/q${i}`);
+      expect(await store.markSubmitted(first!, "task-1")).toBeUndefined();
+      await toldAll(22);
+      // The notes of a turn go in one statement at its end, after the answer issued in it.
+      expect(told).toEqual(["submitting", "submitted", ...Array.from({ length: 20 }, () => "job.queued")]);
+      expect(reads - burst).toBeLessThanOrEqual(3);
+    } finally {
+      await stop();
+    }
+    expect(told).toHaveLength(22);
+  });
+
+  it("follows every runner's events (reel events --follow) as they are committed, reading nothing while none are", async (context) => {
+    const url = await database(context);
+    const lease = { ...DEFAULT_LEASE, leaseMs: 3_000, heartbeatMs: 100 };
+    const writer = await open(url, undefined, { lease });
+    const [first] = (await writer.upsertJobs([job(1)])).map((head) => head.id);
+    const reader = await open(url, "https://a.example", { readonly: true });
+    // The follower's reads, counted; the writer's heartbeats are the clock of the idle span.
+    let reads = 0;
+    const readEvents = reader.readEvents.bind(reader);
+    reader.readEvents = (query) => {
+      reads++;
+      return readEvents(query);
+    };
+    const beats = (writer as unknown as { runner: { pool: pg.Pool } }).runner.pool;
+    let beaten = 0;
+    let onBeat = (): void => {};
+    const beatQuery = beats.query.bind(beats) as (...a: unknown[]) => Promise<unknown>;
+    (beats as unknown as { query: (...a: unknown[]) => unknown }).query = (...a) =>
+      beatQuery(...a).finally(() => {
+        beaten++;
+        onBeat();
+      });
+    const beatsFromNow = (n: number) => {
+      const until = beaten + n;
+      return new Promise<void>((resolve) => {
+        onBeat = () => {
+          if (beaten >= until) resolve();
+        };
+      });
+    };
+    const told: string[] = [];
+    let onTold = (): void => {};
+    const toldAll = (n: number) =>
+      new Promise<void>((resolve) => {
+        onTold = () => {
+          if (told.length >= n) resolve();
+        };
+        onTold();
+      });
+    const stop = new AbortController();
+    const following = readBack(reader, { follow: true, signal: stop.signal }, (list) => {
+      told.push(...list.map((e) => e.type));
+      onTold();
+    });
+    try {
+      // Registered once it has read (watchEventCommits is awaited first); the writer learns of it at
+      // its next beat.
+      await vi.waitUntil(() => reads > 0);
+      await beatsFromNow(2);
+      expect(await writer.markSubmitting(first!)).toBe(1);
+      await toldAll(1);
+      // Idle for twelve heartbeats (1.2 s): nothing committed, nothing read.
+      await beatsFromNow(1);
+      const before = reads;
+      await beatsFromNow(12);
+      expect(reads - before).toBe(0);
+      // Told by the writer's notice, well before the follower's 5 s fallback read.
+      const sent = Date.now();
+      expect(await writer.markSubmitted(first!, "task-1")).toBeUndefined();
+      await toldAll(2);
+      expect(Date.now() - sent).toBeLessThan(2_500);
+      expect(told).toEqual(["job.submitting", "job.submitted"]);
+    } finally {
+      stop.abort();
+      await following;
+    }
   });
 
   it("claims a job only from the states a submission starts from", async (context) => {

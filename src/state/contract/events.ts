@@ -29,6 +29,12 @@ export interface EventRecords {
    * the returned function is called (which tells the last ones first).
    */
   followOwnEvents(listener: (events: readonly StoredEvent[]) => void): () => Promise<void>;
+  /**
+   * Where other processes record events too (a shared store): calls `wake` after each commit of any
+   * of them that recorded some, until the returned stop; undefined where it cannot (then, and where
+   * the method is missing, a follower reads on a clock). Holds one of a reader's connections.
+   */
+  watchEventCommits?(wake: () => void): Promise<(() => Promise<void>) | undefined>;
   /** Deletes the events recorded before `before` (epoch ms); returns how many. */
   pruneEvents(before: number): Promise<number>;
 }

@@ -15,6 +15,8 @@ export class Heartbeat {
   private stopped = false;
   /** The last beat's error, until a beat succeeds; undefined while the beats are recorded. */
   lastError: Error | undefined;
+  /** Whether, at the last beat, some process followed every runner's events (../event-notices.ts). */
+  followed = false;
   /** When the lease was last confirmed (performance.now(): monotonic), by a beat or by `confirmed`. */
   confirmedAt = performance.now();
 
@@ -52,7 +54,9 @@ export class Heartbeat {
 
   private async beat(): Promise<void> {
     try {
-      if (!(await beat({ pool: this.pool }, this.runnerId, 2 * this.everyMs))) {
+      const beaten = await beat({ pool: this.pool }, this.runnerId, 2 * this.everyMs);
+      this.followed = beaten.followed;
+      if (!beaten.alive) {
         this.stopped = true;
         this.onRevoked();
         return;

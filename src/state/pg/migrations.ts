@@ -323,6 +323,25 @@ export const PG_MIGRATIONS: PgMigrations = {
       END
     $fn$;
     `,
+    // 17: a named budget's refusal of a charge (sql/named-budgets.ts), as an error, so that a claim
+    // and its spend are one statement: the error undoes the claim the statement made. `$1`: the
+    // budget's row as the refusal found it (JSON), for the error the runner makes of it.
+    `
+    CREATE FUNCTION reel_budget_refused(text) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $fn$
+      BEGIN
+        RAISE EXCEPTION 'the named budget has no room for the charge' USING ERRCODE = 'RB001', DETAIL = $1;
+      END
+    $fn$;
+    `,
+    // 18: who follows every runner's events (reel events --follow: pg/event-notices.ts), each until
+    // \`until_at\` (the database's clock, ms) unless renewed: a runner's heartbeat reads whether one
+    // does, and only then tells its commits of events (NOTIFY reel_events).
+    `
+    CREATE TABLE event_followers (
+      id bigserial PRIMARY KEY,
+      until_at bigint NOT NULL
+    );
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

@@ -33,6 +33,8 @@ import { StateFileError } from "../../errors/state.js";
 import { pidSpace } from "../pid-space.js";
 import type { EventQuery, FleetStore, FleetView, JobStore, StoreRecords } from "../job-store.js";
 import { openPool, storeOpenError } from "./connect.js";
+import { onEventCommits } from "./event-commits.js";
+import { listenForEvents, noticeFollowers } from "./event-notices.js";
 import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
 import { SlotNotices } from "./slot-notices.js";
@@ -58,8 +60,12 @@ import * as runners from "./sql/runners.js";
 import type { OpenPgStoreOptions } from "./open-options.js";
 export type { OpenPgStoreOptions } from "./open-options.js";
 
-/** How often a writer followed reads its events back (see followOwnEvents). */
-const POLL_EVENTS_MS = 200;
+/** The least time between two read-backs of a followed writer's events (see followOwnEvents). */
+const FOLLOW_GAP_MS = 200;
+/** The most events one read-back reads. */
+const FOLLOW_PAGE = 10_000;
+/** A followed writer's read-back when none of its writes woke one: events written some other way. */
+const FOLLOW_FALLBACK_MS = 5_000;
 
 export type { RunnerView, RunnerState } from "./sql/runners.js";
 
@@ -199,6 +205,11 @@ export class PgStore extends assembledFrom() implements JobStore {
           heartbeat: new Heartbeat(beatPool, id, lease.heartbeatMs, revoked),
           notices: new SlotNotices(url, serviceId, id),
         };
+        const heartbeat = runner.heartbeat;
+        onEventCommits(
+          pool,
+          noticeFollowers(beatPool, () => heartbeat.followed),
+        );
       }
       const ctx: PgContext = {
         pool,
@@ -270,34 +281,76 @@ export class PgStore extends assembledFrom() implements JobStore {
 
   /**
    * A writer's statements commit in the order issued (one connection): its events are read back by
-   * id, every POLL_EVENTS_MS while followed, a statement on that connection.
+   * id, a statement on that connection, when a write of its own committed some (event-commits.ts),
+   * at most every FOLLOW_GAP_MS (the writes of that span read back together), and else every
+   * FOLLOW_FALLBACK_MS after the last read. A writer that writes nothing reads nothing.
    */
   followOwnEvents(listener: (list: readonly StoredEvent[]) => void): () => Promise<void> {
     const runnerId = this.runner?.id;
     if (runnerId === undefined) throw new TypeError("only a writer has events of its own");
     let last: number | undefined;
-    let reading: Promise<void> = Promise.resolve();
     const tell = async (): Promise<void> => {
       last ??= await events.lastEventId(this.c);
       for (;;) {
-        const list = await events.readEvents(this.c, { afterId: last, limit: 10_000 }, runnerId);
+        const list = await events.readEvents(this.c, { afterId: last, limit: FOLLOW_PAGE }, runnerId);
         if (list.length === 0) return;
         last = list[list.length - 1]!.id;
         listener(list);
+        // A page not full was all there was: what commits later wakes the next read.
+        if (list.length < FOLLOW_PAGE) return;
       }
     };
-    const poll = (): Promise<void> => (reading = reading.then(tell).catch(() => {}));
-    void poll();
-    const timer = setInterval(() => void poll(), POLL_EVENTS_MS);
-    timer.unref();
+    let reading: Promise<void> | undefined;
+    let again = false;
+    let lastReadAt = -Infinity;
+    /** Resolves once a read that began after the call has ended. */
+    const read = (): Promise<void> => {
+      if (reading) {
+        again = true;
+        return reading;
+      }
+      reading = (async () => {
+        do {
+          again = false;
+          lastReadAt = performance.now();
+          await tell().catch(() => {});
+        } while (again);
+        if (!stopped) fallback.refresh();
+      })().finally(() => (reading = undefined));
+      return reading;
+    };
+    let soon: NodeJS.Timeout | undefined;
+    const wake = (): void => {
+      if (soon) return;
+      soon = setTimeout(
+        () => {
+          soon = undefined;
+          void read();
+        },
+        Math.max(0, lastReadAt + FOLLOW_GAP_MS - performance.now()),
+      );
+      soon.unref();
+    };
+    let stopped = false;
+    const fallback = setTimeout(() => void read(), FOLLOW_FALLBACK_MS);
+    fallback.unref();
+    const unwatch = onEventCommits(this.c.pool, wake);
+    void read();
     const stop = async (): Promise<void> => {
-      clearInterval(timer);
+      stopped = true;
+      unwatch();
+      clearTimeout(soon);
+      clearTimeout(fallback);
       this.stopFollowing = undefined;
       await this.sendNotes();
-      await poll();
+      await read();
     };
     this.stopFollowing = stop;
     return stop;
+  }
+
+  watchEventCommits(wake: () => void): Promise<(() => Promise<void>) | undefined> {
+    return listenForEvents(this.c.pool, wake);
   }
 
   pruneEvents(before: number): Promise<number> {

@@ -1,5 +1,5 @@
 // The ledger of capped runs on PostgreSQL: src/state/sqlite/sql/budget.ts's statements, which it mirrors.
-// The charges go with their intents, in the claim's transaction and the speech intent's statement
+// The charges go with their intents, in the claim's statement and the speech intent's statement
 // (claims.ts: claimJob; fleet.ts: startSpeech).
 import { speechKey } from "../../ledger-rule.js";
 import type { BudgetOwner, BudgetSessionRow, OpenBudgetSession, SpendTally } from "../../job-store.js";

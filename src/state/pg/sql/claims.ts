@@ -1,10 +1,9 @@
 // The claim of a submission and its answer, on the shared store: the rules they keep (once per job,
 // one account-wide bound, fencing) are told at the top of fleet.ts.
-import type pg from "pg";
 import { JobGoneError } from "../../../errors/state.js";
 import type { VideoCharge } from "../../job-store.js";
 import { toNumber } from "./context.js";
-import { noticingRefusal, spendFromBudget } from "./named-budgets.js";
+import { namedSpendSql, noticingRefusal, REFUSED_SQL, refusalOf } from "./named-budgets.js";
 import { aliveNow } from "./runners.js";
 import { CLAIM, CLAIMABLE } from "../../job-state-rule.js";
 
@@ -18,18 +17,7 @@ export type Claim = number | null | "full";
  * runner was taken over, JobGoneError if the row is gone.
  */
 export async function claimJob(c: FleetContext, id: number, charge?: VideoCharge): Promise<Claim> {
-  const now = c.now();
-  const named = charge?.named;
-  // With a named budget, the claim and its spend in one transaction: no room rolls the claim back
-  // (it throws). Only then is the service's row held across round trips.
-  const result = named
-    ? await fleetTransaction(c, async (client) => {
-        const claim = await claimIn(client, c, id, now, charge);
-        if (typeof claim === "number")
-          await spendFromBudget(client, now, named, { jobId: id, attempt: claim }, c.runnerId);
-        return claim;
-      }).catch(noticingRefusal(c, c.runnerId))
-    : await claimIn(c.pool, c, id, now, charge);
+  const result = await claimIn(c, id, c.now(), charge);
   if (result === "lost-lease") throw await leaseLostError(c, "Nothing more is submitted by it.");
   // No intent, no request: a job whose row is gone must never be paid for unrecorded.
   if (result === "gone") throw new JobGoneError(`job ${id} is not in the state file; it was not submitted`);
@@ -44,21 +32,29 @@ export async function claimJob(c: FleetContext, id: number, charge?: VideoCharge
  * first, then the runner's: the order every claim takes them in), and the compare-and-set of the job
  * with its event and charge. The service's row is held while the statement runs and no longer: no
  * round trip of a runner, slow or paused, keeps another's claim or the write that frees a slot waiting.
+ * With a named budget, its spend too (namedSpendSql): a charge it has no room for undoes the whole
+ * statement (BudgetReachedError, its last share told by noticingRefusal).
  */
 async function claimIn(
-  on: Pick<pg.PoolClient, "query">,
   c: FleetContext,
   id: number,
   now: number,
   charge: VideoCharge | undefined,
 ): Promise<Claim | "lost-lease" | "gone"> {
-  const { rows } = await on.query<{
-    room: boolean;
-    fenced: string;
-    attempts: number | null;
-    present: boolean;
-  }>(
-    `WITH locked AS (
+  const named = charge?.named;
+  const spend = named
+    ? `,
+       named_charge AS (SELECT id AS job_id, attempts AS attempt, NULL::text AS speech FROM claimed),
+       ${namedSpendSql({ budget: "$12::bigint", seconds: "$13::double precision", credits: "$14::double precision", at: "$2::bigint", runner: "$3::bigint" })}`
+    : "";
+  const { rows } = await c.pool
+    .query<{
+      room: boolean;
+      fenced: string;
+      attempts: number | null;
+      present: boolean;
+    }>(
+      `WITH locked AS (
          SELECT id FROM services WHERE id = $9 AND NOT reel_bound_full($9, $10, $11) FOR UPDATE),
        room AS (SELECT NOT reel_bound_full($9, $10, $11) AS ok FROM locked),
        fenced AS (
@@ -72,23 +68,29 @@ async function claimIn(
        charged AS (
          INSERT INTO spend (session_id, job_id, attempt, model, resolution, seconds, credits, at)
            SELECT $4::bigint, id, attempts, $5, $6, $7, $8::double precision, $2::bigint FROM claimed WHERE $4::bigint IS NOT NULL
-           ON CONFLICT (session_id, job_id, attempt) WHERE job_id IS NOT NULL DO NOTHING)
+           ON CONFLICT (session_id, job_id, attempt) WHERE job_id IS NOT NULL DO NOTHING)${spend}
        SELECT coalesce((SELECT ok FROM room), false) AS room, (SELECT count(*) FROM fenced) AS fenced,
-              (SELECT attempts FROM claimed) AS attempts, EXISTS (SELECT 1 FROM jobs WHERE id = $1) AS present`,
-    [
-      id,
-      now,
-      c.runnerId,
-      charge?.session ?? null,
-      charge?.model ?? null,
-      charge?.resolution ?? null,
-      charge?.seconds ?? 0,
-      charge?.credits ?? null,
-      c.serviceId,
-      c.lease.uncertainHoldMs,
-      c.lease.leaseMs,
-    ],
-  );
+              (SELECT attempts FROM claimed) AS attempts, EXISTS (SELECT 1 FROM jobs WHERE id = $1) AS present
+              ${named ? `, ${REFUSED_SQL}` : ""}`,
+      [
+        id,
+        now,
+        c.runnerId,
+        charge?.session ?? null,
+        charge?.model ?? null,
+        charge?.resolution ?? null,
+        charge?.seconds ?? 0,
+        charge?.credits ?? null,
+        c.serviceId,
+        c.lease.uncertainHoldMs,
+        c.lease.leaseMs,
+        ...(named ? [named.budget, named.seconds, named.credits] : []),
+      ],
+    )
+    .catch(async (error: unknown) => {
+      if (!named) throw error;
+      return noticingRefusal(c, c.runnerId)(refusalOf(error, named));
+    });
   const row = rows[0]!;
   if (!row.room) return "full";
   if (toNumber(row.fenced) !== 1) return "lost-lease";

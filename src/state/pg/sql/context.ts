@@ -5,6 +5,7 @@
 // connect.ts), before the promise resolves. A statement is atomic, so a write that fails leaves
 // nothing of itself; no write spans two statements but restoreJobs (inTransaction).
 import type pg from "pg";
+import { committedOn } from "../event-commits.js";
 
 export interface PgContext {
   readonly pool: pg.Pool;
@@ -53,6 +54,7 @@ export async function inTransaction<T>(
     try {
       const result = await fn(client);
       await client.query("COMMIT");
+      committedOn(c.pool);
       return result;
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});

@@ -23,8 +23,8 @@
 //   its process is gone. Submissions of a lost (or stopped) runner without an answer become uncertain, exactly
 //   as after a crash; its tasks become unheld, for any live runner to follow; its speech intents
 //   become uncertain and its upload intents are dropped (uploaded again if needed, no credits).
-// - No runner holds the fleet's locks while silent. A claim holds its service's row for its one
-//   statement (with a named budget, for the few statements of one transaction), and a takeover the
+// - No runner holds the fleet's locks while silent. A claim holds its service's row (and its named
+//   budget's) for its one statement, and a takeover the
 //   rows of the runners it marks lost, for the few statements of one transaction. A runner paused
 //   (SIGSTOP, a sleeping machine) or cut off between two of them would hold them for as long as its
 //   connection lasts: every other claim, every takeover (its own included: that runner is then never
@@ -36,7 +36,7 @@ import type { SpeechCharge } from "../../job-store.js";
 import { namedSpeechKey, speechKey } from "../../ledger-rule.js";
 import type { LeaseTiming } from "../lease.js";
 import { inTransaction, type PgContext, toNumber } from "./context.js";
-import { noticingRefusal, spendFromBudget } from "./named-budgets.js";
+import { noticingRefusal, spendOnSpeech } from "./named-budgets.js";
 import { aliveNow, DB_NOW } from "./runners.js";
 
 /**
@@ -184,13 +184,7 @@ export async function startSpeech(
   // With a named budget, the intent and its spend in one transaction: no room rolls the intent back.
   await fleetTransaction(c, async (client) => {
     if (await intent(client))
-      await spendFromBudget(
-        client,
-        now,
-        named,
-        { speech: namedSpeechKey(c.serviceId, voiceId, text) },
-        c.runnerId,
-      );
+      await spendOnSpeech(client, now, named, namedSpeechKey(c.serviceId, voiceId, text), c.runnerId);
   }).catch(noticingRefusal(c, c.runnerId));
 }
 

@@ -141,13 +141,22 @@ export function aliveNow(gapMs: number): string {
   return `connected_at = CASE WHEN heartbeat_at < ${DB_NOW} - ${Math.round(gapMs)} THEN ${DB_NOW} ELSE connected_at END, heartbeat_at = ${DB_NOW}`;
 }
 
-/** Records that runner `id` is alive. False when its row is stopped (or gone). */
-export async function beat(c: Pool, id: number, gapMs: number): Promise<boolean> {
-  const { rowCount } = await c.pool.query(
-    `UPDATE runners SET ${aliveNow(gapMs)} WHERE id = $1 AND stopped_at IS NULL`,
+/**
+ * Records that runner `id` is alive: `alive` false when its row is stopped (or gone). And whether
+ * some process follows every runner's events (event_followers: ../event-notices.ts).
+ */
+export async function beat(
+  c: Pool,
+  id: number,
+  gapMs: number,
+): Promise<{ alive: boolean; followed: boolean }> {
+  const { rows } = await c.pool.query<{ alive: boolean; followed: boolean }>(
+    `WITH beaten AS (UPDATE runners SET ${aliveNow(gapMs)} WHERE id = $1 AND stopped_at IS NULL RETURNING id)
+     SELECT EXISTS (SELECT 1 FROM beaten) AS alive,
+            EXISTS (SELECT 1 FROM event_followers WHERE until_at > ${DB_NOW}) AS followed`,
     [id],
   );
-  return rowCount === 1;
+  return rows[0]!;
 }
 
 export type RunnerState = "running" | "stopped" | "lost";

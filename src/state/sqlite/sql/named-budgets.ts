@@ -6,8 +6,9 @@ import { BudgetReachedError, BUDGET_NOTICE_KIND, type NamedBudgetNotice } from "
 import type { NamedBudget, NamedBudgetChange, NamedCharge } from "../../job-store.js";
 import { BUDGET_TOLERANCE } from "../../ledger-rule.js";
 import {
-  noticedAfterSetSql,
   refusalNotice,
+  setBudgetSql,
+  setBudgetValues,
   SHARE_COLUMNS,
   type ShareRow,
   sharesToTell,
@@ -34,29 +35,11 @@ export function listBudgets(c: SqlContext): NamedBudget[] {
 }
 
 export function setBudget(c: SqlContext, name: string, change: NamedBudgetChange): NamedBudget {
-  const now = c.now();
-  const row = sql(
+  const statement = sql(
     c,
-    `INSERT INTO budgets (name, max_seconds, max_credits, prices_file, prices_json, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (name) DO UPDATE SET
-         max_seconds = coalesce(excluded.max_seconds, max_seconds),
-         max_credits = coalesce(excluded.max_credits, max_credits),
-         prices_file = coalesce(excluded.prices_file, prices_file),
-         prices_json = coalesce(excluded.prices_json, prices_json),
-         noticed_percent = ${noticedAfterSetSql("", "min")},
-         updated_at = excluded.updated_at
-       RETURNING ${COLUMNS}`,
-  ).get(
-    name,
-    change.maxSeconds ?? null,
-    change.maxCredits ?? null,
-    change.prices?.file ?? null,
-    change.prices?.json ?? null,
-    now,
-    now,
-  ) as Row;
-  return budgetOf(row);
+    setBudgetSql(() => "?", "min", COLUMNS),
+  );
+  return budgetOf(statement.get(...setBudgetValues(name, change, c.now())) as Row);
 }
 
 /**
