@@ -30,6 +30,12 @@ export type { EngineOptions } from "./context.js";
 
 /** How often what was learned of the run times is written to the store, when it changed. */
 const RUN_TIMES_SAVE_MS = 5_000;
+/**
+ * Jobs recorded in the store this many at a time. All at once, the records handed to the store and
+ * its answer for 100,000 jobs were about 50 MB alive at the run's start, and the heap sized itself
+ * on that peak for the rest of the run.
+ */
+const RECORD_SLICE = 2_000;
 
 export interface Engine {
   /**
@@ -167,8 +173,11 @@ export async function makeEngine(options: EngineOptions): Promise<Engine> {
     async setManifestJobs(manifest, jobs) {
       wanted.set(manifest, jobs);
       await paths.prepareDir(manifest);
-      const rows = await store.upsertJobs(jobs.map(newJobOf));
-      for (let i = 0; i < jobs.length; i++) trackJob(jobs[i]!, rows[i]!.id, rows[i]!.state);
+      for (let from = 0; from < jobs.length; from += RECORD_SLICE) {
+        const slice = jobs.slice(from, from + RECORD_SLICE);
+        const rows = await store.upsertJobs(slice.map(newJobOf));
+        for (let i = 0; i < slice.length; i++) trackJob(slice[i]!, rows[i]!.id, rows[i]!.state);
+      }
       lanes.admit();
     },
     prepareDir: paths.prepareDir,

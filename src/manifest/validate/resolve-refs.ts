@@ -4,6 +4,7 @@ import { readId } from "../../service-contract/check-request.js";
 import type { Id } from "../../service-contract/api-types.js";
 import { type FileChecker, type MediaUse } from "./check-files.js";
 import type { FileContext } from "../load-context.js";
+import { detached } from "../parse/detached.js";
 import type { PathSegment } from "../parse/locate.js";
 import { show } from "./messages.js";
 import { type ChunkRefField, ResolvedRefs } from "../plan/normalize.js";
@@ -66,7 +67,7 @@ export async function resolveRefs(
         );
       }
       if (voiceId !== undefined && typeof value.text === "string")
-        refs.setChunk(video, chunk, field, { kind: "speech", voiceId, text: value.text });
+        refs.setChunk(video, chunk, field, { kind: "speech", voiceId, text: detached(value.text) });
       return;
     }
     if (isRecord(value)) {
