@@ -13,6 +13,12 @@ type Fields = Partial<Record<EventField, string | number>>;
 export class EventRecorder implements ProgressSink {
   /** The service's pause is said once per pause (the engine says it again at each check). */
   private paused = false;
+  /**
+   * Jobs said queued and not heard of since but in the wait itself: in a fleet, a job that finds the
+   * account's bound full goes round again (preparing, queued) until a slot frees, and is still the
+   * one wait, said once (each note is a statement on the store).
+   */
+  private readonly queued = new Set<string>();
 
   constructor(private readonly store: Pick<EventRecords, "noteEvent">) {}
 
@@ -40,9 +46,13 @@ export class EventRecorder implements ProgressSink {
   stop(): void {}
 
   event(event: ProgressEvent): void {
+    if (event.key && event.stage !== "queued" && event.stage !== "preparing") this.queued.delete(event.key);
     switch (event.stage) {
       case "queued":
-        if (event.key) this.note("job.queued", event.key);
+        if (event.key && !this.queued.has(event.key)) {
+          this.queued.add(event.key);
+          this.note("job.queued", event.key);
+        }
         return;
       case "uploading":
         if (event.key)
