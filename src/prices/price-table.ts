@@ -11,7 +11,8 @@
 // Every problem is said at file:line:col, as a manifest's are; a model or resolution the service does
 // not know is one (a typo would price a model at nothing).
 import { readFileSync } from "node:fs";
-import { isMap, isScalar, LineCounter, type Node, parseDocument } from "yaml";
+import type { Node } from "yaml";
+import { isMap, isScalar, newLineCounter, parseDocument } from "../yaml-model.js";
 import { didYouMean } from "../edit-distance.js";
 import { PriceFileError, UsageError } from "../errors/usage.js";
 import { MODELS, type Model, RESOLUTIONS, type Resolution } from "../service-contract/api-types.js";
@@ -37,7 +38,7 @@ export function readPriceTable(path: string, shown: string): PriceTable {
   } catch (error) {
     throw new UsageError(`cannot read the price list ${shown}: ${(error as Error).message}`);
   }
-  const lines = new LineCounter();
+  const lines = newLineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
   const problems: { line: number; col: number; message: string }[] = [];
   const refuse = (): never => {

@@ -4,7 +4,8 @@
 // API key: that comes from the environment alone.
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { isMap, isScalar, isSeq, LineCounter, type Pair, parseDocument } from "yaml";
+import type { LineCounter, Pair } from "yaml";
+import { isMap, isScalar, isSeq, newLineCounter, parseDocument } from "../yaml-model.js";
 import { didYouMean } from "../edit-distance.js";
 import { ProjectFileError } from "../errors/usage.js";
 import {
@@ -65,7 +66,7 @@ export const PROJECT_DEFAULTS = { state: ".reel/state.db", out: "out" } as const
  */
 export function readProject(file: string, shown: string): Project {
   const text = readFileSync(file, "utf8");
-  const lineCounter = new LineCounter();
+  const lineCounter = newLineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   const problems: Problem[] = [];
   const at = (offset: number | undefined, message: string, code: Problem["code"]): void => {

@@ -10,9 +10,13 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, test } from "vitest";
 import { BIN, runCli, writeTree } from "../helpers/cli.js";
+import { usePostgres } from "../helpers/postgres.js";
+import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const run = promisify(execFile);
+const database = usePostgres();
+const sandbox = useSandboxes();
 
 // Runs in the hooks' thread: appends each module's URL to the file it is given.
 const HOOKS = `import { appendFileSync } from "node:fs";
@@ -26,7 +30,11 @@ export async function resolve(specifier, context, next) {
 `;
 
 /** Runs the binary with `argv` in `cwd`; its output and the modules it loaded (URLs). */
-async function modulesLoaded(argv: string[], cwd: string): Promise<{ stdout: string; modules: string[] }> {
+async function modulesLoaded(
+  argv: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<{ stdout: string; modules: string[] }> {
   const dir = await tempDir();
   const hooks = join(dir, "hooks.mjs");
   const register = join(dir, "register.mjs");
@@ -34,12 +42,14 @@ async function modulesLoaded(argv: string[], cwd: string): Promise<{ stdout: str
   await writeFile(hooks, HOOKS);
   await writeFile(
     register,
-    `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { file: ${JSON.stringify(list)} } });\n`,
+    `import { appendFileSync } from "node:fs";\nimport { createRequire, register } from "node:module";\nimport { pathToFileURL } from "node:url";\nregister(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { file: ${JSON.stringify(list)} } });\n` +
+      // What was required (a package loaded on first use by createRequire meets no import hook).
+      `const cache = createRequire(import.meta.url).cache;\nprocess.on("exit", () => appendFileSync(${JSON.stringify(list)}, Object.keys(cache).map((f) => pathToFileURL(f).href + "\\n").join("")));\n`,
   );
   await writeFile(list, "");
   const { stdout } = await run(process.execPath, ["--import", pathToFileURL(register).href, BIN, ...argv], {
     cwd,
-    env: { PATH: process.env.PATH ?? "" },
+    env: { PATH: process.env.PATH ?? "", ...env },
   });
   const modules = (await readFile(list, "utf8")).split("\n").filter((line) => line !== "");
   return { stdout, modules };
@@ -90,5 +100,22 @@ describe("start-up", () => {
     const again = await modulesLoaded(["run", "--sandbox", "hello.yaml"], dir);
     expect(again.stdout).toBe("");
     expect(packagesOf(again.modules)).not.toContain("log-update");
+  });
+
+  // A runner of a fleet: what it loads is paid again by every runner of every start.
+  test("a run of a manifest without problems on a PostgreSQL store loads neither the SQLite driver nor the YAML document model nor the CSV reader", async (context) => {
+    const url = await database(context);
+    const s = await sandbox();
+    const dir = await tempDir();
+    await writeTree(dir, { "hello.yaml": ONE_VIDEO });
+    const env = { REEL_STORE: url, REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey };
+    const { modules } = await modulesLoaded(["run", "hello.yaml"], dir, env);
+    expect(await readFile(join(dir, "out", "hello", "wave.mp4")).then((b) => b.length > 0)).toBe(true);
+    const packages = packagesOf(modules);
+    expect(packages).toContain("pg");
+    expect(packages).toContain("js-yaml");
+    expect(packages).not.toContain("better-sqlite3");
+    expect(packages).not.toContain("yaml");
+    expect(packages).not.toContain("csv-parse");
   });
 });

@@ -56,6 +56,22 @@ describe("the PostgreSQL store's migrations", () => {
     }
   });
 
+  // A runner's start on a current store reads the version once: it neither waits for a runner that
+  // holds the migrations' lock (another reel migrating), nor sends the lock's statements.
+  it("a start on a current schema does not wait for the migrations' lock", async (context) => {
+    const url = await database(context);
+    await withPool(url, async (pool) => {
+      const holder = await pool.connect();
+      try {
+        await holder.query("SELECT pg_advisory_lock($1)", [0x7265656c]);
+        const timeout = new Promise<string>((resolve) => setTimeout(() => resolve("waited"), 2_000).unref());
+        expect(await Promise.race([migratePg(pool, PG_MIGRATIONS), timeout])).toBe(PG_MIGRATIONS.list.length);
+      } finally {
+        holder.release(true);
+      }
+    });
+  });
+
   it("leave nothing of a migration that fails half-way, and stop there", async (context) => {
     const url = await database(context, { empty: true });
     const broken: PgMigrations = {

@@ -5,7 +5,6 @@
 import { isUtf8 } from "node:buffer";
 import { realpath } from "node:fs/promises";
 import path from "node:path";
-import { parse } from "csv-parse/sync";
 import { isInside } from "../../user-path.js";
 import { isLinkRefusal, openNoFollow } from "../validate/media-file.js";
 import { PROBLEM_CODES, type ProblemCode } from "../problem.js";
@@ -115,7 +114,7 @@ export async function readRowsFile(
 }
 
 /** The table of a CSV file's bytes (see the top of the file). */
-export function parseRows(bytes: Buffer, file: string, options: RowsOptions): RowsRead {
+export async function parseRows(bytes: Buffer, file: string, options: RowsOptions): Promise<RowsRead> {
   // One line break for all (CRLF from spreadsheet programs, a lone CR from old Macs): the parser
   // then counts lines as an editor shows them, and a quoted line break reads as "\n".
   const text = bytes
@@ -138,6 +137,8 @@ export function parseRows(bytes: Buffer, file: string, options: RowsOptions): Ro
   }
   const firstLine = text.slice(0, text.indexOf("\n") === -1 ? text.length : text.indexOf("\n"));
   const delimiter = options.delimiter ?? guessDelimiter(firstLine);
+  // Loaded here, not with the manifest's code: most manifests have no rows file.
+  const { parse } = await import("csv-parse/sync");
   let records: string[][];
   try {
     records = parse(text, {

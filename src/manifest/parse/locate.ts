@@ -1,5 +1,6 @@
 // Instance path (as the validator reports it) -> the YAML node -> line:col in the file.
-import { isAlias, isMap, isScalar, isSeq, type Node } from "yaml";
+import type { Node } from "yaml";
+import { isAlias, isMap, isScalar, isSeq } from "../../yaml-model.js";
 import { type ParsedYaml, positionOf } from "./parse-yaml.js";
 
 export type PathSegment = string | number;

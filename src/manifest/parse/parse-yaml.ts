@@ -10,17 +10,8 @@
 // duplicate key, unknown tag, aliases over the limit), or a problem found later (document() is
 // built on first use).
 import { FAILSAFE_SCHEMA, load, Type, types } from "js-yaml";
-import {
-  type Document,
-  isAlias,
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  LineCounter,
-  type Node,
-  parseDocument,
-} from "yaml";
+import type { Document, LineCounter, Node } from "yaml";
+import { isAlias, isMap, isPair, isScalar, isSeq, newLineCounter, parseDocument } from "../../yaml-model.js";
 import { PROBLEM_CODES, type ProblemCode } from "../problem.js";
 import { explainYamlIssues } from "./yaml-hints.js";
 import { withinLimits } from "./yaml-aliases.js";
@@ -221,7 +212,7 @@ const THOROUGH_OPTIONS = {
 } as const;
 
 function parseThoroughDocument(text: string): YamlDocument {
-  const lineCounter = new LineCounter();
+  const lineCounter = newLineCounter();
   return { doc: parseDocument(text, { ...THOROUGH_OPTIONS, lineCounter }), lineCounter };
 }
 

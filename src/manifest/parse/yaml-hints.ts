@@ -5,7 +5,8 @@
 // after it. Here each error is read against the text (indentation, the shape of the line) to name
 // the mistake; the errors the mistake explains are dropped; what no rule recognises is worded by a
 // table of the package's error codes.
-import { type Document, isScalar, visit } from "yaml";
+import type { Document } from "yaml";
+import { isScalar, visit } from "../../yaml-model.js";
 import { KNOWN_FIELDS } from "../validate/schema.js";
 import { type SourceLine, SourceLines } from "./source-lines.js";
 import { tableMessage, type YamlIssue } from "./yaml-error-table.js";

@@ -1,7 +1,8 @@
 // Indentation mistakes, read against the text and the parsed document (yaml-hints.ts asks): a line
 // indented more than its block allows or between two columns, and an over-indented line the `yaml`
 // package reports on the key above it.
-import { type Document, isSeq, visit } from "yaml";
+import type { Document } from "yaml";
+import { isSeq, visit, yamlModel } from "../../yaml-model.js";
 import type { SourceLine, SourceLines } from "./source-lines.js";
 
 /** Fields whose value is a list: `chunks: 5` with a list under it is a value and a list at once. */
@@ -177,7 +178,7 @@ function listColumn(doc: Document.Parsed, lines: SourceLines, line: SourceLine):
         const start = (item as { range?: [number, number, number] } | null)?.range?.[0];
         if (start !== undefined && lines.lineAt(start).index === line.index) {
           found = node.range[0] - first.start;
-          return visit.BREAK;
+          return yamlModel().visit.BREAK;
         }
       }
       return undefined;

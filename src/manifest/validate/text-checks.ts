@@ -5,7 +5,8 @@
 //
 // Errors where the text is cut and no one writes it so on purpose; warnings where the YAML may be
 // meant (a comment after a text, a text over several lines): printed, the run goes on.
-import { type Document, isAlias, isMap, isScalar, isSeq, type Node, type Scalar, visit } from "yaml";
+import type { Document, Node, Scalar } from "yaml";
+import { isAlias, isMap, isScalar, isSeq, visit } from "../../yaml-model.js";
 import { show } from "./messages.js";
 import { type ParsedYaml, positionOf } from "../parse/parse-yaml.js";
 import { type Problem, PROBLEM_CODES, type Warning, WARNING_CODES, type WarningCode } from "../problem.js";

@@ -21,6 +21,11 @@ const MIGRATION_LOCK = 0x7265656c;
  * recorded, and the lock went with the session.
  */
 export async function migratePg(pool: pg.Pool, migrations: PgMigrations): Promise<number> {
+  // Every runner starts here, and the schema is nearly always current: one statement, no lock
+  // (each version is recorded in the transaction that applied it, so the last one read is whole).
+  const current = await currentVersionOf(pool);
+  if (current !== undefined && current > migrations.list.length) throw migrations.tooNew(current);
+  if (current === migrations.list.length) return current;
   const client = await pool.connect();
   let failure: Error | undefined;
   try {
@@ -66,3 +71,16 @@ export async function schemaVersionOf(client: pg.ClientBase | pg.Pool): Promise<
   );
   return rows[0]?.version ?? 0;
 }
+
+/** The version of the database, or undefined when it has no `reel_schema` table yet. */
+async function currentVersionOf(pool: pg.Pool): Promise<number | undefined> {
+  try {
+    return await schemaVersionOf(pool);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return undefined;
+    throw error;
+  }
+}
+
+/** PostgreSQL's SQLSTATE for a table that does not exist. */
+const UNDEFINED_TABLE = "42P01";

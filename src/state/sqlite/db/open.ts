@@ -1,8 +1,9 @@
 // Opening the state file: checked before SQLite touches it, locked, checked whole, migrated, and
 // every SQLite failure turned into a message that names the file and the fix.
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
+import { createRequire } from "node:module";
 import { basename, dirname, join } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { ReelError } from "../../../errors/reel-error.js";
 import { migrate } from "../../../sqlite/migrate.js";
 import { StateFileError } from "../../../errors/state.js";
@@ -51,7 +52,14 @@ export interface OpenedState {
   readonly serviceId: number;
 }
 
+// Required on the first open, not at load: a run on a PostgreSQL store opens no state file, and
+// the driver is a few per cent of a runner's start (the same module `import` would give).
+const require = createRequire(import.meta.url);
+const sqliteDriver = (): typeof Database => require("better-sqlite3") as typeof Database;
+
 export function openStateDatabase(path: string, options: OpenStateOptions): OpenedState {
+  // Before the lock and outside the try below: a driver that fails to load is not the file's fault.
+  const Driver = sqliteDriver();
   const readonly = options.readonly ?? false;
   const review = !readonly && options.review === true;
   if ((readonly || review) && !existsSync(path)) {
@@ -67,7 +75,7 @@ export function openStateDatabase(path: string, options: OpenStateOptions): Open
   const lock = readonly || review || (budgets && existed) ? undefined : acquireLock(realStatePath(path));
   let db: Database.Database | undefined;
   try {
-    db = new Database(path, { readonly, fileMustExist: readonly || review });
+    db = new Driver(path, { readonly, fileMustExist: readonly || review });
     // A reviewer's write waits for the turn a runner is committing (milliseconds), and a runner's
     // for a reviewer's (a few rows): see docs/review.md.
     db.pragma("busy_timeout = 5000");
