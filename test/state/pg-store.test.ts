@@ -428,8 +428,8 @@ describe("the PostgreSQL store", () => {
       for (let i = 0; i < 20; i++) store.noteEvent("job.queued", null, `m/q${i}`);
       expect(await store.markSubmitted(first!, "task-1")).toBeUndefined();
       await toldAll(22);
-      // The notes of a turn go in one statement at its end, after the answer issued in it.
-      expect(told).toEqual(["submitting", "submitted", ...Array.from({ length: 20 }, () => "job.queued")]);
+      // The notes of a turn go in one statement, before the answer issued after them.
+      expect(told).toEqual(["submitting", ...Array.from({ length: 20 }, () => "job.queued"), "submitted"]);
       expect(reads - burst).toBeLessThanOrEqual(3);
     } finally {
       await stop();

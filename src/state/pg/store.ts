@@ -33,7 +33,7 @@ import { StateFileError } from "../../errors/state.js";
 import { pidSpace } from "../pid-space.js";
 import type { EventQuery, FleetStore, FleetView, JobStore, StoreRecords } from "../job-store.js";
 import { openPool, storeOpenError } from "./connect.js";
-import { onEventCommits } from "./event-commits.js";
+import { beforeEventWrites, onEventCommits } from "./event-commits.js";
 import { listenForEvents, noticeFollowers } from "./event-notices.js";
 import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
@@ -107,6 +107,9 @@ export class PgStore extends assembledFrom() implements JobStore {
         claimed: () => runner!.heartbeat.confirmed(),
       }),
     );
+    // A write that records an event is issued after the notes noted before it, on the one
+    // connection: a job's job.queued is stored before its claim's submitting.
+    if (w) beforeEventWrites(c.pool, () => void this.sendNotes());
   }
 
   /** A writer's row in `runners`; undefined for a reader. */
@@ -252,8 +255,9 @@ export class PgStore extends assembledFrom() implements JobStore {
   // ---- the event stream (sql/events.ts, src/events) ----
 
   /**
-   * Notes of one turn of the event loop go in one statement, at its end: on the writer's one
-   * connection, after the writes issued before them.
+   * Notes of one turn of the event loop go in one statement, at its end, or before a write that
+   * records an event is issued (beforeEventWrites): on the writer's one connection, after the writes
+   * issued before them and before those issued after.
    */
   noteEvent(kind: string, detail: string | null, jobKey: string | null): void {
     if (this.closed || !this.w) return;
@@ -266,11 +270,11 @@ export class PgStore extends assembledFrom() implements JobStore {
     this.notes = [];
     if (notes.length > 0) {
       const runner = `${this.c.host}:${process.pid}`;
-      // A note lost to an outage is not worth holding work for: the state changes' own events are
-      // recorded with them.
-      this.notesSent = this.notesSent.then(() =>
-        events.insertNotes(this.c, notes, this.runner?.id ?? null, runner).catch(() => {}),
-      );
+      // Issued now, not after the last insert: the pool runs its queries in the order issued, and
+      // a write issued next must find them before it. A note lost to an outage is not worth holding
+      // work for: the state changes' own events are recorded with them.
+      const sent = events.insertNotes(this.c, notes, this.runner?.id ?? null, runner).catch(() => {});
+      this.notesSent = Promise.all([this.notesSent, sent]).then(() => {});
     }
     return this.notesSent;
   }

@@ -5,7 +5,7 @@
 // connect.ts), before the promise resolves. A statement is atomic, so a write that fails leaves
 // nothing of itself; no write spans two statements but restoreJobs (inTransaction).
 import type pg from "pg";
-import { committedOn } from "../event-commits.js";
+import { committedOn, eventWriteComing } from "../event-commits.js";
 
 export interface PgContext {
   readonly pool: pg.Pool;
@@ -47,6 +47,7 @@ export async function inTransaction<T>(
 ): Promise<T | undefined> {
   // Its connection breaking is heard by the listener every client of the store's pool has
   // (connect.ts): the failed query rejects, which is what counts.
+  eventWriteComing(c.pool);
   const client = await c.pool.connect();
   try {
     if (unless && (await unless(client))) return undefined;
