@@ -218,7 +218,8 @@ describe("a PostgreSQL store that goes away while a runner starts", () => {
   });
 
   it("a session ended during the migration is ridden out by a runner; a reader says so in one line (exit 2)", async (context) => {
-    const pgUrl = await database(context);
+    // Empty: a start on a current schema takes no migration lock, so there would be no migration.
+    const pgUrl = await database(context, { empty: true });
     const s = await sandbox({ timeScale: 0.05 });
     const dir = await tempDir();
     await writeTree(dir, { "promo.yaml": manifest(3), "face.png": { fixture: "tiny.png" } });
