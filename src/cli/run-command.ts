@@ -1,7 +1,7 @@
 // `reel run PATH...`: validate every manifest (nothing is sent if one is invalid), then drive every
 // job to a final state, resuming from the state file; print a summary and exit with the README's codes.
 import { existsSync } from "node:fs";
-import { endBudgetScope, runScope } from "../budget/index.js";
+import { type Budget, endBudgetScope, runScope } from "../budget/index.js";
 import { SentElsewhereError } from "../errors/engine.js";
 import type { ReportCode } from "../errors/reel-error.js";
 import { UsageError } from "../errors/usage.js";
@@ -11,6 +11,7 @@ import {
   loadManifests,
   makeJobFilter,
   mergeFindings,
+  type NormalizedManifest,
   onlyHint,
 } from "../manifest/index.js";
 import { runBatch } from "../drivers/run-batch.js";
@@ -27,7 +28,7 @@ import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readHashCacheUnlocked } from "./hash-cache.js";
 import { staleRetakeLines, withRetakes } from "../review/retake.js";
-import { readServiceSettings } from "./service-options.js";
+import { readServiceSettings, type ServiceSettings } from "./service-options.js";
 import {
   exitCodeWithSkipped,
   goesOnDespite,
@@ -40,9 +41,9 @@ import {
 } from "./skip-invalid.js";
 import { maxVideosOf } from "./max-videos.js";
 import { problemsText, writeProblems } from "./validate-command.js";
-import { checkWorkplace, withProjectRoot, workplaceLine, workplaceOf } from "./workplace.js";
+import { checkWorkplace, withProjectRoot, type Workplace, workplaceLine, workplaceOf } from "./workplace.js";
 import { WORK_OPTIONS, WORK_USAGE } from "./work-options.js";
-import { refusalOf, withWorkSession } from "./work-session.js";
+import { refusalOf, withWorkSession, type WorkSession } from "./work-session.js";
 
 const USAGE = `Usage: reel run PATH... [options]
 
@@ -90,7 +91,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   // Validated before the state file is locked, the log file opened or the sandbox started: an
   // invalid manifest is refused alike whether or not another reel holds the state file.
   const hashes = await readHashCacheUnlocked(settings.statePath, settings.storeUrl);
-  let loaded: Awaited<ReturnType<typeof loadManifests>>;
+  let loaded: Awaited<ReturnType<typeof loadManifests>> | undefined;
   try {
     loaded = await loadManifests(args.positionals, {
       cwd: io.cwd,
@@ -123,36 +124,13 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   writeProblems(loaded.problems, io, "run", loaded.warnings);
   if (skipped.length > 0) io.stderr.write(`${skippedLine("run", skipped)}\n`);
   checkWorkplace(place, loaded.manifests, io.cwd);
-  // Retakes queued (reel retake) are jobs of their manifests, sent by this run, once: read through the
-  // run's own store, which rides out a PostgreSQL store that does not answer yet (a reader would
-  // fail at once), so they are checked with --only and the budget below, before anything is sent.
+  const { warnings } = loaded;
+  // The manifests are let go once the run has their jobs (see startRun).
+  const handed: { manifests?: readonly NormalizedManifest[] } = { manifests: loaded.manifests };
+  loaded = undefined;
   return withWorkSession("run", settings, args, io, async (session) => {
-    const retaken = await withRetakes(session.store, loaded.manifests);
-    for (const line of staleRetakeLines(retaken.stale)) io.stderr.write(`reel run: ${line}\n`);
-    const only = strings(args.values, "only");
-    const filter = makeJobFilter(only);
-    const allJobs = retaken.manifests.flatMap((m) => m.jobs);
-    const jobs = allJobs.filter((job) => filter(job.key));
-    if (only.length > 0 && jobs.length === 0) {
-      throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
-    }
-    const scope = runScope(
-      jobs.map((job) => job.manifest),
-      only,
-    );
-    const budgetRequest = readBudgetRequest(args, io, place, scope);
-    checkPriced(budgetRequest, jobs);
-    await hashes.saveTo(session.store);
-    const refusal = await refusalOf(settings, args, session.store)(jobs);
-    if (refusal !== undefined) throw new SentElsewhereError(refusal);
-    const budget = await openSessionBudget("run", session, budgetRequest, io, jobs);
-    const summary = await runBatch({
-      ...session.engine,
-      ...(budget ? { budget } : {}),
-      jobs,
-      listedJobs: allJobs,
-      service: settings.sandbox ? "sandbox" : settings.baseUrl!,
-    });
+    const { run, budget, scope } = await startRun(session, handed, { args, io, place, settings, hashes });
+    const summary = await run;
     // The work of these manifests is done: the next capped run of them counts from nothing.
     if (summary.outcome === "completed" || summary.outcome === "incomplete")
       await endBudgetScope(session.store, budget?.session.scope ?? scope);
@@ -164,7 +142,7 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
       settings,
       io,
       // The load's findings, in the JSON document too.
-      loadFindings: { warnings: loaded.warnings, skipped },
+      loadFindings: { warnings, skipped },
       logFile: session.logFile,
       hashing: hashes.hasher.stats,
     });
@@ -172,6 +150,58 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
     if (args.values.open === true && !settings.json) await openReport(settings.outDir, io);
     return code;
   });
+}
+
+/** What startRun reads besides the manifests. */
+interface RunInputs {
+  readonly args: ParsedArgs;
+  readonly io: CliIO;
+  readonly place: Workplace;
+  readonly settings: ServiceSettings;
+  readonly hashes: Pick<Awaited<ReturnType<typeof readHashCacheUnlocked>>, "saveTo">;
+}
+
+/**
+ * Checks the run's jobs (--only, the budget, another runner's) and hands them to runBatch; resolves
+ * with the run under way. The job lists live in this call alone: held for the whole run, 100,000
+ * jobs were some 50 MB.
+ */
+async function startRun(
+  session: WorkSession,
+  handed: { manifests?: readonly NormalizedManifest[] },
+  { args, io, place, settings, hashes }: RunInputs,
+): Promise<{ run: Promise<RunSummary>; budget: Budget | undefined; scope: string }> {
+  // Retakes queued (reel retake) are jobs of their manifests, sent by this run, once: read through the
+  // run's own store, which rides out a PostgreSQL store that does not answer yet (a reader would
+  // fail at once), so they are checked with --only and the budget below, before anything is sent.
+  const retaken = await withRetakes(session.store, handed.manifests!);
+  handed.manifests = undefined;
+  for (const line of staleRetakeLines(retaken.stale)) io.stderr.write(`reel run: ${line}\n`);
+  const only = strings(args.values, "only");
+  const filter = makeJobFilter(only);
+  const allJobs = retaken.manifests.flatMap((m) => m.jobs);
+  const jobs = allJobs.filter((job) => filter(job.key));
+  if (only.length > 0 && jobs.length === 0) {
+    throw new UsageError(`--only ${only.join(", ")} matches no job${onlyHint(only)}`);
+  }
+  const scope = runScope(
+    jobs.map((job) => job.manifest),
+    only,
+  );
+  const budgetRequest = readBudgetRequest(args, io, place, scope);
+  checkPriced(budgetRequest, jobs);
+  await hashes.saveTo(session.store);
+  const refusal = await refusalOf(settings, args, session.store)(jobs);
+  if (refusal !== undefined) throw new SentElsewhereError(refusal);
+  const budget = await openSessionBudget("run", session, budgetRequest, io, jobs);
+  const run = runBatch({
+    ...session.engine,
+    ...(budget ? { budget } : {}),
+    jobs,
+    listedJobs: allJobs,
+    service: settings.sandbox ? "sandbox" : settings.baseUrl!,
+  });
+  return { run, budget, scope };
 }
 
 export function exitCodeOf(summary: RunSummary): number {

@@ -12,7 +12,13 @@ import { storedFolderRows } from "../report/folder-rows.js";
 import { onFirstPass, type ReportRows, storedRows } from "../report/report-rows.js";
 import { statusOf } from "../output/job-record.js";
 import { writeDecisionRecords } from "../review/decision-records.js";
-import { type DecisionRow, decisionsByVersion, type JobRow, versionKey } from "../state/job-store.js";
+import {
+  type DecisionRow,
+  decisionsByVersion,
+  type JobRow,
+  versionKey,
+  type VersionRef,
+} from "../state/job-store.js";
 import { LeaseLostError, StoreUnreachableError } from "../errors/state.js";
 import { startProgress } from "./notes.js";
 import type { RunSummary } from "./run-summary.js";
@@ -33,28 +39,68 @@ export interface RunBatchOptions extends EngineOptions {
 const FINAL_JOB_STATES: ReadonlySet<JobRow["state"]> = new Set(["Success", "Fail", "Canceled", "uncertain"]);
 
 /** A one-shot run: every job to a final state, then results.jsonl and index.html. */
-export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
+export function runBatch(options: RunBatchOptions): Promise<RunSummary> {
+  // Not async: the job lists are held by startBatch alone, and let go once the engine has the jobs and
+  // the store has recorded them (each queued job holds its own; held for the run, 100,000 jobs were
+  // some 50 MB). The run's end reads the versions back from the engine.
+  return startBatch(options).then(finishBatch);
+}
+
+/** What the run's end needs of its start: no job list. */
+interface Started {
+  readonly options: Omit<RunBatchOptions, "jobs" | "listedJobs">;
+  readonly engine: Engine;
+  readonly startedAt: Date;
+  /** The manifests of the listed jobs. */
+  readonly manifests: readonly string[];
+  /** With --only: the version of every listed job, in their order; otherwise the engine's are. */
+  readonly listedVersions: readonly VersionRef[] | undefined;
+}
+
+/** Hands every job to the engine and starts the work. */
+async function startBatch(given: RunBatchOptions): Promise<Started> {
   const startedAt = new Date();
+  const { jobs, listedJobs, ...options } = given;
   const progress = options.progress ?? silentProgress;
   const engine = await makeEngine(options);
   const byManifest = new Map<string, Job[]>();
-  for (const job of options.jobs) {
+  for (const job of jobs) {
     const list = byManifest.get(job.manifest) ?? [];
     list.push(job);
     byManifest.set(job.manifest, list);
   }
-  const leftOut = leftOutOf(options);
+  const leftOut = leftOutOf(jobs, listedJobs);
+  const listed = listedJobs ?? jobs;
   try {
     // Every output folder is checked before any job starts: one that cannot be made or written
     // stops the run before anything is sent.
     for (const manifest of byManifest.keys()) await engine.prepareDir(manifest);
-    await startProgress(progress, options.store, options.jobs);
+    await startProgress(progress, options.store, jobs);
     if (leftOut.length > 0) await options.store.upsertJobs(leftOut.map(newJobOf));
-    for (const [manifest, jobs] of byManifest) await engine.setManifestJobs(manifest, jobs);
+    for (const [manifest, own] of byManifest) await engine.setManifestJobs(manifest, own);
     // Every task already paid for is followed to the end and its video fetched, whatever asks for
     // it now: a version edited away (its video keeps its hash name), a removed video, a manifest
     // deleted or left out of this run (into its own folder). With --only, only the selected.
-    await engine.followInFlight(leftOut.length === 0 ? undefined : keyIn(options.jobs));
+    await engine.followInFlight(leftOut.length === 0 ? undefined : keyIn(jobs));
+  } catch (error) {
+    await engine.dispose();
+    throw error;
+  }
+  return {
+    options,
+    engine,
+    startedAt,
+    manifests: [...new Set(listed.map((job) => job.manifest))],
+    listedVersions:
+      leftOut.length === 0 ? undefined : listed.map((job) => ({ key: job.key, specHash: job.specHash })),
+  };
+}
+
+/** Waits for the work, then the reports and the summary. */
+async function finishBatch(started: Started): Promise<RunSummary> {
+  const { options, engine, startedAt, listedVersions } = started;
+  const progress = options.progress ?? silentProgress;
+  try {
     await engine.whenIdle();
   } finally {
     await engine.dispose();
@@ -68,11 +114,10 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   // Jobs these manifests no longer list that nothing was sent for (a removed video, an edit made
   // before the submission): forgotten, or status would show them pending for good. Only once the
   // engine is idle: no job of theirs is under way.
-  const listed = options.listedJobs ?? options.jobs;
-  const keep = new Set(listed.map((job) => versionKey(job.key, job.specHash)));
-  for (const manifest of new Set(listed.map((job) => job.manifest))) {
-    await options.store.forgetUnsentJobs(manifest, keep);
-  }
+  const keep = new Set<string>();
+  for (const v of listedVersions ?? engine.wantedVersions()) keep.add(versionKey(v.key, v.specHash));
+  for (const manifest of started.manifests) await options.store.forgetUnsentJobs(manifest, keep);
+  keep.clear();
   await options.store.flush(); // the last turn's writes: a failure to commit them must be reported too
   if (options.store.writeFailure) throw options.store.writeFailure;
   // The rows are read from the store a batch at a time, never all held at once (at 100,000 jobs they
@@ -81,12 +126,10 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
   const workedRows = storedRows(options.store, () => engine.wantedVersions());
   let end = new RunEnd();
   const listedRows =
-    leftOut.length === 0
+    listedVersions === undefined
       ? onFirstPass(workedRows, (row) => end.add(row), end.finish)
-      : storedRows(options.store, () =>
-          options.listedJobs!.map((job) => ({ key: job.key, specHash: job.specHash })),
-        );
-  if (leftOut.length > 0) end = await tallyRows(workedRows);
+      : storedRows(options.store, () => listedVersions);
+  if (listedVersions !== undefined) end = await tallyRows(workedRows);
   const decisions = decisionsByVersion(await options.store.latestDecisions());
   const capped = options.budget?.stopped !== undefined;
   const outcomeOf = (): RunSummary["outcome"] =>
@@ -107,7 +150,7 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
     options.outDir,
     listedRows,
     end.thisRun,
-    listed.map((job) => job.manifest),
+    started.manifests,
   );
   await writeReports(engine, options.outDir, folder, decisions, () => ({
     outcome: outcomeOf(),
@@ -143,11 +186,10 @@ export async function runBatch(options: RunBatchOptions): Promise<RunSummary> {
  * The listed jobs not selected (--only). Sets made here, not in runBatch: what its closures see lives
  * as long as the run, and a set of 100,000 jobs is megabytes.
  */
-function leftOutOf(options: RunBatchOptions): Job[] {
-  const listed = options.listedJobs;
+function leftOutOf(jobs: readonly Job[], listed: readonly Job[] | undefined): Job[] {
   // `jobs` is a selection of `listedJobs`: as many means all of them.
-  if (!listed || listed.length === options.jobs.length) return [];
-  const selected = new Set(options.jobs);
+  if (!listed || listed.length === jobs.length) return [];
+  const selected = new Set(jobs);
   return listed.filter((job) => !selected.has(job));
 }
 
