@@ -254,11 +254,8 @@ export class PgStore extends assembledFrom() implements JobStore {
 
   // ---- the event stream (sql/events.ts, src/events) ----
 
-  /**
-   * Notes of one turn of the event loop go in one statement, at its end, or before a write that
-   * records an event is issued (beforeEventWrites): on the writer's one connection, after the writes
-   * issued before them and before those issued after.
-   */
+  /** A turn's notes go in one statement at its end, or before a write that records an event
+   * (beforeEventWrites): on the writer's one connection, in the order they were issued. */
   noteEvent(kind: string, detail: string | null, jobKey: string | null): void {
     if (this.closed || !this.w) return;
     if (this.notes.length === 0) setImmediate(() => void this.sendNotes());
@@ -270,9 +267,8 @@ export class PgStore extends assembledFrom() implements JobStore {
     this.notes = [];
     if (notes.length > 0) {
       const runner = `${this.c.host}:${process.pid}`;
-      // Issued now, not after the last insert: the pool runs its queries in the order issued, and
-      // a write issued next must find them before it. A note lost to an outage is not worth holding
-      // work for: the state changes' own events are recorded with them.
+      // Issued now: the pool runs queries in the order issued. A note lost to an outage is not
+      // worth holding work for (the state changes' own events are recorded with them).
       const sent = events.insertNotes(this.c, notes, this.runner?.id ?? null, runner).catch(() => {});
       this.notesSent = Promise.all([this.notesSent, sent]).then(() => {});
     }
