@@ -143,15 +143,7 @@ it("does not end with a paid speech call in flight when another asset of its job
     store,
     outDir: join(dir, "out"),
     cacheDir: join(dir, "cache"),
-    progress: {
-      start() {},
-      stop() {},
-      event(e: unknown) {
-        console.log("EV", Date.now() % 100000, JSON.stringify(e));
-      },
-    } as never,
   });
-  console.log("END", Date.now() % 100000);
   // The speech's answer is recorded before the run ends: no "may have been created" at the next start.
   const speech = (await store.findSpeech("17", "Hello."))?.state;
   await client.close();
