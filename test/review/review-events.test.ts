@@ -13,6 +13,21 @@ import { tempDir } from "../helpers/temp-dir.js";
 const SERVICE = "sandbox:local";
 const TAKE = { manifest: "shop", seconds: 5, model: "actor-2", specJson: "{}" };
 
+/** The review server's event stream as a page opens it (its token in the cookie): the text so far. */
+function eventStream(server: { url: string; port: number }): { text(): string; close(): void } {
+  const token = new URL(server.url).searchParams.get("token")!;
+  let text = "";
+  const req = request({
+    host: "127.0.0.1",
+    port: server.port,
+    path: "/api/events",
+    headers: { host: `127.0.0.1:${server.port}`, cookie: `reel_review=${token}` },
+  });
+  req.on("response", (res) => res.on("data", (d: Buffer) => (text += d.toString())));
+  req.end();
+  return { text: () => text, close: () => req.destroy() };
+}
+
 describe("the review server's live events", () => {
   it("reads no takes while nothing changes, and pushes a decision made elsewhere", async () => {
     const dir = await tempDir();
@@ -37,18 +52,9 @@ describe("the review server's live events", () => {
       port: 0,
       title: "t",
     });
-    const token = new URL(server.url).searchParams.get("token")!;
-    let events = "";
-    const stream = request({
-      host: "127.0.0.1",
-      port: server.port,
-      path: "/api/events",
-      headers: { host: `127.0.0.1:${server.port}`, cookie: `reel_review=${token}` },
-    });
+    const stream = eventStream(server);
     try {
-      stream.on("response", (res) => res.on("data", (d: Buffer) => (events += d.toString())));
-      stream.end();
-      await until(() => events.startsWith("retry:"), "the event stream");
+      await until(() => stream.text().startsWith("retry:"), "the event stream");
       const { reads, marks } = calls;
       await until(() => calls.marks >= marks + 2 || calls.reads >= reads + 2, "two polls", 5_000);
       expect(calls.reads, "takes read while nothing changed").toBe(reads);
@@ -58,12 +64,12 @@ describe("the review server's live events", () => {
         { key: "shop/mug~2", specHash: "h2", decision: "approved", reviewer: "ana" },
       ]);
       await other.close();
-      await until(() => events.includes("event: takes"), "the decision's event", 5_000);
-      const change = events.slice(events.indexOf("event: takes"));
+      await until(() => stream.text().includes("event: takes"), "the decision's event", 5_000);
+      const change = stream.text().slice(stream.text().indexOf("event: takes"));
       expect(change).toContain('"job":"shop/mug~2"');
       expect(change).not.toContain('"job":"shop/mug~1"');
     } finally {
-      stream.destroy();
+      stream.close();
       await server.close();
       await store.close();
     }
@@ -100,21 +106,16 @@ describe("the review server's live events", () => {
       port: 0,
       title: "t",
     });
-    const token = new URL(server.url).searchParams.get("token")!;
-    let events = "";
-    const stream = request({
-      host: "127.0.0.1",
-      port: server.port,
-      path: "/api/events",
-      headers: { host: `127.0.0.1:${server.port}`, cookie: `reel_review=${token}` },
-    });
+    const stream = eventStream(server);
     try {
-      stream.on("response", (res) => res.on("data", (d: Buffer) => (events += d.toString())));
-      stream.end();
-      await until(() => /"decision":"approved"/.test(events), "the decision on the page's stream", 5_000);
-      expect(events).toMatch(/^retry: \d+\n\nevent: snapshot\n/);
+      await until(
+        () => /"decision":"approved"/.test(stream.text()),
+        "the decision on the page's stream",
+        5_000,
+      );
+      expect(stream.text()).toMatch(/^retry: \d+\n\nevent: snapshot\n/);
     } finally {
-      stream.destroy();
+      stream.close();
       await server.close();
       await store.close();
     }

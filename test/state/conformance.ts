@@ -15,7 +15,7 @@ import {
   type VideoTakes,
   versionKey,
 } from "../../src/state/job-store.js";
-import { seedJob } from "../helpers/seed-jobs.js";
+import { seedJob, submittedRecord } from "../helpers/seed-jobs.js";
 
 /**
  * Storage of one test, fresh each time. A store opened again after `close` sees what was written;
@@ -202,24 +202,7 @@ export function describeStoreConformance(name: string, makeHarness: () => Promis
       const store = await storage.open("x");
       const sent = await seedJob(store, { ...JOB, key: "m/b", videoId: "b" });
       await store.markSubmitting(sent.id);
-      const restored = {
-        ...JOB,
-        state: "submitted" as const,
-        failKind: null,
-        attempts: 1,
-        taskId: "40",
-        taskStatus: "Running",
-        file: null,
-        outDir: null,
-        fileSize: null,
-        fileSha256: null,
-        error: null,
-        createdAt: 1,
-        submittedAt: 2,
-        finishedAt: null,
-        downloadedAt: null,
-      };
-      expect(await store.restoreJobs([restored])).toBe(1);
+      expect(await store.restoreJobs([submittedRecord(JOB, "40")])).toBe(1);
       await store.flush();
       const events = await store.readEvents({});
       const runner = events.find((e) => e.kind === "submitting")?.runner;

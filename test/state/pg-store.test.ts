@@ -11,7 +11,7 @@ import { openBudgetStore } from "../../src/state/open-job-store.js";
 import { DEFAULT_LEASE, leaseTimingOf } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { usePostgres } from "../helpers/postgres.js";
-import { seedJob } from "../helpers/seed-jobs.js";
+import { seedJob, submittedRecord } from "../helpers/seed-jobs.js";
 
 const database = usePostgres();
 
@@ -841,24 +841,7 @@ describe("the PostgreSQL store", () => {
     const done = await seedJob(store, job(1));
     await store.markSubmitting(done.id);
     await store.markSubmitted(done.id, "1");
-    const record = (n: NewJob, taskId: string) => ({
-      ...n,
-      specJson: "null",
-      state: "submitted" as const,
-      failKind: null,
-      attempts: 1,
-      taskId,
-      taskStatus: "Running",
-      file: null,
-      outDir: null,
-      fileSize: null,
-      fileSha256: null,
-      error: null,
-      createdAt: 1,
-      submittedAt: 2,
-      finishedAt: null,
-      downloadedAt: null,
-    });
+    const record = (n: NewJob, taskId: string) => ({ ...submittedRecord(n, taskId), specJson: "null" });
     expect(await store.restoreJobs([record(JOB, "40"), record(job(1), "41"), record(job(2), "42")])).toBe(2);
     expect(await store.getJob(lost.id)).toMatchObject({ state: "submitted", task_id: "40", spec_json: "{}" });
     expect(await store.getJob(done.id)).toMatchObject({ task_id: "1" });
