@@ -103,7 +103,7 @@ describe("start-up", () => {
   });
 
   // A runner of a fleet: what it loads is paid again by every runner of every start.
-  test("a run of a manifest without problems on a PostgreSQL store loads neither the SQLite driver nor the YAML document model nor the CSV reader", async (context) => {
+  test("a run of a manifest without problems on a PostgreSQL store loads neither the SQLite driver nor the YAML document model nor the CSV reader nor undici's index", async (context) => {
     const url = await database(context);
     const s = await sandbox();
     const dir = await tempDir();
@@ -117,5 +117,9 @@ describe("start-up", () => {
     expect(packages).not.toContain("better-sqlite3");
     expect(packages).not.toContain("yaml");
     expect(packages).not.toContain("csv-parse");
+    // undici's parts, not its index (which loads fetch, WebSocket, caches, mock agents: 70 ms).
+    expect(packages).toContain("undici");
+    expect(modules.filter((m) => /\/node_modules\/undici\/index\.js$/.test(m))).toEqual([]);
+    expect(modules.filter((m) => m.includes("/node_modules/undici/lib/web/"))).toEqual([]);
   });
 });
