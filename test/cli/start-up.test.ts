@@ -4,7 +4,7 @@
 // module loaded is CPU spent before the command's first line (a third of a second when every
 // command's code was loaded at once). Recorded by a module hook in a real child process.
 import { execFile } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -121,5 +121,35 @@ describe("start-up", () => {
     expect(packages).toContain("undici");
     expect(modules.filter((m) => /\/node_modules\/undici\/index\.js$/.test(m))).toEqual([]);
     expect(modules.filter((m) => m.includes("/node_modules/undici/lib/web/"))).toEqual([]);
+    // Its own code from the bundle (npm run build): a few files, not some 300 modules of dist/.
+    const own = modules.filter((m) => m.includes("/dist/") && !m.includes("/node_modules/"));
+    expect(own.filter((m) => !m.includes("/dist/bundle/"))).toEqual([]);
+    expect(new Set(own).size).toBeLessThan(60);
+  });
+
+  test("bin/reel.js runs dist/bundle/ when it was made from the current dist/, dist/ itself when tsc wrote dist/ since", async () => {
+    // A copy of the entry point beside a dist/ whose two builds say which one ran.
+    const dir = await tempDir();
+    await writeTree(dir, {
+      "package.json": '{ "type": "module" }\n',
+      "dist/cli/main.js": 'export async function main() { process.stdout.write("dist\\n"); return 0; }\n',
+      "dist/bundle/main.js":
+        'export async function main() { process.stdout.write("bundle\\n"); return 0; }\n',
+    });
+    await mkdir(join(dir, "bin"));
+    await copyFile(BIN, join(dir, "bin", "reel.js"));
+    const ran = async () => (await run(process.execPath, [join(dir, "bin", "reel.js")], { cwd: dir })).stdout;
+    const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds));
+    await utimes(join(dir, "dist", "cli", "main.js"), at(0), at(0));
+    await utimes(join(dir, "dist", "bundle", "main.js"), at(1), at(1));
+    expect(await ran()).toBe("bundle\n");
+    // A package's files all carry one date (npm pack): the bundle, too.
+    await utimes(join(dir, "dist", "bundle", "main.js"), at(0), at(0));
+    expect(await ran()).toBe("bundle\n");
+    // tsc alone after the bundle (a developer's edit): the bundle is old code, dist/ runs.
+    await utimes(join(dir, "dist", "cli", "main.js"), at(2), at(2));
+    expect(await ran()).toBe("dist\n");
+    await rm(join(dir, "dist", "bundle"), { recursive: true });
+    expect(await ran()).toBe("dist\n");
   });
 });
