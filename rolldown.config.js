@@ -5,9 +5,12 @@
 // dist/bundle/ is as deep as dist/cli/, so paths made from import.meta.url (the sandbox's clips,
 // `reel init`'s templates) resolve alike. Each command's code stays a chunk of its own, loaded when
 // the command runs, named after its module.
+import { isAbsolute } from "node:path";
+
 export default {
   input: { main: "dist/cli/main.js" },
   platform: "node",
-  external: (id) => !id.startsWith(".") && !id.startsWith("/") && !id.startsWith("\0"),
+  // A bare specifier (a package, node:...) stays an import; a path of dist/ is bundled.
+  external: (id) => !id.startsWith(".") && !isAbsolute(id) && !id.startsWith("\0"),
   output: { dir: "dist/bundle", format: "esm", chunkFileNames: "[name].js", cleanDir: true },
 };
