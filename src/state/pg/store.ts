@@ -24,7 +24,7 @@
 // - A writer's statements run on one connection, in the order issued, as SQLite applies them: the
 //   engine relies on that order in two places (watch's forgetting vs a claim; a lost asset).
 import { hostname } from "node:os";
-import pg from "pg";
+import type pg from "pg";
 import type { StoredEvent } from "../stored-event.js";
 import { canonicalBaseUrl } from "../../service-contract/base-url.js";
 import { StateFileError } from "../../errors/state.js";
