@@ -73,6 +73,16 @@ export function eventFilter(globs: readonly string[]): (event: StreamEvent) => b
   return (event) => tests.some((test) => test(event));
 }
 
+/**
+ * Whether no id of `gap` is still to come, as the writes open now (`open`, undefined where ids commit
+ * in their order) and the time tell: every write open when it was found missing has ended, and the
+ * grace has passed; or it is given up.
+ */
+function isSettled(gap: Gap, open: OpenWrites | undefined, at: number): boolean {
+  const age = at - gap.found;
+  return (age >= GAP_GRACE_MS && (!open || !gap.open || open.ended(gap.open))) || age >= GAP_GIVE_UP_MS;
+}
+
 export async function readBack(
   store: Pick<EventRecords, "readEvents" | "watchEventCommits" | "openWrites">,
   options: ReadBackOptions,
@@ -102,7 +112,14 @@ export async function readBack(
     for (;;) {
       woken = false;
       const readAt = performance.now();
+      const at = now();
+      // Gaps whose writes have all ended by now are read a last time, then let go.
+      let settled = new Set<Gap>();
       if (gaps.length > 0) {
+        // Taken after the read that found a gap: each write open at that read is open here or ended.
+        const open = await store.openWrites?.();
+        for (const gap of gaps) gap.open ??= open;
+        settled = new Set(gaps.filter((gap) => isSettled(gap, open, at)));
         const within = gaps.map((gap) => [gap.from, gap.to] as const);
         for (let afterId = 0; ;) {
           const rows = await store.readEvents({ afterId, within, ...since, limit: PAGE });
@@ -112,7 +129,10 @@ export async function readBack(
           afterId = rows[rows.length - 1]!.id;
         }
       }
-      const at = now();
+      for (const gap of settled) {
+        for (const id of readInGaps) if (id >= gap.from && id <= gap.to) readInGaps.delete(id);
+      }
+      gaps = gaps.filter((gap) => !settled.has(gap));
       for (;;) {
         const rows = await store.readEvents({ afterId: top, ...since, limit: PAGE });
         if (options.follow) {
@@ -128,16 +148,6 @@ export async function readBack(
         if (rows.length < PAGE) break;
       }
       if (!options.follow) return;
-      // Taken after the reads: every write open at them is open here, or has ended.
-      const open = gaps.length > 0 ? await store.openWrites?.() : undefined;
-      gaps = gaps.filter((gap) => {
-        gap.open ??= open;
-        const settled =
-          (at - gap.found >= GAP_GRACE_MS && (!open || open.ended(gap.open!))) ||
-          at - gap.found >= GAP_GIVE_UP_MS;
-        if (settled) for (const id of readInGaps) if (id >= gap.from && id <= gap.to) readInGaps.delete(id);
-        return !settled;
-      });
       if (options.signal?.aborted) return;
       try {
         // Told of commits: read when one comes (a read at most every pollMs), else on the fallback;

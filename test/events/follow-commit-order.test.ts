@@ -41,10 +41,18 @@ describe("reel events --follow on PostgreSQL", () => {
     // The follower's clock, moved by the test; its reads, counted (every 10 ms: no notices here).
     let clock = 0;
     let reads = 0;
+    // Set: the slow write commits just after the follower looked for the missing id, and before it
+    // asks which writes are open: the worst moment (it must look once more).
+    let commitAfterLookup = false;
     const store = {
-      readEvents: (query: Parameters<PgStore["readEvents"]>[0]) => {
+      readEvents: async (query: Parameters<PgStore["readEvents"]>[0]) => {
         reads++;
-        return reader.readEvents(query);
+        const rows = await reader.readEvents(query);
+        if (commitAfterLookup && query.within) {
+          commitAfterLookup = false;
+          await slow.query("COMMIT");
+        }
+        return rows;
       },
       openWrites: () => reader.openWrites(),
     };
@@ -62,7 +70,8 @@ describe("reel events --follow on PostgreSQL", () => {
       const before = reads;
       await vi.waitUntil(() => reads >= before + 6, { timeout: 5_000 });
       expect(told).toEqual(["m/late"]);
-      await slow.query("COMMIT");
+      commitAfterLookup = true;
+      await vi.waitUntil(() => !commitAfterLookup, { timeout: 5_000 });
       await vi.waitUntil(() => told.includes("m/early"), { timeout: 5_000 });
       // Read again until the gap settles, and printed once.
       const after = reads;
