@@ -83,4 +83,32 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // What a runner's start loads (test/cli/start-up.test.ts): undici's parts from undici-parts.ts,
+    // not its index (all of undici); pg from state/pg/driver.ts, which keeps it from loading Node's
+    // own fetch. Their types may be imported anywhere.
+    files: ["src/**/*.ts"],
+    ignores: ["src/undici-parts.ts", "src/undici-files.d.ts", "src/state/pg/driver.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "undici",
+              message:
+                "Import Agent and request from src/undici-parts.ts: undici's index loads all of undici.",
+              allowTypeImports: true,
+            },
+            {
+              name: "pg",
+              message:
+                "Import Pool and Client from src/state/pg/driver.ts (it keeps pg from loading Node's fetch).",
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -1,6 +1,7 @@
 // The event stream's cost: reel's CPU per job with --events FILE against without, and with --events,
 // --notify (a receiver in this process, answering 200) and --metrics (scraped every second) all on,
-// the same run of BENCH_JOBS instant jobs (default 2,000) alternately, five times each; the medians.
+// the same run of BENCH_JOBS instant jobs (default 2,000) alternately, BENCH_ROUNDS times each
+// (default 5); the medians.
 // Without the file the store still records the stream (reel events reads it): that is the CLI
 // without --events.
 //   node bench/events-bench.js   (after `npm run build`)
@@ -20,7 +21,7 @@ import { StateStore } from "../dist/state/sqlite/store.js";
 import { benchMetrics, childSandbox, clientOf, median, runOnSandbox } from "./batch-on-sandbox.js";
 
 const N = Number(process.env.BENCH_JOBS ?? 2_000);
-const ROUNDS = 5;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 // As `reel run` does (see src/cli/heap.ts), so the figures are the CLI's.
 tuneHeapForBatches();

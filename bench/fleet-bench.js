@@ -1,8 +1,9 @@
 // Fleet benchmarks: `reel run` processes sharing one PostgreSQL store. Prints figures;
 // asserts nothing (the machine is shared and noisy).
-//   node bench/fleet-bench.js [scaling|shared|overhead|ceiling]...   (after `npm run build`; Linux:
+//   node bench/fleet-bench.js [scaling|shared|overhead|ceiling|start]...   (after `npm run build`; Linux:
 //   the CPU figures are read from /proc)
-// `shared` adds to the scaling rounds one where every runner is given every manifest.
+// `shared` adds to the scaling rounds one where every runner is given every manifest; `start` (only
+// when named) measures a runner's start and stop alone, ten times over (see startRounds).
 // The server: REEL_TEST_PG_URL (a role allowed to create databases), else the tests' role made by
 // scripts/postgres-for-tests.sh. Each round makes its own database (reel_bench_<random>_<n>) and
 // every one is dropped at the end. Without a reachable server the PostgreSQL parts are skipped with
@@ -548,6 +549,65 @@ async function startCost(bin) {
   return best;
 }
 
+/**
+ * `start` (only when asked): a runner's start and stop around one job, as startCost, but
+ * BENCH_FLEET_START_ROUNDS times (default 10), this build and BENCH_FLEET_BASELINE's alternated
+ * (which goes first alternates too), each run in a folder and a database of its own: the medians,
+ * and the range, so that a change of some tens of ms shows through a shared machine's noise.
+ */
+async function startRounds() {
+  const rounds = Number(process.env.BENCH_FLEET_START_ROUNDS ?? 10);
+  const builds = [{ bin: BIN, tag: "" }];
+  if (BASELINE) builds.unshift({ bin: BASELINE, tag: " (baseline)" });
+  const runs = new Map(builds.map((b) => [b.tag, { runner: [], pg: [], version: [] }]));
+  const sandbox = await startSandbox({ slots: SLOTS, timeScale: TIME_SCALE, preProcessingMs: 0 });
+  try {
+    for (let i = 0; i < rounds; i++) {
+      for (const build of i % 2 ? [...builds].reverse() : builds) {
+        const dir = mkdtempSync(join(tmpdir(), "reel-fleet-bench-"));
+        try {
+          writeFileSync(
+            join(dir, "one.yaml"),
+            manifestOf("one", 1, () => [5]),
+          );
+          const db = await newDatabase();
+          const r = await round({
+            db,
+            runners: 1,
+            split: true,
+            manifests: ["one"],
+            sandbox,
+            dir,
+            concurrency: SLOTS,
+            out: join(dir, "out"),
+            bin: build.bin,
+          });
+          const v0 = childrenCpu();
+          await new Promise((resolve) =>
+            spawn(process.execPath, [build.bin, "--version"], { stdio: "ignore" }).on("close", resolve),
+          );
+          const run = runs.get(build.tag);
+          run.runner.push(r.runnerCpu);
+          run.pg.push(r.server.seconds);
+          run.version.push(childrenCpu() - v0);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      }
+    }
+  } finally {
+    await sandbox.close();
+  }
+  const ms = (s) => `${(s * 1000).toFixed(0)} ms`;
+  return builds.map(({ tag }) => {
+    const { runner, pg, version } = runs.get(tag);
+    return [
+      `start: a runner's start and stop, PostgreSQL, one job, median of ${rounds}${tag}`,
+      `${ms(percentile(runner, 0.5))} CPU (${ms(Math.min(...runner))} to ${ms(Math.max(...runner))}) + PostgreSQL ${ms(percentile(pg, 0.5))}; reel --version ${ms(percentile(version, 0.5))}`,
+    ];
+  });
+}
+
 // ---- 2. One runner's overhead ----
 
 /** Bytes of the store: the database's tables with their indexes, or the state file with its WAL. */
@@ -764,6 +824,7 @@ if (process.argv[2] === "--ceiling-worker") {
       rows.push(...(await scaling(pgOk, wanted.includes("shared"))));
     if (want("overhead")) rows.push(...(await overhead(pgOk)));
     if (want("ceiling") && pgOk) rows.push(...(await ceiling()));
+    if (wanted.includes("start") && pgOk) rows.push(...(await startRounds()));
   } finally {
     await dropDatabases();
   }

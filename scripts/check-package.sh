@@ -22,9 +22,9 @@ tarball=$(echo "$tmp"/*.tgz)
 [ -f "$tarball" ] || fail "npm pack wrote no tarball"
 
 files=$(tar -tzf "$tarball" | sed 's#^package/##')
-# What `reel` reads at run time: its entry, the build, the schemas `reel init` points to, the
-# sandbox's clips, and the example manifests (the demo's, and init's example image).
-for needed in bin/reel.js dist/cli/main.js schemas/manifest.schema.json schemas/project.schema.json \
+# What `reel` reads at run time: its entry, the build and its bundle, the schemas `reel init` points
+# to, the sandbox's clips, and the example manifests (the demo's, and init's example image).
+for needed in bin/reel.js dist/cli/main.js dist/bundle/main.js schemas/manifest.schema.json schemas/project.schema.json \
   assets/sandbox/result.mp4 manifests/mixed.yaml manifests/media/host.jpg; do
   grep -qxF "$needed" <<<"$files" || fail "the package lacks $needed (package.json's \"files\")"
 done

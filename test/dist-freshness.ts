@@ -63,3 +63,15 @@ export async function ensureFreshDist(
     );
   }
 }
+
+const mtime = (path: string): number => (existsSync(path) ? statSync(path).mtimeMs : -1);
+
+/**
+ * Makes dist/bundle/ again (rolldown -c, as `npm run build` does) when it is missing or older than
+ * dist/: bin/reel.js would then run dist/ itself, and the tests would not test the bundle users run.
+ */
+export async function ensureFreshBundle(root = REPO): Promise<void> {
+  if (mtime(join(root, "dist", "bundle", "main.js")) >= mtime(join(root, "dist", "cli", "main.js"))) return;
+  const rolldown = join(REPO, "node_modules", "rolldown", "bin", "cli.mjs");
+  await promisify(execFile)(process.execPath, [rolldown, "-c"], { cwd: root });
+}

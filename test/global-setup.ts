@@ -10,7 +10,7 @@ import type { TestProject } from "vitest/node";
 import { openPool } from "../src/state/pg/connect.js";
 import { migratePg } from "../src/state/pg/migrate.js";
 import { PG_MIGRATIONS } from "../src/state/pg/migrations.js";
-import { ensureFreshDist } from "./dist-freshness.js";
+import { ensureFreshBundle, ensureFreshDist } from "./dist-freshness.js";
 import { databaseUrl, readTemplateState, type TemplateState } from "./helpers/pg-reset.js";
 
 declare module "vitest" {
@@ -104,6 +104,7 @@ async function makeTemplate(
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   await ensureFreshDist();
+  await ensureFreshBundle();
   let why = await reachable();
   if (why !== undefined && process.getuid?.() === 0 && process.env.REEL_TEST_PG_URL === undefined) {
     const scriptSaid = startInstalledPostgres();

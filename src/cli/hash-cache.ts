@@ -23,17 +23,20 @@ export async function readHashCacheUnlocked(
   statePath: string,
   storeUrl?: string,
 ): Promise<UnlockedHashCache> {
-  let reader: JobStore | undefined;
-  try {
-    reader = await openJobStore(statePath, { readonly: true, withoutMigrating: true }, storeUrl);
-  } catch {
-    reader = undefined; // hashed again: see above
-  }
+  // Opened at the first file to hash: manifests of text alone open no reader (on a PostgreSQL
+  // store, one connection fewer at every runner's start).
+  let reader: Promise<JobStore | undefined> | undefined;
+  let closed = false;
+  const open = (): Promise<JobStore | undefined> =>
+    (reader ??= openJobStore(statePath, { readonly: true, withoutMigrating: true }, storeUrl).catch(
+      () => undefined, // hashed again: see above
+    ));
   const computed: [path: string, stamp: FileStamp, sha256: string][] = [];
   const cache: HashCache = {
     async findFileHash(path, stamp) {
+      if (closed) return undefined;
       try {
-        return await reader?.findFileHash(path, stamp);
+        return await (await open())?.findFileHash(path, stamp);
       } catch {
         return undefined;
       }
@@ -45,9 +48,8 @@ export async function readHashCacheUnlocked(
   return {
     hasher: makeCachedHasher(cache),
     async closeReader() {
-      const closing = reader;
-      reader = undefined;
-      await closing?.close();
+      closed = true;
+      await (await reader)?.close();
     },
     async saveTo(store) {
       for (const [path, stamp, sha256] of computed.splice(0)) await store.recordFileHash(path, stamp, sha256);

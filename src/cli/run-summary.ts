@@ -1,7 +1,6 @@
 // The end of `reel run`: how it ended, the jobs that need the user, what to do next, and where the
 // results are (the real folders, the report). `--json` says the same as data, with each next step
 // as a code (drivers/next-steps.ts).
-import { spawn } from "node:child_process";
 import { budgetJson } from "../budget/index.js";
 import { systemReason } from "../output/atomic-write.js";
 import { join } from "node:path";
@@ -147,6 +146,8 @@ export async function openReport(outDir: string, io: CliIO): Promise<void> {
   const opener =
     io.env.BROWSER ??
     (process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open");
+  // Loaded here: child processes are no part of a run otherwise.
+  const { spawn } = await import("node:child_process");
   const failure = await new Promise<string | undefined>((resolve) => {
     let child: ReturnType<typeof spawn>;
     try {

@@ -5,7 +5,7 @@ import { openAsBlob } from "node:fs";
 import { basename } from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Dispatcher, FormData } from "undici";
+import type { Dispatcher, FormData } from "undici";
 import { ReelError } from "../errors/reel-error.js";
 import { silentLogger } from "../log/logger.js";
 import {
@@ -46,6 +46,7 @@ import { idPath, jsonBody, multipartBody } from "./request-bodies.js";
 import { makeScrubber, type Scrub, scrubStrings } from "./scrub.js";
 import { type ClientOptions, DEFAULT_TIMEOUTS, type ServiceClient, type Timeouts } from "./service-client.js";
 import { makeDispatcher } from "./transport.js";
+import { newFormData } from "../undici-parts.js";
 
 /** The slowest upload still waited for (64 KiB/s): a 100 MB file may take 26 minutes. */
 const UPLOAD_MIN_BYTES_PER_S = 64 * 1024;
@@ -215,7 +216,7 @@ export function makeClient(options: ClientOptions): ServiceClient {
           body: async () => {
             if (typeof file !== "string") return multipartBody(file);
             // A file-backed Blob: undici streams it part by part, the file is never held in memory.
-            const form = new FormData();
+            const form = await newFormData();
             const blob = await openAsBlob(file);
             form.set("file", blob, basename(file));
             return { body: form, bytes: blob.size };

@@ -8,7 +8,8 @@
 // whole exchange has a deadline (undici's headersTimeout and bodyTimeout are per silence: a server
 // sending a byte every few seconds would otherwise hold a call forever).
 import type { Readable } from "node:stream";
-import { type Dispatcher, type FormData, request } from "undici";
+import type { Dispatcher, FormData } from "undici";
+import { request } from "../undici-parts.js";
 import { CallDeadlineError } from "../errors/service.js";
 
 /**

@@ -2,7 +2,7 @@
 // Made once by whoever owns the session (the CLI's connectService), handed to the client and, through
 // the engine's options, to downloads; closed once, by its maker. Library code makes none of its own
 // but the client's fallback, so tests and proxies can inject theirs.
-import { Agent } from "undici";
+import { Agent } from "../undici-parts.js";
 import { DEFAULTS } from "../defaults.js";
 
 export interface TransportOptions {

@@ -7,7 +7,7 @@ import { mkdir, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { request } from "undici";
+import { request } from "../undici-parts.js";
 import { ReelError } from "../errors/reel-error.js";
 import { StreamTally } from "../sha256.js";
 import {

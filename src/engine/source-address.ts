@@ -7,7 +7,7 @@
 // (DNS rebinding) gains nothing.
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from "node:dns";
 import { BlockList, isIP } from "node:net";
-import { Agent } from "undici";
+import { Agent } from "../undici-parts.js";
 import { PrivateSourceError } from "../errors/engine.js";
 
 const IPV4_BLOCKED: readonly (readonly [string, number])[] = [

@@ -2,7 +2,8 @@
 // with `follow` those recorded after, until stopped.
 import { setTimeout as sleep } from "node:timers/promises";
 import { globToRegExp } from "../manifest/job-filter.js";
-import type { EventRecords } from "../state/job-store.js";
+import type { EventRecords, OpenWrites } from "../state/job-store.js";
+import type { StoredEvent } from "../state/stored-event.js";
 import { toStream } from "./stream.js";
 import type { StreamEvent } from "./types.js";
 
@@ -15,11 +16,31 @@ const FOLLOW_POLL_MS = 500;
 const FOLLOW_FALLBACK_MS = 5_000;
 /**
  * On a shared store, runners' statements commit in another order than their event ids were taken:
- * an id below one seen may still come. Ids are read again for this long after one above them was
- * seen (a statement commits far sooner), and each event is printed once.
+ * an id missing below one read may still come. It is read again until every write open at the read
+ * that found it missing has ended (openWrites), and for at least this long (a statement takes its
+ * first id a moment before the server counts it open).
  */
-const FOLLOW_GRACE_MS = 10_000;
+const GAP_GRACE_MS = 10_000;
+/**
+ * A missing id given up even while a write open at its read is still open: a transaction held open
+ * for so long is not a runner's (theirs take milliseconds) but another program's on the server, and
+ * must not keep every read looking.
+ */
+const GAP_GIVE_UP_MS = 10 * 60_000;
+/**
+ * At the first read, the ids below the first one read that are looked for: more are older events
+ * (deleted, or before --since), not writes still open.
+ */
+const FIRST_GAP_IDS = 5_000;
 const PAGE = 5_000;
+
+/** Ids missing below one read: from, to (both included), when found missing, and the writes open then. */
+interface Gap {
+  readonly from: number;
+  readonly to: number;
+  readonly found: number;
+  open: OpenWrites | undefined;
+}
 
 export interface ReadBackOptions {
   /** Epoch ms: events recorded at or after it. */
@@ -53,16 +74,20 @@ export function eventFilter(globs: readonly string[]): (event: StreamEvent) => b
 }
 
 export async function readBack(
-  store: Pick<EventRecords, "readEvents" | "watchEventCommits">,
+  store: Pick<EventRecords, "readEvents" | "watchEventCommits" | "openWrites">,
   options: ReadBackOptions,
   write: (events: readonly StreamEvent[]) => void,
 ): Promise<void> {
   const keep = eventFilter(options.only ?? []);
   const now = options.now ?? (() => performance.now());
-  /** Every id at or below it was read, or will never be. */
-  let floor = 0;
-  /** Ids read above the floor, with when they were first read. */
-  const seen = new Map<number, number>();
+  const since = options.since !== undefined ? { since: options.since } : {};
+  /** The highest id read: every id above it is still to be read. */
+  let top = 0;
+  /** Ids below `top` not read, looked for again at each read until they settle (follow only). */
+  let gaps: Gap[] = [];
+  /** Ids read within the gaps, so that each event is written once. */
+  const readInGaps = new Set<number>();
+  const tell = (rows: readonly StoredEvent[]): void => write(toStream(rows).filter(keep));
   /** A commit told since the last read began. */
   let woken = false;
   let waiting: (() => void) | undefined;
@@ -77,30 +102,42 @@ export async function readBack(
     for (;;) {
       woken = false;
       const readAt = performance.now();
-      for (;;) {
-        const rows = await store.readEvents({
-          afterId: floor,
-          ...(options.since !== undefined && { since: options.since }),
-          limit: PAGE,
-        });
-        const fresh = rows.filter((row) => !seen.has(row.id));
-        const at = now();
-        for (const row of rows) if (!seen.has(row.id)) seen.set(row.id, at);
-        write(toStream(fresh).filter(keep));
-        if (!options.follow) {
-          if (rows.length < PAGE) return;
-          floor = rows[rows.length - 1]!.id;
-          seen.clear();
-          continue;
+      if (gaps.length > 0) {
+        const within = gaps.map((gap) => [gap.from, gap.to] as const);
+        for (let afterId = 0; ;) {
+          const rows = await store.readEvents({ afterId, within, ...since, limit: PAGE });
+          tell(rows.filter((row) => !readInGaps.has(row.id)));
+          for (const row of rows) readInGaps.add(row.id);
+          if (rows.length < PAGE) break;
+          afterId = rows[rows.length - 1]!.id;
         }
-        // The floor rises to the highest id seen longer than the grace ago.
-        for (const [id, firstSeen] of seen) {
-          if (at - firstSeen < FOLLOW_GRACE_MS) continue;
-          floor = Math.max(floor, id);
-        }
-        for (const id of seen.keys()) if (id <= floor) seen.delete(id);
-        if (fresh.length < PAGE) break;
       }
+      const at = now();
+      for (;;) {
+        const rows = await store.readEvents({ afterId: top, ...since, limit: PAGE });
+        if (options.follow) {
+          let below = top === 0 && rows.length > 0 ? Math.max(0, rows[0]!.id - FIRST_GAP_IDS - 1) : top;
+          for (const row of rows) {
+            if (row.id > below + 1)
+              gaps.push({ from: below + 1, to: row.id - 1, found: at, open: undefined });
+            below = row.id;
+          }
+        }
+        if (rows.length > 0) top = rows[rows.length - 1]!.id;
+        tell(rows);
+        if (rows.length < PAGE) break;
+      }
+      if (!options.follow) return;
+      // Taken after the reads: every write open at them is open here, or has ended.
+      const open = gaps.length > 0 ? await store.openWrites?.() : undefined;
+      gaps = gaps.filter((gap) => {
+        gap.open ??= open;
+        const settled =
+          (at - gap.found >= GAP_GRACE_MS && (!open || open.ended(gap.open!))) ||
+          at - gap.found >= GAP_GIVE_UP_MS;
+        if (settled) for (const id of readInGaps) if (id >= gap.from && id <= gap.to) readInGaps.delete(id);
+        return !settled;
+      });
       if (options.signal?.aborted) return;
       try {
         // Told of commits: read when one comes (a read at most every pollMs), else on the fallback;

@@ -3,7 +3,7 @@
 // does not take it. A receiver that fails or hangs costs the run nothing but the queue it holds
 // (bounded); at exit it is given at most a moment (see drain).
 import { createHmac } from "node:crypto";
-import { Agent, request } from "undici";
+import { Agent, request } from "../undici-parts.js";
 import { BACKOFF, backoffDelay } from "../backoff.js";
 import { DEFAULTS } from "../defaults.js";
 import { isPrivateAddress, makeSourceAgent } from "../engine/source-address.js";

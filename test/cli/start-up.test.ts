@@ -4,7 +4,7 @@
 // module loaded is CPU spent before the command's first line (a third of a second when every
 // command's code was loaded at once). Recorded by a module hook in a real child process.
 import { execFile } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -43,8 +43,9 @@ async function modulesLoaded(
   await writeFile(
     register,
     `import { appendFileSync } from "node:fs";\nimport { createRequire, register } from "node:module";\nimport { pathToFileURL } from "node:url";\nregister(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { file: ${JSON.stringify(list)} } });\n` +
-      // What was required (a package loaded on first use by createRequire meets no import hook).
-      `const cache = createRequire(import.meta.url).cache;\nprocess.on("exit", () => appendFileSync(${JSON.stringify(list)}, Object.keys(cache).map((f) => pathToFileURL(f).href + "\\n").join("")));\n`,
+      // What was required (a package loaded on first use by createRequire meets no import hook), and
+      // Node's own modules (node:internal/... among them), which neither records.
+      `const cache = createRequire(import.meta.url).cache;\nprocess.on("exit", () => appendFileSync(${JSON.stringify(list)}, [...Object.keys(cache).map((f) => pathToFileURL(f).href), ...process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).map((m) => "node:" + m.slice(13))].map((line) => line + "\\n").join("")));\n`,
   );
   await writeFile(list, "");
   const { stdout } = await run(process.execPath, ["--import", pathToFileURL(register).href, BIN, ...argv], {
@@ -103,7 +104,7 @@ describe("start-up", () => {
   });
 
   // A runner of a fleet: what it loads is paid again by every runner of every start.
-  test("a run of a manifest without problems on a PostgreSQL store loads neither the SQLite driver nor the YAML document model nor the CSV reader", async (context) => {
+  test("a run of a manifest without problems on a PostgreSQL store loads neither the SQLite driver nor the YAML document model nor the CSV reader nor undici's index nor Node's fetch nor child processes", async (context) => {
     const url = await database(context);
     const s = await sandbox();
     const dir = await tempDir();
@@ -117,5 +118,43 @@ describe("start-up", () => {
     expect(packages).not.toContain("better-sqlite3");
     expect(packages).not.toContain("yaml");
     expect(packages).not.toContain("csv-parse");
+    // undici's parts, not its index (which loads fetch, WebSocket, caches, mock agents: 70 ms).
+    expect(packages).toContain("undici");
+    expect(modules.filter((m) => /\/node_modules\/undici\/index\.js$/.test(m))).toEqual([]);
+    expect(modules.filter((m) => m.includes("/node_modules/undici/lib/web/"))).toEqual([]);
+    // Nor Node's own fetch (pg asks whether it runs in a Cloudflare Worker by making a Response) nor
+    // child processes (--open's, --notify's on-end command's): 20 to 30 ms together.
+    expect(modules).not.toContain("node:internal/deps/undici/undici");
+    expect(modules).not.toContain("node:child_process");
+    // Its own code from the bundle (npm run build): a few files, not some 300 modules of dist/.
+    const own = modules.filter((m) => m.includes("/dist/") && !m.includes("/node_modules/"));
+    expect(own.filter((m) => !m.includes("/dist/bundle/"))).toEqual([]);
+    expect(new Set(own).size).toBeLessThan(60);
+  });
+
+  test("bin/reel.js runs dist/bundle/ when it was made from the current dist/, dist/ itself when tsc wrote dist/ since", async () => {
+    // A copy of the entry point beside a dist/ whose two builds say which one ran.
+    const dir = await tempDir();
+    await writeTree(dir, {
+      "package.json": '{ "type": "module" }\n',
+      "dist/cli/main.js": 'export async function main() { process.stdout.write("dist\\n"); return 0; }\n',
+      "dist/bundle/main.js":
+        'export async function main() { process.stdout.write("bundle\\n"); return 0; }\n',
+    });
+    await mkdir(join(dir, "bin"));
+    await copyFile(BIN, join(dir, "bin", "reel.js"));
+    const ran = async () => (await run(process.execPath, [join(dir, "bin", "reel.js")], { cwd: dir })).stdout;
+    const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds));
+    await utimes(join(dir, "dist", "cli", "main.js"), at(0), at(0));
+    await utimes(join(dir, "dist", "bundle", "main.js"), at(1), at(1));
+    expect(await ran()).toBe("bundle\n");
+    // A package's files all carry one date (npm pack): the bundle, too.
+    await utimes(join(dir, "dist", "bundle", "main.js"), at(0), at(0));
+    expect(await ran()).toBe("bundle\n");
+    // tsc alone after the bundle (a developer's edit): the bundle is old code, dist/ runs.
+    await utimes(join(dir, "dist", "cli", "main.js"), at(2), at(2));
+    expect(await ran()).toBe("dist\n");
+    await rm(join(dir, "dist", "bundle"), { recursive: true });
+    expect(await ran()).toBe("dist\n");
   });
 });

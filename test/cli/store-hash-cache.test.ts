@@ -5,11 +5,13 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, writeTree } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";
+import { throughProxy, useTcpProxies } from "../helpers/tcp-proxy.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandbox = useSandboxes();
 const database = usePostgres();
+const proxy = useTcpProxies();
 
 const MANIFEST = `version: 1
 name: promo
@@ -43,5 +45,36 @@ describe("the hash cache on a PostgreSQL store", () => {
     expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout).hashing).toEqual({ hashed: 0, cached: 1 });
     expect(s.counters.generationsCreated).toBe(1);
+  });
+
+  it("is read only for a run with local media: a run of text alone opens one connection fewer to the store", async (context) => {
+    const url = new URL(await database(context));
+    const through = await proxy({ host: url.hostname, port: Number(url.port) });
+    const s = await sandbox();
+    const dir = await tempDir();
+    const textOnly = (name: string) =>
+      MANIFEST.replace("name: promo", `name: ${name}`).replace("    source: ./face.png\n", "");
+    await writeTree(dir, {
+      "promo.yaml": MANIFEST,
+      "talk.yaml": textOnly("talk"),
+      "hello.yaml": textOnly("hello"),
+      "face.png": { fixture: "tiny.png" },
+    });
+    const env = {
+      REEL_BASE_URL: s.baseUrl,
+      REEL_API_KEY: s.apiKey,
+      REEL_STORE: throughProxy(url.href, through),
+    };
+    const connectionsOf = async (manifest: string): Promise<number> => {
+      const before = through.connections;
+      const done = await runCli(["run", manifest], { cwd: dir, env });
+      expect(done.code, done.stderr).toBe(0);
+      return through.connections - before;
+    };
+    // The first run makes the schema; the two after it are alike (one new job each) but for the media.
+    await connectionsOf("hello.yaml");
+    const text = await connectionsOf("talk.yaml");
+    const media = await connectionsOf("promo.yaml");
+    expect(media).toBe(text + 1);
   });
 });

@@ -7,8 +7,16 @@ export interface EventQuery {
   readonly afterId?: number;
   /** Events recorded at or after this time (epoch ms). */
   readonly since?: number;
+  /** Only events whose id is within one of these ranges (both ends included). */
+  readonly within?: readonly (readonly [number, number])[];
   /** @defaultValue 1000 */
   readonly limit?: number;
+}
+
+/** The writes open at a moment (openWrites), as the store can compare them with a later moment. */
+export interface OpenWrites {
+  /** Whether every write open at `earlier` has ended by this moment. */
+  ended(earlier: OpenWrites): boolean;
 }
 
 /**
@@ -35,6 +43,13 @@ export interface EventRecords {
    * the method is missing, a follower reads on a clock). Holds one of a reader's connections.
    */
   watchEventCommits?(wake: () => void): Promise<(() => Promise<void>) | undefined>;
+  /**
+   * Where writers commit out of the order of their event ids (a shared store): the writes open now.
+   * An id not yet visible below one read can only be a write open at the read; once every write
+   * open at a mark taken after the read has ended (`ended`), no id below it is still to come.
+   * Undefined where ids commit in their order (one writer at a time).
+   */
+  openWrites?(): Promise<OpenWrites>;
   /** Deletes the events recorded before `before` (epoch ms); returns how many. */
   pruneEvents(before: number): Promise<number>;
 }

@@ -2,7 +2,8 @@
 // store-url.ts says which) are secrets like the API key: every message names the URL with them
 // masked, and they are never written anywhere. PGPASSWORD and ~/.pgpass work as for psql
 // (node-postgres reads them).
-import pg from "pg";
+import type pg from "pg";
+import { DatabaseError, Pool } from "./driver.js";
 import { StateFileError } from "../../errors/state.js";
 import { isConnectionError, type Outage } from "./outage.js";
 import { redactedUrl, scrubStoreSecrets } from "./store-url.js";
@@ -31,7 +32,7 @@ export function connectionSettings(url: string): pg.ClientConfig {
  * without its password when the login is refused or the store cannot be reached (see storeOpenError).
  */
 export async function openPool(url: string, max = 4, outage?: Outage): Promise<pg.Pool> {
-  const pool = new pg.Pool({ ...connectionSettings(url), max });
+  const pool = new Pool({ ...connectionSettings(url), max });
   // An idle client's error (the server restarted) must not crash the process: the next query says it.
   pool.on("error", () => {});
   // Nor a checked-out client's. The pool listens only while a client is idle, and hands one to a
@@ -70,7 +71,7 @@ export function storeOpenError(error: unknown, url: string, login: boolean): unk
       `cannot use the store ${redactedUrl(url)}: ${message}. Check the URL, that the server runs, and the password (PGPASSWORD, ~/.pgpass or the URL).`,
     );
   }
-  if (error instanceof pg.DatabaseError)
+  if (error instanceof DatabaseError)
     return new StateFileError(`cannot use the store ${redactedUrl(url)}: ${message}.`);
   return error;
 }

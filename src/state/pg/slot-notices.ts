@@ -7,7 +7,8 @@
 // A runner alone on its service has nobody to tell: it tells only once it has heard of another
 // (each says "hello" when it starts listening, and answers another's "hello" with "here"), so a
 // runner alone sends no notice at all.
-import pg from "pg";
+import type pg from "pg";
+import { Client } from "./driver.js";
 import { connectionSettings } from "./connect.js";
 
 /** The channel: one for the store, the payload names the service and the runner that sent it. */
@@ -74,7 +75,7 @@ export class SlotNotices {
   private async connect(): Promise<void> {
     if (this.closed) return;
     // Named, so that pg_stat_activity tells it from the runner's other sessions.
-    const client = new pg.Client({ ...connectionSettings(this.url), application_name: APPLICATION_NAME });
+    const client = new Client({ ...connectionSettings(this.url), application_name: APPLICATION_NAME });
     let retried = false;
     const retry = (): void => {
       if (retried) return;

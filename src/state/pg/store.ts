@@ -1,10 +1,8 @@
 // The job store on PostgreSQL: what StateStore (../sqlite/store.ts) is over one SQLite file, for
-// any number of runners on any number of machines sharing one database. Assembled from small parts
-// (../assembled.ts); PgStore keeps the store's own life (open, events, close): records/ (the
-// interface's records by concern, each write through the outage and, where it needs the lease,
-// fenced), connect.ts (the pool, the URL's password masked), migrate.ts and migrations.ts (the
-// schema), fleet-store.ts and fleet-news.ts (the fleet's operations and what a runner is told), and
-// sql/ (one small function per statement, for jobs, job states, assets, speech and the caches).
+// any number of runners on any machines sharing one database. PgStore keeps the store's own life
+// (open, events, close); the rest is assembled from small parts (../assembled.ts): records/ (by
+// concern, each write through the outage and, where it needs the lease, fenced), connect.ts,
+// migrate.ts, migrations.ts, fleet-store.ts, fleet-news.ts, sql/ (a small function per statement).
 //
 // What differs from SQLite, and why:
 // - No group commit. Every write is one statement (its events row included) that PostgreSQL commits
@@ -12,29 +10,30 @@
 //   visible to every other runner and reader at once. `flush` has nothing to do.
 // - Every intent is a compare-and-set in one statement (an UPDATE or INSERT ... ON CONFLICT whose
 //   WHERE is the compare): of two runners racing for one row, the second waits on the first's row
-//   lock, then finds the row moved on and claims nothing. No lock file keeps a second runner out:
-//   the claims are the only guard, and they are enough for one job, speech or upload to be paid once.
+//   lock, then finds the row moved on and claims nothing. The claims are the only guard (no lock
+//   file), and enough for one job, speech or upload to be paid once.
 // - `writeFailure` is never set: a write either commits whole or fails whole (its promise rejects,
 //   nothing of it is left), and no write that resolved can be lost afterwards.
 // - The caches of local files are keyed by host, as paths mean nothing on another machine.
 // - A fleet: any number of writers (runners) on any machines. A writer registers at open (a row in
 //   `runners`: host, pid, service, concurrency; refused there while another address is in use, see
-//   ../service-address.ts), beats every heartbeat on a connection of its own
-//   (heartbeat.ts; lease.ts says why those times), and records its stop at close. What it claims
+//   ../service-address.ts), beats on a connection of its own (heartbeat.ts; lease.ts says why those
+//   times), and records its stop at close. What it claims
 //   names it; the fleet's rules (fencing, the account-wide bound, takeover) are in sql/fleet.ts,
 //   reached through `fleet` (FleetStore). `reel status` lists the runners (listRunners).
 // - A writer's statements run on one connection, in the order issued, as SQLite applies them: the
 //   engine relies on that order in two places (watch's forgetting vs a claim; a lost asset).
 import { hostname } from "node:os";
-import pg from "pg";
+import type pg from "pg";
 import type { StoredEvent } from "../stored-event.js";
 import { canonicalBaseUrl } from "../../service-contract/base-url.js";
 import { StateFileError } from "../../errors/state.js";
 import { pidSpace } from "../pid-space.js";
-import type { EventQuery, FleetStore, FleetView, JobStore, StoreRecords } from "../job-store.js";
+import type { EventQuery, FleetStore, FleetView, JobStore, OpenWrites, StoreRecords } from "../job-store.js";
 import { openPool, storeOpenError } from "./connect.js";
 import { beforeEventWrites, onEventCommits } from "./event-commits.js";
 import { listenForEvents, noticeFollowers } from "./event-notices.js";
+import { openWritesOf } from "./open-writes.js";
 import { redactedUrl } from "./store-url.js";
 import { Heartbeat } from "./heartbeat.js";
 import { SlotNotices } from "./slot-notices.js";
@@ -352,7 +351,9 @@ export class PgStore extends assembledFrom() implements JobStore {
   watchEventCommits(wake: () => void): Promise<(() => Promise<void>) | undefined> {
     return listenForEvents(this.c.pool, wake);
   }
-
+  openWrites(): Promise<OpenWrites> {
+    return openWritesOf(this.c);
+  }
   pruneEvents(before: number): Promise<number> {
     return this.outage.run(() => events.pruneEvents(this.c, before));
   }

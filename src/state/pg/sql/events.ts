@@ -21,11 +21,15 @@ interface Row {
 }
 
 export async function readEvents(c: PgContext, query: EventQuery, runnerId?: number): Promise<StoredEvent[]> {
-  const { afterId = 0, since, limit = 1000 } = query;
+  const { afterId = 0, since, within, limit = 1000 } = query;
   const values: unknown[] = [afterId];
   const where = ["e.id > $1"];
   if (since !== undefined) where.push(`e.at >= $${values.push(since)}`);
   if (runnerId !== undefined) where.push(`e.runner_id = $${values.push(runnerId)}`);
+  if (within !== undefined) {
+    const ranges = within.map(([from, to]) => `e.id BETWEEN $${values.push(from)} AND $${values.push(to)}`);
+    where.push(`(${ranges.join(" OR ") || "false"})`);
+  }
   const { rows } = await c.pool.query<Row>(
     `${SELECT} WHERE ${where.join(" AND ")} ORDER BY e.id LIMIT ${Math.floor(limit)}`,
     values,
@@ -39,6 +43,18 @@ export async function readEvents(c: PgContext, query: EventQuery, runnerId?: num
     taskId: row.task_id,
     runner: row.runner,
   }));
+}
+
+/**
+ * The transactions open now, as the current snapshot has them: every one below `oldest` has ended,
+ * and every one that begins after has an id at or above `next`.
+ */
+export async function openTransactions(c: PgContext): Promise<{ oldest: bigint; next: bigint }> {
+  const { rows } = await c.pool.query<{ oldest: string; next: string }>(
+    `SELECT pg_snapshot_xmin(s)::text AS oldest, pg_snapshot_xmax(s)::text AS next
+       FROM pg_current_snapshot() AS s`,
+  );
+  return { oldest: BigInt(rows[0]!.oldest), next: BigInt(rows[0]!.next) };
 }
 
 export async function lastEventId(c: PgContext): Promise<number> {

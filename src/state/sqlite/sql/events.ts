@@ -19,16 +19,18 @@ const EARLIER_COLUMNS = COLUMNS.replace("e.job_key", "NULL")
   .replace("e.runner AS", "NULL AS");
 
 export function readEvents(c: SqlContext, query: EventQuery, runner?: string): StoredEvent[] {
-  const { afterId = 0, since, limit = 1000 } = query;
+  const { afterId = 0, since, within, limit = 1000 } = query;
   const where = [
     "e.id > ?",
     ...(since !== undefined ? ["e.at >= ?"] : []),
     ...(runner !== undefined ? ["e.runner = ?"] : []),
+    ...(within !== undefined ? [`(${within.map(() => "e.id BETWEEN ? AND ?").join(" OR ") || "0"})`] : []),
   ];
   const params = [
     afterId,
     ...(since !== undefined ? [since] : []),
     ...(runner !== undefined ? [runner] : []),
+    ...(within ?? []).flat(),
   ];
   return sql(
     c,
