@@ -202,6 +202,45 @@ function backendCpu(name) {
   };
 }
 
+/**
+ * The CPU of the runners' threads, sampled every 100 ms while they live: the main thread's (the
+ * JavaScript, its system calls) apart from the others' (V8's compiler and GC helpers, libuv's pool).
+ * The last moments of each process are missed: shares, beside the exact total from /proc/self/stat.
+ */
+function threadCpu() {
+  const pids = new Set();
+  const last = new Map(); // "pid/tid" -> { main, seconds }
+  const scan = () => {
+    for (const pid of pids) {
+      let tids;
+      try {
+        tids = readdirSync(`/proc/${pid}/task`);
+      } catch {
+        continue;
+      }
+      for (const tid of tids) {
+        const seconds = cpuOf(`${pid}/task/${tid}`);
+        if (seconds !== undefined) last.set(`${pid}/${tid}`, { main: tid === String(pid), seconds });
+      }
+    }
+  };
+  const timer = setInterval(scan, 100);
+  return {
+    add: (pid) => pid !== undefined && pids.add(pid),
+    /** Stops sampling: the share of the main threads in the CPU counted. */
+    stop() {
+      clearInterval(timer);
+      let main = 0;
+      let all = 0;
+      for (const t of last.values()) {
+        all += t.seconds;
+        if (t.main) main += t.seconds;
+      }
+      return all > 0 ? main / all : Number.NaN;
+    },
+  };
+}
+
 // ---- Manifests and runners ----
 
 const manifestOf = (name, count, durationsOf) =>
@@ -217,13 +256,14 @@ function runnerEnv(extra) {
  * One `reel run` process (of `bin`); resolves with its exit code and the end of its stderr. With
  * `scrape`, its --metrics endpoint is scraped every second, as Prometheus would, until it closes.
  */
-function runReel(cwd, args, env, bin = BIN, scrape = false) {
+function runReel(cwd, args, env, bin = BIN, scrape = false, onSpawn = () => {}) {
   mkdirSync(cwd, { recursive: true });
   const child = spawn(process.execPath, [...nodeFlags(bin), bin, "run", ...args], {
     cwd,
     env,
     stdio: ["ignore", "ignore", "pipe"],
   });
+  onSpawn(child.pid);
   let stderr = "";
   let scraper;
   child.stderr.on("data", (d) => {
@@ -302,6 +342,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
   if (NAMED) await setNamedBudget(dir, db, env, bin);
   const xacts0 = db ? await transactions(db) : undefined;
   const pgCpu = db && backendCpu(db.name);
+  const threads = threadCpu();
   const cpu0 = childrenCpuParts();
   const started = performance.now();
   const results = await Promise.all(
@@ -312,7 +353,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
       if (hook) args.push("--events", "events.jsonl", "--notify", hook.url, "--metrics", "0");
       if (NAMED) args.push("--budget", "bench");
       // Each runner in a folder of its own (its logs and hash cache), as on its own machine.
-      return runReel(join(dir, `runner${r}`), args, env, bin, hook !== undefined);
+      return runReel(join(dir, `runner${r}`), args, env, bin, hook !== undefined, threads.add);
     }),
   );
   const wallMs = performance.now() - started;
@@ -321,6 +362,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
   const runnerSystem = cpu1.system - cpu0.system;
   const runnerCpu = runnerUser + runnerSystem;
   const server = pgCpu?.stop();
+  const mainShare = threads.stop();
   for (const [r, result] of results.entries()) {
     if (result.code !== 0)
       console.log(`(runner ${r} exited with ${result.code ?? result.signal}: ${result.stderr.slice(-400)})`);
@@ -339,6 +381,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
   return {
     wallMs,
     runnerCpu,
+    mainShare,
     runnerUser,
     runnerSystem,
     server,
@@ -472,6 +515,11 @@ async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
       [
         `scaling ${label}: CPU per job, runners${spec.pg ? " + PostgreSQL" : ""}`,
         `${perJob(r.runnerCpu, SCALE_JOBS)}${r.server ? ` + ${perJob(r.server.seconds, SCALE_JOBS)} (${r.server.backends} backends, ${(r.xacts / SCALE_JOBS).toFixed(1)} transactions per job; other databases ${Math.round(r.othersPerSecond)}/s)` : ""}`,
+      ],
+      [
+        // A runner that warms up on fewer jobs spends more of it on the main thread (benchmarks.md).
+        `scaling ${label}: runners' CPU per job, user / system; main threads' share`,
+        `${perJob(r.runnerUser, SCALE_JOBS)} / ${perJob(r.runnerSystem, SCALE_JOBS)}; ${Math.round(100 * r.mainShare)}%`,
       ],
     );
     if (r.server && process.env.BENCH_FLEET_BACKENDS === "1")
