@@ -15,6 +15,10 @@
 // --notify (a receiver in this process) and --metrics 0 (scraped every second, as Prometheus
 // would), its lines marked "(observed)": what following a fleet costs, side by side in one run
 // (with BENCH_FLEET_BASELINE, the baseline's observed too).
+// BENCH_FLEET_NODE_OPTIONS, node's flags (V8's too, which NODE_OPTIONS refuses) for this build's
+// runners only, say "--max-opt=1": with BENCH_FLEET_BASELINE, a flag's cost side by side in one run.
+// BENCH_FLEET_RUNNERS, say "1,4": only the PostgreSQL scaling rounds of those runner counts.
+// BENCH_FLEET_BACKENDS=1 adds each round's PostgreSQL CPU backend by backend.
 // BENCH_FLEET_NAMED=1 makes every round's runners spend from one named budget (`reel budget set
 // bench --max-seconds` far above the work, set before the round; `--budget bench` on each runner):
 // what a claim charged to a named budget costs.
@@ -50,6 +54,10 @@ const BIN = fileURLToPath(new URL("../bin/reel.js", import.meta.url));
 const BASELINE = process.env.BENCH_FLEET_BASELINE;
 const SELF = fileURLToPath(import.meta.url);
 const NAMED = process.env.BENCH_FLEET_NAMED === "1";
+const NODE_FLAGS = (process.env.BENCH_FLEET_NODE_OPTIONS ?? "").split(/\s+/).filter(Boolean);
+const ONLY_RUNNERS = process.env.BENCH_FLEET_RUNNERS?.split(",").map(Number);
+/** node's flags for a runner of `bin`: BENCH_FLEET_NODE_OPTIONS for this build's, none for another's. */
+const nodeFlags = (bin) => (bin === BIN ? NODE_FLAGS : []);
 const ADMIN_URL = process.env.REEL_TEST_PG_URL ?? "postgres://reel_test:reel_test@127.0.0.1:5432/postgres";
 const CLOCK_TICKS = 100; // USER_HZ: /proc's CPU times are in hundredths of a second
 const RUN_TAG = randomBytes(4).toString("hex");
@@ -188,7 +196,47 @@ function backendCpu(name) {
     stop() {
       scan();
       clearInterval(timer);
-      return { seconds: [...last.values()].reduce((a, b) => a + b, 0), backends: last.size };
+      const each = [...last.values()].sort((a, b) => b - a);
+      return { seconds: each.reduce((a, b) => a + b, 0), backends: last.size, each };
+    },
+  };
+}
+
+/**
+ * The CPU of the runners' threads, sampled every 100 ms while they live: the main thread's (the
+ * JavaScript, its system calls) apart from the others' (V8's compiler and GC helpers, libuv's pool).
+ * The last moments of each process are missed: shares, beside the exact total from /proc/self/stat.
+ */
+function threadCpu() {
+  const pids = new Set();
+  const last = new Map(); // "pid/tid" -> { main, seconds }
+  const scan = () => {
+    for (const pid of pids) {
+      let tids;
+      try {
+        tids = readdirSync(`/proc/${pid}/task`);
+      } catch {
+        continue;
+      }
+      for (const tid of tids) {
+        const seconds = cpuOf(`${pid}/task/${tid}`);
+        if (seconds !== undefined) last.set(`${pid}/${tid}`, { main: tid === String(pid), seconds });
+      }
+    }
+  };
+  const timer = setInterval(scan, 100);
+  return {
+    add: (pid) => pid !== undefined && pids.add(pid),
+    /** Stops sampling: the share of the main threads in the CPU counted. */
+    stop() {
+      clearInterval(timer);
+      let main = 0;
+      let all = 0;
+      for (const t of last.values()) {
+        all += t.seconds;
+        if (t.main) main += t.seconds;
+      }
+      return all > 0 ? main / all : Number.NaN;
     },
   };
 }
@@ -208,13 +256,14 @@ function runnerEnv(extra) {
  * One `reel run` process (of `bin`); resolves with its exit code and the end of its stderr. With
  * `scrape`, its --metrics endpoint is scraped every second, as Prometheus would, until it closes.
  */
-function runReel(cwd, args, env, bin = BIN, scrape = false) {
+function runReel(cwd, args, env, bin = BIN, scrape = false, onSpawn = () => {}) {
   mkdirSync(cwd, { recursive: true });
-  const child = spawn(process.execPath, [bin, "run", ...args], {
+  const child = spawn(process.execPath, [...nodeFlags(bin), bin, "run", ...args], {
     cwd,
     env,
     stdio: ["ignore", "ignore", "pipe"],
   });
+  onSpawn(child.pid);
   let stderr = "";
   let scraper;
   child.stderr.on("data", (d) => {
@@ -293,6 +342,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
   if (NAMED) await setNamedBudget(dir, db, env, bin);
   const xacts0 = db ? await transactions(db) : undefined;
   const pgCpu = db && backendCpu(db.name);
+  const threads = threadCpu();
   const cpu0 = childrenCpuParts();
   const started = performance.now();
   const results = await Promise.all(
@@ -303,7 +353,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
       if (hook) args.push("--events", "events.jsonl", "--notify", hook.url, "--metrics", "0");
       if (NAMED) args.push("--budget", "bench");
       // Each runner in a folder of its own (its logs and hash cache), as on its own machine.
-      return runReel(join(dir, `runner${r}`), args, env, bin, hook !== undefined);
+      return runReel(join(dir, `runner${r}`), args, env, bin, hook !== undefined, threads.add);
     }),
   );
   const wallMs = performance.now() - started;
@@ -312,6 +362,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
   const runnerSystem = cpu1.system - cpu0.system;
   const runnerCpu = runnerUser + runnerSystem;
   const server = pgCpu?.stop();
+  const mainShare = threads.stop();
   for (const [r, result] of results.entries()) {
     if (result.code !== 0)
       console.log(`(runner ${r} exited with ${result.code ?? result.signal}: ${result.stderr.slice(-400)})`);
@@ -330,6 +381,7 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
   return {
     wallMs,
     runnerCpu,
+    mainShare,
     runnerUser,
     runnerSystem,
     server,
@@ -368,13 +420,10 @@ async function scaling(pgOk, shared) {
     longestMs = Math.max(longestMs, ms);
   }
   const idealMs = Math.max(totalRunMs / SLOTS, longestMs);
-  const rounds = [{ label: "SQLite, 1 runner", runners: 1, pg: false, split: true }];
+  const rounds = ONLY_RUNNERS ? [] : [{ label: "SQLite, 1 runner", runners: 1, pg: false, split: true }];
   if (pgOk) {
-    rounds.push(
-      { label: "PostgreSQL, 1 runner", runners: 1, pg: true, split: true },
-      { label: "PostgreSQL, 2 runners", runners: 2, pg: true, split: true },
-      { label: "PostgreSQL, 4 runners", runners: 4, pg: true, split: true },
-    );
+    for (const n of ONLY_RUNNERS ?? [1, 2, 4])
+      rounds.push({ label: `PostgreSQL, ${n} runner${n > 1 ? "s" : ""}`, runners: n, pg: true, split: true });
   }
   // Every runner given every manifest (they race for each job): `node bench/fleet-bench.js shared`.
   if (pgOk && shared)
@@ -416,16 +465,15 @@ async function scaling(pgOk, shared) {
       if (!one || !four) continue;
       const total = (c, n, apart) =>
         (c.runners + c.pg - (apart ? n * (start.runner + start.pg) : 0)) / SCALE_JOBS;
-      rows.push(
-        [
-          `scaling: CPU per job, runners + PostgreSQL, 4 runners / 1 runner${build.tag}`,
-          `${(total(four, 4, false) / total(one, 1, false)).toFixed(2)}x (${perJob(total(four, 4, false), 1)} / ${perJob(total(one, 1, false), 1)}); without each runner's start and stop: ${(total(four, 4, true) / total(one, 1, true)).toFixed(2)}x (${perJob(total(four, 4, true), 1)} / ${perJob(total(one, 1, true), 1)})`,
-        ],
-        [
+      rows.push([
+        `scaling: CPU per job, runners + PostgreSQL, 4 runners / 1 runner${build.tag}`,
+        `${(total(four, 4, false) / total(one, 1, false)).toFixed(2)}x (${perJob(total(four, 4, false), 1)} / ${perJob(total(one, 1, false), 1)}); without each runner's start and stop: ${(total(four, 4, true) / total(one, 1, true)).toFixed(2)}x (${perJob(total(four, 4, true), 1)} / ${perJob(total(one, 1, true), 1)})`,
+      ]);
+      if (cpu.sqlite)
+        rows.push([
           `scaling: a runner's CPU per job, PostgreSQL (1 runner) / SQLite${build.tag}`,
           `${(one.runners / SCALE_JOBS / cpu.sqlite).toFixed(2)}x`,
-        ],
-      );
+        ]);
     }
   }
   return rows;
@@ -468,7 +516,17 @@ async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
         `scaling ${label}: CPU per job, runners${spec.pg ? " + PostgreSQL" : ""}`,
         `${perJob(r.runnerCpu, SCALE_JOBS)}${r.server ? ` + ${perJob(r.server.seconds, SCALE_JOBS)} (${r.server.backends} backends, ${(r.xacts / SCALE_JOBS).toFixed(1)} transactions per job; other databases ${Math.round(r.othersPerSecond)}/s)` : ""}`,
       ],
+      [
+        // A runner that warms up on fewer jobs spends more of it on the main thread (benchmarks.md).
+        `scaling ${label}: runners' CPU per job, user / system; main threads' share`,
+        `${perJob(r.runnerUser, SCALE_JOBS)} / ${perJob(r.runnerSystem, SCALE_JOBS)}; ${Math.round(100 * r.mainShare)}%`,
+      ],
     );
+    if (r.server && process.env.BENCH_FLEET_BACKENDS === "1")
+      rows.push([
+        `scaling ${label}: PostgreSQL CPU of each backend`,
+        r.server.each.map((s) => `${Math.round(s * 1000)}`).join(" ") + " ms",
+      ]);
     if (r.fences !== undefined) {
       rows.push([
         `scaling ${label}: claims tried per job (runner-row updates)`,
@@ -520,7 +578,10 @@ async function startCost(bin) {
       });
       const v0 = childrenCpu();
       await new Promise((resolve) =>
-        spawn(process.execPath, [bin, "--version"], { stdio: "ignore" }).on("close", resolve),
+        spawn(process.execPath, [...nodeFlags(bin), bin, "--version"], { stdio: "ignore" }).on(
+          "close",
+          resolve,
+        ),
       );
       const version = childrenCpu() - v0;
       best = {
