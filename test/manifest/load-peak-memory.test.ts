@@ -12,11 +12,11 @@ const DIST = fileURLToPath(new URL("../../dist/", import.meta.url));
 
 const LOADER = `
 const dist = process.argv[1];
-const { tuneHeapForBatches } = await import(dist + "cli/heap.js");
+const { readingManifests, tuneHeapForBatches } = await import(dist + "cli/heap.js");
 tuneHeapForBatches();
 const { loadManifests } = await import(dist + "manifest/index.js");
 const before = process.resourceUsage().maxRSS;
-const { manifests, problems } = await loadManifests(["m.yaml"], { cwd: process.cwd() });
+const { manifests, problems } = await readingManifests(() => loadManifests(["m.yaml"], { cwd: process.cwd() }));
 const grown = process.resourceUsage().maxRSS - before;
 process.stdout.write(JSON.stringify({ grownKb: grown, jobs: manifests[0]?.jobs.length, problems: problems.length }));
 `;
