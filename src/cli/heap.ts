@@ -7,8 +7,8 @@
 // while a big manifest is parsed, where that was 30 MB of the peak RSS of a 100,000-job run's
 // start. It stays at its first 2 MB while manifests are read (readingManifests), and grows to 16 MB
 // at most afterwards: kept at 2 MB for the whole run, the young objects of a run's start (rows read,
-// answers) reached the old generation and a rerun's first submission of 100,000 jobs came about
-// 0.7 s later. A growth factor of 1 is taken as given once V8 has sized the heap (as a command-line
+// answers) reached the old generation and a rerun's first submission of 100,000 jobs came 0.5 to
+// 1 s later. A growth factor of 1 is taken as given once V8 has sized the heap (as a command-line
 // flag, V8 raises it to 2).
 import { PerformanceObserver } from "node:perf_hooks";
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
@@ -49,11 +49,7 @@ export function tuneHeapForBatches(): void {
   capYoungGeneration();
 }
 
-/**
- * `read()`, the young generation kept as it is meanwhile (see above). Not observed meanwhile: each
- * of the many small collections of a big manifest's read made a performance entry (0.3 s of a
- * rerun's start at 100,000 jobs).
- */
+/** `read()`, the young generation kept as it is meanwhile (see above), and unobserved. */
 export async function readingManifests<T>(read: () => Promise<T>): Promise<T> {
   stopObserving();
   setFlagsFromString("--semi-space-growth-factor=1");
