@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readingManifests } from "../dist/cli/heap.js";
 import { makeClient } from "../dist/client/index.js";
 import { runBatch } from "../dist/drivers/run-batch.js";
 import { loadManifests } from "../dist/manifest/index.js";
@@ -42,7 +43,8 @@ export function manifestOf(name, count, durationsOf, textOf = (i, c) => `take ${
 
 /** The jobs of the manifest `file` in `dir`; throws on a problem. */
 export async function loadJobs(dir, file) {
-  const { manifests, problems } = await loadManifests([file], { cwd: dir });
+  // As `reel run` reads them (src/cli/run-command.ts).
+  const { manifests, problems } = await readingManifests(() => loadManifests([file], { cwd: dir }));
   if (problems.length) throw new Error(JSON.stringify(problems.slice(0, 3)));
   return manifests.flatMap((m) => m.jobs);
 }

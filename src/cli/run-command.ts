@@ -27,6 +27,7 @@ import {
 import type { CliIO, Command, ParsedArgs } from "./command.js";
 import { EXIT } from "./exit-codes.js";
 import { readHashCacheUnlocked } from "./hash-cache.js";
+import { readingManifests } from "./heap.js";
 import { staleRetakeLines, withRetakes } from "../review/retake.js";
 import { readServiceSettings, type ServiceSettings } from "./service-options.js";
 import {
@@ -93,12 +94,14 @@ async function runRun(args: ParsedArgs, io: CliIO): Promise<number> {
   const hashes = await readHashCacheUnlocked(settings.statePath, settings.storeUrl);
   let loaded: Awaited<ReturnType<typeof loadManifests>> | undefined;
   try {
-    loaded = await loadManifests(args.positionals, {
-      cwd: io.cwd,
-      allowRead: withProjectRoot(allowRead, place),
-      hashFile: hashes.hasher,
-      maxVideos: maxVideosOf(args, io, place.project),
-    });
+    loaded = await readingManifests(() =>
+      loadManifests(args.positionals, {
+        cwd: io.cwd,
+        allowRead: withProjectRoot(allowRead, place),
+        hashFile: hashes.hasher,
+        maxVideos: maxVideosOf(args, io, place.project),
+      }),
+    );
   } finally {
     await hashes.closeReader();
   }

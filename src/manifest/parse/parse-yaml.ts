@@ -130,7 +130,8 @@ function parseFast(text: string, limits: YamlLimits): ParsedYaml | YamlProblem[]
   const maxExpanded = limits.maxExpandedNodes ?? DEFAULT_YAML_LIMITS.maxExpandedNodes;
   const maxDepth = limits.maxDepth ?? DEFAULT_YAML_LIMITS.maxDepth;
   const opened: number[] = [];
-  const starts = new Map<object, number>();
+  // Weak: a video let go once its jobs are made (normalize.ts) takes its entry along.
+  const starts = new WeakMap<object, number>();
   // Only a video's place is asked for (the third level: the document, videos, a video). Without an
   // anchor each object is closed once, where it is written, so the deeper ones need no entry; with
   // one, a video may be an alias of an object first written deeper, which then gives its place.
