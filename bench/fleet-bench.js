@@ -550,6 +550,42 @@ async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
 }
 
 /**
+ * One runner's start and stop around one job, in a folder and a database of its own, and `reel
+ * --version` after it: the CPU of each (seconds), PostgreSQL's serving the run beside.
+ */
+async function oneJobStart(sandbox, bin) {
+  const dir = mkdtempSync(join(tmpdir(), "reel-fleet-bench-"));
+  try {
+    writeFileSync(
+      join(dir, "one.yaml"),
+      manifestOf("one", 1, () => [5]),
+    );
+    const db = await newDatabase();
+    const r = await round({
+      db,
+      runners: 1,
+      split: true,
+      manifests: ["one"],
+      sandbox,
+      dir,
+      concurrency: SLOTS,
+      out: join(dir, "out"),
+      bin,
+    });
+    const v0 = childrenCpu();
+    await new Promise((resolve) =>
+      spawn(process.execPath, [...nodeFlags(bin), bin, "--version"], { stdio: "ignore" }).on(
+        "close",
+        resolve,
+      ),
+    );
+    return { runner: r.runnerCpu, pg: r.server.seconds, version: childrenCpu() - v0 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
  * The CPU of one `reel run` of one job on a fresh PostgreSQL database (the runner's and the
  * database's), the least of three: what a runner costs whatever its number of jobs. And of `reel
  * --version`, the least of three.
@@ -558,40 +594,15 @@ async function startCost(bin) {
   let best = { runner: Infinity, pg: Infinity, version: Infinity };
   for (let i = 0; i < 3; i++) {
     const sandbox = await startSandbox({ slots: SLOTS, timeScale: TIME_SCALE, preProcessingMs: 0 });
-    const dir = mkdtempSync(join(tmpdir(), "reel-fleet-bench-"));
     try {
-      writeFileSync(
-        join(dir, "one.yaml"),
-        manifestOf("one", 1, () => [5]),
-      );
-      const db = await newDatabase();
-      const r = await round({
-        db,
-        runners: 1,
-        split: true,
-        manifests: ["one"],
-        sandbox,
-        dir,
-        concurrency: SLOTS,
-        out: join(dir, "out"),
-        bin,
-      });
-      const v0 = childrenCpu();
-      await new Promise((resolve) =>
-        spawn(process.execPath, [...nodeFlags(bin), bin, "--version"], { stdio: "ignore" }).on(
-          "close",
-          resolve,
-        ),
-      );
-      const version = childrenCpu() - v0;
+      const one = await oneJobStart(sandbox, bin);
       best = {
-        runner: Math.min(best.runner, r.runnerCpu),
-        pg: Math.min(best.pg, r.server.seconds),
-        version: Math.min(best.version, version),
+        runner: Math.min(best.runner, one.runner),
+        pg: Math.min(best.pg, one.pg),
+        version: Math.min(best.version, one.version),
       };
     } finally {
       await sandbox.close();
-      rmSync(dir, { recursive: true, force: true });
     }
   }
   return best;
@@ -612,35 +623,11 @@ async function startRounds() {
   try {
     for (let i = 0; i < rounds; i++) {
       for (const build of i % 2 ? [...builds].reverse() : builds) {
-        const dir = mkdtempSync(join(tmpdir(), "reel-fleet-bench-"));
-        try {
-          writeFileSync(
-            join(dir, "one.yaml"),
-            manifestOf("one", 1, () => [5]),
-          );
-          const db = await newDatabase();
-          const r = await round({
-            db,
-            runners: 1,
-            split: true,
-            manifests: ["one"],
-            sandbox,
-            dir,
-            concurrency: SLOTS,
-            out: join(dir, "out"),
-            bin: build.bin,
-          });
-          const v0 = childrenCpu();
-          await new Promise((resolve) =>
-            spawn(process.execPath, [build.bin, "--version"], { stdio: "ignore" }).on("close", resolve),
-          );
-          const run = runs.get(build.tag);
-          run.runner.push(r.runnerCpu);
-          run.pg.push(r.server.seconds);
-          run.version.push(childrenCpu() - v0);
-        } finally {
-          rmSync(dir, { recursive: true, force: true });
-        }
+        const one = await oneJobStart(sandbox, build.bin);
+        const run = runs.get(build.tag);
+        run.runner.push(one.runner);
+        run.pg.push(one.pg);
+        run.version.push(one.version);
       }
     }
   } finally {
