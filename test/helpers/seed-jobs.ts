@@ -2,6 +2,17 @@
 // interface returns only their heads, a test wants their whole rows.
 import type { JobRecords, JobRow, NewJob, RestoredJob } from "../../src/state/job-store.js";
 
+/** The one job most store tests work on: a version of m/a, five seconds of actor-2. */
+export const JOB: NewJob = {
+  key: "m/a",
+  manifest: "m",
+  videoId: "a",
+  specHash: "h1",
+  specJson: "{}",
+  seconds: 5,
+  model: "actor-2",
+};
+
 /** Records `job` (created as pending if new, else found as it is) and returns its whole row. */
 export async function seedJob(
   store: Pick<JobRecords, "upsertJobs" | "getJob">,

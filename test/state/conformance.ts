@@ -15,7 +15,7 @@ import {
   type VideoTakes,
   versionKey,
 } from "../../src/state/job-store.js";
-import { seedJob, submittedRecord } from "../helpers/seed-jobs.js";
+import { JOB, seedJob, submittedRecord } from "../helpers/seed-jobs.js";
 
 /**
  * Storage of one test, fresh each time. A store opened again after `close` sees what was written;
@@ -47,16 +47,6 @@ export interface OutsideWriter {
   startUpload(sha256: string): Promise<void>;
   close(): Promise<void>;
 }
-
-const JOB = {
-  key: "m/a",
-  manifest: "m",
-  videoId: "a",
-  specHash: "h1",
-  specJson: "{}",
-  seconds: 5,
-  model: "actor-2",
-};
 
 /** A take of video `a` of manifest `m`: `a~n`, its version `h<n>`. */
 const take = (n: number): NewJob => ({ ...JOB, key: `m/a~${n}`, videoId: `a~${n}`, specHash: `h${n}` });

@@ -3,21 +3,11 @@
 // an event issued after them, as the SQLite state file stores them (docs/events.md).
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import type { NewJob } from "../../src/state/job-store.js";
 import { PgStore } from "../../src/state/pg/store.js";
 import { usePostgres } from "../helpers/postgres.js";
+import { JOB } from "../helpers/seed-jobs.js";
 
 const database = usePostgres();
-
-const JOB: NewJob = {
-  key: "m/a",
-  manifest: "m",
-  videoId: "a",
-  specHash: "h1",
-  specJson: "{}",
-  seconds: 5,
-  model: "actor-2",
-};
 
 const opened: PgStore[] = [];
 afterEach(async () => {

@@ -13,6 +13,7 @@ import { StoreUnreachableError } from "../../src/errors/state.js";
 import { until } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";
 import { throughProxy, useTcpProxies } from "../helpers/tcp-proxy.js";
+import { JOB } from "../helpers/seed-jobs.js";
 
 const database = usePostgres();
 const proxy = useTcpProxies();
@@ -111,17 +112,7 @@ describe("a PostgreSQL store that stops answering", () => {
     const writer = await open(throughProxy(url, cutter));
     const events: OutageEvent[] = [];
     writer.fleet!.onOutage((event) => events.push(event));
-    const [job] = await writer.upsertJobs([
-      {
-        key: "m/a",
-        manifest: "m",
-        videoId: "a",
-        specHash: "h1",
-        specJson: "{}",
-        seconds: 5,
-        model: "actor-1",
-      },
-    ]);
+    const [job] = await writer.upsertJobs([{ ...JOB, model: "actor-1" }]);
     const reader = await open(throughProxy(url, cutter), { readonly: true });
 
     cutter.cut();
@@ -188,17 +179,7 @@ describe("a PostgreSQL store whose session the server ends (pg_terminate_backend
     const url = await database(context);
     const proxied = await proxy({ host: "127.0.0.1", port: Number(new URL(url).port) });
     const writer = await open(throughProxy(url, proxied));
-    const [job] = await writer.upsertJobs([
-      {
-        key: "m/a",
-        manifest: "m",
-        videoId: "a",
-        specHash: "h1",
-        specJson: "{}",
-        seconds: 5,
-        model: "actor-1",
-      },
-    ]);
+    const [job] = await writer.upsertJobs([{ ...JOB, model: "actor-1" }]);
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     // What would end a reel process (an 'error' event nobody listens to), counted here.

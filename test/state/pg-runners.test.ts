@@ -8,7 +8,7 @@ import { DEFAULT_LEASE, LEASE_MS, RUNNERS_SHOWN_MS } from "../../src/state/pg/le
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { until } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";
-import { seedJob } from "../helpers/seed-jobs.js";
+import { JOB, seedJob } from "../helpers/seed-jobs.js";
 
 const database = usePostgres();
 
@@ -134,15 +134,7 @@ describe("the runners of a PostgreSQL store", () => {
   it("shows a runner that vanished without closing (kill -9) as lost, and long-gone ones only while they hold jobs", async (context) => {
     const url = await database(context);
     const writer = await open(url, { host: "here" });
-    const job = await seedJob(writer, {
-      key: "m/a",
-      manifest: "m",
-      videoId: "a",
-      specHash: "h1",
-      specJson: "{}",
-      seconds: 5,
-      model: "actor-2",
-    });
+    const job = await seedJob(writer, JOB);
     const now = Date.now();
     // As a killed runner leaves its row: a heartbeat past the lease, and no stop recorded.
     const insert = (host: string, heartbeatAgo: number) =>

@@ -11,19 +11,9 @@ import { openBudgetStore } from "../../src/state/open-job-store.js";
 import { DEFAULT_LEASE, leaseTimingOf } from "../../src/state/pg/lease.js";
 import { type OpenPgStoreOptions, PgStore } from "../../src/state/pg/store.js";
 import { usePostgres } from "../helpers/postgres.js";
-import { seedJob, submittedRecord } from "../helpers/seed-jobs.js";
+import { JOB, seedJob, submittedRecord } from "../helpers/seed-jobs.js";
 
 const database = usePostgres();
-
-const JOB: NewJob = {
-  key: "m/a",
-  manifest: "m",
-  videoId: "a",
-  specHash: "h1",
-  specJson: "{}",
-  seconds: 5,
-  model: "actor-2",
-};
 
 const job = (n: number): NewJob => ({ ...JOB, key: `m/v${n}`, videoId: `v${n}` });
 

@@ -13,17 +13,7 @@ import { openReviewStore } from "../../src/state/open-job-store.js";
 import { StateStore } from "../../src/state/sqlite/store.js";
 import { failDownloadRecords } from "../helpers/state-faults.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { seedJob } from "../helpers/seed-jobs.js";
-
-const JOB = {
-  key: "m/a",
-  manifest: "m",
-  videoId: "a",
-  specHash: "h1",
-  specJson: "{}",
-  seconds: 5,
-  model: "actor-2",
-};
+import { JOB, seedJob } from "../helpers/seed-jobs.js";
 
 describe("state store", () => {
   it("upgraded, knows the manifests of each output folder from the videos it recorded there", async () => {
