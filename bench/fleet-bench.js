@@ -22,6 +22,13 @@
 // BENCH_FLEET_NAMED=1 makes every round's runners spend from one named budget (`reel budget set
 // bench --max-seconds` far above the work, set before the round; `--budget bench` on each runner):
 // what a claim charged to a named budget costs.
+// BENCH_FLEET_REPEAT=N runs the scaling rounds N times in turn (1, 2, 4 runners, 1, 2, 4, ...): the
+// 4-runners / 1-runner ratios then come from the rounds of median CPU, steadier on a noisy machine.
+// BENCH_FLEET_SCALE_JOBS (default 400, a multiple of 8) sets the scaling rounds' jobs: with more,
+// each runner's start weighs less in its CPU per job.
+// Each PostgreSQL round's store is a copy of one migrated before the rounds (a fleet joins a store
+// that exists; the first start on an empty one migrates it, timed on a line of its own);
+// BENCH_FLEET_NEW_STORE=1 gives each round an empty store instead, its first runner migrating it.
 //
 // How the CPU is counted: a runner is a child process, so its CPU (user + system) is read from this
 // process's cutime/cstime in /proc/self/stat once it has exited; the sandbox runs in this process
@@ -77,14 +84,51 @@ async function adminQuery(sql, params = [], url = ADMIN_URL) {
 
 const databases = [];
 
-/** A fresh database for one round: its name and URL. */
-async function newDatabase() {
+/**
+ * A fresh database for one round: its name and URL. With `template`, a copy of that database (a
+ * store already migrated, as a fleet's runners find it), else empty (its first runner migrates it).
+ */
+async function newDatabase(template) {
   const name = `reel_bench_${RUN_TAG}_${databases.length}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
+  await adminQuery(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
   databases.push(name);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return { name, url: url.toString() };
+}
+
+const templates = new Map(); // bin -> { name, newMs, migratedMs }
+
+/**
+ * The store a round of `bin`'s runners joins: a team's store exists before its runners start, and
+ * is migrated once in its life, so each round gets a copy of a database `bin`'s reel has migrated
+ * (its own schema: a baseline of another version migrates its own). BENCH_FLEET_NEW_STORE=1: an
+ * empty database instead, migrated by the round's first runner while the others wait.
+ */
+async function storeFor(bin) {
+  if (process.env.BENCH_FLEET_NEW_STORE === "1") return newDatabase();
+  if (!templates.has(bin)) {
+    const db = await newDatabase();
+    // `reel budget show` opens the store, migrating an empty one; timed on the empty and the migrated.
+    const newMs = await reelCommand(bin, ["budget", "show"], db.url);
+    const migratedMs = await reelCommand(bin, ["budget", "show"], db.url);
+    templates.set(bin, { name: db.name, newMs, migratedMs });
+  }
+  return newDatabase(templates.get(bin).name);
+}
+
+/** `reel ARGS` (of `bin`) on the store at `url`: its wall time in ms; throws unless it exits 0. */
+async function reelCommand(bin, args, url) {
+  const started = performance.now();
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: runnerEnv({ REEL_STORE: url }),
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const code = await new Promise((resolve) => child.on("close", resolve));
+  if (code !== 0) throw new Error(`reel ${args.join(" ")} exited with ${code}: ${stderr}`);
+  return performance.now() - started;
 }
 
 async function dropDatabases() {
@@ -198,6 +242,35 @@ function backendCpu(name) {
       clearInterval(timer);
       const each = [...last.values()].sort((a, b) => b - a);
       return { seconds: each.reduce((a, b) => a + b, 0), backends: last.size, each };
+    },
+  };
+}
+
+/**
+ * The whole machine's CPU (/proc/stat), sampled every 50 ms: `busyBetween(t0, t1)` is the share of
+ * all cores busy between two Date.now() times (the samples nearest inside them).
+ */
+function machineCpu() {
+  const samples = [];
+  const sample = () => {
+    const [, ...fields] = readFileSync("/proc/stat", "utf8").split("\n", 1)[0].trim().split(/\s+/);
+    const ticks = fields.map(Number);
+    const idle = ticks[3] + ticks[4]; // idle + iowait
+    samples.push({ at: Date.now(), idle, total: ticks.reduce((a, b) => a + b, 0) });
+  };
+  sample();
+  const timer = setInterval(sample, 50);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+    },
+    busyBetween(t0, t1) {
+      const inside = samples.filter((x) => x.at >= t0 && x.at <= t1);
+      if (inside.length < 2) return Number.NaN;
+      const a = inside[0];
+      const b = inside[inside.length - 1];
+      return 1 - (b.idle - a.idle) / (b.total - a.total);
     },
   };
 }
@@ -344,7 +417,9 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
   const pgCpu = db && backendCpu(db.name);
   const threads = threadCpu();
   const cpu0 = childrenCpuParts();
+  const machine = machineCpu();
   const started = performance.now();
+  const spawnedAt = Date.now();
   const results = await Promise.all(
     Array.from({ length: runners }, (_, r) => {
       const mine = split ? names.filter((_, i) => i % runners === r) : names;
@@ -357,6 +432,8 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
     }),
   );
   const wallMs = performance.now() - started;
+  const exitedAt = Date.now();
+  machine.stop();
   const cpu1 = childrenCpuParts();
   const runnerUser = cpu1.user - cpu0.user;
   const runnerSystem = cpu1.system - cpu0.system;
@@ -380,6 +457,9 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
   const reads = db ? await eventReads(db) : undefined;
   return {
     wallMs,
+    spawnedAt,
+    exitedAt,
+    machine,
     runnerCpu,
     mainShare,
     runnerUser,
@@ -393,17 +473,37 @@ async function round({ db, runners, split, manifests, sandbox, dir, concurrency,
   };
 }
 
+/**
+ * With the bound full, the k-th task to finish frees the slot that the (k + SLOTS)-th submission
+ * takes: the time between them, for every slot freed while work was left.
+ */
+function refillGaps(tasks) {
+  const finishes = tasks
+    .map((t) => t.finishedAt)
+    .filter((t) => t !== undefined)
+    .sort((a, b) => a - b);
+  const creations = tasks.map((t) => t.createdAt).sort((a, b) => a - b);
+  const gaps = [];
+  for (let k = 0; k + SLOTS < creations.length && k < finishes.length; k++)
+    gaps.push(Math.max(0, creations[k + SLOTS] - finishes[k]));
+  return gaps;
+}
+
 function percentile(values, p) {
   const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : Number.NaN;
 }
 
+const pct = (share) => `${Math.round(100 * share)}%`;
 const fmtS = (ms) => `${(ms / 1000).toFixed(2)} s`;
 const perJob = (seconds, n) => `${((seconds * 1000) / n).toFixed(2)} ms`;
 
 // ---- 1. Fleet scaling ----
 
-const SCALE_JOBS = 400;
+/** BENCH_FLEET_SCALE_JOBS: more jobs share each runner's start (a multiple of 8; default 400). */
+const SCALE_JOBS = Number(process.env.BENCH_FLEET_SCALE_JOBS ?? 400);
+/** BENCH_FLEET_REPEAT: each scaling round run this many times, in turn; the ratios from medians. */
+const REPEAT = Number(process.env.BENCH_FLEET_REPEAT ?? 1);
 const SCALE_MANIFESTS = 8;
 const SLOTS = 16;
 const TIME_SCALE = 0.025;
@@ -431,7 +531,7 @@ async function scaling(pgOk, shared) {
   const rows = [
     [
       "scaling: the work",
-      `${SCALE_JOBS} jobs in ${SCALE_MANIFESTS} manifests, tasks of 125-625 ms, ${SLOTS} slots, bound ${SLOTS} (--concurrency ${SLOTS} each); ideal ${fmtS(idealMs)}`,
+      `${SCALE_JOBS} jobs in ${SCALE_MANIFESTS} manifests, tasks of 125-625 ms, ${SLOTS} slots, bound ${SLOTS} (--concurrency ${SLOTS} each); ideal ${fmtS(idealMs)}; ${process.env.BENCH_FLEET_NEW_STORE === "1" ? "each PostgreSQL round on an empty store" : "each PostgreSQL round on a store migrated before it"}`,
     ],
   ];
   const builds = [{ bin: BIN, tag: "" }];
@@ -442,16 +542,30 @@ async function scaling(pgOk, shared) {
   }
   // CPU per job of each build: { sqlite, pg: { runners: { runners, pg } } }.
   const perJobCpu = new Map(builds.map((b) => [b.tag, { pg: new Map() }]));
-  for (const spec of rounds) {
-    for (const build of builds) {
-      const label = `${spec.label}${build.tag}`;
-      const r = await scalingRound(spec, build.bin, idealMs, label, rows, build.observe);
-      const cpu = perJobCpu.get(build.tag);
-      if (!spec.pg) cpu.sqlite = r.runnerCpu / SCALE_JOBS;
-      else if (spec.split) cpu.pg.set(spec.runners, { runners: r.runnerCpu, pg: r.server.seconds });
+  for (let turn = 1; turn <= REPEAT; turn++) {
+    for (const spec of rounds) {
+      for (const build of builds) {
+        const label = `${spec.label}${build.tag}${REPEAT > 1 ? ` #${turn}` : ""}`;
+        const r = await scalingRound(spec, build.bin, idealMs, label, rows, build.observe);
+        const cpu = perJobCpu.get(build.tag);
+        if (!spec.pg) (cpu.sqlite ??= []).push(r.runnerCpu / SCALE_JOBS);
+        else if (spec.split) {
+          const runs = cpu.pg.get(spec.runners) ?? [];
+          runs.push({ runners: r.runnerCpu, pg: r.server.seconds });
+          cpu.pg.set(spec.runners, runs);
+        }
+      }
     }
   }
   if (pgOk) {
+    for (const build of builds) {
+      const made = templates.get(build.bin);
+      if (made)
+        rows.push([
+          `scaling: reel budget show on an empty store (migrating it) / on a migrated one${build.tag}`,
+          `${fmtS(made.newMs)} / ${fmtS(made.migratedMs)}`,
+        ]);
+    }
     for (const build of builds) {
       // A runner's fixed cost: start (load, connect, register, checks), heartbeats, stop; with one job.
       const start = await startCost(build.bin);
@@ -460,8 +574,8 @@ async function scaling(pgOk, shared) {
         `scaling: a runner's start and stop, PostgreSQL, one job${build.tag}`,
         `${(start.runner * 1000).toFixed(0)} ms CPU + PostgreSQL ${(start.pg * 1000).toFixed(0)} ms; reel --version ${(start.version * 1000).toFixed(0)} ms`,
       ]);
-      const one = cpu.pg.get(1);
-      const four = cpu.pg.get(4);
+      const one = medianRun(cpu.pg.get(1));
+      const four = medianRun(cpu.pg.get(4));
       if (!one || !four) continue;
       const total = (c, n, apart) =>
         (c.runners + c.pg - (apart ? n * (start.runner + start.pg) : 0)) / SCALE_JOBS;
@@ -472,11 +586,18 @@ async function scaling(pgOk, shared) {
       if (cpu.sqlite)
         rows.push([
           `scaling: a runner's CPU per job, PostgreSQL (1 runner) / SQLite${build.tag}`,
-          `${(one.runners / SCALE_JOBS / cpu.sqlite).toFixed(2)}x`,
+          `${(one.runners / SCALE_JOBS / percentile(cpu.sqlite, 0.5)).toFixed(2)}x`,
         ]);
     }
   }
   return rows;
+}
+
+/** Of a round's runs ({ runners, pg } CPU seconds), the one of median total; undefined for none. */
+function medianRun(runs) {
+  if (!runs?.length) return undefined;
+  const sorted = [...runs].sort((a, b) => a.runners + a.pg - (b.runners + b.pg));
+  return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
 /** One scaling round of `spec` with the reel of `bin`; its lines appended to `rows`. */
@@ -489,7 +610,7 @@ async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
     const manifests = Array.from({ length: SCALE_MANIFESTS }, (_, m) => `m${m}`);
     for (const m of manifests)
       writeFileSync(join(dir, `${m}.yaml`), manifestOf(m, perManifest, scaleDurations));
-    const db = spec.pg ? await newDatabase() : undefined;
+    const db = spec.pg ? await storeFor(bin) : undefined;
     const out = join(dir, "out");
     const r = await round({ ...spec, db, manifests, sandbox, dir, concurrency: SLOTS, out, bin, hook });
     const tasks = [...sandbox.counters.tasks.values()];
@@ -498,10 +619,17 @@ async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
     const busy = tasks.reduce((a, t) => a + ((t.finishedAt ?? 0) - (t.startedAt ?? t.finishedAt ?? 0)), 0);
     const c = sandbox.counters;
     const fetchLag = tasks.map((t) => (t.firstDownloadAt ?? Number.NaN) - (t.finishedAt ?? Number.NaN));
+    const noticeLag = tasks.map((t) => (t.seenFinalAt ?? Number.NaN) - (t.finishedAt ?? Number.NaN));
+    const refill = refillGaps(tasks);
     rows.push(
       [
         `scaling ${label}: makespan (spawn -> all exited) / ideal`,
         `${fmtS(r.wallMs)} = ${(r.wallMs / idealMs).toFixed(2)}x; first submission -> last task done ${fmtS(last - first)}, slots busy ${((100 * busy) / (SLOTS * (last - first))).toFixed(0)}% of it`,
+      ],
+      [
+        // The makespan's two ends, beside the slots' work: the runners' starts and their last records and reports.
+        `scaling ${label}: spawn -> first submission; last task done -> all exited (the machine's cores busy)`,
+        `${fmtS(first - r.spawnedAt)} (${pct(r.machine.busyBetween(r.spawnedAt, first))}); ${fmtS(r.exitedAt - last)}; first submission -> last task done: ${pct(r.machine.busyBetween(first, last))} busy`,
       ],
       [
         `scaling ${label}: tasks / duplicates / peak unfinished / videos`,
@@ -511,6 +639,11 @@ async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
         // A task done on the service holds its place in the bound until its runner records it.
         `scaling ${label}: task done -> its download starts, median / 90th percentile`,
         `${percentile(fetchLag, 0.5)} / ${percentile(fetchLag, 0.9)} ms`,
+      ],
+      [
+        // Where a slot's idle time goes: the poll's notice, then the download, the record and the next claim.
+        `scaling ${label}: task done -> seen by a poll / its slot's next submission, median / 90th`,
+        `${percentile(noticeLag, 0.5)} / ${percentile(noticeLag, 0.9)} ms; ${percentile(refill, 0.5)} / ${percentile(refill, 0.9)} ms`,
       ],
       [
         `scaling ${label}: CPU per job, runners${spec.pg ? " + PostgreSQL" : ""}`,
@@ -560,7 +693,7 @@ async function oneJobStart(sandbox, bin) {
       join(dir, "one.yaml"),
       manifestOf("one", 1, () => [5]),
     );
-    const db = await newDatabase();
+    const db = await storeFor(bin);
     const r = await round({
       db,
       runners: 1,
