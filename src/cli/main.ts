@@ -14,6 +14,7 @@ import type { CliIO, Command } from "./command.js";
 import { COMMANDS } from "./commands.js";
 import { EXIT } from "./exit-codes.js";
 import { tuneHeapForBatches } from "./heap.js";
+import { keepWasmAtBaseline } from "./wasm-tier.js";
 
 const HELP = `reel: turn YAML manifests into generated videos, resumably.
 
@@ -41,6 +42,7 @@ export function processIO(signal: AbortSignal): CliIO {
 export async function main(argv: readonly string[], io?: CliIO): Promise<number> {
   if (io) return dispatch(argv, io);
   tuneHeapForBatches();
+  keepWasmAtBaseline();
   // A process that exits without closing its state file (a second Ctrl-C) still commits its last turn.
   process.on("exit", flushOpenStores);
   const controller = new AbortController();

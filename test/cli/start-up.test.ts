@@ -132,6 +132,23 @@ describe("start-up", () => {
     expect(new Set(own).size).toBeLessThan(60);
   });
 
+  // undici's HTTP parser, llhttp, is WebAssembly: V8 recompiled its main function optimized after
+  // the first responses, about 80 ms of CPU on another thread, at every start of every runner.
+  test("a run compiles undici's HTTP parser once, at V8's first tier, never again optimized", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    await writeTree(dir, { "hello.yaml": ONE_VIDEO });
+    const { stdout } = await run(
+      process.execPath,
+      ["--trace-wasm-compilation-times", BIN, "run", "hello.yaml", "--state", join(dir, "state.db")],
+      { cwd: dir, env: { PATH: process.env.PATH ?? "", REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey } },
+    );
+    expect(await readFile(join(dir, "out", "hello", "wave.mp4")).then((b) => b.length > 0)).toBe(true);
+    const compiled = stdout.split("\n").filter((line) => line.startsWith("Compiled function"));
+    expect(compiled.filter((line) => line.includes("using Liftoff")).length).toBeGreaterThan(0);
+    expect(compiled.filter((line) => !line.includes("using Liftoff"))).toEqual([]);
+  });
+
   test("bin/reel.js runs dist/bundle/ when it was made from the current dist/, dist/ itself when tsc wrote dist/ since", async () => {
     // A copy of the entry point beside a dist/ whose two builds say which one ran.
     const dir = await tempDir();
