@@ -25,7 +25,8 @@
 // BENCH_FLEET_REPEAT=N runs the scaling rounds N times in turn (1, 2, 4 runners, 1, 2, 4, ...): the
 // 4-runners / 1-runner ratios then come from the rounds of median CPU, steadier on a noisy machine.
 // BENCH_FLEET_SCALE_JOBS (default 400, a multiple of 8) sets the scaling rounds' jobs: with more,
-// each runner's start weighs less in its CPU per job.
+// each runner's start weighs less in its CPU per job. BENCH_FLEET_SLOTS (default 16) sets the
+// sandbox's slots, the bound and each runner's --concurrency.
 // Each PostgreSQL round's store is a copy of one migrated before the rounds (a fleet joins a store
 // that exists; the first start on an empty one migrates it, timed on a line of its own);
 // BENCH_FLEET_NEW_STORE=1 gives each round an empty store instead, its first runner migrating it.
@@ -505,7 +506,7 @@ const SCALE_JOBS = Number(process.env.BENCH_FLEET_SCALE_JOBS ?? 400);
 /** BENCH_FLEET_REPEAT: each scaling round run this many times, in turn; the ratios from medians. */
 const REPEAT = Number(process.env.BENCH_FLEET_REPEAT ?? 1);
 const SCALE_MANIFESTS = 8;
-const SLOTS = 16;
+const SLOTS = Number(process.env.BENCH_FLEET_SLOTS ?? 16);
 const TIME_SCALE = 0.025;
 /** One to three chunks of 5 or 10 s: tasks of 125 to 625 ms at TIME_SCALE, the same in every round. */
 const scaleDurations = (i) => Array.from({ length: 1 + (i % 3) }, (_, c) => ((i + c) % 2 ? 5 : 10));
@@ -630,6 +631,11 @@ async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
         // The makespan's two ends, beside the slots' work: the runners' starts and their last records and reports.
         `scaling ${label}: spawn -> first submission; last task done -> all exited (the machine's cores busy)`,
         `${fmtS(first - r.spawnedAt)} (${pct(r.machine.busyBetween(r.spawnedAt, first))}); ${fmtS(r.exitedAt - last)}; first submission -> last task done: ${pct(r.machine.busyBetween(first, last))} busy`,
+      ],
+      [
+        // Each a turn of some runner's event loop, and a request the service answers.
+        `scaling ${label}: requests to the service per job (polls of a task)`,
+        `${([...c.requests.values()].reduce((a, b) => a + b, 0) / SCALE_JOBS).toFixed(1)} (${(c.requestCount("GET", "/v1/generations/:id") / SCALE_JOBS).toFixed(1)})`,
       ],
       [
         `scaling ${label}: tasks / duplicates / peak unfinished / videos`,
