@@ -1,9 +1,10 @@
 // Fleet benchmarks: `reel run` processes sharing one PostgreSQL store. Prints figures;
 // asserts nothing (the machine is shared and noisy).
-//   node bench/fleet-bench.js [scaling|shared|overhead|ceiling|start]...   (after `npm run build`; Linux:
+//   node bench/fleet-bench.js [scaling|shared|overhead|ceiling|start|warmup]...   (after `npm run build`; Linux:
 //   the CPU figures are read from /proc)
 // `shared` adds to the scaling rounds one where every runner is given every manifest; `start` (only
-// when named) measures a runner's start and stop alone, ten times over (see startRounds).
+// when named) measures a runner's start and stop alone, ten times over (see startRounds); `warmup`
+// (only when named) what a runner costs once apart from what each job costs (see warmupRounds).
 // The server: REEL_TEST_PG_URL (a role allowed to create databases), else the tests' role made by
 // scripts/postgres-for-tests.sh. Each round makes its own database (reel_bench_<random>_<n>) and
 // every one is dropped at the end. Without a reachable server the PostgreSQL parts are skipped with
@@ -281,7 +282,7 @@ function machineCpu() {
  * JavaScript, its system calls) apart from the others' (V8's compiler and GC helpers, libuv's pool).
  * The last moments of each process are missed: shares, beside the exact total from /proc/self/stat.
  */
-function threadCpu() {
+function threadCpu(intervalMs = 100) {
   const pids = new Set();
   const last = new Map(); // "pid/tid" -> { main, seconds }
   const scan = () => {
@@ -298,9 +299,20 @@ function threadCpu() {
       }
     }
   };
-  const timer = setInterval(scan, 100);
+  const timer = setInterval(scan, intervalMs);
   return {
     add: (pid) => pid !== undefined && pids.add(pid),
+    /** Stops sampling: the CPU seconds counted of the main threads and of the others. */
+    totals() {
+      clearInterval(timer);
+      let main = 0;
+      let others = 0;
+      for (const t of last.values()) {
+        if (t.main) main += t.seconds;
+        else others += t.seconds;
+      }
+      return { main, others };
+    },
     /** Stops sampling: the share of the main threads in the CPU counted. */
     stop() {
       clearInterval(timer);
@@ -782,6 +794,65 @@ async function startRounds() {
   });
 }
 
+/**
+ * `warmup` (only when named): what a runner costs once (its start, and its first jobs run before V8
+ * has optimized its code) apart from what each job costs, fitted from one runner alone on two job
+ * counts (BENCH_FLEET_WARMUP_JOBS, default "104,400"; BENCH_FLEET_WARMUP_ROUNDS runs of each,
+ * default 3, alternated), its threads' CPU read every 5 ms: the main thread apart from the others
+ * (V8's compiler and GC helpers, libuv's pool). Each job count a round as the scaling round's.
+ */
+async function warmupRounds() {
+  const counts = (process.env.BENCH_FLEET_WARMUP_JOBS ?? "104,400").split(",").map(Number);
+  const rounds = Number(process.env.BENCH_FLEET_WARMUP_ROUNDS ?? 3);
+  const runs = new Map(counts.map((n) => [n, []]));
+  for (let i = 0; i < rounds; i++) {
+    for (const n of i % 2 ? [...counts].reverse() : counts) {
+      const sandbox = await startSandbox({ slots: SLOTS, timeScale: TIME_SCALE, preProcessingMs: 0 });
+      const dir = mkdtempSync(join(tmpdir(), "reel-fleet-bench-"));
+      try {
+        writeFileSync(join(dir, "w.yaml"), manifestOf("w", n, scaleDurations));
+        const db = await storeFor(BIN);
+        const env = runnerEnv({
+          REEL_BASE_URL: sandbox.baseUrl,
+          REEL_API_KEY: sandbox.apiKey,
+          REEL_STORE: db.url,
+        });
+        const threads = threadCpu(5);
+        const args = [join(dir, "w.yaml"), "--concurrency", String(SLOTS), "--out", join(dir, "out")];
+        const result = await runReel(join(dir, "runner"), args, env, BIN, false, threads.add);
+        if (result.code !== 0)
+          throw new Error(`the warm-up round's runner exited with ${result.code}: ${result.stderr}`);
+        runs.get(n).push(threads.totals());
+      } finally {
+        await sandbox.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  }
+  const median = (n, part) =>
+    percentile(
+      runs.get(n).map((r) => r[part]),
+      0.5,
+    );
+  const ms = (s) => `${(s * 1000).toFixed(0)} ms`;
+  const rows = counts.map((n) => [
+    `warmup: one runner alone on ${n} jobs, PostgreSQL: main thread / other threads, median of ${rounds}`,
+    `${ms(median(n, "main"))} / ${ms(median(n, "others"))}`,
+  ]);
+  const [a, b] = [counts[0], counts[counts.length - 1]];
+  const fit = (part) => {
+    const perJob = (median(b, part) - median(a, part)) / (b - a);
+    return { perJob, once: median(a, part) - a * perJob };
+  };
+  const main = fit("main");
+  const others = fit("others");
+  rows.push([
+    `warmup: a runner's CPU once + per job (fitted on ${a} and ${b} jobs), main thread; other threads`,
+    `${ms(main.once)} + ${(main.perJob * 1000).toFixed(2)} ms a job; ${ms(others.once)} + ${(others.perJob * 1000).toFixed(2)} ms a job`,
+  ]);
+  return rows;
+}
+
 // ---- 2. One runner's overhead ----
 
 /** Bytes of the store: the database's tables with their indexes, or the state file with its WAL. */
@@ -999,6 +1070,7 @@ if (process.argv[2] === "--ceiling-worker") {
     if (want("overhead")) rows.push(...(await overhead(pgOk)));
     if (want("ceiling") && pgOk) rows.push(...(await ceiling()));
     if (wanted.includes("start") && pgOk) rows.push(...(await startRounds()));
+    if (wanted.includes("warmup") && pgOk) rows.push(...(await warmupRounds()));
   } finally {
     await dropDatabases();
   }
