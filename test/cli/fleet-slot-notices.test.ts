@@ -7,12 +7,13 @@ import pg from "pg";
 import { describe, expect, it, type TestContext } from "vitest";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { APPLICATION_NAME } from "../../src/state/pg/slot-notices.js";
-import { runCli, writeTree } from "../helpers/cli.js";
+import { runCli, useReelProcesses, writeTree } from "../helpers/cli.js";
 import { usePostgres } from "../helpers/postgres.js";
 import { useSandboxes } from "../helpers/sandboxes.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const sandbox = useSandboxes();
+const reel = useReelProcesses();
 const database = usePostgres();
 const env = (s: Sandbox): Record<string, string> => ({ REEL_BASE_URL: s.baseUrl, REEL_API_KEY: s.apiKey });
 
@@ -138,5 +139,48 @@ describe("a freed slot of the account, in a fleet", () => {
     }
     // It said it was there when it started; of its two freed slots, nothing.
     expect(heard).toEqual(["hello"]);
+  });
+  // Runners that start together greet each other at once: each answers every "hello" on its one
+  // listening session, and a query sent there while others wait made the driver print a
+  // DeprecationWarning on the runner's screen (and will fail in its next major version).
+  it("is listened for by a runner that answers a burst of other runners' greetings one at a time, printing nothing of it", async (context: TestContext) => {
+    const url = await database(context);
+    // A 5 s video at 0.2: the runner listens for a second.
+    const s = await sandbox({ timeScale: 0.2 });
+    const dir = await tempDir();
+    await writeTree(dir, { "a.yaml": oneVideo("a") });
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    const heard: string[][] = [];
+    let onHeard = (): void => {};
+    listener.on("notification", (message) => {
+      heard.push((message.payload ?? "").split(" "));
+      onHeard();
+    });
+    const until = (done: () => boolean): Promise<void> =>
+      new Promise((resolve) => {
+        onHeard = () => done() && resolve();
+        onHeard();
+      });
+    try {
+      await listener.query("LISTEN reel_slot_free");
+      const runner = reel(["run", "a.yaml", "--store", url, "--concurrency", "1"], dir, env(s));
+      await Promise.race([until(() => heard.some((words) => words[2] === "hello")), runner.exit]);
+      const [service, runnerId] = heard.find((words) => words[2] === "hello") ?? [];
+      expect(runnerId, runner.stderr()).toBeDefined();
+      // Five runners of its service greeting it in one commit: five notices at once.
+      const others = [9001, 9002, 9003, 9004, 9005];
+      await listener.query(
+        `SELECT ${others.map((_, i) => `pg_notify('reel_slot_free', $${i + 1})`).join(", ")}`,
+        others.map((other) => `${service} ${other} hello`),
+      );
+      const answers = (): string[][] => heard.filter((w) => w[1] === runnerId && w[2] === "here");
+      await Promise.race([until(() => answers().length === others.length), runner.exit]);
+      expect(answers()).toHaveLength(others.length);
+      expect(await runner.exit, runner.stderr()).toBe(0);
+      expect(runner.stderr()).not.toMatch(/Warning/);
+    } finally {
+      await listener.end();
+    }
   });
 });

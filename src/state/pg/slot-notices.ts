@@ -86,6 +86,15 @@ export class SlotNotices {
       this.timer = setTimeout(() => void this.connect(), RECONNECT_MS);
       this.timer.unref();
     };
+    // One statement at a time on the session: runners that start together greet each other at once,
+    // and answers sent beside the statements still waiting made the driver print a warning (its next
+    // major version refuses them).
+    let last: Promise<unknown> = Promise.resolve();
+    const inTurn = <T>(statement: () => Promise<T>): Promise<T> => {
+      const turn = last.then(statement);
+      last = turn.catch(() => {});
+      return turn;
+    };
     // A broken session (the server restarted) must not end the process: listened to from the start.
     client.on("error", retry);
     client.on("end", retry);
@@ -93,15 +102,16 @@ export class SlotNotices {
       const [service, runner, word] = (message.payload ?? "").split(" ");
       if (Number(service) !== this.serviceId || Number(runner) === this.runnerId) return;
       this.othersHeard = true;
-      if (word === "hello") void notify(client, this.serviceId, this.runnerId, "here").catch(() => {});
+      if (word === "hello")
+        void inTurn(() => notify(client, this.serviceId, this.runnerId, "here")).catch(() => {});
       if (word !== "free") return;
       for (const listener of this.listeners) listener();
     });
     this.client = client;
     try {
       await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
-      await notify(client, this.serviceId, this.runnerId, "hello");
+      await inTurn(() => client.query(`LISTEN ${CHANNEL}`));
+      await inTurn(() => notify(client, this.serviceId, this.runnerId, "hello"));
       if (this.closed) await client.end();
     } catch {
       retry();
