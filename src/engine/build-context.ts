@@ -10,7 +10,7 @@ import { outFolderOf } from "../output/out-folder.js";
 import { shownPath } from "../user-path.js";
 import { makeAssetResolver, speechAsset } from "./assets.js";
 import type { EngineContext, EngineOptions, WantedJobs } from "./context.js";
-import { makeKeyedLock } from "./keyed-lock.js";
+import { makeKeyedLock } from "../keyed-lock.js";
 import { DEFAULT_POLL_TIMING } from "./poll-schedule.js";
 import type { ProgressSink } from "./progress.js";
 import { RunTimes } from "./run-times.js";

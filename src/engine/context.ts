@@ -16,7 +16,7 @@ import type { VersionsContext } from "../output/versions.js";
 import type { JobRow, JobStore } from "../state/job-store.js";
 import type { StateFileError } from "../errors/state.js";
 import type { AssetResolver } from "./assets.js";
-import type { KeyedLock } from "./keyed-lock.js";
+import type { KeyedLock } from "../keyed-lock.js";
 import type { PollTiming } from "./poll-schedule.js";
 import type { RunTimes } from "./run-times.js";
 import type { ProgressSink } from "./progress.js";

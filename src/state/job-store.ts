@@ -26,7 +26,7 @@
 //   that fails rejects it. Callers never rely on a read and the write after it happening with no
 //   other task in between: where that would cost money, the write is a compare-and-set (the intents
 //   above), or the engine runs the read and the write in one critical section of its own (see
-//   engine/assets.ts, engine/keyed-lock.ts).
+//   engine/assets.ts, keyed-lock.ts).
 //
 // SQLite-specific, and not part of the contract: the group commit of one turn (turn.ts), hence
 // `flush` (a backend with nothing pending makes it a no-op); the hash cache of local files (a

@@ -10,6 +10,7 @@
 import type pg from "pg";
 import { Client } from "./driver.js";
 import { connectionSettings } from "./connect.js";
+import { makeKeyedLock } from "../../keyed-lock.js";
 
 /** The channel: one for the store, the payload names the service and the runner that sent it. */
 const CHANNEL = "reel_slot_free";
@@ -89,12 +90,8 @@ export class SlotNotices {
     // One statement at a time on the session: runners that start together greet each other at once,
     // and answers sent beside the statements still waiting made the driver print a warning (its next
     // major version refuses them).
-    let last: Promise<unknown> = Promise.resolve();
-    const inTurn = <T>(statement: () => Promise<T>): Promise<T> => {
-      const turn = last.then(statement);
-      last = turn.catch(() => {});
-      return turn;
-    };
+    const session = makeKeyedLock();
+    const inTurn = <T>(statement: () => Promise<T>): Promise<T> => session.run("session", statement);
     // A broken session (the server restarted) must not end the process: listened to from the start.
     client.on("error", retry);
     client.on("end", retry);

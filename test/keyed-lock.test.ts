@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { makeKeyedLock } from "../../src/engine/keyed-lock.js";
+import { makeKeyedLock } from "../src/keyed-lock.js";
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
