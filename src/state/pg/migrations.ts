@@ -342,6 +342,18 @@ export const PG_MIGRATIONS: PgMigrations = {
       until_at bigint NOT NULL
     );
     `,
+    // 19: which other job of service $1 holds task $2 (sql/claims.ts answerJob), as a function so
+    // that an answer is one statement: the answers naming one task wait for each other on the
+    // advisory lock it takes, and its look-up (VOLATILE plpgsql) reads what was committed once the
+    // lock was granted, not when the statement began: the answer recorded first is seen.
+    `
+    CREATE FUNCTION reel_task_holder(bigint, text, bigint) RETURNS text LANGUAGE plpgsql VOLATILE AS $fn$
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtextextended($1::text || ' ' || $2, 0));
+        RETURN (SELECT job_key FROM jobs WHERE service_id = $1 AND task_id = $2 AND id <> $3 LIMIT 1);
+      END
+    $fn$;
+    `,
   ],
   tooNew: (version) =>
     new StateFileError(

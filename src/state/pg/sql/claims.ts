@@ -7,7 +7,7 @@ import { namedSpendSql, noticingRefusal, REFUSED_SQL, refusalOf } from "./named-
 import { aliveNow } from "./runners.js";
 import { CLAIM, CLAIMABLE } from "../../job-state-rule.js";
 
-import { type FleetContext, fleetTransaction, leaseLostError } from "./fleet.js";
+import { type FleetContext, leaseLostError } from "./fleet.js";
 
 /** What a claim found: the attempt it made, the row already moved on (null), or the bound full. */
 export type Claim = number | null | "full";
@@ -133,44 +133,35 @@ export async function answerLanded(
 }
 
 /**
- * The answer to this runner's submission: its task id. A runner taken over while its request was on
- * the wire finds its job uncertain (the takeover's doing): the answer is still recorded, the task
- * unheld for a live runner to follow, so that nothing paid is lost; then it stops (LeaseLostError).
+ * The answer to this runner's submission: its task id, in one statement. reel_task_holder
+ * (migration 19) first waits for any other answer naming the same task and says which job holds
+ * it, if one does: then nothing is written and that job's key is returned. A runner taken over
+ * while its request was on the wire finds its job uncertain (the takeover's doing): the answer is
+ * still recorded, the task unheld for a live runner to follow, so that nothing paid is lost; then
+ * it stops (LeaseLostError). One statement holds the task's lock for no round trip of a runner.
  */
 export async function answerJob(c: FleetContext, id: number, taskId: string): Promise<string | undefined> {
   const now = c.now();
-  const answered = await fleetTransaction(c, async (client) => {
-    // Answers naming one task wait for each other here, so that the look-up below sees the one
-    // recorded first (READ COMMITTED: each statement reads what was committed before it began).
-    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1::text || ' ' || $2, 0))", [
-      c.serviceId,
-      taskId,
-    ]);
-    const holder = await client.query<{ job_key: string }>(
-      "SELECT job_key FROM jobs WHERE service_id = $1 AND task_id = $2 AND id <> $3 LIMIT 1",
-      [c.serviceId, taskId, id],
-    );
-    if (holder.rows[0]) return { holder: holder.rows[0].job_key };
-    const { rows } = await client.query<{ late: boolean }>(
-      `WITH answered AS (
+  const { rows } = await c.pool.query<{ holder: string | null; late: boolean | null }>(
+    `WITH holder AS (SELECT reel_task_holder($5, $2, $1) AS job_key),
+     answered AS (
        UPDATE jobs SET state = 'submitted', task_id = $2, task_status = 'PreProcessing', submitted_at = $3, error = NULL,
                        runner_id = CASE WHEN state = 'submitting' THEN runner_id END, updated_at = $3
          WHERE id = $1 AND runner_id = $4 AND state IN ('submitting', 'uncertain')
+           AND (SELECT job_key FROM holder) IS NULL
          RETURNING id, runner_id IS NULL AS late),
      noted AS (
        INSERT INTO events (at, job_id, runner_id, kind, detail)
          SELECT $3::bigint, id, $4, CASE WHEN late THEN 'late-answer' ELSE 'submitted' END, $2 FROM answered)
-     SELECT late FROM answered`,
-      [id, taskId, now, c.runnerId],
-    );
-    return { rows };
-  });
-  if ("holder" in answered) return answered.holder;
-  const { rows } = answered;
-  if (rows[0] && !rows[0].late) return undefined;
+     SELECT (SELECT job_key FROM holder) AS holder, (SELECT late FROM answered) AS late`,
+    [id, taskId, now, c.runnerId, c.serviceId],
+  );
+  const { holder, late } = rows[0]!;
+  if (holder !== null) return holder;
+  if (late === false) return undefined;
   throw await leaseLostError(
     c,
-    rows[0]
+    late
       ? `The service's answer to its submission (task ${taskId}) was recorded: another runner follows it.`
       : `The service's answer to its submission of job ${id} (task ${taskId}) could not be recorded: the job moved on meanwhile.`,
   );
