@@ -11,7 +11,8 @@
 // one line. BENCH_FLEET_JOBS sets the overhead run's job count (default 2,000), BENCH_FLEET_ROUNDS
 // how many times its SQLite and PostgreSQL rounds alternate (default 1). BENCH_FLEET_BASELINE, the
 // bin/reel.js of another build (say the main branch's, built), runs each scaling round with it too,
-// just before this build's, its lines marked "(baseline)": before and after side by side in one run.
+// just before this build's, its lines marked "(baseline)": before and after side by side in one run
+// (the overhead part's PostgreSQL round and the ceiling's rounds too).
 // BENCH_FLEET_OBSERVE=1 runs each scaling round again just after, every runner with --events FILE,
 // --notify (a receiver in this process) and --metrics 0 (scraped every second, as Prometheus
 // would), its lines marked "(observed)": what following a fleet costs, side by side in one run

@@ -2,10 +2,11 @@
 // PostgreSQL serves, one writer and eight.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { PgStore } from "../../dist/state/pg/store.js";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { backendCpu, childrenCpu } from "./cpu.js";
 import { newDatabase, othersBetween, transactions } from "./databases.js";
-import { ENTRY, sleep } from "./settings.js";
+import { BASELINE, ENTRY, sleep } from "./settings.js";
 
 const CEILING_MS = 5_000;
 const CEILING_JOBS = 2_500; // per writer: more than one does in CEILING_MS here
@@ -15,9 +16,11 @@ const CEILING_JOBS = 2_500; // per writer: more than one does in CEILING_MS here
  * then on "go" runs the store's side of a job's life as fast as it can until the deadline: read the
  * row, claim it (markSubmitting: the account's row locked, the fence, the bound counted), record the
  * answer (markSubmitted), the final status (recordTaskStatus Success) and the download
- * (markDownloaded). Reports its counts, and the time its claims took.
+ * (markDownloaded). Reports its counts, and the time its claims took. `dist`: the build's dist/
+ * folder (this one's, or the baseline's).
  */
-export async function ceilingWorker([url, baseUrl, index]) {
+export async function ceilingWorker([url, baseUrl, index, dist]) {
+  const { PgStore } = await import(pathToFileURL(join(dist, "state/pg/store.js")).href);
   const store = await PgStore.open(url, { baseUrl, concurrency: 10_000 });
   const jobs = Array.from({ length: CEILING_JOBS }, (_, i) => ({
     key: `w${index}/v${i}`,
@@ -54,12 +57,12 @@ export async function ceilingWorker([url, baseUrl, index]) {
   process.send({ lifecycles, full, claimMs, exhausted: lifecycles === heads.length });
 }
 
-/** `writers` writer processes on one fresh database, spread over `accounts` services. */
-async function ceilingRound(writers, accounts) {
+/** `writers` writer processes (of the build at `dist`) on one fresh database, spread over `accounts` services. */
+async function ceilingRound(writers, accounts, dist, tag) {
   const db = await newDatabase();
   const workers = Array.from({ length: writers }, (_, i) => {
     const baseUrl = `http://account-${i % accounts}.bench.invalid`;
-    const child = spawn(process.execPath, [ENTRY, "--ceiling-worker", db.url, baseUrl, String(i)], {
+    const child = spawn(process.execPath, [ENTRY, "--ceiling-worker", db.url, baseUrl, String(i), dist], {
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     const inbox = [];
@@ -88,7 +91,7 @@ async function ceilingRound(writers, accounts) {
   const lifecycles = sum("lifecycles");
   const claims = lifecycles + sum("full");
   const perSecond = lifecycles / seconds;
-  const label = `ceiling, ${writers} writer${writers > 1 ? "s" : ""} on ${accounts === 1 ? "one account" : `${accounts} accounts`}`;
+  const label = `ceiling, ${writers} writer${writers > 1 ? "s" : ""} on ${accounts === 1 ? "one account" : `${accounts} accounts`}${tag}`;
   const notes = [
     sum("full") ? `${sum("full")} claims found the bound full` : "",
     counts.some((c) => c.exhausted) ? "a writer ran out of jobs: raise CEILING_JOBS" : "",
@@ -109,6 +112,18 @@ async function ceilingRound(writers, accounts) {
   ];
 }
 
+/** Each round of this build, with BENCH_FLEET_BASELINE the baseline's just before it: side by side. */
 export async function ceiling() {
-  return [...(await ceilingRound(1, 1)), ...(await ceilingRound(8, 1)), ...(await ceilingRound(8, 8))];
+  const builds = [
+    ...(BASELINE ? [{ dist: join(dirname(BASELINE), "../dist"), tag: " (baseline)" }] : []),
+    { dist: fileURLToPath(new URL("../../dist", import.meta.url)), tag: "" },
+  ];
+  const rows = [];
+  for (const [writers, accounts] of [
+    [1, 1],
+    [8, 1],
+    [8, 8],
+  ])
+    for (const { dist, tag } of builds) rows.push(...(await ceilingRound(writers, accounts, dist, tag)));
+  return rows;
 }

@@ -3,9 +3,10 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSandbox } from "../../dist/sandbox/index.js";
-import { adminQuery, newDatabase } from "./databases.js";
+import { adminQuery, storeFor } from "./databases.js";
 import { fmtS, perJob } from "./figures.js";
 import { manifestOf, round, videosIn } from "./runners.js";
+import { BASELINE, BIN } from "./settings.js";
 
 /** Bytes of the store: the database's tables with their indexes, or the state file with its WAL. */
 async function storeBytes(db, dir) {
@@ -25,15 +26,23 @@ async function storeBytes(db, dir) {
  * One runner, `n` instant tasks, 64 at a time: its CPU per job on each store, PostgreSQL's own CPU
  * beside. 2,000 jobs by default: a runner on PostgreSQL does about 60 jobs a second here (each
  * statement waits its turn on the runner's one connection), so 10,000 would take three minutes.
+ * With BENCH_FLEET_BASELINE, its PostgreSQL round too, just before this build's, marked "(baseline)".
  */
 export async function overhead(pgOk) {
   const n = Number(process.env.BENCH_FLEET_JOBS ?? 2_000);
   const rounds = Number(process.env.BENCH_FLEET_ROUNDS ?? 1);
   // Alternated, so that whatever else loads the machine weighs on both alike.
-  const plan = Array.from({ length: rounds }, () => (pgOk ? [false, true] : [false])).flat();
+  const pgRounds = [
+    ...(BASELINE ? [{ usePg: true, bin: BASELINE, tag: " (baseline)" }] : []),
+    { usePg: true, bin: BIN, tag: "" },
+  ];
+  const plan = Array.from({ length: rounds }, () => [
+    { usePg: false, bin: BIN, tag: "" },
+    ...(pgOk ? pgRounds : []),
+  ]).flat();
   const rows = [];
   const figures = { sqlite: [], pg: [] };
-  for (const usePg of plan) {
+  for (const { usePg, bin, tag } of plan) {
     const sandbox = await startSandbox({ slots: 1_000, timeScale: 0, preProcessingMs: 0 });
     const dir = mkdtempSync(join(tmpdir(), "reel-fleet-bench-"));
     // The videos on tmpfs where there is one (the disk's cost of new files is no part of the store's);
@@ -44,7 +53,7 @@ export async function overhead(pgOk) {
         join(dir, "big.yaml"),
         manifestOf("big", n, () => [5]),
       );
-      const db = usePg ? await newDatabase() : undefined;
+      const db = usePg ? await storeFor(bin) : undefined;
       const out = join(outBase, "out");
       const r = await round({
         db,
@@ -55,9 +64,10 @@ export async function overhead(pgOk) {
         dir,
         concurrency: 64,
         out,
+        bin,
       });
-      (usePg ? figures.pg : figures.sqlite).push(r.runnerCpu);
-      const name = usePg ? "PostgreSQL" : "SQLite";
+      if (!tag) (usePg ? figures.pg : figures.sqlite).push(r.runnerCpu);
+      const name = `${usePg ? "PostgreSQL" : "SQLite"}${tag}`;
       rows.push(
         [
           `overhead ${name}: ${videosIn(out)}/${n} jobs in ${fmtS(r.wallMs)}; CPU per job, runner${usePg ? " + PostgreSQL" : ""}`,
