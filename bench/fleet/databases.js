@@ -82,8 +82,8 @@ export async function eventReads(db) {
 }
 
 /**
- * Updates of the runners' rows in database `db`: one per claim tried (its fence, bound full or not),
- * plus each heartbeat and each task taken to follow.
+ * Updates of the runners' rows in database `db`: one per claim that found room (its fence), plus
+ * each heartbeat and each task taken to follow. A claim that finds the bound full updates nothing.
  */
 export async function runnerRowUpdates(db) {
   const { rows } = await adminQuery(
