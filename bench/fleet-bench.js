@@ -8,8 +8,10 @@
 // The server: REEL_TEST_PG_URL (a role allowed to create databases), else the tests' role made by
 // scripts/postgres-for-tests.sh. Each round makes its own database (reel_bench_<random>_<n>) and
 // every one is dropped at the end. Without a reachable server the PostgreSQL parts are skipped with
-// one line. BENCH_FLEET_JOBS sets the overhead run's job count (default 2,000), BENCH_FLEET_ROUNDS
-// how many times its SQLite and PostgreSQL rounds alternate (default 1). BENCH_FLEET_BASELINE, the
+// one line. The scaling rounds count their claim statements from the calls of reel_bound_full,
+// which needs track_functions in each round's database (the tests' role is granted the setting).
+// BENCH_FLEET_JOBS sets the overhead run's job count (default 2,000), BENCH_FLEET_ROUNDS how many
+// times its SQLite and PostgreSQL rounds alternate (default 1). BENCH_FLEET_BASELINE, the
 // bin/reel.js of another build (say the main branch's, built), runs each scaling round with it too,
 // just before this build's, its lines marked "(baseline)": before and after side by side in one run
 // (the overhead part's PostgreSQL round and the ceiling's rounds too).

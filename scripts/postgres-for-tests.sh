@@ -39,4 +39,8 @@ END \\\$\\\$;\"" >/dev/null
 # A test's database is dropped WITH (FORCE) after it: an autovacuum worker busy in it at that moment
 # can only be ended by a member of pg_signal_backend.
 as_postgres "psql -qtAX -p $PORT -c 'GRANT pg_signal_backend TO $ROLE'" >/dev/null
+# The fleet bench counts the claims' checks of the account's bound in its own databases
+# (pg_stat_user_functions), which needs track_functions there; PostgreSQL 15 lets a role be granted
+# that setting (an older server: the bench says it cannot count them).
+as_postgres "psql -qtAX -p $PORT -c 'GRANT SET ON PARAMETER track_functions TO $ROLE'" >/dev/null 2>&1 || true
 echo "postgres-for-tests: ready at postgres://$ROLE@127.0.0.1:$PORT (password in REEL_TEST_PG_URL's default)"

@@ -24,6 +24,9 @@ export async function newDatabase(template) {
   const name = `reel_bench_${RUN_TAG}_${databases.length}`;
   await adminQuery(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
   databases.push(name);
+  // Calls of reel's plpgsql functions counted in it (boundChecks); a role not granted the setting
+  // (scripts/postgres-for-tests.sh grants it) leaves them uncounted.
+  await adminQuery(`ALTER DATABASE ${name} SET track_functions = 'pl'`).catch(() => {});
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return { name, url: url.toString() };
@@ -112,4 +115,26 @@ export function othersBetween(before, after) {
   let n = 0;
   for (const [name, count] of after.others) if (before.others.has(name)) n += count - before.others.get(name);
   return n;
+}
+
+/**
+ * The claims made in database `db`, from the calls of reel_bound_full (counted when the database
+ * tracks its functions' calls, else undefined): a claim checks the account's bound once, and once
+ * more under the service's row when it found room; the claims that succeeded are its `submitting`
+ * events. So the claims that found the bound full (or lost a race) are the calls less twice those.
+ */
+export async function claimCounts(db) {
+  const [calls, tracked, made] = await Promise.all([
+    adminQuery(
+      "SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_user_functions WHERE funcname = 'reel_bound_full'",
+      [],
+      db.url,
+    ),
+    adminQuery("SELECT current_setting('track_functions') AS v", [], db.url),
+    adminQuery("SELECT count(*) AS n FROM events WHERE kind = 'submitting'", [], db.url),
+  ]);
+  if (tracked.rows[0].v === "none") return undefined;
+  const succeeded = Number(made.rows[0].n);
+  const full = Number(calls.rows[0].n) - 2 * succeeded;
+  return { statements: succeeded + full, full };
 }

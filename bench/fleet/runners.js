@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { manifestOf as manifestText } from "../batch-on-sandbox.js";
 import { backendCpu, childrenCpuParts, machineCpu, threadCpu } from "./cpu.js";
-import { eventReads, othersBetween, runnerRowUpdates, transactions } from "./databases.js";
+import { claimCounts, eventReads, othersBetween, runnerRowUpdates, transactions } from "./databases.js";
 import { BIN, NAMED, nodeFlags, runnerEnv, sleep } from "./settings.js";
 
 export const manifestOf = (name, count, durationsOf) =>
@@ -141,6 +141,7 @@ export async function round({ db, runners, split, manifests, sandbox, dir, concu
   }
   const fences = db ? await runnerRowUpdates(db) : undefined;
   const reads = db ? await eventReads(db) : undefined;
+  const claims = db ? await claimCounts(db) : undefined;
   return {
     wallMs,
     spawnedAt,
@@ -154,6 +155,7 @@ export async function round({ db, runners, split, manifests, sandbox, dir, concu
     xacts,
     othersPerSecond,
     fences,
+    claims,
     reads,
     codes: results.map((r) => r.code),
   };

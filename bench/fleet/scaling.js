@@ -170,8 +170,14 @@ async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
       ]);
     if (r.fences !== undefined) {
       rows.push([
-        `scaling ${label}: claims tried per job (runner-row updates)`,
+        `scaling ${label}: claims that found room per job (runner-row updates)`,
         (r.fences / SCALE_JOBS).toFixed(1),
+      ]);
+      rows.push([
+        `scaling ${label}: claim statements per job (of them, finding the bound full)`,
+        r.claims
+          ? `${(r.claims.statements / SCALE_JOBS).toFixed(2)} (${(r.claims.full / SCALE_JOBS).toFixed(2)})`
+          : "not counted: the database does not track function calls (scripts/postgres-for-tests.sh)",
       ]);
       rows.push([`scaling ${label}: scans of the events table per job`, (r.reads / SCALE_JOBS).toFixed(2)]);
     }
