@@ -24,7 +24,7 @@ export async function newDatabase(template) {
   const name = `reel_bench_${RUN_TAG}_${databases.length}`;
   await adminQuery(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
   databases.push(name);
-  // Calls of reel's plpgsql functions counted in it (boundChecks); a role not granted the setting
+  // Calls of reel's plpgsql functions counted in it (claimCounts); a role not granted the setting
   // (scripts/postgres-for-tests.sh grants it) leaves them uncounted.
   await adminQuery(`ALTER DATABASE ${name} SET track_functions = 'pl'`).catch(() => {});
   const url = new URL(ADMIN_URL);
@@ -121,7 +121,9 @@ export function othersBetween(before, after) {
  * The claims made in database `db`, from the calls of reel_bound_full (counted when the database
  * tracks its functions' calls, else undefined): a claim checks the account's bound once, and once
  * more under the service's row when it found room; the claims that succeeded are its `submitting`
- * events. So the claims that found the bound full (or lost a race) are the calls less twice those.
+ * events. The claims that did not succeed are at most the calls less twice those: one that found
+ * room at its first check and then failed (the bound full under the row, a race or a lease lost)
+ * made two calls and is counted twice, so both figures are upper bounds.
  */
 export async function claimCounts(db) {
   const [calls, tracked, made] = await Promise.all([

@@ -174,7 +174,7 @@ async function scalingRound(spec, bin, idealMs, label, rows, observe = false) {
         (r.fences / SCALE_JOBS).toFixed(1),
       ]);
       rows.push([
-        `scaling ${label}: claim statements per job (of them, finding the bound full)`,
+        `scaling ${label}: claim statements per job, at most (of them, not claiming)`,
         r.claims
           ? `${(r.claims.statements / SCALE_JOBS).toFixed(2)} (${(r.claims.full / SCALE_JOBS).toFixed(2)})`
           : "not counted: the database does not track function calls (scripts/postgres-for-tests.sh)",
