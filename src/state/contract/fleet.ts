@@ -2,17 +2,6 @@
 // bound, outages.
 import type { LeaseLostError } from "../../errors/state.js";
 
-/**
- * A slot of the account another runner freed and told of: one slot, taken by whichever runner says
- * so first (see fleet/slot-line.ts).
- */
-export interface SlotOffer {
-  /** Whether another runner said it takes it. */
-  readonly takenElsewhere: boolean;
-  /** Says to the other runners that this one takes it. */
-  take(): void;
-}
-
 /** Why a runner was taken for lost: silent past its lease, or its process gone (seen on its machine). */
 export type LostWhy = "silent" | "gone";
 
@@ -70,8 +59,8 @@ export interface FleetStore {
    * waiting for it (see pg/slot-notices.ts). A hint: never rejects, and one lost costs only a wait.
    */
   slotFree(): Promise<void>;
-  /** `listener` is called for each slot another runner freed and told of (slotFree), with its offer. */
-  onSlotFree(listener: (offer: SlotOffer) => void): void;
+  /** `listener` is called for each slot another runner freed and told of (slotFree). */
+  onSlotFree(listener: () => void): void;
   /** What the fleet is doing now (for the live display); undefined when the store does not answer. */
   view(): Promise<FleetView | undefined>;
   /**
