@@ -42,9 +42,9 @@ function fleetCoordinator(store: JobStore, fleet: FleetStore, engine: EngineSide
   });
   // The jobs waiting for a slot of the account; the slots freed here that none of them takes are told
   // to the other runners, and theirs heard.
-  const slots = new FleetSlots(stop, () => void fleet.slotFree());
-  fleet.onSlotFree(() => {
-    if (!disposed) slots.noticed();
+  const slots = new FleetSlots(stop, () => fleet.slotFree());
+  fleet.onSlotFree((offer) => {
+    if (!disposed) slots.offered(offer);
   });
   const elsewhere = makeElsewhereWaiter(fleet, stop, Math.min(1_000, fleet.heartbeatMs), log);
 

@@ -2,6 +2,23 @@
 // bound, outages.
 import type { LeaseLostError } from "../../errors/state.js";
 
+/**
+ * A slot of the account another runner freed and told of: one slot, taken by whichever runner says
+ * so first (see fleet/slot-line.ts).
+ */
+export interface SlotOffer {
+  /** Whether another runner said it takes it. */
+  readonly takenElsewhere: boolean;
+  /** Says to the other runners that this one takes it. */
+  take(): void;
+}
+
+/** A slot this runner told the others of (FleetStore.slotFree). */
+export interface SlotTold {
+  /** Whether another runner said it takes it. */
+  readonly taken: boolean;
+}
+
 /** Why a runner was taken for lost: silent past its lease, or its process gone (seen on its machine). */
 export type LostWhy = "silent" | "gone";
 
@@ -56,11 +73,12 @@ export interface FleetStore {
   onLeaseLost(listener: (error: LeaseLostError) => void): void;
   /**
    * Tells the other runners at once that a slot of the account freed here and this runner has no job
-   * waiting for it (see pg/slot-notices.ts). A hint: never rejects, and one lost costs only a wait.
+   * waiting for it (see pg/slot-notices.ts): what became of it, or undefined when there is nobody to
+   * tell. A hint: never throws, and one lost costs only a wait.
    */
-  slotFree(): Promise<void>;
-  /** `listener` is called for each slot another runner freed and told of (slotFree). */
-  onSlotFree(listener: () => void): void;
+  slotFree(): SlotTold | undefined;
+  /** `listener` is called for each slot another runner freed and told of (slotFree), with its offer. */
+  onSlotFree(listener: (offer: SlotOffer) => void): void;
   /** What the fleet is doing now (for the live display); undefined when the store does not answer. */
   view(): Promise<FleetView | undefined>;
   /**

@@ -6,7 +6,7 @@ import type { FleetStore, TakeOver } from "../job-store.js";
 import type { FleetNews } from "./fleet-news.js";
 import type { Heartbeat } from "./heartbeat.js";
 import type { Outage } from "./outage.js";
-import { notifySlotFree, type SlotNotices } from "./slot-notices.js";
+import type { SlotNotices } from "./slot-notices.js";
 import { type FleetContext, heldElsewhere, holdTask } from "./sql/fleet.js";
 import { takeOverLost } from "./sql/takeover.js";
 import { fleetView } from "./sql/fleet-view.js";
@@ -44,9 +44,7 @@ export function fleetStore(w: FleetContext, runner: Runner, news: FleetNews, out
     onOutage: (listener) => outage.onChange(listener),
     // On the writer's connection, after its statements: the others hear of the slot once the
     // write that freed it has committed. Nobody to tell while no other runner was heard.
-    slotFree: async () => {
-      if (runner.notices.othersHeard) await notifySlotFree(w.pool, w.serviceId, w.runnerId).catch(() => {});
-    },
+    slotFree: () => (runner.notices.othersHeard ? runner.notices.tellFree(w.pool) : undefined),
     onSlotFree: (listener) => runner.notices.onFree(listener),
     // Not through the outage: a display's reading is skipped while the store does not answer.
     view: () => fleetView(w, w.serviceId, w.runnerId, w.lease).catch(() => undefined),

@@ -3,11 +3,15 @@
 // listens on a connection of its own (a LISTEN holds its session; the writer's one connection is
 // busy with its statements, the heartbeat's must stay free for the beats). A notice is only a hint:
 // one lost (the connection broken, the listener reconnecting) costs a wait until the next timed
-// claim (engine/fleet-slots.ts), never a wrong claim: the claim itself checks the bound.
+// claim (fleet/slot-line.ts), never a wrong claim: the claim itself checks the bound.
+// Each notice of a freed slot has an id; a runner that takes it says so ("took", on this session),
+// so that the other runners with jobs waiting let it be instead of each claiming a slot that one
+// of them will have (fleet/slot-line.ts pauses before taking one).
 // A runner alone on its service has nobody to tell: it tells only once it has heard of another
 // (each says "hello" when it starts listening, and answers another's "hello" with "here"), so a
 // runner alone sends no notice at all.
 import type pg from "pg";
+import type { SlotOffer, SlotTold } from "../contract/fleet.js";
 import { Client } from "./driver.js";
 import { connectionSettings } from "./connect.js";
 import { makeKeyedLock } from "../../keyed-lock.js";
@@ -19,26 +23,24 @@ export const APPLICATION_NAME = "reel slot notices";
 /** How long the listener waits before connecting again after its connection broke. */
 const RECONNECT_MS = 1_000;
 
-/** What a notice says: a slot freed, or a runner there (starting to listen, or answering one that did). */
-type Word = "free" | "hello" | "here";
+/**
+ * What a notice says: a slot freed (with the notice's id), a slot taken (the id of the notice that
+ * told of it), or a runner there (starting to listen, or answering one that did).
+ */
+type Word = "free" | "took" | "hello" | "here";
 
 function notify(
   on: Pick<pg.Pool, "query">,
   serviceId: number,
   runnerId: number,
   word: Word,
+  id = "",
 ): Promise<unknown> {
-  return on.query("SELECT pg_notify($1, $2)", [CHANNEL, `${serviceId} ${runnerId} ${word}`]);
+  return on.query("SELECT pg_notify($1, $2)", [CHANNEL, `${serviceId} ${runnerId} ${word}${id && ` ${id}`}`]);
 }
 
-/** Tells the other runners of service `serviceId` that runner `runnerId` freed a slot it does not use. */
-export async function notifySlotFree(
-  on: Pick<pg.Pool, "query">,
-  serviceId: number,
-  runnerId: number,
-): Promise<void> {
-  await notify(on, serviceId, runnerId, "free");
-}
+/** How long a notice's id is remembered: its slot is taken, or not, within the runners' pauses. */
+const OFFER_MEMORY_MS = 1_000;
 
 /**
  * Listens for the slots other runners of service `serviceId` free: `onFree` is called once per
@@ -48,9 +50,17 @@ export class SlotNotices {
   private client: pg.Client | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
-  private readonly listeners: (() => void)[] = [];
+  private readonly listeners: ((offer: SlotOffer) => void)[] = [];
   /** Whether another runner of the service was heard since this one listens: else nobody to tell. */
   othersHeard = false;
+  /** The ids of the notices this runner sent (runner id, then a count). */
+  private sent = 0;
+  /** The offers heard lately, by notice id: marked when another runner says it took one. */
+  private readonly offers = new Map<string, { takenElsewhere: boolean }>();
+  /** This runner's notices sent lately, by id: marked when another runner says it took one. */
+  private readonly told = new Map<string, { taken: boolean }>();
+  /** Says on this session that this runner took the slot of notice `id`. */
+  private tookNotice: (id: string) => void = () => {};
 
   constructor(
     private readonly url: string,
@@ -60,9 +70,22 @@ export class SlotNotices {
     void this.connect();
   }
 
-  /** `listener` is called for each slot another runner frees. */
-  onFree(listener: () => void): void {
+  /** `listener` is called for each slot another runner frees, with the offer it makes of it. */
+  onFree(listener: (offer: SlotOffer) => void): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Tells the other runners that this runner freed a slot it does not use, on `on` (the writer's
+   * connection: after the write that freed it), under an id of its own; what became of it is marked
+   * when one of them says it takes it.
+   */
+  tellFree(on: Pick<pg.Pool, "query">): SlotTold {
+    const id = `${this.runnerId}.${++this.sent}`;
+    const told = { taken: false };
+    this.remember(this.told, id, told);
+    void notify(on, this.serviceId, this.runnerId, "free", id).catch(() => {});
+    return told;
   }
 
   async close(): Promise<void> {
@@ -96,14 +119,21 @@ export class SlotNotices {
     client.on("error", retry);
     client.on("end", retry);
     client.on("notification", (message) => {
-      const [service, runner, word] = (message.payload ?? "").split(" ");
+      const [service, runner, word, id = ""] = (message.payload ?? "").split(" ");
       if (Number(service) !== this.serviceId || Number(runner) === this.runnerId) return;
       this.othersHeard = true;
       if (word === "hello")
         void inTurn(() => notify(client, this.serviceId, this.runnerId, "here")).catch(() => {});
-      if (word !== "free") return;
-      for (const listener of this.listeners) listener();
+      if (word === "took") {
+        const offer = this.offers.get(id);
+        if (offer) offer.takenElsewhere = true;
+        const told = this.told.get(id);
+        if (told) told.taken = true;
+      }
+      if (word === "free") this.offer(id);
     });
+    this.tookNotice = (id) =>
+      void inTurn(() => notify(client, this.serviceId, this.runnerId, "took", id)).catch(() => {});
     this.client = client;
     try {
       await client.connect();
@@ -113,5 +143,26 @@ export class SlotNotices {
     } catch {
       retry();
     }
+  }
+
+  /** The slot of notice `id`, offered to this runner's line. */
+  private offer(id: string): void {
+    const state = { takenElsewhere: false };
+    if (id) this.remember(this.offers, id, state);
+    const offer: SlotOffer = {
+      get takenElsewhere() {
+        return state.takenElsewhere;
+      },
+      take: () => {
+        if (id) this.tookNotice(id);
+      },
+    };
+    for (const listener of this.listeners) listener(offer);
+  }
+
+  /** Keeps `value` under notice `id` in `map` for as long as a "took" naming it may come. */
+  private remember<V>(map: Map<string, V>, id: string, value: V): void {
+    map.set(id, value);
+    setTimeout(() => map.delete(id), OFFER_MEMORY_MS).unref();
   }
 }
