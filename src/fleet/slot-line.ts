@@ -16,7 +16,9 @@
 // notice after a random pause of up to NOTICE_SPREAD_MS and says so to the others (`take`), who
 // then let it be. And the runner that told of it yields it meanwhile: its next job, which may come a
 // moment later, waits in its line rather than take the slot back before a waiting runner's pause
-// ends; after YIELD_MS, if nobody said they took it, one of its waiting jobs tries.
+// ends; after YIELD_MS, if nobody said they took it, one of its waiting jobs tries. Not when nobody
+// took the last slot it told of: then nobody waits, likely (runners idle beside one at work), and
+// its jobs are not held back for them.
 // A job that finds others in the line joins it without claiming: its claim would find the bound
 // full too.
 import { BACKOFF, backoffDelay } from "../backoff.js";
@@ -40,6 +42,8 @@ export class FleetSlots implements SlotLine {
   private readonly pauses = new Set<NodeJS.Timeout>();
   /** The slots told to the other runners and left to them for YIELD_MS (see above). */
   private readonly yields = new Set<NodeJS.Timeout>();
+  /** The last slot told of. */
+  private lastTold: SlotTold | undefined;
 
   /**
    * `tell`: tells the other runners of a slot freed here that no job of this runner waits for
@@ -80,6 +84,9 @@ export class FleetSlots implements SlotLine {
     if (this.letOneGo("freed")) return;
     const told = this.tell();
     if (!told) return;
+    const nobodyTookTheLast = this.lastTold !== undefined && !this.lastTold.taken;
+    this.lastTold = told;
+    if (nobodyTookTheLast) return;
     const left = setTimeout(() => {
       this.yields.delete(left);
       // Nobody took it: one of this runner's jobs tries (the slot is still free, or was taken since).

@@ -150,6 +150,9 @@ describe("FleetSlots", () => {
     expect(secondTurns).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
     expect(secondTurns).toEqual(["freed"]);
+    // Nobody took that one: nobody waits, likely, and the next slot told is not held back.
+    second.freed();
+    expect(second.size).toBe(0);
     stop.abort();
   });
 });
