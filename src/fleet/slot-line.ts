@@ -104,7 +104,7 @@ export class FleetSlots implements SlotLine {
     const pause = setTimeout(
       () => {
         this.pauses.delete(pause);
-        if (offer.takenElsewhere || this.waiters.length === 0) return;
+        if (offer.taken || this.waiters.length === 0) return;
         offer.take();
         this.letOneGo("notice");
       },

@@ -11,9 +11,9 @@ import type { SlotOffer } from "../../src/state/job-store.js";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A notice's offer as the store makes it: `took` counts this runner's "took" answers. */
-function offerOf(takenElsewhere = false): SlotOffer & { took: number; takenElsewhere: boolean } {
+function offerOf(taken = false): SlotOffer & { took: number; taken: boolean } {
   return {
-    takenElsewhere,
+    taken,
     took: 0,
     take() {
       this.took++;
@@ -110,7 +110,7 @@ describe("FleetSlots", () => {
     slots.offered(first);
     slots.offered(second);
     // Another runner answers the first before this one's pause ends: it is left to that runner.
-    first.takenElsewhere = true;
+    first.taken = true;
     vi.advanceTimersByTime(NOTICE_SPREAD_MS);
     expect(first.took).toBe(0);
     expect(second.took).toBe(1);

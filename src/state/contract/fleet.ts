@@ -2,21 +2,19 @@
 // bound, outages.
 import type { LeaseLostError } from "../../errors/state.js";
 
-/**
- * A slot of the account another runner freed and told of: one slot, taken by whichever runner says
- * so first (see fleet/slot-line.ts).
- */
-export interface SlotOffer {
-  /** Whether another runner said it takes it. */
-  readonly takenElsewhere: boolean;
-  /** Says to the other runners that this one takes it. */
-  take(): void;
-}
-
 /** A slot this runner told the others of (FleetStore.slotFree). */
 export interface SlotTold {
   /** Whether another runner said it takes it. */
   readonly taken: boolean;
+}
+
+/**
+ * A slot of the account another runner freed and told of: one slot, taken by whichever runner says
+ * so first (see fleet/slot-line.ts). `taken`: another runner said so.
+ */
+export interface SlotOffer extends SlotTold {
+  /** Says to the other runners that this one takes it. */
+  take(): void;
 }
 
 /** Why a runner was taken for lost: silent past its lease, or its process gone (seen on its machine). */

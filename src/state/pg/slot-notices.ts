@@ -55,10 +55,11 @@ export class SlotNotices {
   othersHeard = false;
   /** The ids of the notices this runner sent (runner id, then a count). */
   private sent = 0;
-  /** The offers heard lately, by notice id: marked when another runner says it took one. */
-  private readonly offers = new Map<string, { takenElsewhere: boolean }>();
-  /** This runner's notices sent lately, by id: marked when another runner says it took one. */
-  private readonly told = new Map<string, { taken: boolean }>();
+  /**
+   * The notices of freed slots lately sent or heard, by id (unique across runners: the sender's id
+   * leads it): marked when another runner says it took the slot.
+   */
+  private readonly notices = new Map<string, { taken: boolean }>();
   /** Says on this session that this runner took the slot of notice `id`. */
   private tookNotice: (id: string) => void = () => {};
 
@@ -82,8 +83,7 @@ export class SlotNotices {
    */
   tellFree(on: Pick<pg.Pool, "query">): SlotTold {
     const id = `${this.runnerId}.${++this.sent}`;
-    const told = { taken: false };
-    this.remember(this.told, id, told);
+    const told = this.remember(id);
     void notify(on, this.serviceId, this.runnerId, "free", id).catch(() => {});
     return told;
   }
@@ -125,10 +125,8 @@ export class SlotNotices {
       if (word === "hello")
         void inTurn(() => notify(client, this.serviceId, this.runnerId, "here")).catch(() => {});
       if (word === "took") {
-        const offer = this.offers.get(id);
-        if (offer) offer.takenElsewhere = true;
-        const told = this.told.get(id);
-        if (told) told.taken = true;
+        const notice = this.notices.get(id);
+        if (notice) notice.taken = true;
       }
       if (word === "free") this.offer(id);
     });
@@ -147,11 +145,10 @@ export class SlotNotices {
 
   /** The slot of notice `id`, offered to this runner's line. */
   private offer(id: string): void {
-    const state = { takenElsewhere: false };
-    if (id) this.remember(this.offers, id, state);
+    const state = this.remember(id);
     const offer: SlotOffer = {
-      get takenElsewhere() {
-        return state.takenElsewhere;
+      get taken() {
+        return state.taken;
       },
       take: () => {
         if (id) this.tookNotice(id);
@@ -160,9 +157,12 @@ export class SlotNotices {
     for (const listener of this.listeners) listener(offer);
   }
 
-  /** Keeps `value` under notice `id` in `map` for as long as a "took" naming it may come. */
-  private remember<V>(map: Map<string, V>, id: string, value: V): void {
-    map.set(id, value);
-    setTimeout(() => map.delete(id), OFFER_MEMORY_MS).unref();
+  /** Notice `id`'s state, kept for as long as a "took" naming it may come (none without an id). */
+  private remember(id: string): { taken: boolean } {
+    const state = { taken: false };
+    if (!id) return state;
+    this.notices.set(id, state);
+    setTimeout(() => this.notices.delete(id), OFFER_MEMORY_MS).unref();
+    return state;
   }
 }
